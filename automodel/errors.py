@@ -1,0 +1,43 @@
+"""The automodel error tree: one base class, each error also a built-in so callers can catch either."""
+
+from __future__ import annotations
+
+
+class AutomodelError(Exception):
+    """Base class of every error automodel raises on purpose (the CLI turns these into exit code 2)."""
+
+
+class DataError(AutomodelError, ValueError):
+    """Measurements are missing, malformed or insufficient (names file, row, column, expectation)."""
+
+
+class SpaceError(AutomodelError, ValueError):
+    """A search-space TOML file is malformed or asks for something unknown."""
+
+
+class ModelFileError(AutomodelError, ValueError):
+    """A model JSON file is malformed, of an unknown version, or hostile."""
+
+
+class NotFittedError(AutomodelError, AttributeError):
+    """A model was used before it was fitted."""
+
+
+class StoreError(AutomodelError, RuntimeError):
+    """The persistent store cannot be opened, read or written."""
+
+
+def where(source: str | None = None, row: int | None = None, column: str | None = None) -> str:
+    """Format the location part of an error message: ``file 'x.csv', row 7, column 'time'``.
+
+    Rows are numbered as a person reading the file would: the header is line 1, so data row ``i``
+    (0-based) is line ``i + 2``.
+    """
+    parts = []
+    if source:
+        parts.append(f"{source}")
+    if row is not None:
+        parts.append(f"row {row}")
+    if column is not None:
+        parts.append(f"column '{column}'")
+    return ", ".join(parts)
