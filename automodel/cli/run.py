@@ -1,0 +1,175 @@
+"""The ``automodel run`` subcommand: run an application over a designed grid, then fit the runs.
+
+Examples
+--------
+::
+
+    automodel run --cmd 'mpirun -np {p} ./app {n}' --n 1000:8000:8 --p 1,2,4,8 --reps 3 -o runs.csv
+    automodel run --cmd 'smpirun -np {p} ./kmeans {n} {k}' --n 1000:4000:4 --p 1:64:*2 \\
+        --param k=4,8 --time-regex 'time=(\\S+)' --capture comp='comp=(\\S+)' --dry-run
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from automodel.errors import DataError
+from automodel.runner import Campaign, format_value, parse_values, plan, run_campaign, substitute
+
+__all__ = ["register", "handle"]
+
+_NOT_PARAMS = {"rep", "time", "cpu", "bw", "status", "error", "started"}
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run`` subcommand to an argparse ``subparsers`` object."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run an application over a grid of n, p (and extras), record time and load, then fit",
+        description=(
+            "Expand the grid, run each point without a shell (placeholders {n}, {p}, extras, {rep}, {index} "
+            "are substituted as whole arguments), append each run to the CSV as it finishes (a re-run "
+            "resumes), then fit the successful runs. Ranges: a:b:k (k linear points), a:b:k:log, a:b:*f, "
+            "a:b:+s, or lists v1,v2,..."
+        ),
+    )
+    parser.add_argument("--cmd", required=True, help="command template, e.g. 'mpirun -np {p} ./app {n}'")
+    parser.add_argument("--n", help="values of n (problem size), e.g. 1000:8000:8")
+    parser.add_argument("--p", help="values of p (processes), e.g. 1,2,4,8 or 1:256:*2")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=SPEC",
+                        help="an extra parameter and its values, e.g. k=4,8 (repeatable)")
+    parser.add_argument("--reps", type=int, default=1, help="repetitions per grid point (default 1)")
+    parser.add_argument("--timeout", type=float, help="seconds after which a run is killed and recorded as failed")
+    parser.add_argument("--time-regex", help="regex whose first group is the time the application prints "
+                        "(default: measured wall time)")
+    parser.add_argument("--capture", action="append", default=[], metavar="NAME=REGEX",
+                        help="record another number the application prints, e.g. comp='comp=(\\S+)'; "
+                        "a cpu or bw capture replaces the measured load (repeatable)")
+    parser.add_argument("--bw-probe", help="command run before each run that prints the free bandwidth fraction")
+    parser.add_argument("--no-cpu", action="store_true", help="do not sample the free CPU fraction")
+    parser.add_argument("-o", "--output", default="runs.csv", help="CSV of runs, appended to and resumed (default runs.csv)")
+    parser.add_argument("--retry-failed", action="store_true", help="run again the runs recorded as failed")
+    parser.add_argument("--cwd", help="working directory of the runs")
+    parser.add_argument("--dry-run", action="store_true", help="print the expanded grid and commands, run nothing")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-fit", action="store_true", help="only run, do not fit")
+    parser.add_argument("--top", type=int, default=5, help="models to print after the fit (default 5)")
+    parser.add_argument("--space", default="default", help="search space for the fit (default 'default')")
+    parser.add_argument("--store", help="also record the runs in this store (path or URL)")
+    parser.add_argument("--app", help="application name under which runs are stored (with --store)")
+    parser.set_defaults(handler=handle)
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value:
+            raise DataError(f"{flag} {item!r}: expected NAME=VALUE")
+        out[name.strip()] = value
+    return out
+
+
+def build_campaign(args: argparse.Namespace) -> Campaign:
+    """The :class:`~automodel.runner.Campaign` described by parsed ``run`` arguments."""
+    axes: dict[str, list[object]] = {}
+    if args.n:
+        axes["n"] = parse_values(args.n, "n")
+    if args.p:
+        axes["p"] = parse_values(args.p, "p")
+    for name, spec in _pairs(args.param, "--param").items():
+        if name in axes:
+            raise DataError(f"--param {name}: parameter given twice")
+        axes[name] = parse_values(spec, name)
+    if not axes:
+        raise DataError("no parameters: give --n, --p and/or --param NAME=SPEC")
+    return Campaign(
+        command=args.cmd, axes=axes, reps=args.reps, timeout=args.timeout, time_regex=args.time_regex,
+        captures=_pairs(args.capture, "--capture"), bw_probe=args.bw_probe, sample_cpu=not args.no_cpu,
+        cwd=args.cwd,
+    )
+
+
+def _dry_run(campaign: Campaign) -> int:
+    runs = plan(campaign)
+    names = list(campaign.axes) + ["rep"]
+    print("\t".join(names + ["command"]))
+    for run in runs:
+        argv = substitute(campaign.command, run)
+        print("\t".join([format_value(run[n]) for n in names] + [" ".join(map(repr, argv))]))
+    print(f"# {len(runs)} runs", file=sys.stderr)
+    return 0
+
+
+def _fit_and_print(path: str, campaign: Campaign, top: int, space: str) -> None:
+    import pandas as pd
+
+    try:
+        from automodel import fit  # type: ignore[attr-defined]
+        from automodel.cli.fit import print_result  # type: ignore[attr-defined]
+    except (ImportError, AttributeError) as exc:
+        print(f"note: fit skipped, the engine is not available yet ({exc}); runs are in {path}")
+        return
+    frame = pd.read_csv(path)
+    ok = frame[frame["status"] == 0].drop(columns=["status", "error", "started"])
+    if ok.empty:
+        print(f"note: fit skipped, no successful run in {path}")
+        return
+    extras = tuple(c for c in campaign.axes if c not in ("n", "p"))
+    kwargs: dict[str, object] = {"time": "time", "params": extras, "space": space}
+    for role in ("n", "p", "cpu", "bw"):
+        present = role in ok.columns and ok[role].notna().any()
+        kwargs[role] = role if present else None
+    result = fit(ok, **kwargs)
+    print_result(result, top=top)
+
+
+def _store(path: str, url: str, app: str | None) -> None:
+    import pandas as pd
+
+    if not app:
+        raise DataError("--store needs --app NAME (the application the runs belong to)")
+    try:
+        from automodel.store import open_store  # type: ignore[attr-defined]
+    except (ImportError, AttributeError) as exc:
+        print(f"note: runs not stored, the store is not available yet ({exc}); runs are in {path}")
+        return
+    frame = pd.read_csv(path)
+    with open_store(url) as store:
+        store.add_runs(app, frame[frame["status"] == 0])
+    print(f"stored {int((frame['status'] == 0).sum())} runs of {app!r} in {url}")
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the campaign described by ``args``; exit code 0 if at least one run succeeded."""
+    campaign = build_campaign(args)
+    if args.dry_run:
+        return _dry_run(campaign)
+    counts = run_campaign(campaign, args.output, progress=not args.no_progress, retry_failed=args.retry_failed)
+    print(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in {args.output}")
+    import pandas as pd
+
+    frame = pd.read_csv(args.output)
+    n_ok = int((frame["status"] == 0).sum())
+    if n_ok == 0:
+        print(f"error: no successful run in {args.output}; see its 'error' column", file=sys.stderr)
+        return 1
+    if args.store:
+        _store(args.output, args.store, args.app)
+    if not args.no_fit:
+        _fit_and_print(args.output, campaign, args.top, args.space)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m automodel.cli.run``) until the CLI registers ``run``."""
+    parser = argparse.ArgumentParser(prog="automodel")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
