@@ -1,0 +1,1 @@
+"""Accuracy and speed benchmarks of automodel against Extra-P (engine-independent harness)."""
