@@ -1,0 +1,415 @@
+"""Baseline templates (Prophesy's cubic, RBASP's log-linear regression, Amdahl) and the helpers all templates share.
+
+The helpers at the top (column access, validation of model dictionaries, the standard error) are
+used by the other template modules of this package, which is why they live in the simplest one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import sympy
+from scipy.optimize import nnls
+
+from automodel.errors import DataError, ModelFileError
+from automodel.space.symbols import log2, symbol
+
+__all__ = [
+    "TEMPLATES",
+    "PROPHESY",
+    "RBASP",
+    "AMDAHL",
+    "PolynomialModel",
+    "RbaspModel",
+    "AmdahlModel",
+    "column",
+    "times",
+    "missing_reason",
+    "standard_error",
+    "solve_weighted",
+    "read_floats",
+    "read_str",
+    "read_header",
+]
+
+MODEL_VERSION = 1
+
+# --------------------------------------------------------------------------------------------
+# shared helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _source(frame: pd.DataFrame) -> str:
+    return str(frame.attrs.get("source", "data"))
+
+
+def column(frame: pd.DataFrame, name: str, positive: bool = True) -> np.ndarray:
+    """Column ``name`` of ``frame`` as a float array, checked to be finite (and positive).
+
+    Raises
+    ------
+    DataError
+        Naming the column and the first offending row (as a file line: header is line 1).
+    """
+    if name not in frame.columns:
+        raise DataError(f"{_source(frame)}: missing column '{name}'")
+    try:
+        values = np.asarray(frame[name], dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"{_source(frame)}, column '{name}': expected numbers") from None
+    bad = ~np.isfinite(values)
+    if positive:
+        bad |= ~(values > 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = "a finite positive number" if positive else "a finite number"
+        raise DataError(
+            f"{_source(frame)}, row {i + 2}, column '{name}': expected {what}, got {frame[name].iloc[i]!r}"
+        )
+    return values
+
+
+def times(frame: pd.DataFrame, min_rows: int = 1) -> np.ndarray:
+    """The ``time`` column (seconds, > 0), with at least ``min_rows`` rows."""
+    t = column(frame, "time")
+    if t.size < min_rows:
+        raise DataError(f"{_source(frame)}: need at least {min_rows} rows to fit, got {t.size}")
+    return t
+
+
+def missing_reason(frame: pd.DataFrame, required: Iterable[str]) -> str | None:
+    """``None`` when every required column is present, else ``"not applicable: no column x"``."""
+    absent = [c for c in required if c not in frame.columns]
+    if absent:
+        return "not applicable: no column " + ", ".join(absent)
+    return None
+
+
+def standard_error(residuals: np.ndarray, n_coefficients: int) -> float:
+    """Standard error of the regression ``sqrt(RSS / (m - k))`` (``inf`` when ``m <= k``)."""
+    m = residuals.size
+    if m <= n_coefficients:
+        return math.inf
+    return float(np.sqrt(np.sum(residuals**2) / (m - n_coefficients)))
+
+
+def solve_weighted(
+    basis: np.ndarray, t: np.ndarray, relative: bool, nonnegative: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Least squares ``basis @ c ~ t``; rows weighted by ``1/t`` when ``relative`` (bayesian-kohashi eq. 7).
+
+    Columns are scaled to unit norm before solving (so NNLS and lstsq are well conditioned) and
+    the coefficients scaled back. Returns ``(coefficients, weighted residuals)``.
+    """
+    w = 1.0 / t if relative else np.ones_like(t)
+    a = basis * w[:, None]
+    b = t * w
+    norms = np.linalg.norm(a, axis=0)
+    norms[norms == 0] = 1.0
+    a_scaled = a / norms
+    if nonnegative:
+        c_scaled, _ = nnls(a_scaled, b, maxiter=50 * a.shape[1] + 100)
+    else:
+        c_scaled = np.linalg.lstsq(a_scaled, b, rcond=None)[0]
+    coef = c_scaled / norms
+    return coef, a @ coef - b
+
+
+def read_header(d: Any, template: str) -> dict:
+    """Check the common part of a model dictionary (kind, template, version)."""
+    if not isinstance(d, dict):
+        raise ModelFileError(f"model for template '{template}': expected a JSON object, got {type(d).__name__}")
+    if d.get("kind") != "template" or d.get("template") != template:
+        raise ModelFileError(f"expected kind 'template' and template '{template}', got {d.get('kind')!r}/{d.get('template')!r}")
+    if d.get("version") != MODEL_VERSION:
+        raise ModelFileError(f"template '{template}': unsupported version {d.get('version')!r}, expected {MODEL_VERSION}")
+    return d
+
+
+def read_floats(d: dict, key: str, length: int | None = None, allow_none: bool = False) -> tuple[float, ...] | None:
+    """A list of finite numbers under ``key`` (exact ``length`` when given); no evaluation of any string."""
+    value = d.get(key)
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
+        raise ModelFileError(f"model field '{key}': expected a list of numbers, got {value!r:.80}")
+    if not all(math.isfinite(v) for v in value):
+        raise ModelFileError(f"model field '{key}': numbers must be finite")
+    if length is not None and len(value) != length:
+        raise ModelFileError(f"model field '{key}': expected {length} numbers, got {len(value)}")
+    return tuple(float(v) for v in value)
+
+
+def read_str(d: dict, key: str, allowed: Sequence[str] | None = None) -> str:
+    """A string field, optionally restricted to ``allowed`` values."""
+    value = d.get(key)
+    if not isinstance(value, str) or (allowed is not None and value not in allowed):
+        want = f"one of {list(allowed)}" if allowed is not None else "a string"
+        raise ModelFileError(f"model field '{key}': expected {want}, got {value!r:.80}")
+    return value
+
+
+def read_float(d: dict, key: str, allow_none: bool = False) -> float | None:
+    """One finite number under ``key``."""
+    value = d.get(key)
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ModelFileError(f"model field '{key}': expected a finite number, got {value!r:.80}")
+    return float(value)
+
+
+def read_notes(d: dict) -> tuple[str, ...]:
+    """The optional ``notes`` list of strings."""
+    notes = d.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(s, str) for s in notes):
+        raise ModelFileError("model field 'notes': expected a list of strings")
+    return tuple(notes)
+
+
+def _f(x: float) -> sympy.Float:
+    return sympy.Float(float(x))
+
+
+# --------------------------------------------------------------------------------------------
+# Prophesy: a n^3 + b n^2 + c n + d
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PolynomialModel:
+    """A single polynomial in ``n`` (Prophesy), coefficients from degree 0 upwards."""
+
+    coefficients: tuple[float, ...]
+    notes: tuple[str, ...] = ()
+    name: str = "prophesy"
+
+    @property
+    def n_coefficients(self) -> int:
+        return len(self.coefficients)
+
+    @property
+    def expr(self) -> sympy.Expr:
+        n = symbol("n")
+        return sympy.Add(*[_f(c) * n**j for j, c in enumerate(self.coefficients)])
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        n = column(frame, "n")
+        return np.vander(n, len(self.coefficients), increasing=True) @ np.asarray(self.coefficients)
+
+    def to_dict(self) -> dict:
+        return {"kind": "template", "template": self.name, "version": MODEL_VERSION,
+                "coefficients": list(self.coefficients), "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "PolynomialModel":
+        read_header(d, "prophesy")
+        coef = read_floats(d, "coefficients")
+        if not 1 <= len(coef) <= 8:
+            raise ModelFileError("model field 'coefficients': expected 1 to 8 numbers")
+        return cls(coefficients=coef, notes=read_notes(d))
+
+
+@dataclass(frozen=True)
+class ProphesyTemplate:
+    """Prophesy's one-dimensional polynomial ``a n^3 + b n^2 + c n + d`` fitted by least squares."""
+
+    name: str = "prophesy"
+    title: str = "Prophesy cubic polynomial in n"
+    source: str = ("rational-polynomial-yagnik-icpp2006.txt, sec. 4.1 (Prophecy's model ax^3 + bx^2 + cx + d)")
+    requires: tuple[str, ...] = ("n",)
+
+    def applicable(self, frame: pd.DataFrame) -> str | None:
+        return missing_reason(frame, self.requires)
+
+    def fit(self, frame: pd.DataFrame, degree: int = 3, relative: bool = False, **options: Any) -> PolynomialModel:
+        """Fit the polynomial of ``degree`` (default 3) by ordinary (or relative, ``1/T``-weighted) least squares.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> f = pd.DataFrame({"n": [1.0, 2, 3, 4, 5], "time": [2.0, 9, 28, 65, 126]})
+        >>> [round(c, 6) + 0.0 for c in PROPHESY.fit(f).coefficients]
+        [1.0, 0.0, 0.0, 1.0]
+        """
+        t = times(frame, min_rows=1)
+        n = column(frame, "n")
+        n_distinct = np.unique(n).size
+        notes: list[str] = []
+        if n_distinct <= degree:
+            notes.append(f"degree lowered from {degree} to {n_distinct - 1}: only {n_distinct} distinct n")
+            degree = n_distinct - 1
+        scale = float(np.max(n))
+        basis = np.vander(n / scale, degree + 1, increasing=True)
+        coef, _ = solve_weighted(basis, t, relative=relative, nonnegative=False)
+        coef = coef / scale ** np.arange(degree + 1)
+        return PolynomialModel(coefficients=tuple(float(c) for c in coef), notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------------------------
+# RBASP: log2 T = b0 + sum_i b_i log2 x_i + g(p)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RbaspModel:
+    """``log2 T = b0 + sum_i b_i log2 x_i + g1 log2 p (+ g2 log2^2 p)`` (fim-bhimani eq. 17)."""
+
+    intercept: float
+    variables: tuple[str, ...]
+    slopes: tuple[float, ...]
+    g: tuple[float, ...]
+    notes: tuple[str, ...] = ()
+    name: str = "rbasp"
+
+    @property
+    def n_coefficients(self) -> int:
+        return 1 + len(self.slopes) + len(self.g)
+
+    @property
+    def expr(self) -> sympy.Expr:
+        lp = log2(symbol("p"))
+        exponent = _f(self.intercept) + sympy.Add(*[_f(b) * log2(symbol(v)) for v, b in zip(self.variables, self.slopes)])
+        exponent += sympy.Add(*[_f(g) * lp ** (k + 1) for k, g in enumerate(self.g)])
+        return sympy.Integer(2) ** exponent
+
+    def _log_design(self, frame: pd.DataFrame) -> np.ndarray:
+        lp = np.log2(column(frame, "p"))
+        cols = [np.ones_like(lp)] + [np.log2(column(frame, v)) for v in self.variables]
+        cols += [lp ** (k + 1) for k in range(len(self.g))]
+        return np.column_stack(cols)
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        coef = np.array((self.intercept, *self.slopes, *self.g))
+        return np.exp2(self._log_design(frame) @ coef)
+
+    def to_dict(self) -> dict:
+        return {"kind": "template", "template": self.name, "version": MODEL_VERSION,
+                "intercept": self.intercept, "variables": list(self.variables), "slopes": list(self.slopes),
+                "g": list(self.g), "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RbaspModel":
+        read_header(d, "rbasp")
+        variables = d.get("variables")
+        if not isinstance(variables, list) or not all(isinstance(v, str) and v.isidentifier() for v in variables):
+            raise ModelFileError("model field 'variables': expected a list of column names")
+        slopes = read_floats(d, "slopes", length=len(variables))
+        g = read_floats(d, "g")
+        if len(g) not in (1, 2):
+            raise ModelFileError("model field 'g': expected 1 (linear) or 2 (quadratic) numbers")
+        return cls(intercept=read_float(d, "intercept"), variables=tuple(variables), slopes=slopes, g=g,
+                   notes=read_notes(d))
+
+
+@dataclass(frozen=True)
+class RbaspTemplate:
+    """RBASP (Barnes et al. 2008 as used in fim-bhimani sec. 5, eq. 17): regression of log2 T."""
+
+    name: str = "rbasp"
+    title: str = "RBASP log-linear regression with g(p)"
+    source: str = "fim-bhimani-2019.txt, sec. 5 (RBASP), eq. 17; the x_i enter as log2 x_i"
+    requires: tuple[str, ...] = ("p",)
+
+    def applicable(self, frame: pd.DataFrame) -> str | None:
+        return missing_reason(frame, self.requires)
+
+    def fit(self, frame: pd.DataFrame, g: str = "auto", variables: Sequence[str] | None = None,
+            **options: Any) -> RbaspModel:
+        """Fit by ordinary least squares in log2 space.
+
+        Parameters
+        ----------
+        g : "linear", "quadratic" or "auto" (lower standard error of log2 T; needs enough rows).
+        variables : the x_i; default every numeric column except ``time`` and ``p`` that varies.
+        """
+        if g not in ("linear", "quadratic", "auto"):
+            raise DataError(f"rbasp: option g must be 'linear', 'quadratic' or 'auto', got {g!r}")
+        t = times(frame)
+        lp = np.log2(column(frame, "p"))
+        notes: list[str] = []
+        if variables is None:
+            variables = [c for c in frame.columns if c not in ("time", "p")
+                         and pd.api.types.is_numeric_dtype(frame[c]) and frame[c].nunique() > 1]
+        logs = [np.log2(column(frame, v)) for v in variables]
+        y = np.log2(t)
+        fits = []
+        for degree in ((1, 2) if g == "auto" else (1 if g == "linear" else 2,)):
+            basis = np.column_stack([np.ones_like(y), *logs, *[lp ** (k + 1) for k in range(degree)]])
+            if basis.shape[0] < basis.shape[1] or np.linalg.matrix_rank(basis) < basis.shape[1]:
+                continue
+            coef, res = solve_weighted(basis, y, relative=False, nonnegative=False)
+            fits.append((standard_error(res, basis.shape[1]), degree, coef))
+        if not fits:
+            raise DataError(f"{_source(frame)}: rbasp needs more distinct p values / rows than coefficients")
+        se, degree, coef = min(fits, key=lambda f: f[0])
+        if g == "auto":
+            notes.append(f"g(p) chosen {'quadratic' if degree == 2 else 'linear'} (standard error of log2 T {se:.4g})")
+        k = len(variables)
+        return RbaspModel(intercept=float(coef[0]), variables=tuple(variables),
+                          slopes=tuple(float(c) for c in coef[1:1 + k]),
+                          g=tuple(float(c) for c in coef[1 + k:]), notes=tuple(notes))
+
+
+# --------------------------------------------------------------------------------------------
+# Amdahl: c1 / p + c2
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AmdahlModel:
+    """Amdahl's law ``c1 / p + c2`` (bayesian-kohashi eqs. 1-2)."""
+
+    c1: float
+    c2: float
+    notes: tuple[str, ...] = ()
+    name: str = "amdahl"
+    n_coefficients: int = 2
+
+    @property
+    def expr(self) -> sympy.Expr:
+        return _f(self.c1) / symbol("p") + _f(self.c2)
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        return self.c1 / column(frame, "p") + self.c2
+
+    def to_dict(self) -> dict:
+        return {"kind": "template", "template": self.name, "version": MODEL_VERSION,
+                "c1": self.c1, "c2": self.c2, "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AmdahlModel":
+        read_header(d, "amdahl")
+        return cls(c1=read_float(d, "c1"), c2=read_float(d, "c2"), notes=read_notes(d))
+
+
+@dataclass(frozen=True)
+class AmdahlTemplate:
+    """Amdahl's law with non-negative coefficients and the relative-error cost (bayesian-kohashi eq. 7)."""
+
+    name: str = "amdahl"
+    title: str = "Amdahl's law c1/p + c2"
+    source: str = "bayesian-kohashi-2022.txt, sec. 2.1, eqs. 1-2 (T1 + T2 is Amdahl's law); cost eq. 7"
+    requires: tuple[str, ...] = ("p",)
+
+    def applicable(self, frame: pd.DataFrame) -> str | None:
+        return missing_reason(frame, self.requires)
+
+    def fit(self, frame: pd.DataFrame, relative: bool = True, nonnegative: bool = True, **options: Any) -> AmdahlModel:
+        """Fit ``c1, c2 >= 0`` minimising sum ((T - T_obs) / T_obs)^2 (or plain squares if not ``relative``)."""
+        t = times(frame, min_rows=2)
+        p = column(frame, "p")
+        if np.unique(p).size < 2:
+            raise DataError(f"{_source(frame)}, column 'p': amdahl needs at least 2 distinct p values")
+        coef, _ = solve_weighted(np.column_stack([1.0 / p, np.ones_like(p)]), t, relative, nonnegative)
+        return AmdahlModel(c1=float(coef[0]), c2=float(coef[1]))
+
+
+PROPHESY = ProphesyTemplate()
+RBASP = RbaspTemplate()
+AMDAHL = AmdahlTemplate()
+TEMPLATES = [PROPHESY, RBASP, AMDAHL]
