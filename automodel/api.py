@@ -1,0 +1,167 @@
+"""The one-call entry point: ``automodel.fit(data)`` -> leaderboard and best model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from automodel import data as data_mod
+from automodel.errors import SpaceError
+from automodel.export import to_text
+from automodel.fit import metrics as metrics_mod
+from automodel.model import Model, TermModel
+from automodel.search.staged import SearchOutcome, StageReport, staged_search
+from automodel.space.config import SearchSpace, load_space
+
+__all__ = ["FitResult", "fit"]
+
+LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "note"]
+
+
+@dataclass
+class FitResult:
+    """What a search found.
+
+    Attributes
+    ----------
+    leaderboard : DataFrame
+        One row per candidate (searched and seeded), best first: rank, formula, n_terms, every metric,
+        kind (``searched`` or ``template:<name>``) and a note (e.g. why a template does not apply).
+    best : Model
+        The top-ranked model.
+    models : list of Model
+        The model of every ranked leaderboard row, in leaderboard order.
+    """
+
+    leaderboard: pd.DataFrame
+    best: Model
+    models: list[Model]
+    dataset: data_mod.Dataset
+    space: SearchSpace
+    reports: list[StageReport] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self, top: int = 10) -> str:
+        """The stage log, the top of the leaderboard and the chosen formula, as text."""
+        lines = [f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
+                 f"configurations; parameters {', '.join(self.dataset.params) or 'none'}"]
+        lines += [f"  {r.line()}" for r in self.reports]
+        lines += [f"  note: {n}" for n in self.notes]
+        board = self.leaderboard.head(top).copy()
+        with pd.option_context("display.max_colwidth", 80, "display.width", 200):
+            lines += ["", f"leaderboard (ranked by {self.space.fit.metric}, top {top}):",
+                      board.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
+        lines += ["", f"chosen model: T = {self.best.formula}"]
+        return "\n".join(lines)
+
+
+def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
+        cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
+        space: str | Path | SearchSpace = "default", aggregate: str = "median", metric: str | None = None,
+        weighting: str | None = None, nonnegative: bool | None = None,
+        templates: Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
+        max_rows: int = 100) -> FitResult:
+    """Search for the performance model of the runs in ``data``.
+
+    Parameters
+    ----------
+    data : path or DataFrame
+        One row per run; see :func:`automodel.data.load` for the column roles.
+    space : name, path or SearchSpace
+        The search space (``search_spaces/<name>.toml``).
+    metric, weighting, nonnegative, templates :
+        Override the space's fit options.
+    max_rows : int
+        Searched candidates kept in the leaderboard (templates are always listed).
+
+    Examples
+    --------
+    >>> result = automodel.fit(df, params=["iterations"])  # doctest: +SKIP
+    >>> result.best.predict(new_runs)                      # doctest: +SKIP
+    """
+    ds = data_mod.load(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate,
+                       explicit=explicit)
+    sp = space if isinstance(space, SearchSpace) else load_space(space)
+    overrides = {k: v for k, v in (("metric", metric), ("weighting", weighting), ("nonnegative", nonnegative))
+                 if v is not None}
+    if templates is not None:
+        overrides["templates"] = tuple(templates)
+    if "metric" in overrides and overrides["metric"] not in metrics_mod.METRICS:
+        raise SpaceError(f"unknown metric {metric!r}; expected one of {', '.join(metrics_mod.METRICS)}")
+    sp = replace(sp, fit=replace(sp.fit, **overrides)) if overrides else sp
+
+    outcome = staged_search(ds, sp, progress=progress)
+    rows, models = _searched_rows(outcome, ds, sp, max_rows)
+    t_rows, t_models = _template_rows(ds, sp)
+    board = pd.DataFrame(rows + t_rows)
+    all_models = models + t_models
+    order = np.argsort(np.where(np.isfinite(board[sp.fit.metric]), board[sp.fit.metric], np.inf), kind="stable")
+    board = board.iloc[order].reset_index(drop=True)
+    ranked = [all_models[i] for i in order]
+    ranks = np.cumsum([m is not None for m in ranked])
+    board.insert(0, "rank", pd.array([int(r) if m is not None else None for r, m in zip(ranks, ranked)],
+                                     dtype="Int64"))
+    models_out = [m for m in ranked if m is not None]
+    board = board[LEADERBOARD_COLUMNS]
+    return FitResult(board, models_out[0], models_out, ds, sp, outcome.reports, outcome.notes)
+
+
+def _context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
+    return {"params": ds.params, "roles": dict(ds.roles), "ranges": ds.ranges(), "space": sp.name,
+            "options": {"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative,
+                        "metric": sp.fit.metric, "aggregate": ds.aggregate}}
+
+
+def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, max_rows: int
+                   ) -> tuple[list[dict], list[Model]]:
+    sc = outcome.scores
+    ctx = _context(ds, sp)
+    rows, models = [], []
+    for i in outcome.order[:max_rows]:
+        terms = sc.structures[i].terms
+        coefs = tuple(float(c) for c in sc.coefficients[i, :len(terms)])
+        core = TermModel(terms, coefs)
+        mets = {m: float(v[i]) for m, v in sc.metrics.items()}
+        models.append(Model(core, metrics=mets, **ctx))
+        rows.append({"formula": to_text(core.expr), "n_terms": len(terms), **mets, "kind": "searched",
+                     "note": ""})
+    return rows, models
+
+
+def _template_rows(ds: data_mod.Dataset, sp: SearchSpace) -> tuple[list[dict], list[Model | None]]:
+    if not sp.fit.templates:
+        return [], []
+    from automodel.templates import TEMPLATES
+    unknown = [t for t in sp.fit.templates if t not in TEMPLATES]
+    if unknown:
+        raise SpaceError(f"{sp.source}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
+    y = ds.frame["time"].to_numpy(float)
+    w = 1.0 / y ** 2 if sp.fit.weighting == "relative" else np.ones_like(y)
+    ctx = _context(ds, sp)
+    rows: list[dict] = []
+    models: list[Model | None] = []
+    blank = {m: np.nan for m in metrics_mod.METRICS}
+    for name in sp.fit.templates:
+        template = TEMPLATES[name]
+        reason = template.applicable(ds.frame)
+        if reason is None:
+            try:
+                fitted = template.fit(ds.frame)
+                pred = np.asarray(fitted.predict(ds.columns()), float)
+            except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
+                reason = f"fit failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        if reason is not None:
+            rows.append({"formula": "", "n_terms": 0, **blank, "kind": f"template:{name}", "note": reason})
+            models.append(None)
+            continue
+        k = fitted.n_coefficients
+        e = (y - pred) * np.sqrt(w)
+        mets = {m: float(v[0]) for m, v in metrics_mod.compute(y, pred[:, None], k, np.array([e @ e])).items()}
+        models.append(Model(fitted, metrics=mets, **ctx))
+        rows.append({"formula": to_text(fitted.expr), "n_terms": k, **mets, "kind": f"template:{name}",
+                     "note": getattr(fitted, "note", "")})
+    return rows, models

@@ -1,0 +1,44 @@
+"""The ``automodel`` command line: one module per group of subcommands, each with ``register(subparsers)``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+from automodel.errors import AutomodelError
+
+__all__ = ["main", "build_parser"]
+
+#: modules under automodel/cli/ that add subcommands, in the order ``--help`` lists them
+COMMAND_MODULES = ("fit", "model", "demo", "templates")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="automodel",
+        description="Find performance models of parallel applications from timed runs.")
+    parser.add_argument("--version", action="version", version="automodel 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        import_module(f"automodel.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; bad input exits 2 with a one-line message on stderr and no traceback."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except AutomodelError as exc:
+        print(f"automodel: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("automodel: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""Pieces shared by the subcommands: data-role options, atomic output files."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from automodel.errors import DataError
+
+ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
+
+
+def add_role_options(parser: argparse.ArgumentParser) -> None:
+    """``--time COL --n COL --p COL --cpu COL --bw COL --param COL ...``."""
+    for role in ROLE_OPTIONS:
+        parser.add_argument(f"--{role}", metavar="COL", default=None,
+                            help=f"column holding {role!r} (default: {role!r} if present)")
+    parser.add_argument("--param", metavar="COL", nargs="+", action="extend", default=[],
+                        help="extra numeric parameter column(s) (iterations, clusters, ...)")
+    parser.add_argument("--aggregate", choices=("median", "mean", "min"), default="median",
+                        help="how repetitions (identical parameters) are combined (default: median)")
+
+
+def role_kwargs(args: argparse.Namespace) -> dict:
+    """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
+    kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}
+    return {**kwargs, "params": list(args.param), "aggregate": args.aggregate,
+            "explicit": [role for role in kwargs]}
+
+
+def write_atomic(path: str | Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp)`` on a temporary file beside ``path`` and rename it into place on success."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        raise DataError(f"{path}: the folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=".automodel-", suffix=path.suffix, dir=path.parent or ".")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)

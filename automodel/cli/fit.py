@@ -1,0 +1,44 @@
+"""``automodel fit DATA.csv``: search, print the leaderboard and the chosen formula, write the model."""
+
+from __future__ import annotations
+
+import argparse
+
+from automodel.cli.common import add_role_options, role_kwargs, write_atomic
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fit", help="search for the model of a CSV of timed runs",
+                       description="Run the staged search on DATA.csv and print the ranked candidates.")
+    p.add_argument("data", metavar="DATA.csv")
+    add_role_options(p)
+    p.add_argument("--space", default="default", metavar="NAME|FILE",
+                   help="search space: a name in search_spaces/ or a TOML file (default: default)")
+    p.add_argument("--metric", default=None, help="ranking metric (s, rel_s, loo, aic, smape)")
+    p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
+    p.add_argument("-o", "--output", metavar="MODEL.json", help="write the best model here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(handler=run)
+
+
+def print_result(result, top: int = 10) -> None:
+    """Print a :class:`automodel.FitResult` the way ``automodel fit`` does."""
+    print(result.summary(top))
+    best = result.best
+    if "p" in best.params:
+        at = {q: best.ranges[q][1] for q in best.params if q not in ("p", "cpu", "bw")}
+        p, t = best.best_p(**at)
+        where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
+        print(f"best process count{' at ' + where if where else ''}: p = {p} (predicted {t:.4g} s)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import automodel
+
+    result = automodel.fit(args.data, space=args.space, metric=args.metric, progress=not args.quiet,
+                           **role_kwargs(args))
+    print_result(result, args.top)
+    if args.output:
+        write_atomic(args.output, lambda tmp: tmp.write_text(result.best.to_json(), encoding="utf-8"))
+        print(f"model written to {args.output}")
+    return 0

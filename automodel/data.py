@@ -1,0 +1,224 @@
+"""Measurements in: read a CSV or DataFrame, map columns to roles, validate, aggregate repetitions.
+
+All checks live here, so the rest of the engine can assume clean numbers. A measurement table has one
+row per run; the roles are ``time`` (the target, seconds), ``n`` (problem size), ``p`` (process count),
+``cpu`` and ``bw`` (free CPU and bandwidth fractions in (0, 1], rational-polynomial-yagnik-icpp2006.txt,
+sec. 3) and any number of extra numeric parameters. Rows with identical parameters are repetitions; the
+fit uses their median (or mean, or min) and their spread is kept as the noise estimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal, Mapping
+
+import numpy as np
+import pandas as pd
+
+from automodel.errors import DataError, where
+from automodel.space.symbols import ROLE_NAMES
+
+__all__ = ["Dataset", "load", "AGGREGATES"]
+
+AGGREGATES = ("median", "mean", "min")
+
+#: what each role must hold: (predicate, description used in error messages)
+_RULES = {
+    "time": (lambda v: v > 0, "a positive time in seconds"),
+    "n": (lambda v: v > 0, "a positive problem size"),
+    "p": (lambda v: v > 0, "a positive process count"),
+    "cpu": (lambda v: (v > 0) & (v <= 1), "a free-CPU fraction in (0, 1]"),
+    "bw": (lambda v: (v > 0) & (v <= 1), "a free-bandwidth fraction in (0, 1]"),
+}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A validated measurement table with canonical column names.
+
+    Attributes
+    ----------
+    runs : DataFrame
+        One row per run, columns ``params + ("time",)``.
+    frame : DataFrame
+        One row per distinct configuration: the parameters, ``time`` (the aggregate of the
+        repetitions), ``spread`` (their standard deviation, 0 for single runs) and ``count``.
+    params : tuple of str
+        Canonical parameter names present, ``n, p, cpu, bw`` first, then the extra parameters.
+    roles : dict
+        Canonical name -> column name in the source.
+    source : str
+        Where the data came from (file name or ``"<DataFrame>"``), for messages.
+    """
+
+    runs: pd.DataFrame
+    frame: pd.DataFrame
+    params: tuple[str, ...]
+    roles: Mapping[str, str]
+    source: str
+    aggregate: str = "median"
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def n_points(self) -> int:
+        return len(self.frame)
+
+    @property
+    def extra_params(self) -> tuple[str, ...]:
+        return tuple(q for q in self.params if q not in ROLE_NAMES)
+
+    @property
+    def noise(self) -> float:
+        """Median relative spread of the repeated configurations (NaN when nothing is repeated)."""
+        rep = self.frame[self.frame["count"] > 1]
+        if rep.empty:
+            return float("nan")
+        return float(np.median(rep["spread"] / rep["time"]))
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Parameter columns of the aggregated frame as float arrays, for term evaluation."""
+        return {q: self.frame[q].to_numpy(float) for q in self.params}
+
+    def ranges(self) -> dict[str, list[float]]:
+        """Training range ``[min, max]`` of every parameter."""
+        return {q: [float(self.frame[q].min()), float(self.frame[q].max())] for q in self.params}
+
+    def subset(self, mask: np.ndarray) -> "Dataset":
+        """The dataset restricted to the aggregated rows where ``mask`` is true."""
+        frame = self.frame[np.asarray(mask, bool)].reset_index(drop=True)
+        keys = frame[list(self.params)]
+        runs = self.runs.merge(keys, on=list(self.params), how="inner")
+        return Dataset(runs, frame, self.params, self.roles, self.source, self.aggregate, self.notes)
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    src = str(path)
+    if not path.exists():
+        raise DataError(f"{src}: no such file")
+    if path.is_dir():
+        raise DataError(f"{src}: is a directory, expected a CSV file")
+    try:
+        frame = pd.read_csv(path, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{src}: the file is empty, expected a CSV header and one row per run") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"{src}: not a readable CSV file ({msg})") from None
+    if frame.empty:
+        raise DataError(f"{src}: the file has a header but no rows, expected one row per run")
+    return frame
+
+
+def _numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset: int) -> np.ndarray:
+    """The column as floats; the first non-numeric, missing or non-finite cell is an error."""
+    raw = frame[column]
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        cell = raw.iloc[i]
+        got = "an empty cell" if pd.isna(cell) else repr(cell)
+        what = _RULES[role][1] if role in _RULES else "a finite number"
+        raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {got}")
+    if role in _RULES:
+        ok, what = _RULES[role]
+        bad = ~ok(values)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {values[i]:g}")
+    return values
+
+
+def load(
+    data: str | Path | pd.DataFrame,
+    *,
+    time: str = "time",
+    n: str | None = "n",
+    p: str | None = "p",
+    cpu: str | None = "cpu",
+    bw: str | None = "bw",
+    params: Iterable[str] = (),
+    aggregate: Literal["median", "mean", "min"] = "median",
+    explicit: Iterable[str] = (),
+    source: str | None = None,
+) -> Dataset:
+    """Read and validate measurements.
+
+    Parameters
+    ----------
+    data : path or DataFrame
+        A CSV file (one row per run, header line) or a DataFrame.
+    time, n, p, cpu, bw : str or None
+        Column holding each role. ``None`` means the role is absent. A role left at its default name
+        whose column does not exist is silently absent, except ``time``; a role named explicitly (listed
+        in ``explicit``) must exist.
+    params : iterable of str
+        Extra numeric parameter columns (iterations, clusters, ...), modelled under their own names.
+    aggregate : {"median", "mean", "min"}
+        How repetitions (rows with identical parameters) are combined.
+    explicit : iterable of str
+        Roles the user named on purpose; a missing column for them is an error.
+
+    Raises
+    ------
+    DataError
+        With file, row (as a line number of the file, the header being line 1) and column.
+    """
+    if isinstance(data, pd.DataFrame):
+        src = source or "<DataFrame>"
+        raw = data.reset_index(drop=True)
+        row_offset = 0
+        if raw.empty:
+            raise DataError(f"{src}: no rows, expected one row per run")
+    else:
+        path = Path(data)
+        src = source or str(path)
+        raw = _read_csv(path)
+        row_offset = 2  # header is line 1, first data row is line 2
+    if aggregate not in AGGREGATES:
+        raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+
+    explicit = set(explicit) | {"time"}
+    available = [str(c) for c in raw.columns]
+    mapping: dict[str, str] = {}
+    for role, col in (("time", time), ("n", n), ("p", p), ("cpu", cpu), ("bw", bw)):
+        if col is None:
+            continue
+        if col in available:
+            mapping[role] = col
+        elif role in explicit:
+            raise DataError(f"{where(src, column=col)}: no such column for the {role!r} role; "
+                            f"the file has {', '.join(available)}")
+    for extra in params:
+        if extra in mapping:
+            continue
+        if extra not in available:
+            raise DataError(f"{where(src, column=extra)}: no such column for an extra parameter; "
+                            f"the file has {', '.join(available)}")
+        if not extra.isidentifier() or extra in ROLE_NAMES or extra == "time":
+            raise DataError(f"{where(src, column=extra)}: an extra parameter needs a name that is a valid "
+                            f"identifier and not one of time, n, p, cpu, bw")
+        mapping[extra] = extra
+    used = list(mapping.values())
+    if len(set(used)) != len(used):
+        raise DataError(f"{src}: one column is mapped to two roles ({mapping})")
+
+    canon = {role: _numeric(raw, col, role, src, row_offset) for role, col in mapping.items()}
+    params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
+        q for q in mapping if q not in ROLE_NAMES and q != "time")
+    runs = pd.DataFrame({q: canon[q] for q in params_present + ("time",)})
+    frame = _aggregate(runs, params_present, aggregate)
+    return Dataset(runs, frame, params_present, {r: mapping[r] for r in params_present + ("time",)},
+                   src, aggregate)
+
+
+def _aggregate(runs: pd.DataFrame, params: tuple[str, ...], how: str) -> pd.DataFrame:
+    if not params:
+        stats = {"time": getattr(runs["time"], how)(), "spread": runs["time"].std(ddof=1)
+                 if len(runs) > 1 else 0.0, "count": len(runs)}
+        return pd.DataFrame([stats])
+    grouped = runs.groupby(list(params), sort=True)["time"]
+    frame = grouped.agg(time=how, spread="std", count="size").reset_index()
+    frame["spread"] = frame["spread"].fillna(0.0)
+    return frame

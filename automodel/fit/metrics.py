@@ -1,0 +1,69 @@
+"""Every goodness-of-fit metric, computed in one place, vectorised over candidates.
+
+The default ranking metric is the standard error of the regression ``s = sqrt(RSS / (m - k))``
+(adaptive-model-sanjay-slides.txt, slide 19: "Residual Sum of Square, Error Variance, Standard
+Error"), so an extra term must pay for itself. The others:
+
+``rel_s``
+    relative standard error ``sqrt(sum((r_i / y_i)^2) / (m - k))``, the standard error of the
+    relative-error fit of bayesian-kohashi-2022.txt, eq. 7.
+``loo``
+    root mean square of the relative leave-one-out errors ``e_i / (1 - h_ii) / y_i``, from the
+    leverages ``h_ii`` of the (weighted) hat matrix: the exact PRESS residuals, no refits.
+``aic``
+    Akaike's criterion for Gaussian errors on the fitted (weighted) residuals,
+    ``m ln(RSS_w / m) + 2 (k + 1)``, with the small-sample correction (AICc) when ``m > k + 2``.
+``smape``
+    symmetric mean absolute percentage error ``mean(2 |e| / (|y| + |yhat|))`` in percent.
+
+All metrics are "lower is better". Candidates with ``m <= k`` get ``inf`` for ``s``, ``rel_s`` and
+``aic``: they have no degrees of freedom left to estimate the error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["METRICS", "compute", "DEFAULT_METRIC"]
+
+METRICS: tuple[str, ...] = ("s", "rel_s", "loo", "aic", "smape")
+DEFAULT_METRIC = "s"
+
+
+def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray,
+            lev: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """All metrics for a batch of candidates.
+
+    Parameters
+    ----------
+    y : (m,) array
+        Observed times.
+    pred : (m, N) array
+        Each candidate's predictions on the same rows.
+    n_terms : int or (N,) array
+        Number of coefficients k of each candidate.
+    weighted_rss : (N,) array
+        The residual sum of squares the fit minimised (with weights), for AIC.
+    lev : (m, N) array, optional
+        Leverages for ``loo``; NaN ``loo`` when absent.
+    """
+    y = np.asarray(y, float)[:, None]
+    m = y.shape[0]
+    k = np.broadcast_to(np.asarray(n_terms, float), (pred.shape[1],))
+    dof = m - k
+    e = y - pred
+    rel = e / y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", e, e) / dof), np.inf)
+        rel_s = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", rel, rel) / dof), np.inf)
+        aic = m * np.log(np.maximum(weighted_rss, 1e-300) / m) + 2 * (k + 1)
+        corr = np.where(m - k - 2 > 0, 2 * (k + 1) * (k + 2) / (m - k - 2), np.inf)
+        aic = np.where(dof > 0, aic + corr, np.inf)
+        smape = 100.0 * np.mean(2 * np.abs(e) / (np.abs(y) + np.abs(pred)), axis=0)
+        if lev is None:
+            loo = np.full(pred.shape[1], np.nan)
+        else:
+            loo_rel = rel / (1.0 - lev)
+            loo = np.sqrt(np.mean(loo_rel ** 2, axis=0))
+            loo = np.where(np.isfinite(loo) & (lev < 1 - 1e-9).all(axis=0), loo, np.inf)
+    return {"s": s, "rel_s": rel_s, "loo": loo, "aic": aic, "smape": smape}

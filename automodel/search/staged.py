@@ -1,0 +1,359 @@
+"""The staged search of the adaptive model (adaptive-model-sanjay-slides.txt, slides 18-22, 25-26).
+
+1. computation: on the runs with the lowest process count, every combination of up to ``max_terms``
+   computation terms f(n), alone and divided by the CPU function(s); rank; prune; keep the top.
+   Cheap families are evaluated first and a group of related terms is expanded only when its
+   representative made the top list (slides 25-26).
+2. communication: on the next process-count level, each surviving computation model fixed plus every
+   communication term g(n), alone and divided by the bandwidth function(s); rank; prune; keep the top.
+3. processors: on all runs, the computation part times each processor function, then the
+   communication part times each processor function, then an optional overhead P-term.
+Extra parameters multiply each part by a function of the parameter. Without ``n`` the search fits
+the P-term models of bayesian-kohashi-2022.txt (eqs. 1-6). Every stage records which rows it used and
+what it skipped and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+from math import comb
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from automodel.data import Dataset
+from automodel.errors import DataError
+from automodel.search.evaluate import Scores, Structure, TermCache, score
+from automodel.search.prune import prune, rank
+from automodel.space.config import SearchSpace
+from automodel.space.parse import parse_term
+from automodel.space.terms import ONE, Term
+
+__all__ = ["StageReport", "SearchOutcome", "staged_search"]
+
+
+@dataclass
+class StageReport:
+    """What one stage did: on which rows, how many candidates it fitted, kept and deleted."""
+
+    name: str
+    rows: str
+    n_rows: int
+    n_candidates: int = 0
+    n_fits: int = 0
+    n_deleted: int = 0
+    n_kept: int = 0
+    note: str = ""
+
+    def line(self) -> str:
+        text = (f"{self.name:<14} rows: {self.rows} ({self.n_rows})  fitted {self.n_candidates}, "
+                f"deleted {self.n_deleted}, kept {self.n_kept}")
+        return text + (f"  [{self.note}]" if self.note else "")
+
+
+@dataclass
+class SearchOutcome:
+    """Final candidates scored on all rows, best first, and the stage reports."""
+
+    scores: Scores
+    order: np.ndarray
+    reports: list[StageReport] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _rename(term: Term, old: str, new: str) -> Term:
+    """``term`` with parameter ``old`` replaced by ``new`` (the ``x`` placeholder of families)."""
+    return Term(tuple(replace(f, param=new) if f.param == old else f for f in term.factors))
+
+
+def _uses(term: Term, params: set[str]) -> bool:
+    return term.params <= params
+
+
+class _Search:
+    """State of one staged search: the dataset, its term cache, the options, the reports."""
+
+    def __init__(self, ds: Dataset, space: SearchSpace, progress: bool) -> None:
+        self.ds = ds
+        self.space = space
+        self.opt = space.fit
+        self.y = ds.frame["time"].to_numpy(float)
+        self.cache = TermCache(ds.columns(), ds.n_points)
+        self.params = set(ds.params)
+        self.reports: list[StageReport] = []
+        self.notes: list[str] = []
+        self.final: list[Scores] = []
+        self.bar = tqdm(total=6, desc="staged search", unit="stage", delay=1.0, disable=not progress,
+                        leave=False)
+
+    # -- helpers -------------------------------------------------------------------------------
+    def terms(self, stage: str, key: str, default: tuple[Term, ...] = ()) -> tuple[Term, ...]:
+        """The stage's terms that only use parameters this dataset has."""
+        return tuple(t for t in self.space.stages.get(stage, {}).get(key, default) if _uses(t, self.params))
+
+    def run(self, name: str, rows: np.ndarray, rows_text: str, structures: list[Structure],
+            top: int, note: str = "", final: bool = False) -> tuple[list[Structure], Scores | None]:
+        """Score structures on rows, prune by percentile, keep the top; record the stage."""
+        unique = list({s.key: s for s in structures}.values())
+        n_rows = int(np.count_nonzero(rows))
+        report = StageReport(name, rows_text, n_rows, len(unique), note=note)
+        self.reports.append(report)
+        self.bar.update(1)
+        if not unique:
+            return [], None
+        sc = score(self.cache, rows, self.y, unique, self.opt.weighting, self.opt.nonnegative,
+                   with_loo=final or self.opt.metric == "loo")
+        report.n_fits = sc.n_fits
+        kept, n_deleted = prune(sc.metric(self.opt.metric), self.opt.prune_percentile,
+                                self.opt.min_survivors, top)
+        report.n_deleted, report.n_kept = n_deleted, len(kept)
+        if final:
+            self.final.append(sc)
+        return [unique[i] for i in kept], sc
+
+    def enough(self, rows: np.ndarray, width: int) -> bool:
+        return int(np.count_nonzero(rows)) >= width + 2
+
+
+def _subsets(terms: tuple[Term, ...], max_terms: int, min_terms: int = 1) -> list[tuple[Term, ...]]:
+    return [c for k in range(min_terms, max_terms + 1) for c in combinations(terms, k)]
+
+
+def _times(part: tuple[Term, ...], factor: Term) -> tuple[Term, ...]:
+    return tuple(t * factor for t in part)
+
+
+def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: list[Structure],
+                part: str, multipliers: tuple[Term, ...], final: bool, note: str = ""
+                ) -> list[Structure]:
+    """Stages 1 and 2: add subsets of a term family (times a load function) to every seed structure.
+
+    Evaluates the base family first; a group is expanded only when its representative appears in a
+    surviving candidate (slides 25-26). Records how many fits that saved against the full family.
+    """
+    cfg = S.space.stages.get(name, {})
+    base = S.terms(name, "base")
+    groups = [g for g in cfg.get("groups", ()) if _uses(g.representative, S.params)]
+    max_terms = min(cfg.get("max_terms", 2), max(1, int(np.count_nonzero(rows)) - 3))
+    loads = tuple(m for m in cfg.get("load", (ONE,)) if _uses(m, S.params)) or (ONE,)
+    min_terms = 0 if part == "comm" else 1
+
+    # the constant is the serial part: never divided by a load nor multiplied by a processor function
+    intercepts = ((), (ONE,)) if ONE in base else ((),)
+    base = tuple(t for t in base if t != ONE)
+
+    def build(subsets: list[tuple[Term, ...]]) -> list[Structure]:
+        out = []
+        for seed in seeds:
+            for sub in subsets:
+                for load in loads:
+                    for mult in multipliers:
+                        terms = _times(_times(sub, load), mult)
+                        for icpt in intercepts:
+                            out.append(Structure(seed.comp + terms, seed.comm, seed.extra + icpt)
+                                       if part == "comp" else
+                                       Structure(seed.comp, seed.comm + terms, seed.extra + icpt))
+        return out
+
+    survivors, _ = S.run(name, rows, rows_text, build(_subsets(base, max_terms, min_terms)),
+                         cfg.get("top", 16), note, final)
+    fitted = S.reports[-1].n_candidates
+    expanded: list[Structure] = []
+    for g in groups:
+        rep = g.representative
+        hits = [s for s in survivors if any(_contains(t, rep) for t in (s.comp if part == "comp" else s.comm))]
+        if not hits:
+            continue
+        for s in hits:
+            old = s.comp if part == "comp" else s.comm
+            for member in g.members:
+                new = tuple(_swap(t, rep, member) for t in old)
+                expanded.append(Structure(new, s.comm, s.extra) if part == "comp"
+                                else Structure(s.comp, new, s.extra))
+    if expanded:
+        survivors2, _ = S.run(name + "+groups", rows, rows_text, survivors + expanded, cfg.get("top", 16),
+                              "groups expanded around: " + ", ".join(
+                                  str(g.representative) for g in groups
+                                  if any(_contains(t, g.representative) for s in survivors
+                                         for t in (s.comp if part == "comp" else s.comm))), final)
+        survivors = survivors2
+        fitted += S.reports[-1].n_candidates
+    if groups:
+        all_terms = len(base) + sum(len(g.members) for g in groups)
+        full = len(seeds) * len(loads) * len(multipliers) * len(intercepts) * sum(
+            comb(all_terms, k) for k in range(min_terms, max_terms + 1))
+        S.notes.append(f"{name}: overhead reduction fitted {fitted} candidates instead of {full} "
+                       f"(saved {full - fitted}, {100 * (full - fitted) / max(full, 1):.0f}%)")
+    return survivors
+
+
+def _contains(term: Term, rep: Term) -> bool:
+    """Whether ``term`` is ``rep`` times only non-``n`` factors (loads, processor functions)."""
+    rest = [f for f in term.factors if f not in rep.factors]
+    return all(f in term.factors for f in rep.factors) and all(
+        f.param not in rep.params for f in rest)
+
+
+def _swap(term: Term, rep: Term, member: Term) -> Term:
+    if not _contains(term, rep):
+        return term
+    return Term(tuple(f for f in term.factors if f not in rep.factors)) * member
+
+
+def _stage_processors(S: _Search, seeds: list[Structure], rows: np.ndarray, final: bool) -> list[Structure]:
+    cfg = S.space.stages.get("processors", {})
+    top = cfg.get("top", 24)
+    comp_f = S.terms("processors", "computation") or (ONE,)
+    comm_f = S.terms("processors", "communication") or (ONE,)
+    over = S.terms("processors", "overhead")
+    text = "all runs"
+    s3a = [Structure(_times(s.comp, f), s.comm, s.extra) for s in seeds for f in comp_f]
+    kept, _ = S.run("processors/comp", rows, text, s3a, top, final=final)
+    s3b = [Structure(s.comp, _times(s.comm, f), s.extra) for s in kept for f in comm_f] if any(
+        s.comm for s in kept) else []
+    if s3b:
+        kept, _ = S.run("processors/comm", rows, text, s3b, top, final=final)
+    if over:
+        s3c = kept + [Structure(s.comp, s.comm, s.extra + (f,)) for s in kept for f in over]
+        kept, _ = S.run("processors/overhead", rows, text, s3c, top, final=final)
+    return kept
+
+
+def _stage_parameters(S: _Search, seeds: list[Structure], rows: np.ndarray) -> list[Structure]:
+    cfg = S.space.stages.get("parameters", {})
+    funcs = cfg.get("functions", (parse_term("x"),))
+    kept = seeds
+    for x in S.ds.extra_params:
+        hs = [_rename(h, "x", x) for h in funcs]
+        cands = []
+        for s in kept:
+            for h in hs:
+                cands.append(Structure(_times(s.comp, h), s.comm, s.extra))
+                if s.comm:
+                    cands.append(Structure(s.comp, _times(s.comm, h), s.extra))
+                    cands.append(Structure(_times(s.comp, h), _times(s.comm, h), s.extra))
+        kept, _ = S.run(f"parameters/{x}", rows, "all runs", cands, cfg.get("top", 16), final=True)
+    return kept
+
+
+def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
+    """Extra-P's hypothesis space: c0 + c1 f(x) per parameter; with two parameters also sums and products."""
+    blocks = S.space.stages["pmnf"].get("terms", ())
+    xs = [x for x in ("n", "p") if x in S.params] + list(S.ds.extra_params)
+    per = {x: [_rename(b, "x", x) for b in blocks] for x in xs}
+    cands = [Structure((ONE, t)) for x in xs for t in per[x]]
+    if len(xs) >= 2:
+        a, b = per[xs[0]], per[xs[1]]
+        cands += [Structure((ONE, s, t)) for s in a for t in b]
+        cands += [Structure((ONE, s * t)) for s in a for t in b]
+    S.run("pmnf", rows, "all runs", cands, S.space.stages["pmnf"].get("top", 42), final=True)
+
+
+def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> SearchOutcome:
+    """Run the staged search of ``space`` on ``ds``; see the module docstring."""
+    S = _Search(ds, space, progress)
+    all_rows = np.ones(ds.n_points, bool)
+    if ds.n_points < 3:
+        raise DataError(f"{ds.source}: {ds.n_points} distinct configuration(s); the search needs at least 3")
+    has_n = "n" in S.params
+    p_levels = np.unique(ds.frame["p"]) if "p" in S.params else np.array([])
+    has_p = len(p_levels) >= 2
+    if "p" in S.params and not has_p:
+        S.notes.append(f"a single p level (p = {p_levels[0]:g}): processor stage skipped")
+
+    try:
+        if "pmnf" in space.stages:
+            _stage_pmnf(S, all_rows)
+        elif has_n:
+            _search_with_n(S, p_levels, has_p, all_rows)
+        elif has_p:
+            cfg = space.stages.get("p_only", {})
+            terms = S.terms("p_only", "terms")
+            max_terms = min(cfg.get("max_terms", 4), ds.n_points - 2)
+            S.notes.append("no n: p-only models (bayesian-kohashi-2022.txt, eqs. 1-6); "
+                           "computation and communication stages skipped")
+            kept, _ = S.run("p_only", all_rows, "all runs", [Structure(c) for c in _subsets(terms, max_terms)],
+                            cfg.get("top", 24), final=True)
+            if ds.extra_params:
+                _stage_parameters(S, kept, all_rows)
+        elif ds.extra_params:
+            S.notes.append("no n and no p: models in the extra parameters only")
+            _stage_parameters(S, [Structure((ONE,))], all_rows)
+        else:
+            raise DataError(f"{ds.source}: no parameter column (n, p or an extra parameter) to model time with")
+    finally:
+        S.bar.close()
+
+    return _final(S)
+
+
+def _search_with_n(S: _Search, p_levels: np.ndarray, has_p: bool, all_rows: np.ndarray) -> None:
+    ds = S.ds
+    frame = ds.frame
+    joint = False
+    if has_p:
+        rows1 = (frame["p"] == p_levels[0]).to_numpy()
+        text1 = f"p = {p_levels[0]:g}"
+        if frame.loc[rows1, "n"].nunique() < 3:
+            joint = True
+            S.notes.append(f"only {frame.loc[rows1, 'n'].nunique()} distinct n at the lowest p "
+                           f"(p = {p_levels[0]:g}): computation and communication stages run on all runs "
+                           "together with the processor functions")
+    else:
+        rows1, text1 = all_rows, "all runs"
+        S.notes.append("no p column: computation and communication stages both use all runs")
+
+    if joint:
+        comp_f = S.terms("processors", "computation") or (ONE,)
+        comm_f = S.terms("processors", "communication") or (ONE,)
+        seeds = _part_stage(S, "computation", all_rows, "all runs", [Structure()], "comp", comp_f, True)
+        seeds = _part_stage(S, "communication", all_rows, "all runs", seeds, "comm", comm_f, True)
+        over = S.terms("processors", "overhead")
+        if over:
+            s3c = seeds + [Structure(s.comp, s.comm, s.extra + (f,)) for s in seeds for f in over]
+            seeds, _ = S.run("processors/overhead", all_rows, "all runs", s3c,
+                             S.space.stages.get("processors", {}).get("top", 24), final=True)
+    else:
+        single = not has_p
+        seeds = _part_stage(S, "computation", rows1, text1, [Structure()], "comp", (ONE,), single)
+        if has_p:
+            rows2 = (frame["p"] == p_levels[1]).to_numpy()
+            text2 = f"p = {p_levels[1]:g}"
+            note = ""
+            if frame.loc[rows2, "n"].nunique() < 3:
+                rows2 = (frame["p"] <= p_levels[1]).to_numpy()
+                text2 = f"p <= {p_levels[1]:g}"
+                note = f"fewer than 3 distinct n at p = {p_levels[1]:g}: the two lowest p levels together"
+        else:
+            rows2, text2, note = all_rows, "all runs", ""
+        seeds = _part_stage(S, "communication", rows2, text2, seeds, "comm", (ONE,), single, note)
+        if has_p:
+            seeds = _stage_processors(S, seeds, all_rows, final=True)
+    if ds.extra_params:
+        _stage_parameters(S, seeds, all_rows)
+
+
+def _final(S: _Search) -> SearchOutcome:
+    """Merge every stage scored on all runs; keep the best score per distinct term set."""
+    if not S.final:
+        raise DataError(f"{S.ds.source}: no stage could run on these data")
+    structures = [s for sc in S.final for s in sc.structures]
+    metric_names = S.final[0].metrics.keys()
+    width = max(sc.coefficients.shape[1] for sc in S.final)
+    coefs = np.vstack([np.pad(sc.coefficients, ((0, 0), (0, width - sc.coefficients.shape[1])),
+                              constant_values=np.nan) for sc in S.final])
+    merged = Scores(structures, coefs, {m: np.concatenate([sc.metrics[m] for sc in S.final])
+                                        for m in metric_names},
+                    np.concatenate([sc.n_terms for sc in S.final]),
+                    sum(sc.n_fits for sc in S.final), np.concatenate([sc.valid for sc in S.final]))
+    order = rank(merged.metric(S.opt.metric))
+    seen: set = set()
+    unique = []
+    for i in order:  # drop duplicates: the same non-zero terms scored by two stages or zeroed by NNLS
+        terms = structures[i].terms
+        key = frozenset(t for t, c in zip(terms, coefs[i]) if c != 0.0)
+        if key not in seen and merged.valid[i]:
+            seen.add(key)
+            unique.append(i)
+    return SearchOutcome(merged, np.array(unique, dtype=int), S.reports, S.notes)

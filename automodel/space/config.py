@@ -1,0 +1,172 @@
+"""Search spaces are data: read and validate a TOML file of ``search_spaces/`` into a :class:`SearchSpace`.
+
+Stage definitions, term families, top-K per stage, pruning percentile, ranking metric and fit options
+all live in the file; this module only checks them and turns term strings into :class:`Term` objects.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from automodel.errors import SpaceError
+from automodel.fit.metrics import METRICS
+from automodel.space.parse import parse_term
+from automodel.space.terms import Term
+
+__all__ = ["SearchSpace", "FitOptions", "Group", "load_space", "space_path", "SPACES_DIR"]
+
+#: the search spaces shipped with automodel (``search_spaces/`` in a source checkout, a copy in the wheel)
+SPACES_DIR = Path(__file__).resolve().parents[2] / "search_spaces"
+_PACKAGED = Path(__file__).resolve().parents[1] / "spaces"
+
+WEIGHTINGS = ("none", "relative")
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """How candidates are fitted and ranked."""
+
+    nonnegative: bool = True
+    weighting: str = "relative"
+    metric: str = "s"
+    prune_percentile: float = 50.0
+    min_survivors: int = 8
+    templates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of related terms evaluated only when its representative made the top list."""
+
+    representative: Term
+    members: tuple[Term, ...]
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """A validated search space. ``stages`` maps a stage name to its (checked) settings."""
+
+    name: str
+    description: str
+    fit: FitOptions
+    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: str = ""
+
+
+_FIT_KEYS = {"nonnegative", "weighting", "metric", "prune_percentile", "min_survivors", "templates"}
+# per stage: allowed keys -> kind ("int", "terms", "groups", "str")
+_STAGES: dict[str, dict[str, str]] = {
+    "computation": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
+    "communication": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
+    "processors": {"top": "int", "computation": "terms", "communication": "terms", "overhead": "terms"},
+    "p_only": {"max_terms": "int", "top": "int", "terms": "terms"},
+    "parameters": {"top": "int", "functions": "terms"},
+    "pmnf": {"top": "int", "terms": "terms"},
+}
+
+
+def space_path(name_or_file: str | Path) -> Path:
+    """Resolve a space given by name (``default``) or by a path to a TOML file."""
+    p = Path(name_or_file)
+    if p.suffix == ".toml" or p.exists():
+        return p
+    for folder in (SPACES_DIR, _PACKAGED):
+        candidate = folder / f"{name_or_file}.toml"
+        if candidate.exists():
+            return candidate
+    known = sorted(f.stem for f in SPACES_DIR.glob("*.toml")) if SPACES_DIR.exists() else []
+    raise SpaceError(f"no search space named {str(name_or_file)!r}; known: {', '.join(known) or 'none'}, "
+                     f"or give a path to a .toml file")
+
+
+def _terms(value: Any, where: str) -> tuple[Term, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SpaceError(f"{where}: expected a list of term strings")
+    out = []
+    for v in value:
+        try:
+            out.append(parse_term(v))
+        except SpaceError as exc:
+            raise SpaceError(f"{where}: {exc}") from None
+    return tuple(out)
+
+
+def _int(value: Any, where: str, low: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise SpaceError(f"{where}: expected an integer >= {low}, got {value!r}")
+    return value
+
+
+def load_space(name_or_file: str | Path = "default") -> SearchSpace:
+    """Read a search space by name or path; every problem is a one-line :class:`SpaceError`."""
+    path = space_path(name_or_file)
+    src = str(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpaceError(f"{src}: no such search-space file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SpaceError(f"{src}: not valid TOML ({exc})") from None
+    unknown = set(raw) - {"name", "description", "fit", "stages"}
+    if unknown:
+        raise SpaceError(f"{src}: unknown top-level key(s) {sorted(unknown)}; expected name, description, fit, stages")
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str):
+        raise SpaceError(f"{src}: 'name' must be a string")
+    fit_raw = raw.get("fit", {})
+    if not isinstance(fit_raw, dict) or set(fit_raw) - _FIT_KEYS:
+        raise SpaceError(f"{src}: [fit] has unknown key(s) {sorted(set(fit_raw) - _FIT_KEYS)}; "
+                         f"expected {sorted(_FIT_KEYS)}")
+    fit = FitOptions(**fit_raw)
+    if not isinstance(fit.nonnegative, bool):
+        raise SpaceError(f"{src}: [fit] nonnegative must be true or false")
+    if fit.weighting not in WEIGHTINGS:
+        raise SpaceError(f"{src}: [fit] weighting must be one of {WEIGHTINGS}, got {fit.weighting!r}")
+    if fit.metric not in METRICS:
+        raise SpaceError(f"{src}: [fit] metric must be one of {METRICS}, got {fit.metric!r}")
+    pct = fit.prune_percentile
+    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 100:
+        raise SpaceError(f"{src}: [fit] prune_percentile must be a number in (0, 100], got {pct!r}")
+    _int(fit.min_survivors, f"{src}: [fit] min_survivors", 1)
+    if not isinstance(fit.templates, (list, tuple)) or not all(isinstance(t, str) for t in fit.templates):
+        raise SpaceError(f"{src}: [fit] templates must be a list of template names")
+    fit = FitOptions(fit.nonnegative, fit.weighting, fit.metric, float(pct), fit.min_survivors,
+                     tuple(fit.templates))
+
+    stages_raw = raw.get("stages", {})
+    if not isinstance(stages_raw, dict) or not stages_raw:
+        raise SpaceError(f"{src}: needs at least one [stages.<name>] table; known stages: {sorted(_STAGES)}")
+    stages: dict[str, dict[str, Any]] = {}
+    for sname, body in stages_raw.items():
+        where = f"{src}: [stages.{sname}]"
+        if sname not in _STAGES:
+            raise SpaceError(f"{where}: unknown stage; known stages: {sorted(_STAGES)}")
+        if not isinstance(body, dict):
+            raise SpaceError(f"{where}: expected a table")
+        schema = _STAGES[sname]
+        extra = set(body) - set(schema)
+        if extra:
+            raise SpaceError(f"{where}: unknown key(s) {sorted(extra)}; expected {sorted(schema)}")
+        stage: dict[str, Any] = {}
+        for key, value in body.items():
+            kind = schema[key]
+            if kind == "int":
+                stage[key] = _int(value, f"{where} {key}", 1)
+            elif kind == "terms":
+                stage[key] = _terms(value, f"{where} {key}")
+            else:
+                if not isinstance(value, list):
+                    raise SpaceError(f"{where} {key}: expected [[stages.{sname}.groups]] tables")
+                groups = []
+                for i, g in enumerate(value):
+                    gw = f"{where} group {i + 1}"
+                    if not isinstance(g, dict) or set(g) != {"representative", "members"}:
+                        raise SpaceError(f"{gw}: expected exactly the keys representative and members")
+                    groups.append(Group(_terms([g["representative"]], gw)[0], _terms(g["members"], gw)))
+                stage[key] = tuple(groups)
+        stages[sname] = stage
+    description = raw.get("description", "")
+    return SearchSpace(name, str(description), fit, stages, src)

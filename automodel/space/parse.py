@@ -1,0 +1,99 @@
+"""Read a term written in the small term language of the search-space files, without ``eval``.
+
+Grammar: a product of atoms joined by ``*`` or ``/``. Atoms (``x`` any parameter name):
+
+* ``1``, ``x``, ``x^r`` with ``r`` an integer or ``(a/b)`` / ``a/b`` fraction, ``sqrt(x)``,
+* ``log2(x)``, ``log2(x)^k``,
+* ``ceil_log2(x)`` (contention-hockney-singh.txt, sec. 3.3),
+* ``sigmoid(x)``, ``sigmoid(x, pc)`` or ``sigmoid(x, y/c)``: ``x / (1 + exp(-(x - pc)))`` with
+  ``pc`` a number or ``y / c`` (bayesian-kohashi-2022.txt, eq. 6, ``pc = n / cores_per_node``).
+
+Examples
+--------
+>>> str(parse_term("n^3*log2(n)/p"))
+'n**3*log2(n)/p'
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from automodel.errors import SpaceError
+from automodel.space.terms import CeilLog2, ONE, PowerLog, Sigmoid, Term
+
+__all__ = ["parse_term"]
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_EXP = r"(?:\^\s*(?:\(\s*(-?\d+)\s*(?:/\s*(\d+))?\s*\)|(-?\d+)(?:\s*/\s*(\d+))?))?"
+_ATOM = re.compile(
+    rf"\s*(?:(?P<one>1)(?![0-9])|sqrt\(\s*(?P<sqrt>{_NAME})\s*\)|log2\(\s*(?P<log>{_NAME})\s*\)"
+    rf"|ceil_log2\(\s*(?P<ceil>{_NAME})\s*\)"
+    rf"|sigmoid\(\s*(?P<sig>{_NAME})\s*(?:,\s*(?:(?P<pcnum>[0-9.eE+-]+)|(?P<pcpar>{_NAME})\s*/\s*(?P<pcdiv>[0-9.eE+-]+)))?\s*\)"
+    rf"|(?P<var>{_NAME})){_EXP}\s*"
+)
+
+
+def _exponent(m: re.Match) -> Fraction:
+    num, den, num2, den2 = m.groups()[-4:]  # the exponent groups close the pattern
+    if num is not None:
+        return Fraction(int(num), int(den) if den else 1)
+    if num2 is not None:
+        return Fraction(int(num2), int(den2) if den2 else 1)
+    return Fraction(1)
+
+
+def parse_term(text: str) -> Term:
+    """Parse ``text`` (see module docstring) into a :class:`Term`; raise SpaceError if it does not parse."""
+    if not isinstance(text, str) or not text.strip():
+        raise SpaceError(f"expected a term such as 'n^2*log2(n)/p', got {text!r}")
+    pos, sign, term = 0, 1, ONE
+    s = text.strip()
+    while True:
+        m = _ATOM.match(s, pos)
+        if not m or m.end() == pos:
+            raise SpaceError(f"cannot read term {text!r} at position {pos}: expected an atom such as "
+                             f"n, n^(3/2), sqrt(n), log2(n), ceil_log2(p), sigmoid(p, n/64) or 1")
+        e = _exponent(m)
+        if m.group("one"):
+            factor = ONE
+        elif m.group("sqrt"):
+            factor = Term((PowerLog(m.group("sqrt"), Fraction(1, 2) * e),))
+        elif m.group("log"):
+            if e.denominator != 1 or e < 0:
+                raise SpaceError(f"in term {text!r}: log2(...) takes a non-negative integer power")
+            factor = Term((PowerLog(m.group("log"), Fraction(0), int(e)),))
+        elif m.group("ceil"):
+            if e != 1:
+                raise SpaceError(f"in term {text!r}: ceil_log2(...) cannot take a power")
+            factor = Term((CeilLog2(m.group("ceil")),))
+        elif m.group("sig"):
+            if e != 1:
+                raise SpaceError(f"in term {text!r}: sigmoid(...) cannot take a power")
+            try:
+                if m.group("pcpar"):
+                    sig = Sigmoid(m.group("sig"), 0.0, m.group("pcpar"), 1.0 / float(m.group("pcdiv")))
+                else:
+                    sig = Sigmoid(m.group("sig"), float(m.group("pcnum") or 0.0))
+            except (ValueError, ZeroDivisionError):
+                raise SpaceError(f"in term {text!r}: bad sigmoid centre") from None
+            factor = Term((sig,))
+        else:
+            factor = Term((PowerLog(m.group("var"), e),))
+        if sign < 0:
+            factor = Term(tuple(_invert(f) for f in factor.factors))
+        term = term * factor
+        pos = m.end()
+        if pos == len(s):
+            return term
+        op = s[pos]
+        if op not in "*/":
+            raise SpaceError(f"cannot read term {text!r} at position {pos}: expected '*' or '/'")
+        sign = -1 if op == "/" else 1
+        pos += 1
+
+
+def _invert(f):
+    if isinstance(f, PowerLog) and f.log_exponent == 0:
+        return PowerLog(f.param, -f.exponent, 0, f.offset)
+    raise SpaceError("only plain powers (x, x^r, sqrt(x)) can be divided by")

@@ -1,0 +1,277 @@
+"""Terms: products of simple factors of the parameters, each with a sympy expression and a numpy evaluator.
+
+A model is ``T = sum_k c_k * term_k(params)``. Every term is a product of *factors* drawn from a small,
+closed vocabulary, so a term can be written to JSON as plain data and rebuilt without evaluating any
+string (no ``eval``, no ``sympify``):
+
+* :class:`PowerLog` ``(x + offset)^e * log2(x)^l`` covers polynomials with integer and fractional
+  exponents, the logarithmic family of PMNF (Extra-P), the P-terms ``1/p``, ``log2 p``,
+  ``log2 p / sqrt(p)``, ``1/p^2``, ``p``, ``sqrt(p)`` (bayesian-kohashi-2022.txt, sec. 2.1, eqs. 1-5)
+  and the load divisors ``1/cpu``, ``1/bw`` (rational-polynomial-yagnik-icpp2006.txt, eqs. 2, 3, 5).
+* :class:`Sigmoid` ``x / (1 + exp(-(x - pc)))``, the deceleration term of bayesian-kohashi-2022.txt,
+  sec. 2.1, eq. 6, with ``pc`` a constant or ``scale * other_parameter`` (``pc = n / cores_per_node``).
+* :class:`CeilLog2` ``ceiling(log2(x))``, the step count of tree-shaped collectives
+  (contention-hockney-singh.txt, sec. 3.3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping, Union
+
+import numpy as np
+import sympy
+
+from automodel.errors import ModelFileError
+from automodel.space.symbols import log2, symbol
+
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict"]
+
+Columns = Mapping[str, np.ndarray]
+
+
+def _fraction(value: Any, what: str) -> Fraction:
+    """A rational exponent from JSON data: an int, or a string ``"a/b"`` of two ints (no evaluation)."""
+    if isinstance(value, bool):
+        raise ModelFileError(f"{what}: expected an exponent such as 2 or '3/2', got {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, str) and len(value) <= 32:
+        num, _, den = value.partition("/")
+        try:
+            return Fraction(int(num), int(den) if den else 1)
+        except (ValueError, ZeroDivisionError):
+            pass
+    raise ModelFileError(f"{what}: expected an exponent such as 2 or '3/2', got {value!r}")
+
+
+def _name(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.isidentifier() or len(value) > 64:
+        raise ModelFileError(f"{what}: expected a parameter name, got {value!r}")
+    return value
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+        raise ModelFileError(f"{what}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True, order=True)
+class PowerLog:
+    """``(x + offset)^exponent * log2(x)^log_exponent``."""
+
+    param: str
+    exponent: Fraction = Fraction(1)
+    log_exponent: int = 0
+    offset: int = 0
+
+    @property
+    def expr(self) -> sympy.Expr:
+        x = symbol(self.param)
+        e = sympy.Rational(self.exponent.numerator, self.exponent.denominator)
+        return (x + self.offset) ** e * log2(x) ** self.log_exponent
+
+    def evaluate(self, columns: Columns) -> np.ndarray:
+        x = np.asarray(columns[self.param], dtype=float)
+        out = np.ones_like(x)
+        if self.exponent:
+            out = out * np.power(x + self.offset, float(self.exponent))
+        if self.log_exponent:
+            out = out * np.log2(x) ** self.log_exponent
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": "power", "param": self.param}
+        e = self.exponent
+        d["exponent"] = e.numerator if e.denominator == 1 else f"{e.numerator}/{e.denominator}"
+        if self.log_exponent:
+            d["log_exponent"] = self.log_exponent
+        if self.offset:
+            d["offset"] = self.offset
+        return d
+
+
+@dataclass(frozen=True, order=True)
+class Sigmoid:
+    """``x / (1 + exp(-(x - pc)))`` with ``pc = center + center_scale * center_param``.
+
+    bayesian-kohashi-2022.txt, sec. 2.1, eq. 6: the deceleration once the cores exceed the matrix size,
+    ``pc = M / n_core``; here ``center_param="n"``, ``center_scale=1/cores_per_node``.
+    """
+
+    param: str
+    center: float = 0.0
+    center_param: str = ""
+    center_scale: float = 0.0
+
+    def _pc_expr(self) -> sympy.Expr:
+        pc = sympy.Float(self.center) if self.center else sympy.Integer(0)
+        if self.center_param:
+            pc = pc + sympy.Float(self.center_scale) * symbol(self.center_param)
+        return pc
+
+    @property
+    def expr(self) -> sympy.Expr:
+        x = symbol(self.param)
+        return x / (1 + sympy.exp(-(x - self._pc_expr())))
+
+    def evaluate(self, columns: Columns) -> np.ndarray:
+        x = np.asarray(columns[self.param], dtype=float)
+        pc = self.center + (self.center_scale * np.asarray(columns[self.center_param], float)
+                            if self.center_param else 0.0)
+        # x * sigmoid(x - pc), written with exp of a non-positive number only, so it never overflows
+        z = x - pc
+        ez = np.exp(-np.abs(z))
+        return x * np.where(z >= 0, 1.0 / (1.0 + ez), ez / (1.0 + ez))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": "sigmoid", "param": self.param, "center": self.center}
+        if self.center_param:
+            d["center_param"] = self.center_param
+            d["center_scale"] = self.center_scale
+        return d
+
+
+@dataclass(frozen=True, order=True)
+class CeilLog2:
+    """``ceiling(log2(x))``: the number of steps of a binomial tree or recursive doubling on x processes."""
+
+    param: str
+
+    @property
+    def expr(self) -> sympy.Expr:
+        return sympy.ceiling(log2(symbol(self.param)))
+
+    def evaluate(self, columns: Columns) -> np.ndarray:
+        return np.ceil(np.log2(np.asarray(columns[self.param], dtype=float)) - 1e-12)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "ceil_log2", "param": self.param}
+
+
+Factor = Union[PowerLog, Sigmoid, CeilLog2]
+
+
+def _factor_key(f: Factor) -> tuple:
+    return (type(f).__name__, f.param, repr(f))
+
+
+def _merge(factors: tuple[Factor, ...]) -> tuple[Factor, ...]:
+    """Canonical form: combine plain powers of the same parameter, drop unit factors, sort."""
+    powers: dict[str, list[Fraction | int]] = {}
+    others: list[Factor] = []
+    for f in factors:
+        if isinstance(f, PowerLog) and f.offset == 0:
+            e, l = powers.get(f.param, [Fraction(0), 0])
+            powers[f.param] = [e + f.exponent, l + f.log_exponent]
+        else:
+            others.append(f)
+    merged: list[Factor] = [PowerLog(k, Fraction(e), int(l)) for k, (e, l) in powers.items() if e or l]
+    return tuple(sorted(merged + others, key=_factor_key))
+
+
+@dataclass(frozen=True)
+class Term:
+    """A product of factors; the empty product is the constant term ``1``.
+
+    Examples
+    --------
+    >>> t = power("n", 3) * power("p", -1) * power("cpu", -1)
+    >>> str(t)
+    'n**3/(cpu*p)'
+    """
+
+    factors: tuple[Factor, ...] = ()
+    _expr: sympy.Expr = field(default=None, init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "factors", _merge(tuple(self.factors)))
+
+    def __mul__(self, other: "Term") -> "Term":
+        return Term(self.factors + other.factors)
+
+    @property
+    def params(self) -> frozenset[str]:
+        names = {f.param for f in self.factors}
+        names |= {f.center_param for f in self.factors if isinstance(f, Sigmoid) and f.center_param}
+        return frozenset(names)
+
+    @property
+    def expr(self) -> sympy.Expr:
+        if self._expr is None:
+            e = sympy.Mul(*[f.expr for f in self.factors]) if self.factors else sympy.Integer(1)
+            object.__setattr__(self, "_expr", e)
+        return self._expr
+
+    def __str__(self) -> str:
+        return str(self.expr)
+
+    def evaluate(self, columns: Columns, n_rows: int | None = None) -> np.ndarray:
+        """The term's value on every row (vectorised; ``n_rows`` is needed for the constant term)."""
+        if not self.factors:
+            if n_rows is None:
+                n_rows = len(next(iter(columns.values())))
+            return np.ones(n_rows)
+        out = self.factors[0].evaluate(columns)
+        for f in self.factors[1:]:
+            out = out * f.evaluate(columns)
+        return out
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [f.to_dict() for f in self.factors]
+
+
+ONE = Term()
+
+
+def power(param: str, exponent: Fraction | int | str = 1, log_exponent: int = 0) -> Term:
+    """The single-factor term ``param^exponent * log2(param)^log_exponent``."""
+    if isinstance(exponent, str):
+        exponent = _fraction(exponent, "exponent")
+    return Term((PowerLog(param, Fraction(exponent), int(log_exponent)),))
+
+
+def term_from_dict(data: Any, allowed_params: frozenset[str] | set[str], what: str = "term") -> Term:
+    """Rebuild a term from its JSON form, validating every field; never evaluates strings."""
+    if not isinstance(data, list) or len(data) > 16:
+        raise ModelFileError(f"{what}: expected a list of factors, got {type(data).__name__}")
+    factors: list[Factor] = []
+    for i, f in enumerate(data):
+        where = f"{what}, factor {i}"
+        if not isinstance(f, dict):
+            raise ModelFileError(f"{where}: expected an object, got {type(f).__name__}")
+        kind = f.get("kind")
+        param = _name(f.get("param"), f"{where}, 'param'")
+        if param not in allowed_params:
+            raise ModelFileError(f"{where}: parameter {param!r} is not one of the model's parameters")
+        if kind == "power":
+            known = {"kind", "param", "exponent", "log_exponent", "offset"}
+            log_e = f.get("log_exponent", 0)
+            offset = f.get("offset", 0)
+            if not isinstance(log_e, int) or isinstance(log_e, bool) or not 0 <= log_e <= 8:
+                raise ModelFileError(f"{where}: 'log_exponent' must be an integer 0..8, got {log_e!r}")
+            if not isinstance(offset, int) or isinstance(offset, bool) or abs(offset) > 10**6:
+                raise ModelFileError(f"{where}: 'offset' must be a small integer, got {offset!r}")
+            factor: Factor = PowerLog(param, _fraction(f.get("exponent", 1), f"{where}, 'exponent'"),
+                                      log_e, offset)
+        elif kind == "sigmoid":
+            known = {"kind", "param", "center", "center_param", "center_scale"}
+            cparam = f.get("center_param", "")
+            if cparam:
+                cparam = _name(cparam, f"{where}, 'center_param'")
+                if cparam not in allowed_params:
+                    raise ModelFileError(f"{where}: parameter {cparam!r} is not one of the model's parameters")
+            factor = Sigmoid(param, _number(f.get("center", 0.0), f"{where}, 'center'"), cparam,
+                             _number(f.get("center_scale", 0.0), f"{where}, 'center_scale'"))
+        elif kind == "ceil_log2":
+            known = {"kind", "param"}
+            factor = CeilLog2(param)
+        else:
+            raise ModelFileError(f"{where}: unknown factor kind {kind!r} (expected power, sigmoid or ceil_log2)")
+        extra = set(f) - known
+        if extra:
+            raise ModelFileError(f"{where}: unexpected field(s) {sorted(extra)}")
+        factors.append(factor)
+    return Term(tuple(factors))

@@ -1,0 +1,228 @@
+"""FiM-Com's queueing models of scatter, broadcast and gather, simulated many jobs at once.
+
+Source: Bhimani et al. 2019, ``seeds/fim-bhimani-2019.txt``, section 3.2-3.3 and Fig. 4: stations
+D (data transfer), M (metadata), C (network initialisation) and R (receive) in series, with the
+service processes of eqs. 13-16. Each job is a piece of the message of at most ``job_size`` units
+of ``n``. Everything is vectorised over replications, senders, receivers and jobs: FIFO queues are
+solved with the Lindley recursion as a cumulative maximum, and M's queue-length-dependent service
+by a monotone fixed-point iteration that is exact when it stops.
+
+Interpretations (the paper leaves them open; the released C code, ``bhimanijanki/FiM``, guides):
+
+* eq. 13, ``mu_1 = Uniform(zeta_min, zeta_max)``: a job of ``s`` units takes ``s / mu_1`` with the
+  rate drawn per job; ``zeta_min = ratio * zeta_max`` (the paper measures 90-100 %, ratio 0.9).
+* eq. 14, ``mu_2 = log(chi)``: a rate of ``log 1 = 0`` would never serve, so as in ``broadcast.c``
+  the metadata service *time* is ``Exp(meta_mean) + meta_log * log(chi)``, with ``chi`` the jobs
+  waiting behind the one entering service (no log term when ``chi = 0``).
+* eq. 15, ``mu_3 = exp(eta)``: C is a delay (infinite) server, each job delayed ``Exp(eta)``.
+* eq. 16, ``mu_4 = phi * exp(psi)``: each receiver serves its jobs FIFO with ``Exp(psi)`` times;
+  the factor ``phi`` (receivers fetching at once) is realised by simulating the ``phi`` receivers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from automodel.errors import DataError
+
+__all__ = ["PATTERNS", "QueueParams", "Draws", "job_sizes", "draw", "run", "lindley", "simulate", "config_rng"]
+
+PATTERNS: tuple[str, ...] = ("scatter", "broadcast", "gather")
+
+
+@dataclass(frozen=True)
+class QueueParams:
+    """Service-process parameters of eqs. 13-16 (times in the unit of the measured ``time``).
+
+    Attributes
+    ----------
+    zeta_max : float
+        Upper bound of the data rate of D (units of ``n`` per time unit), eq. 13.
+    meta_mean, meta_log : float
+        Mean exponential part and log(queue) coefficient of M's service time, eq. 14.
+    init_mean : float
+        ``eta``: mean initialisation delay of C, eq. 15.
+    recv_mean : float
+        ``psi``: mean receive time per job at R, eq. 16.
+    zeta_ratio : float
+        ``zeta_min / zeta_max`` in (0, 1].
+    """
+
+    zeta_max: float
+    meta_mean: float
+    meta_log: float
+    init_mean: float
+    recv_mean: float
+    zeta_ratio: float = 0.9
+
+    def __post_init__(self) -> None:
+        values = (self.zeta_max, self.meta_mean, self.meta_log, self.init_mean, self.recv_mean)
+        if not all(np.isfinite(v) and v >= 0 for v in values) or self.zeta_max <= 0:
+            raise DataError(f"FiM-Com: queue parameters must be finite, >= 0 and zeta_max > 0, got {values}")
+        if not 0 < self.zeta_ratio <= 1:
+            raise DataError(f"FiM-Com: zeta_ratio must be in (0, 1], got {self.zeta_ratio!r}")
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Standard random variates for one configuration (common random numbers across parameters).
+
+    Shapes: ``data`` (reps, senders, sender_jobs) uniforms for D; ``meta`` and ``init`` the same
+    shape, standard exponentials for M and C; ``recv`` (reps, receivers, receiver_jobs) for R.
+    """
+
+    pattern: str
+    receivers: int
+    sizes: np.ndarray
+    data: np.ndarray
+    meta: np.ndarray
+    init: np.ndarray
+    recv: np.ndarray
+
+    @property
+    def n_jobs(self) -> int:
+        """Jobs entering the D stations over all replications and senders."""
+        return int(self.data.size)
+
+
+def job_sizes(n: float, job_size: float) -> np.ndarray:
+    """Split a message of ``n`` units into ``ceil(n / job_size)`` jobs (the last one partial).
+
+    Examples
+    --------
+    >>> job_sizes(10.0, 4.0).tolist()
+    [4.0, 4.0, 2.0]
+    """
+    if not (np.isfinite(n) and n > 0 and np.isfinite(job_size) and job_size > 0):
+        raise DataError(f"FiM-Com: message size n and job_size must be > 0, got {n!r}, {job_size!r}")
+    count = max(int(np.ceil(n / job_size - 1e-9)), 1)
+    sizes = np.full(count, float(job_size))
+    sizes[-1] = n - job_size * (count - 1)
+    return sizes
+
+
+def draw(pattern: str, n: float, p: int, job_size: float, reps: int, rng: np.random.Generator) -> Draws:
+    """Draw every random variate one configuration needs.
+
+    ``n`` is the data size per receiver (per sender for gather), as MPI counts are; ``p`` processes
+    give ``p - 1`` receivers (scatter, broadcast) or senders (gather), at least one.
+    """
+    if pattern not in PATTERNS:
+        raise DataError(f"FiM-Com: pattern must be one of {PATTERNS}, got {pattern!r}")
+    if int(p) != p or p < 1:
+        raise DataError(f"FiM-Com: process count p must be a positive integer, got {p!r}")
+    if int(reps) != reps or reps < 1:
+        raise DataError(f"FiM-Com: reps must be a positive integer, got {reps!r}")
+    peers = max(int(p) - 1, 1)
+    sizes = job_sizes(float(n), float(job_size))
+    jobs = sizes.size
+    if pattern == "scatter":  # one sender, a distinct block per receiver, round robin (Fig. 4a)
+        sender_shape, recv_shape = (reps, 1, peers * jobs), (reps, peers, jobs)
+    elif pattern == "broadcast":  # one sender, each job duplicated to every receiver (Fig. 4b)
+        sender_shape, recv_shape = (reps, 1, jobs), (reps, peers, jobs)
+    else:  # gather: parallel D, M, C per sender, one FIFO receiver (Fig. 4c)
+        sender_shape, recv_shape = (reps, peers, jobs), (reps, 1, peers * jobs)
+    return Draws(pattern, peers, sizes, rng.random(sender_shape), rng.standard_exponential(sender_shape),
+                 rng.standard_exponential(sender_shape), rng.standard_exponential(recv_shape))
+
+
+def lindley(arrivals: np.ndarray, service: np.ndarray) -> np.ndarray:
+    """Departure times of a FIFO single server, along the last axis (arrivals sorted).
+
+    ``d_k = max(a_k, d_{k-1}) + S_k`` unrolled: ``d_k = C_k + max_{j<=k}(a_j - C_{j-1})`` with
+    ``C`` the cumulative service.
+
+    Examples
+    --------
+    >>> lindley(np.array([0.0, 0.0, 5.0]), np.array([1.0, 1.0, 1.0])).tolist()
+    [1.0, 2.0, 6.0]
+    """
+    total = np.cumsum(service, axis=-1)
+    return total + np.maximum.accumulate(arrivals - (total - service), axis=-1)
+
+
+def _count_le(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Per row of the last axis, how many ``sorted_values`` are <= each (sorted) query."""
+    rows = sorted_values.reshape(-1, sorted_values.shape[-1])
+    q = queries.reshape(-1, queries.shape[-1])
+    scale = np.maximum(np.max(np.abs(rows), axis=1), np.max(np.abs(q), axis=1)) * (1 + 1e-9) + 1e-300
+    offset = 2.0 * np.arange(rows.shape[0])[:, None]
+    keys = (offset + rows / scale[:, None]).ravel()
+    found = np.searchsorted(keys, (offset + q / scale[:, None]).ravel(), side="right")
+    counts = found.reshape(q.shape) - np.arange(rows.shape[0])[:, None] * rows.shape[1]
+    return counts.reshape(queries.shape)
+
+
+def _metadata_station(arrivals: np.ndarray, exp_part: np.ndarray, meta_log: float,
+                      max_iter: int | None = None) -> np.ndarray:
+    """Departures of M, whose service time grows with log of the queue behind the job (eq. 14).
+
+    Fixed point of ``chi -> service -> departures (Lindley) -> chi`` from ``chi = 0``: the map is
+    monotone, so the iterates rise to the unique fixed point, which is the sequential solution
+    (job k's ``chi`` only depends on jobs before it). It stops when ``chi`` no longer changes.
+    """
+    if meta_log == 0.0:
+        return lindley(arrivals, exp_part)
+    jobs = arrivals.shape[-1]
+    index = np.arange(jobs)
+    chi = np.zeros(arrivals.shape, dtype=np.int64)
+    for _ in range(max_iter or jobs + 1):
+        service = exp_part + meta_log * np.log(np.maximum(chi, 1))
+        depart = lindley(arrivals, service)
+        start = depart - service
+        new_chi = _count_le(arrivals, start) - index - 1
+        if np.array_equal(new_chi, chi):
+            return depart
+        chi = new_chi
+    return depart
+
+
+def run(draws: Draws, params: QueueParams) -> np.ndarray:
+    """Completion time of the collective in each replication, shape ``(reps,)``.
+
+    D serves all jobs of a sender from time 0 (all data in memory, sec. 3.2), M follows FIFO, C
+    delays each job, R queues per receiver; the collective ends when the last job is received.
+    """
+    sizes = draws.sizes
+    jobs = sizes.size
+    if draws.pattern == "scatter":
+        sizes = np.tile(sizes, draws.receivers)  # receiver-major blocks of the same job sizes
+    rate = params.zeta_max * (params.zeta_ratio + (1.0 - params.zeta_ratio) * draws.data)
+    d_out = np.cumsum(sizes / rate, axis=-1)  # single server D with every job waiting at t = 0
+    m_out = _metadata_station(d_out, params.meta_mean * draws.meta, params.meta_log)
+    c_out = m_out + params.init_mean * draws.init
+    reps, peers = draws.recv.shape[0], draws.receivers
+    if draws.pattern == "scatter":  # block q (jobs q*J .. q*J+J-1) goes to receiver q
+        arrive = c_out.reshape(reps, peers, jobs)
+        arrive = np.sort(arrive, axis=-1)
+    elif draws.pattern == "broadcast":  # the same arrivals reach every receiver
+        arrive = np.broadcast_to(np.sort(c_out, axis=-1), (reps, peers, jobs))
+    else:
+        arrive = np.sort(c_out.reshape(reps, 1, peers * jobs), axis=-1)
+    done = lindley(arrive, params.recv_mean * draws.recv)
+    return done[..., -1].max(axis=-1)
+
+
+def simulate(pattern: str, n: float, p: int, params: QueueParams, job_size: float, reps: int,
+             seed: int = 0) -> np.ndarray:
+    """Seeded simulation of one configuration: completion times of ``reps`` replications.
+
+    The generator is seeded from ``(seed, pattern, n, p)`` so a configuration gives the same
+    result whatever else is simulated alongside it.
+
+    Examples
+    --------
+    >>> q = QueueParams(zeta_max=100.0, meta_mean=0.0, meta_log=0.0, init_mean=0.0, recv_mean=0.0,
+    ...                 zeta_ratio=1.0)
+    >>> simulate("broadcast", 1000.0, 4, q, job_size=100.0, reps=3).tolist()
+    [10.0, 10.0, 10.0]
+    """
+    return run(draw(pattern, n, p, job_size, reps, config_rng(seed, pattern, n, p)), params)
+
+
+def config_rng(seed: int, pattern: str, n: float, p: int) -> np.random.Generator:
+    """A generator that depends only on the seed and the configuration."""
+    n_bits = int(np.float64(n).view(np.uint64))
+    return np.random.default_rng([int(seed), PATTERNS.index(pattern), n_bits, int(p)])

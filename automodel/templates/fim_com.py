@@ -1,0 +1,276 @@
+"""FiM-Com template: communication time of a collective from a calibrated queueing simulation.
+
+Source: Bhimani et al. 2019, ``seeds/fim-bhimani-2019.txt``, section 3 (Fig. 4, eqs. 13-16); the
+simulation itself is :mod:`automodel.templates._fim_queue`. The service-process parameters are
+calibrated against measured times (``time`` vs ``n`` and ``p``) with ``scipy.optimize``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import sympy
+from scipy.optimize import least_squares
+
+from automodel.errors import DataError, ModelFileError
+from automodel.space.symbols import symbol
+from automodel.templates._fim_queue import PATTERNS, Draws, QueueParams, config_rng, draw, run
+
+__all__ = ["TEMPLATE", "FimComModel", "FimComTemplate", "calibrate", "simulate_frame"]
+
+_PARAM_NAMES: tuple[str, ...] = ("zeta_max", "meta_mean", "meta_log", "init_mean", "recv_mean")
+
+
+def _configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Columns ``n`` and ``p`` as floats and integers, with a one-line error on bad values."""
+    for name in ("n", "p"):
+        if name not in frame.columns:
+            raise DataError(f"FiM-Com: column '{name}' is missing")
+    n = pd.to_numeric(frame["n"], errors="coerce").to_numpy(dtype=float)
+    p = pd.to_numeric(frame["p"], errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~(np.isfinite(n) & (n > 0)))
+    if bad.size:
+        raise DataError(f"FiM-Com: row {int(bad[0])}, column 'n': expected a data size > 0")
+    bad = np.flatnonzero(~(np.isfinite(p) & (p >= 1) & (p == np.round(p))))
+    if bad.size:
+        raise DataError(f"FiM-Com: row {int(bad[0])}, column 'p': expected a positive integer")
+    return n, p.astype(np.int64)
+
+
+def simulate_frame(frame: pd.DataFrame, pattern: str, params: QueueParams, job_size: float,
+                   reps: int, seed: int = 0) -> np.ndarray:
+    """Simulated completion times, shape ``(len(frame), reps)``; one seeded run per distinct (n, p).
+
+    The loop is over distinct configurations; each configuration is one vectorised simulation of
+    ``reps`` replications.
+    """
+    n, p = _configs(frame)
+    keys = np.column_stack([n, p.astype(float)])
+    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+    out = np.empty((unique.shape[0], reps))
+    for k, (n_k, p_k) in enumerate(unique):
+        rng = config_rng(seed, pattern, float(n_k), int(p_k))
+        out[k] = run(draw(pattern, float(n_k), int(p_k), job_size, reps, rng), params)
+    return out[np.ravel(inverse)]
+
+
+def _initial_guess(pattern: str, n: np.ndarray, p: np.ndarray, time: np.ndarray, ratio: float) -> np.ndarray:
+    """Starting values from the data: small-message time split over C, R, M; rate from the largest."""
+    small = float(np.min(time))
+    volume = n * (np.maximum(p - 1, 1) if pattern == "scatter" else 1.0)
+    k = int(np.argmax(volume / time))
+    zeta = 2.0 * volume[k] / time[k] / (1.0 + ratio)
+    return np.log([zeta, 0.2 * small, 0.05 * small, 0.4 * small, 0.2 * small])
+
+
+def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8, seed: int = 0,
+              zeta_ratio: float = 0.9, max_nfev: int = 200) -> tuple[QueueParams, float]:
+    """Fit the service parameters of eqs. 13-16 to measured times (least squares on log ratios).
+
+    The residual is ``log(simulated mean / measured)``: a relative error that treats over- and
+    under-prediction alike across the orders of magnitude that message sizes span.
+
+    Common random numbers: the standard variates of every training configuration are drawn once,
+    so the simulated mean is a deterministic, piecewise-smooth function of the parameters, which
+    ``scipy.optimize.least_squares`` minimises over their logarithms.
+
+    Returns
+    -------
+    (params, rms) : tuple
+        The calibrated :class:`QueueParams` and the RMS of the training log ratios.
+    """
+    n, p = _configs(frame)
+    time = pd.to_numeric(frame["time"], errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~(np.isfinite(time) & (time > 0)))
+    if bad.size:
+        raise DataError(f"FiM-Com: row {int(bad[0])}, column 'time': expected a time > 0")
+    draws: list[Draws] = [draw(pattern, float(nk), int(pk), job_size, reps, config_rng(seed, pattern, nk, pk))
+                          for nk, pk in zip(n, p)]
+
+    def params_of(x: np.ndarray) -> QueueParams:
+        return QueueParams(*np.exp(x), zeta_ratio=zeta_ratio)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        q = params_of(x)
+        sim = np.array([run(d, q).mean() for d in draws])
+        return np.log(sim / time)
+
+    x0 = _initial_guess(pattern, n, p, time, zeta_ratio)
+    lower, upper = x0 - 25.0, x0 + 25.0
+    fit = least_squares(residuals, x0, bounds=(lower, upper), diff_step=1e-3, x_scale=1.0,
+                        max_nfev=max_nfev)
+    return params_of(fit.x), float(np.sqrt(np.mean(fit.fun**2)))
+
+
+@dataclass(frozen=True)
+class FimComModel:
+    """A calibrated FiM-Com queueing model; ``predict`` is the seeded simulated mean.
+
+    Attributes
+    ----------
+    pattern : str
+        ``"scatter"``, ``"broadcast"`` or ``"gather"`` (Fig. 4 a-c).
+    params : QueueParams
+        Calibrated service parameters of eqs. 13-16.
+    job_size : float
+        Units of ``n`` per job (packet).
+    reps : int
+        Replications per configuration at prediction time.
+    seed : int
+        Base seed; predictions are deterministic.
+    """
+
+    pattern: str
+    params: QueueParams
+    job_size: float
+    reps: int = 64
+    seed: int = 0
+    rms_: float = field(default=float("nan"), compare=False)
+    name: str = "fim_com"
+    n_coefficients: int = 5
+
+    def simulate(self, frame: pd.DataFrame) -> np.ndarray:
+        """Simulated completion times per row, shape ``(len(frame), reps)``."""
+        return simulate_frame(frame, self.pattern, self.params, self.job_size, self.reps, self.seed)
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        """Mean simulated communication time per row (same unit as the training ``time``)."""
+        return self.simulate(frame).mean(axis=1)
+
+    def predict_interval(self, frame: pd.DataFrame, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Central ``level`` quantile band of the simulated times (same draws as :meth:`predict`)."""
+        if not 0 < level < 1:
+            raise DataError(f"FiM-Com: level must be in (0, 1), got {level!r}")
+        sims = self.simulate(frame)
+        return np.quantile(sims, (1 - level) / 2, axis=1), np.quantile(sims, (1 + level) / 2, axis=1)
+
+    @property
+    def expr(self) -> sympy.Expr:
+        """A fluid (bottleneck) approximation of the simulated mean, for printing only.
+
+        ``eta + max(D, M, R)`` with the stage totals ``D = volume * E[1/mu_1]`` (eq. 13),
+        ``M = sender jobs * meta_mean`` (eq. 14 without the log-queue term) and
+        ``R = jobs per receiver * psi`` (eq. 16). The simulation has no closed form; ``predict``
+        is the simulation, not this expression.
+        """
+        q = self.params
+        n, p = symbol("n"), symbol("p")
+        peers = sympy.Max(p - 1, 1)
+        jobs = sympy.Max(sympy.ceiling(n / sympy.Float(self.job_size)), 1)
+        if q.zeta_ratio < 1:
+            inv_rate = math.log(1 / q.zeta_ratio) / (q.zeta_max * (1 - q.zeta_ratio))
+        else:
+            inv_rate = 1 / q.zeta_max
+        volume = n * peers if self.pattern == "scatter" else n
+        sender_jobs = jobs * peers if self.pattern == "scatter" else jobs
+        receiver_jobs = jobs * peers if self.pattern == "gather" else jobs
+        return sympy.Float(q.init_mean) + sympy.Max(sympy.Float(inv_rate) * volume,
+                                                    sympy.Float(q.meta_mean) * sender_jobs,
+                                                    sympy.Float(q.recv_mean) * receiver_jobs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable description (numbers and names only)."""
+        q = self.params
+        return {"kind": "template", "template": "fim_com", "version": 1, "pattern": self.pattern,
+                **{k: float(getattr(q, k)) for k in _PARAM_NAMES}, "zeta_ratio": float(q.zeta_ratio),
+                "job_size": float(self.job_size), "reps": self.reps, "seed": self.seed, "rms": self.rms_}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "FimComModel":
+        """Rebuild from :meth:`to_dict` output, validating every field (nothing is executed)."""
+        if not isinstance(d, dict) or d.get("kind") != "template" or d.get("template") != "fim_com":
+            raise ModelFileError("FiM-Com model file: expected kind 'template' and template 'fim_com'")
+        if d.get("version") != 1:
+            raise ModelFileError(f"FiM-Com model file: unknown version {d.get('version')!r}, expected 1")
+        if d.get("pattern") not in PATTERNS:
+            raise ModelFileError(f"FiM-Com model file: 'pattern' must be one of {PATTERNS}")
+
+        def number(key: str) -> float:
+            v = d.get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ModelFileError(f"FiM-Com model file: '{key}' must be a finite number >= 0, got {v!r}")
+            return float(v)
+
+        def integer(key: str, low: int) -> int:
+            v = d.get(key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ModelFileError(f"FiM-Com model file: '{key}' must be an integer >= {low}, got {v!r}")
+            return v
+
+        try:
+            params = QueueParams(*(number(k) for k in _PARAM_NAMES), zeta_ratio=number("zeta_ratio"))
+        except DataError as exc:
+            raise ModelFileError(f"FiM-Com model file: {exc}") from None
+        job_size = number("job_size")
+        if job_size <= 0:
+            raise ModelFileError("FiM-Com model file: 'job_size' must be > 0")
+        rms = d.get("rms", float("nan"))
+        return cls(pattern=d["pattern"], params=params, job_size=job_size, reps=integer("reps", 1),
+                   seed=integer("seed", 0),
+                   rms_=float(rms) if isinstance(rms, (int, float)) and not isinstance(rms, bool) else float("nan"))
+
+
+@dataclass(frozen=True)
+class FimComTemplate:
+    """FiM-Com as a seeded template (``TEMPLATE`` below); ``fit`` returns a :class:`FimComModel`."""
+
+    name: str = "fim_com"
+    title: str = "FiM-Com: queueing simulation of scatter, broadcast and gather"
+    source: str = "fim-bhimani-2019.txt, sec. 3.2-3.3, Fig. 4, eqs. 13-16"
+    requires: tuple[str, ...] = ("time", "n", "p")
+
+    def applicable(self, frame: pd.DataFrame) -> str | None:
+        """None when the frame has a data size ``n`` and a process count ``p``."""
+        for name in self.requires:
+            if name not in frame.columns:
+                return f"not applicable: no column {name}"
+        return None
+
+    def fit(self, frame: pd.DataFrame, *, pattern: str = "broadcast", job_size: float | None = None,
+            max_jobs: int = 32, reps: int = 64, fit_reps: int = 8, seed: int = 0,
+            zeta_ratio: float = 0.9, max_nfev: int = 200) -> FimComModel:
+        """Calibrate the queueing model of ``pattern`` to the measured times.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Columns ``time``, ``n`` (data size per receiver, or per sender for gather) and ``p``.
+        pattern : {"scatter", "broadcast", "gather", "auto"}
+            Fig. 4's model; ``"auto"`` calibrates all three and keeps the lowest training error.
+            A linear broadcast (the root sends a copy to each receiver) is ``"scatter"``.
+        job_size : float, optional
+            Units of ``n`` per job; default ``max(n) / max_jobs`` over the training rows.
+        reps, fit_reps : int
+            Replications per configuration for prediction and for calibration.
+        seed : int
+            Base seed (results are reproducible).
+        zeta_ratio : float
+            ``zeta_min / zeta_max`` of eq. 13 (0.9 in the paper).
+        max_nfev : int
+            Budget of simulations of the training set for ``least_squares``.
+        """
+        reason = self.applicable(frame)
+        if reason is not None:
+            raise DataError(f"FiM-Com: {reason}")
+        n, _ = _configs(frame)
+        if job_size is None:
+            job_size = float(np.max(n)) / max_jobs
+        patterns = PATTERNS if pattern == "auto" else (pattern,)
+        if not set(patterns) <= set(PATTERNS):
+            raise DataError(f"FiM-Com: pattern must be one of {PATTERNS + ('auto',)}, got {pattern!r}")
+        best: FimComModel | None = None
+        for name in patterns:
+            params, rms = calibrate(frame, name, job_size, reps=fit_reps, seed=seed,
+                                    zeta_ratio=zeta_ratio, max_nfev=max_nfev)
+            model = FimComModel(name, params, float(job_size), reps=reps, seed=seed, rms_=rms)
+            if best is None or rms < best.rms_:
+                best = model
+        assert best is not None
+        return best
+
+
+TEMPLATE = FimComTemplate()
