@@ -143,16 +143,26 @@ def lindley(arrivals: np.ndarray, service: np.ndarray) -> np.ndarray:
     return total + np.maximum.accumulate(arrivals - (total - service), axis=-1)
 
 
-def _count_le(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Per row of the last axis, how many ``sorted_values`` are <= each (sorted) query."""
-    rows = sorted_values.reshape(-1, sorted_values.shape[-1])
-    q = queries.reshape(-1, queries.shape[-1])
-    scale = np.maximum(np.max(np.abs(rows), axis=1), np.max(np.abs(q), axis=1)) * (1 + 1e-9) + 1e-300
-    offset = 2.0 * np.arange(rows.shape[0])[:, None]
-    keys = (offset + rows / scale[:, None]).ravel()
-    found = np.searchsorted(keys, (offset + q / scale[:, None]).ravel(), side="right")
-    counts = found.reshape(q.shape) - np.arange(rows.shape[0])[:, None] * rows.shape[1]
-    return counts.reshape(queries.shape)
+class _RowCounter:
+    """Counts, per row of the last axis, how many sorted arrivals are <= each query.
+
+    The rows are packed once into one sorted key array (row ``r`` maps its values into
+    ``[2r, 2r + 1]``), so each count is a single ``np.searchsorted`` over all rows.
+    """
+
+    def __init__(self, sorted_values: np.ndarray) -> None:
+        rows = sorted_values.reshape(-1, sorted_values.shape[-1])
+        self.shape = sorted_values.shape
+        self.width = rows.shape[1]
+        self.scale = (np.abs(rows[:, -1]) + 1e-300)[:, None]
+        self.offset = 2.0 * np.arange(rows.shape[0])[:, None]
+        self.keys = (self.offset + rows / self.scale).ravel()
+        self.base = np.arange(rows.shape[0])[:, None] * self.width
+
+    def __call__(self, queries: np.ndarray) -> np.ndarray:
+        q = np.minimum(queries.reshape(-1, self.width) / self.scale, 1.5)  # >= last arrival: all
+        found = np.searchsorted(self.keys, (self.offset + q).ravel(), side="right")
+        return (found.reshape(q.shape) - self.base).reshape(self.shape)
 
 
 def _metadata_station(arrivals: np.ndarray, exp_part: np.ndarray, meta_log: float,
@@ -168,11 +178,12 @@ def _metadata_station(arrivals: np.ndarray, exp_part: np.ndarray, meta_log: floa
     jobs = arrivals.shape[-1]
     index = np.arange(jobs)
     chi = np.zeros(arrivals.shape, dtype=np.int64)
+    count_le = _RowCounter(arrivals)
     for _ in range(max_iter or jobs + 1):
         service = exp_part + meta_log * np.log(np.maximum(chi, 1))
         depart = lindley(arrivals, service)
         start = depart - service
-        new_chi = _count_le(arrivals, start) - index - 1
+        new_chi = count_le(start) - index - 1
         if np.array_equal(new_chi, chi):
             return depart
         chi = new_chi

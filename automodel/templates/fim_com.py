@@ -154,7 +154,8 @@ class FimComModel:
 
         ``eta + max(D, M, R)`` with the stage totals ``D = volume * E[1/mu_1]`` (eq. 13),
         ``M = sender jobs * meta_mean`` (eq. 14 without the log-queue term) and
-        ``R = jobs per receiver * psi`` (eq. 16). The simulation has no closed form; ``predict``
+        ``R = jobs per receiver * psi`` (eq. 16), plus ``psi * ln(p - 1)`` for the slowest of the
+        ``p - 1`` receivers (about the mean maximum of exponentials). The simulation has no closed form; ``predict``
         is the simulation, not this expression.
         """
         q = self.params
@@ -168,9 +169,10 @@ class FimComModel:
         volume = n * peers if self.pattern == "scatter" else n
         sender_jobs = jobs * peers if self.pattern == "scatter" else jobs
         receiver_jobs = jobs * peers if self.pattern == "gather" else jobs
-        return sympy.Float(q.init_mean) + sympy.Max(sympy.Float(inv_rate) * volume,
-                                                    sympy.Float(q.meta_mean) * sender_jobs,
-                                                    sympy.Float(q.recv_mean) * receiver_jobs)
+        slowest = 0 if self.pattern == "gather" else sympy.Float(q.recv_mean) * sympy.log(peers)
+        return sympy.Float(q.init_mean) + slowest + sympy.Max(sympy.Float(inv_rate) * volume,
+                                                              sympy.Float(q.meta_mean) * sender_jobs,
+                                                              sympy.Float(q.recv_mean) * receiver_jobs)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable description (numbers and names only)."""
