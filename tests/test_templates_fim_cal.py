@@ -184,3 +184,9 @@ def test_chain_method_and_applicability():
     with pytest.raises(DataError, match="hardware counters"):
         TEMPLATE.fit(no_counters)
     assert isinstance(model.expr, sympy.Expr)
+
+
+def test_template_exposes_the_loader():
+    model = TEMPLATE.fit(_counter_frame(1.0), epsilon=1e-3, tau=1e-3, relative=True)
+    frame = _counter_frame(1.0)
+    np.testing.assert_array_equal(TEMPLATE.from_dict(model.to_dict()).predict(frame), model.predict(frame))

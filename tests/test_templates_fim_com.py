@@ -147,3 +147,10 @@ def test_osu_bcast_runs_end_to_end():
     test = data[(data["p"] == 64) & (data["n"] >= 1024)]
     err = np.abs(model.predict(test) / test["time"].to_numpy() - 1)
     assert np.all(np.isfinite(err)) and np.median(err) < 1.0  # measured ~0.3 (benchmarks/fim_com_check.py)
+
+
+def test_template_exposes_the_loader():
+    q = fq.QueueParams(zeta_max=20.0, meta_mean=0.5, meta_log=0.1, init_mean=4.0, recv_mean=1.0)
+    model = FimComModel("gather", q, job_size=64.0, reps=8, seed=1)
+    frame = pd.DataFrame({"n": [100.0], "p": [8]})
+    np.testing.assert_array_equal(TEMPLATE.from_dict(model.to_dict()).predict(frame), model.predict(frame))

@@ -304,6 +304,10 @@ class FimCalTemplate:
     source: str = "fim-bhimani-2019.txt, sec. 2.1-2.2, eqs. 1-12, Algorithm 1"
     requires: tuple[str, ...] = ("time", "U", "TC", "SC", "F")
 
+    def from_dict(self, d: dict[str, Any]) -> FimCalModel:
+        """Loader for model files: :meth:`FimCalModel.from_dict`."""
+        return FimCalModel.from_dict(d)
+
     def applicable(self, frame: pd.DataFrame) -> str | None:
         """None when the hardware counters are present, otherwise the reason."""
         if not all(c in frame.columns for c in COUNTERS):

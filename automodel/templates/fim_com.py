@@ -225,6 +225,10 @@ class FimComTemplate:
     source: str = "fim-bhimani-2019.txt, sec. 3.2-3.3, Fig. 4, eqs. 13-16"
     requires: tuple[str, ...] = ("time", "n", "p")
 
+    def from_dict(self, d: dict[str, Any]) -> FimComModel:
+        """Loader for model files: :meth:`FimComModel.from_dict`."""
+        return FimComModel.from_dict(d)
+
     def applicable(self, frame: pd.DataFrame) -> str | None:
         """None when the frame has a data size ``n`` and a process count ``p``."""
         for name in self.requires:
