@@ -216,7 +216,8 @@ def test_run_extrap_without_venv_reports_status(tmp_path):
     result = results[task.key]
     assert result.status.startswith("extrap unavailable:") and not result.ok
     assert result.predictions.shape == (len(task.test),) and np.isnan(result.predictions).all()
-    assert extrap_tool.time_cli(["--version"], venv_dir=tmp_path / "none")[1].startswith("extrap")
+    timing = extrap_tool.time_cli(["--version"], venv_dir=tmp_path / "none")
+    assert timing.status.startswith("extrap unavailable:") and np.isnan(timing.seconds)
 
 
 def test_run_extrap_rejects_unknown_modeler():

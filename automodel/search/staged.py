@@ -302,7 +302,8 @@ def _search_with_n(S: _Search, p_levels: np.ndarray, has_p: bool, all_rows: np.n
                            "together with the processor functions")
     else:
         rows1, text1 = all_rows, "all runs"
-        S.notes.append("no p column: computation and communication stages both use all runs")
+        S.notes.append(("no p column" if "p" not in S.params else "one p level") +
+                       ": computation and communication stages both use all runs")
 
     if joint:
         comp_f = S.terms("processors", "computation") or (ONE,)

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_TEMPERATURES", "RemcResult", "replica_exchange", "hdi", "reflect"]
+__all__ = ["DEFAULT_TEMPERATURES", "RemcResult", "replica_exchange", "hdi"]
 
 #: bayesian-kohashi sec. 2.3: tau_k = 10^(2k/3) tau_0, tau_0 = 0.1.
 DEFAULT_TEMPERATURES: tuple[float, ...] = (0.1, 0.1 * 10 ** (2 / 3), 0.1 * 10 ** (4 / 3), 10.0)
@@ -29,13 +29,6 @@ class RemcResult:
     temperatures: tuple[float, ...]
 
 
-def reflect(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """Fold ``x`` back into the box by mirror reflection at its walls (keeps proposals symmetric)."""
-    width = upper - lower
-    y = np.mod(x - lower, 2 * width)
-    return lower + np.where(y > width, 2 * width - y, y)
-
-
 def replica_exchange(cost: Callable[[np.ndarray], np.ndarray], lower: Sequence[float], upper: Sequence[float],
                      x0: Sequence[float], n_steps: int = 100_000,
                      temperatures: Sequence[float] = DEFAULT_TEMPERATURES, proposal: np.ndarray | None = None,
@@ -44,7 +37,7 @@ def replica_exchange(cost: Callable[[np.ndarray], np.ndarray], lower: Sequence[f
     """Sample ``exp(-cost(x) / tau)`` on the box ``[lower, upper]`` at every temperature at once.
 
     Each step moves all replicas together (Gaussian random walk ``x + sqrt(tau) s_r z @ proposal.T``,
-    reflected at the walls, Metropolis accept), then tries to swap the configurations of adjacent
+    Metropolis accept; a move out of the box has zero prior and is rejected), then tries to swap the configurations of adjacent
     temperatures (even pairs on even steps, odd pairs on odd steps) with probability
     ``min(1, exp((1/tau_i - 1/tau_j)(F_i - F_j)))``. During burn-in the step scales ``s_r`` adapt
     towards 25-35 % acceptance; afterwards they are fixed, so the kept chain is a valid Markov chain.
@@ -72,7 +65,7 @@ def replica_exchange(cost: Callable[[np.ndarray], np.ndarray], lower: Sequence[f
     beta = 1.0 / tau
     chol = np.diag((upper - lower) / 100.0) if proposal is None else np.asarray(proposal, dtype=float)
     scale = np.sqrt(tau)
-    x = np.tile(reflect(np.asarray(x0, dtype=float), lower, upper), (n_rep, 1))
+    x = np.tile(np.clip(np.asarray(x0, dtype=float), lower, upper), (n_rep, 1))
     f = cost(x)
     n_burn = int(burn_in * n_steps)
     n_kept = n_steps - n_burn
@@ -82,8 +75,8 @@ def replica_exchange(cost: Callable[[np.ndarray], np.ndarray], lower: Sequence[f
     window = np.zeros(n_rep)
     swaps = np.zeros(n_rep - 1)
     tries = np.zeros(n_rep - 1)
-    even = np.arange(0, n_rep - 1, 2)
-    odd = np.arange(1, n_rep - 1, 2)
+    parity = [np.arange(0, n_rep - 1, 2), np.arange(1, n_rep - 1, 2)]
+    dbeta = [beta[q] - beta[q + 1] for q in parity]
     for start in range(0, n_steps, block):
         size = min(block, n_steps - start)
         steps = rng.standard_normal((size, n_rep, k)) @ chol.T
@@ -91,17 +84,17 @@ def replica_exchange(cost: Callable[[np.ndarray], np.ndarray], lower: Sequence[f
         log_v = np.log(rng.random((size, n_rep)))
         for i in range(size):
             step = start + i
-            raw = x + scale[:, None] * steps[i]
-            prop = upper - np.abs(upper - (lower + np.abs(raw - lower)))  # one mirror at each wall
-            if (prop < lower).any():                                      # a step longer than the box
-                prop = reflect(raw, lower, upper)
+            prop = x + scale[:, None] * steps[i]
             fp = cost(prop)
+            outside = (prop < lower) | (prop > upper)
+            if outside.any():  # zero prior outside the box: rejected (mirroring would bias correlated moves)
+                fp = np.where(outside.any(axis=1), np.inf, fp)
             ok = log_u[i] < (f - fp) * beta
             x = np.where(ok[:, None], prop, x)
             f = np.where(ok, fp, f)
-            pairs = even if step % 2 == 0 else odd
+            pairs = parity[step % 2]
             if pairs.size:
-                swap = log_v[i, pairs] < (beta[pairs] - beta[pairs + 1]) * (f[pairs] - f[pairs + 1])
+                swap = log_v[i, pairs] < dbeta[step % 2] * (f[pairs] - f[pairs + 1])
                 if swap.any():
                     a, b = pairs[swap], pairs[swap] + 1
                     x[a], x[b] = x[b], x[a]  # fancy indexing copies the right-hand side first

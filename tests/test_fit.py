@@ -1,0 +1,95 @@
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy.optimize import nnls
+
+from automodel.fit import batched, metrics
+
+
+@pytest.fixture
+def problem():
+    rng = np.random.default_rng(3)
+    A = rng.uniform(0.1, 2.0, size=(30, 9))
+    y = A[:, [0, 3]] @ [2.0, 0.5] - 0.3 * A[:, 5] + 0.01 * rng.standard_normal(30)
+    return A, y
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_batched_solve_matches_lstsq(problem, k):
+    A, y = problem
+    combos = np.array(list(combinations(range(A.shape[1]), k)))
+    des = batched.design(A, y)
+    fit = batched.solve(des, combos, nonnegative=False)
+    coef = fit.coefficients(des)
+    for i in range(0, len(combos), 7):
+        ref, *_ = np.linalg.lstsq(A[:, combos[i]], y, rcond=None)
+        r = y - A[:, combos[i]] @ ref
+        assert np.allclose(coef[i], ref, rtol=1e-7, atol=1e-9)
+        assert fit.rss[i] == pytest.approx(r @ r, rel=1e-7)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_nonnegative_is_exact_nnls(problem, k):
+    A, y = problem
+    combos = np.array(list(combinations(range(A.shape[1]), k)))
+    des = batched.design(A, y)
+    fit = batched.solve(des, combos, nonnegative=True)
+    coef = fit.coefficients(des)
+    assert (coef >= 0).all()
+    for i in range(len(combos)):
+        ref, rnorm = nnls(A[:, combos[i]], y)
+        assert fit.rss[i] == pytest.approx(rnorm ** 2, rel=1e-6, abs=1e-12)
+
+
+def test_weights_give_relative_fit():
+    x = np.linspace(1, 10, 20)
+    y = 3.0 * x * (1 + 0.05 * np.sin(7 * x))
+    A = x[:, None]
+    w = 1.0 / y ** 2
+    des = batched.design(A, y, w)
+    c = batched.solve(des, np.array([[0]]), nonnegative=False).coefficients(des)[0, 0]
+    # minimise sum(((c x - y) / y)^2): c = sum(x/y) / sum(x^2/y^2)
+    assert c == pytest.approx(np.sum(x / y) / np.sum(x ** 2 / y ** 2), rel=1e-10)
+
+
+def test_collinear_columns_fall_back_to_svd():
+    x = np.linspace(1, 2, 12)
+    A = np.column_stack([x, 2 * x, x ** 2])
+    y = 1.0 + 0 * x + x ** 2
+    des = batched.design(A, y)
+    fit = batched.solve(des, np.array([[0, 1, 2]]), nonnegative=False)
+    assert np.isfinite(fit.coef_scaled).all()
+    assert fit.rss[0] < y @ y
+
+
+def test_metrics_and_leave_one_out_against_refits(problem):
+    A, y = problem
+    y = np.abs(y) + 1.0
+    combos = np.array([[0, 3, 4], [1, 2, 5]])
+    w = 1.0 / y ** 2
+    des = batched.design(A, y, w)
+    fit = batched.solve(des, combos, nonnegative=False)
+    pred = y[:, None] - batched.residuals(des, combos, fit.coef_scaled) / np.sqrt(w)[:, None]
+    lev = batched.leverages(des, combos)
+    got = metrics.compute(y, pred, combos.shape[1], fit.rss, lev)
+    for j, cols in enumerate(combos):
+        X = A[:, cols]
+        e = y - pred[:, j]
+        m, k = len(y), len(cols)
+        assert got["s"][j] == pytest.approx(np.sqrt(e @ e / (m - k)))
+        assert got["rel_s"][j] == pytest.approx(np.sqrt(np.sum((e / y) ** 2) / (m - k)))
+        assert got["smape"][j] == pytest.approx(100 * np.mean(2 * np.abs(e) / (np.abs(y) + np.abs(pred[:, j]))))
+        loo = []
+        for i in range(m):  # explicit refits without row i
+            keep = np.arange(m) != i
+            sw = np.sqrt(w[keep])
+            c, *_ = np.linalg.lstsq(X[keep] * sw[:, None], y[keep] * sw, rcond=None)
+            loo.append((y[i] - X[i] @ c) / y[i])
+        assert got["loo"][j] == pytest.approx(np.sqrt(np.mean(np.square(loo))), rel=1e-6)
+
+
+def test_no_degrees_of_freedom_is_infinite():
+    y = np.array([1.0, 2.0])
+    got = metrics.compute(y, y[:, None], 2, np.array([0.0]))
+    assert np.isinf(got["s"][0]) and np.isinf(got["aic"][0])

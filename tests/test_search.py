@@ -1,0 +1,92 @@
+"""Recover known formulas from synthetic runs with 1-3 % noise and predict held-out larger runs."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import automodel
+from tests.conftest import make_runs
+
+
+def held_out_error(result, test):
+    pred = result.best.predict(test)
+    return np.abs(pred - test["time"].to_numpy()) / test["time"].to_numpy()
+
+
+def test_cubic_plus_quadratic_on_one_process():
+    f = lambda n, p, c, b: 2e-9 * n ** 3 + 4e-6 * n ** 2
+    train = make_runs(f, np.linspace(200, 1000, 9), [1], reps=2, noise=0.02)
+    test = make_runs(f, [1500.0, 2000.0, 3000.0], [1], noise=0.0)
+    result = automodel.fit(train, progress=False)
+    terms = {str(t) for t in result.best.core.terms}
+    assert "n**3" in terms
+    assert held_out_error(result, test).max() < 0.05
+
+
+def test_loaded_machine_formula(runs_loaded):
+    train = runs_loaded[runs_loaded["n"] <= 5000]
+    test = runs_loaded[runs_loaded["n"] > 5000]
+    result = automodel.fit(train, progress=False)
+    expr = str(result.best.expr)
+    assert "n**3/(cpu*p)" in expr and "log2(p)" in expr and "/bw" in expr  # ceiling(log2 p) = log2 p here
+    assert np.median(held_out_error(result, test)) < 0.03
+
+
+def test_amdahl_plus_log_p_interior_minimum():
+    f = lambda n, p, c, b: 100.0 / p + 2.0 + 1.5 * np.log2(p)
+    train = make_runs(f, [None], [1, 2, 3, 4, 6, 8, 12, 16, 24, 32], reps=3, noise=0.01).drop(columns="n")
+    result = automodel.fit(train, progress=False)
+    assert any("p_only" in r.name for r in result.reports)
+    p_best, t_best = result.best.best_p(p_max=256)
+    true = np.arange(1, 257)
+    p_true = true[np.argmin(f(None, true, 1, 1))]
+    assert p_true / 1.5 <= p_best <= p_true * 1.5
+    assert f(None, p_best, 1, 1) <= 1.03 * f(None, p_true, 1, 1)  # the flat minimum is nearly reached
+    test = make_runs(f, [None], [64, 128], noise=0.0).drop(columns="n")
+    assert held_out_error(result, test).max() < 0.05
+
+
+def test_stages_report_rows_and_skips():
+    f = lambda n, p, c, b: 1e-6 * n ** 2 / p + 1e-3 * n
+    only_p2 = make_runs(f, np.linspace(100, 900, 6), [2], noise=0.01)
+    result = automodel.fit(only_p2, progress=False)
+    assert any("single p level" in note for note in result.notes)
+    assert not any(r.name.startswith("processors") for r in result.reports)
+    no_p = only_p2.drop(columns="p")
+    result = automodel.fit(no_p, progress=False)
+    assert any("no p column" in note for note in result.notes)
+
+
+def test_extra_parameter_multiplies_model():
+    rows = make_runs(lambda n, p, c, b: 1e-6 * n ** 2 / p, np.linspace(100, 800, 5), [1, 2, 4], noise=0.0)
+    rows = pd.concat([rows.assign(iters=i, time=rows["time"] * i) for i in (1, 2, 4, 8)])
+    rows["time"] *= 1 + 0.01 * np.random.default_rng(0).standard_normal(len(rows))
+    result = automodel.fit(rows, params=["iters"], progress=False)
+    assert "iters" in str(result.best.expr)
+    test = pd.DataFrame({"n": [1600.0], "p": [8.0], "iters": [16.0]})
+    assert result.best.predict(test)[0] == pytest.approx(1e-6 * 1600 ** 2 / 8 * 16, rel=0.1)
+
+
+def test_overhead_reduction_saves_fits(runs_loaded):
+    result = automodel.fit(runs_loaded, progress=False)
+    note = next(n for n in result.notes if "overhead reduction" in n)
+    fitted, full = [int(x) for x in note.split("fitted ")[1].split(" candidates instead of ")[:1] +
+                    note.split("instead of ")[1].split(" ")[:1]]
+    assert fitted < full
+
+
+def test_leaderboard_columns_and_metric_choice(runs_loaded):
+    result = automodel.fit(runs_loaded, metric="aic", progress=False)
+    board = result.leaderboard
+    assert list(board.columns[:4]) == ["rank", "formula", "n_terms", "s"]
+    ranked = board.dropna(subset=["rank"])
+    assert (np.diff(ranked["aic"].to_numpy()) >= 0).all()
+    assert result.best.formula == ranked["formula"].iloc[0]
+
+
+def test_pmnf_space_is_extrap_like():
+    f = lambda n, p, c, b: 3.0 + 0.02 * n * np.log2(n)
+    train = make_runs(f, [2.0 ** k for k in range(4, 10)], [1], noise=0.01).drop(columns="p")
+    result = automodel.fit(train, space="pmnf", progress=False)
+    assert result.best.core.n_coefficients == 2
+    assert "n*log2(n)" in str(result.best.expr)
