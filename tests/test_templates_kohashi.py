@@ -111,7 +111,7 @@ def test_posterior_matches_grid_integration() -> None:
     """REMC posterior mean and a tail probability against brute-force integration on a 3-D grid."""
     p = P[:6]
     t = _noisy(1000 / p + 2 + 0.5 * np.log2(p), 0.02, seed=6)
-    model = KOHASHI.fit(pd.DataFrame({"p": p, "time": t}), bayesian=True, n_steps=16000, seed=1, max_samples=8000)
+    model = KOHASHI.fit(pd.DataFrame({"p": p, "time": t}), bayesian=True, n_steps=40000, seed=1, max_samples=20000)
     a = term_basis(p, 3) / t[:, None]
     grid = np.stack(np.meshgrid(np.linspace(600, 1400, 60), np.linspace(0, 60, 60), np.linspace(0, 15, 60),
                                 indexing="ij"), -1).reshape(-1, 3)
