@@ -83,18 +83,19 @@ def accuracy(tasks, modelers=MODELERS, width: int = 90) -> dict:
 def speed(n_kernels: int = 1000) -> dict:
     """Time ``extrap --version`` and the CLI on ``n_kernels`` 5-point kernels (both modelers)."""
     out: dict = {}
-    seconds, status = time_cli(["--version"])
-    print(f"extrap --version: {seconds:.3f} s ({status})")
-    out["version_seconds"] = seconds
+    timing = time_cli(["--version"])
+    print(f"extrap --version: wall {timing.seconds:.3f} s, cpu {timing.cpu_seconds:.3f} s "
+          f"({timing.status})")
+    out["version"] = timing._asdict()
     with tempfile.TemporaryDirectory(prefix="extrap-speed-") as tmp:
         path = Path(tmp) / "kernels.txt"
         path.write_text(synthetic_kernels_text(n_kernels=n_kernels, n_points=5))
         for modeler in MODELERS:
-            seconds, status = time_cli(["--text", str(path), "--modeler", modeler,
-                                        "--print", "functions", "--disable-progress"])
+            timing = time_cli(["--text", str(path), "--modeler", modeler,
+                               "--print", "functions", "--disable-progress"])
             print(f"extrap --text ({n_kernels} kernels x 5 points) --modeler {modeler}: "
-                  f"{seconds:.2f} s ({status})")
-            out[f"cli_{modeler}_seconds"] = seconds
+                  f"wall {timing.seconds:.2f} s, cpu {timing.cpu_seconds:.2f} s ({timing.status})")
+            out[f"cli_{modeler}"] = timing._asdict()
     return out
 
 
@@ -103,9 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="representative groups only")
     parser.add_argument("--datasets", type=Path, default=None, help="shared datasets folder")
     parser.add_argument("--no-speed", action="store_true", help="skip the CLI timings")
+    parser.add_argument("--speed-only", action="store_true", help="only the CLI timings")
     parser.add_argument("--out", type=Path, default=None, help="write results as JSON here")
     args = parser.parse_args(argv)
 
+    if args.speed_only:
+        speed()
+        return 0
     python, status = ensure_extrap()
     print(f"Extra-P {extrap_version() if python else '-'} ({status}); "
           f"{platform.node()} {platform.processor() or platform.machine()}; "

@@ -18,6 +18,7 @@ Extra-P models the mean of the repetitions (its default measure).
 from __future__ import annotations
 
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -244,29 +246,43 @@ def run_extrap(tasks: Sequence, modeler: str = "default", venv_dir: Path = VENV_
     return results
 
 
+class CliTiming(NamedTuple):
+    """Wall and CPU (user + system) seconds of one ``extrap`` run, and its status."""
+
+    seconds: float
+    cpu_seconds: float
+    status: str
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def time_cli(arguments: Sequence[str], venv_dir: Path = VENV_DIR,
-             timeout: float = 1800.0) -> tuple[float, str]:
-    """Wall time of one ``extrap`` command-line run, e.g. ``["--version"]``.
+             timeout: float = 1800.0) -> CliTiming:
+    """Time one ``extrap`` command-line run, e.g. ``["--version"]``.
+
+    The CPU time is less sensitive than the wall time to other load on the machine.
 
     Returns
     -------
-    seconds : float
-        NaN when Extra-P is unavailable.
-    status : str
-        ``"ok"`` or the reason for failure.
+    CliTiming
+        NaN times when Extra-P is unavailable; status ``"ok"`` or the reason for failure.
     """
     python, status = ensure_extrap(venv_dir, install=False)
     if python is None:
-        return float("nan"), status
+        return CliTiming(float("nan"), float("nan"), status)
     command = [str(python.parent / "extrap"), *arguments]
+    cpu = _children_cpu()
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
                               cwd=tempfile.gettempdir())
     except subprocess.TimeoutExpired:
-        return float("nan"), f"extrap failed: timeout after {timeout:.0f} s"
-    seconds = time.perf_counter() - start
+        return CliTiming(float("nan"), float("nan"), f"extrap failed: timeout after {timeout:.0f} s")
+    seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if done.returncode != 0:
         tail = done.stderr.strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        return seconds, f"extrap failed: {tail[0]}"
-    return seconds, "ok"
+        return CliTiming(seconds, cpu, f"extrap failed: {tail[0]}")
+    return CliTiming(seconds, cpu, "ok")

@@ -22,7 +22,7 @@ with the reason.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -112,7 +112,6 @@ class _Spec:
     is_test: Callable[[pd.DataFrame], pd.Series]
     select: Callable[[pd.DataFrame], pd.Series] | None = None
     unit: str = "s"
-    extra: dict = field(default_factory=dict)
 
 
 SPECS: tuple[_Spec, ...] = (

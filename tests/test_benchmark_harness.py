@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import extrap_tool
-from benchmarks.extrap_text import format_text, frame_points, synthetic_kernels_text, task_text
-from benchmarks.scoring import (aggregate, best_p, reduce_repetitions, relative_errors,
-                                score_group, summarize)
-from benchmarks.tasks import Task, build_tasks
+# benchmarks/ is not an installed package; make the repository root importable under plain `pytest`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import extrap_tool  # noqa: E402
+from benchmarks.extrap_text import (format_text, frame_points,  # noqa: E402
+                                    synthetic_kernels_text, task_text)
+from benchmarks.scoring import (aggregate, best_p, reduce_repetitions,  # noqa: E402
+                                relative_errors, score_group, summarize)
+from benchmarks.tasks import Task, build_tasks  # noqa: E402
 
 DATASETS = Path(os.environ.get("AUTOMODEL_DATASETS")
                 or Path(__file__).resolve().parents[1].parent / "shared" / "datasets")
