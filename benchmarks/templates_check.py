@@ -93,9 +93,13 @@ def kohashi(root: Path) -> None:
         print(f"  {n_terms}-term point : {_summary(point)}  best P {model.best_p(grid):g}")
         print(f"  {n_terms}-term median: {_summary(med)}  best P median {bp[0]:g} HDI [{bp[1]:g}, {bp[2]:g}]"
               f"  HDI covers {inside:.2f} of test rows  ({took:.1f} s)")
+    start = clock.perf_counter()
+    model = KOHASHI.fit(train, n_terms=3, bayesian=True, n_steps=100_000, seed=1)
+    print(f"  REMC wall time, 10^5 steps x 4 replicas, 3-term, {len(train)} rows: "
+          f"{clock.perf_counter() - start:.2f} s (sampler {model.diagnostics['remc_seconds']:.2f} s)")
     raw = pd.read_csv(root / "extrap_mpi_collectives.csv").rename(columns={"P": "p"})
     print("extrap-mpi (per mpi, collective; train P <= 256, test P = 512)")
-    for n_terms in (3, 4, 5):
+    for n_terms in (3, 4, 5, 6):
         errs, med = [], []
         for _, g in raw.groupby(["mpi", "collective"]):
             train, test = g[g["p"] <= 256].reset_index(drop=True), g[g["p"] == 512]
