@@ -151,7 +151,7 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace) -> tuple[list[dict], l
         if reason is None:
             try:
                 fitted = template.fit(ds.frame)
-                pred = np.asarray(fitted.predict(ds.columns()), float)
+                pred = np.asarray(fitted.predict(ds.frame), float)
             except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
                 reason = f"fit failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         if reason is not None:

@@ -123,7 +123,7 @@ class Model:
         return to_text(self.expr)
 
     def _columns(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>"
-                 ) -> dict[str, np.ndarray]:
+                 ) -> pd.DataFrame:
         """Canonical parameter columns from user data (user column names first, canonical names second)."""
         frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(
             {k: np.atleast_1d(np.asarray(v, float)) for k, v in data.items()})
@@ -141,7 +141,7 @@ class Model:
                     raise DataError(f"{source}, column '{col}': missing; the model needs "
                                     f"{', '.join(self.roles.get(x, x) for x in self.params)}")
             out[q] = _numeric(frame, col, q, source, 2 if source != "<DataFrame>" else 0)
-        return out
+        return pd.DataFrame(out, index=range(len(frame)))
 
     def predict(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>") -> np.ndarray:
         """Predicted time for every row of ``data`` (columns named as in training, or canonically).
@@ -176,7 +176,7 @@ class Model:
             if v is None:
                 raise DataError(f"best p needs a value for '{q}'")
             cols[q] = np.broadcast_to(np.asarray(v, float), ps.shape)
-        t = np.asarray(self.core.predict(cols), float)
+        t = np.asarray(self.core.predict(pd.DataFrame(cols)), float)
         t = np.where(np.isfinite(t), t, np.inf)
         i = int(np.argmin(t))
         return int(ps[i]), float(t[i])

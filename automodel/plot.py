@@ -49,7 +49,7 @@ def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame 
             cols[x] = grid
             if g is not None:
                 cols[other] = np.full_like(grid, g)
-            pred = model.core.predict(cols)
+            pred = model.core.predict(pd.DataFrame(cols))
             inside = grid <= hi_train
             ax.plot(grid[inside], pred[inside], color=color, lw=1.5)
             ax.plot(grid[~inside], pred[~inside], color=color, lw=1.5, ls="--")

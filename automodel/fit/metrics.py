@@ -15,6 +15,12 @@ Error"), so an extra term must pay for itself. The others:
     ``m ln(RSS_w / m) + 2 (k + 1)``, with the small-sample correction (AICc) when ``m > k + 2``.
 ``smape``
     symmetric mean absolute percentage error ``mean(2 |e| / (|y| + |yhat|))`` in percent.
+``holdout``
+    root mean square relative error on the largest configurations when the candidate is refitted
+    without them (forward extrapolation; computed by :func:`automodel.search.evaluate.score`).
+``forward``
+    ``sqrt((loo^2 + holdout^2) / 2)``: leave-one-out inside the range and hold-out beyond it in one
+    number (``loo`` alone when there is no hold-out).
 
 All metrics are "lower is better". Candidates with ``m <= k`` get ``inf`` for ``s``, ``rel_s`` and
 ``aic``: they have no degrees of freedom left to estimate the error.
@@ -26,12 +32,12 @@ import numpy as np
 
 __all__ = ["METRICS", "compute", "DEFAULT_METRIC"]
 
-METRICS: tuple[str, ...] = ("s", "rel_s", "loo", "aic", "smape")
+METRICS: tuple[str, ...] = ("s", "rel_s", "loo", "aic", "smape", "holdout", "forward")
 DEFAULT_METRIC = "s"
 
 
 def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray,
-            lev: np.ndarray | None = None) -> dict[str, np.ndarray]:
+            lev: np.ndarray | None = None, holdout_rel: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """All metrics for a batch of candidates.
 
     Parameters
@@ -46,6 +52,8 @@ def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted
         The residual sum of squares the fit minimised (with weights), for AIC.
     lev : (m, N) array, optional
         Leverages for ``loo``; NaN ``loo`` when absent.
+    holdout_rel : (h, N) array, optional
+        Relative errors on held-out rows of the candidates refitted without them; NaN when absent.
     """
     y = np.asarray(y, float)[:, None]
     m = y.shape[0]
@@ -66,4 +74,9 @@ def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted
             loo_rel = rel / (1.0 - lev)
             loo = np.sqrt(np.mean(loo_rel ** 2, axis=0))
             loo = np.where(np.isfinite(loo) & (lev < 1 - 1e-9).all(axis=0), loo, np.inf)
-    return {"s": s, "rel_s": rel_s, "loo": loo, "aic": aic, "smape": smape}
+        holdout = (np.full(pred.shape[1], np.nan) if holdout_rel is None
+                   else np.sqrt(np.mean(holdout_rel ** 2, axis=0)))
+        holdout = np.where(np.isnan(holdout) & (holdout_rel is not None), np.inf, holdout)
+        forward = np.where(np.isnan(holdout), loo, np.sqrt((loo ** 2 + holdout ** 2) / 2))
+    return {"s": s, "rel_s": rel_s, "loo": loo, "aic": aic, "smape": smape, "holdout": holdout,
+            "forward": forward}

@@ -83,10 +83,14 @@ class Scores:
 
 
 def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[Structure],
-          weighting: str = "relative", nonnegative: bool = True, with_loo: bool = True) -> Scores:
+          weighting: str = "relative", nonnegative: bool = True, with_loo: bool = True,
+          holdout: np.ndarray | None = None) -> Scores:
     """Fit and score every structure on the rows selected by the boolean mask ``rows``.
 
-    Terms that are not finite on the selected rows make a candidate invalid (all metrics ``inf``).
+    ``holdout`` (a mask over all rows, within ``rows``) marks the largest configurations: every
+    candidate is fitted a second time without them and the ``holdout`` metric is its RMS relative
+    error on them, a forward-extrapolation check. Terms that are not finite on the selected rows make a
+    candidate invalid (all metrics ``inf``).
     """
     rows = np.asarray(rows, bool)
     term_idx = [[cache.index(t) for t in s.terms] for s in structures]
@@ -97,6 +101,9 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
     A = np.where(np.isfinite(A), A, 0.0)
     des = batched.design(A, yr, w)
     sqrt_w = np.sqrt(w)
+    hold = None if holdout is None else np.asarray(holdout, bool)[rows]
+    if hold is not None:
+        des_fit = batched.design(A[~hold], yr[~hold], w[~hold])
 
     n = len(structures)
     k_arr = np.array([len(t) for t in term_idx], dtype=int)
@@ -115,7 +122,15 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
         n_fits += len(members)
         pred = yr[:, None] - batched.residuals(des, combos, fit.coef_scaled) / sqrt_w[:, None]
         lev = batched.leverages(des, combos) if with_loo else None
-        scores = metrics.compute(yr, pred, k, fit.rss, lev)
+        hold_err = None
+        if hold is not None:
+            fit_h = batched.solve(des_fit, combos, nonnegative=nonnegative)
+            c_h = fit_h.coefficients(des_fit)
+            pred_h = np.zeros((int(hold.sum()), len(members)))
+            for j in range(k):
+                pred_h += A[hold][:, combos[:, j]] * c_h[:, j]
+            hold_err = np.where(len(yr) - hold.sum() > k, 1.0, np.inf) * (pred_h / yr[hold][:, None] - 1.0)
+        scores = metrics.compute(yr, pred, k, fit.rss, lev, hold_err)
         for name, values in scores.items():
             out[name][members] = values
         coefs[members, :k] = fit.coefficients(des)

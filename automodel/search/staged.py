@@ -103,7 +103,7 @@ class _Search:
         if not unique:
             return [], None
         sc = score(self.cache, rows, self.y, unique, self.opt.weighting, self.opt.nonnegative,
-                   with_loo=final or self.opt.metric == "loo")
+                   with_loo=final or self.opt.metric in ("loo", "forward"), holdout=self.holdout_rows(rows))
         report.n_fits = sc.n_fits
         kept, n_deleted = prune(sc.metric(self.opt.metric), self.opt.prune_percentile,
                                 self.opt.min_survivors, top)
@@ -112,8 +112,17 @@ class _Search:
             self.final.append(sc)
         return [unique[i] for i in kept], sc
 
-    def enough(self, rows: np.ndarray, width: int) -> bool:
-        return int(np.count_nonzero(rows)) >= width + 2
+    def holdout_rows(self, rows: np.ndarray) -> np.ndarray | None:
+        """The largest configurations among ``rows``: the top level of n and of p (each when it has
+        at least 3 levels there), held out for the forward-extrapolation metric."""
+        hold = np.zeros(len(rows), bool)
+        for q in ("n", "p"):
+            if q in self.params:
+                v = self.ds.frame[q].to_numpy()
+                if len(np.unique(v[rows])) >= 3:
+                    hold |= rows & (v == v[rows].max())
+        left = int(np.count_nonzero(rows & ~hold))
+        return hold if hold.any() and left >= 3 else None
 
 
 def _subsets(terms: tuple[Term, ...], max_terms: int, min_terms: int = 1) -> list[tuple[Term, ...]]:
