@@ -1,0 +1,390 @@
+"""Online re-ranking: pool statistics, incremental refits of every live candidate, pruning, anomalies.
+
+adaptive-model-sanjay-slides.txt, slide 22: "after execution of that task, data will be added to the
+training set ... we evaluate the model list with training data and change the model rankings - for
+every function evaluation we are deleting least ranked functions using percentile technique -
+automatically removing the training data which contains anomalies".
+
+All live candidates draw their columns from one pool of ``T`` distinct terms. The pool keeps the
+sufficient statistics of the weighted regression, ``G = A'WA`` (T x T), ``b = A'Wy`` and ``y'Wy``, so a
+new run is a rank-one update (O(T^2)) and each candidate's normal equations are the gather
+``G[c, c] x = b[c]``, solved for all candidates of one width at once with the batch-last Cholesky of
+:mod:`automodel.fit.batched` (O(k^3) elementwise operations over the candidate axis, no Python loop
+per candidate). Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1) are warm-started from the
+previous support; candidates whose warm start fails the KKT check are solved exactly by
+:func:`automodel.fit.batched.solve` on a compressed design rebuilt from the statistics.
+
+Ranking metric: the standard error of the weighted regression, ``s_w = sqrt(RSS_w / (m - k))`` over
+the ``m`` admitted runs (not aggregated), which is ``rel_s`` for the relative weighting ``w = 1/y^2``
+(bayesian-kohashi-2022.txt, eq. 7) and ``s`` for no weighting.
+
+Anomaly rule: after refitting with the new runs, take the ``n_leaders`` best candidates; for each,
+the relative residuals ``r = (y - yhat) / y`` of every admitted run, their median ``med`` and median
+absolute deviation ``MAD``. A new run is anomalous when, under *every* leading model,
+``|r - med| > anomaly_mad * 1.4826 * MAD`` and ``|r| > anomaly_floor``: no leading model explains it.
+A run that some leader explains (e.g. a run under a new load that a ``g(n)/bw`` candidate fits) is
+kept, so a changed machine moves the ranking instead of being set aside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+
+from automodel.errors import StoreError
+from automodel.fit import batched
+from automodel.search.prune import prune, rank
+from automodel.space.terms import Term
+
+__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "run_weights", "term_values",
+           "refit"]
+
+_MAD_TO_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class OnlineOptions:
+    """How the live pool is fitted, pruned and screened for anomalies (stored with the application)."""
+
+    weighting: str = "relative"
+    nonnegative: bool = True
+    prune_percentile: float = 90.0
+    min_survivors: int = 32
+    anomaly_mad: float = 5.0
+    anomaly_floor: float = 0.05
+    n_leaders: int = 5
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "OnlineOptions":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def run_weights(y: np.ndarray, weighting: str) -> np.ndarray:
+    """Regression weights: ``1 / y^2`` for relative errors (bayesian-kohashi-2022.txt, eq. 7), else 1."""
+    y = np.asarray(y, float)
+    return 1.0 / y ** 2 if weighting == "relative" else np.ones_like(y)
+
+
+def term_values(terms: list[Term], columns: dict[str, np.ndarray], n_rows: int) -> np.ndarray:
+    """(n_rows, T) values of every pool term; non-finite values become NaN."""
+    out = np.empty((n_rows, len(terms)))
+    with np.errstate(all="ignore"):
+        for j, t in enumerate(terms):  # once per distinct term, vectorised over runs
+            out[:, j] = t.evaluate(columns, n_rows)
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
+@dataclass
+class PoolStats:
+    """Sufficient statistics of the weighted regression on the pool's terms.
+
+    ``usable[j]`` is false once term ``j`` was non-finite on an admitted run; its column is zero in the
+    statistics and every candidate using it scores ``inf``.
+    """
+
+    gram: np.ndarray  # (T, T)
+    moment: np.ndarray  # (T,)
+    target_ss: float
+    n_runs: int
+    usable: np.ndarray  # (T,) bool
+
+    @classmethod
+    def empty(cls, n_terms: int) -> "PoolStats":
+        return cls(np.zeros((n_terms, n_terms)), np.zeros(n_terms), 0.0, 0, np.ones(n_terms, bool))
+
+    def add(self, values: np.ndarray, y: np.ndarray, weights: np.ndarray, sign: float = 1.0) -> None:
+        """Add (``sign=+1``) or remove (``-1``) runs: a rank-r update, O(r T^2)."""
+        values = np.atleast_2d(values)
+        if sign > 0:
+            self.usable &= np.isfinite(values).all(axis=0)
+        a = np.where(np.isfinite(values), values, 0.0) * np.sqrt(weights)[:, None]
+        t = np.asarray(y, float) * np.sqrt(weights)
+        self.gram += sign * (a.T @ a)
+        self.moment += sign * (a.T @ t)
+        self.target_ss += sign * float(t @ t)
+        self.n_runs += int(sign) * len(t)
+
+    @classmethod
+    def from_runs(cls, values: np.ndarray, y: np.ndarray, weights: np.ndarray) -> "PoolStats":
+        stats = cls.empty(values.shape[1])
+        if len(y):
+            stats.add(values, y, weights)
+        return stats
+
+
+@dataclass
+class Refit:
+    """Coefficients (N, K, original scale, NaN-padded), weighted RSS and score of every candidate."""
+
+    coef: np.ndarray
+    rss: np.ndarray
+    score: np.ndarray
+    n_exact: int = 0  # candidates the warm start could not settle (solved by batched.solve)
+
+
+def _scaled(stats: PoolStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    d = np.sqrt(np.diag(stats.gram))
+    d = np.where(np.isfinite(d) & (d > 0), d, 1.0)
+    return stats.gram / d[:, None] / d[None, :], stats.moment / d, d
+
+
+def _masked_solve(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Batch-last solves with the variables outside ``free`` pinned at zero (identity rows)."""
+    both = free[:, None, :] & free[None, :, :]
+    eye = np.eye(gram.shape[0], dtype=bool)[:, :, None]
+    x, pivot = batched.cholesky_solve(np.where(both, gram, np.where(eye, 1.0, 0.0)), np.where(free, rhs, 0.0))
+    return np.where(free, x, 0.0), pivot
+
+
+def _compressed_design(gs: np.ndarray, bs: np.ndarray, target_ss: float, d: np.ndarray,
+                       cols: np.ndarray) -> batched.Design:
+    """A :class:`batched.Design` with ``u + 1`` virtual rows reproducing the statistics of ``cols``.
+
+    ``M = [[G, b], [b', y'y]] = R'R`` with ``R = sqrt(L) V'`` from ``eigh(M)``: least squares on the
+    columns of ``R`` has the solutions and residual sums of squares of least squares on the runs.
+    """
+    u = len(cols)
+    M = np.empty((u + 1, u + 1))
+    M[:u, :u] = gs[np.ix_(cols, cols)]
+    M[:u, u] = M[u, :u] = bs[cols]
+    M[u, u] = target_ss
+    lam, V = np.linalg.eigh(M)
+    R = np.sqrt(np.clip(lam, 0.0, None))[:, None] * V.T
+    return batched.Design(R[:, :u].copy(), R[:, u].copy(), d[cols], M[:u, :u].copy(), M[:u, u].copy(),
+                          float(target_ss))
+
+
+def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: bool = True,
+          warm: np.ndarray | None = None) -> Refit:
+    """Solve every candidate from the pool statistics; one batched solve per width.
+
+    Parameters
+    ----------
+    stats : PoolStats
+    index : (N, K) int array
+        Pool term indices of each candidate, padded with -1 beyond its width.
+    width : (N,) int array
+    nonnegative : bool
+        Coefficients >= 0 (bayesian-kohashi-2022.txt, sec. 2.1).
+    warm : (N, K) bool array, optional
+        Previous support (coefficient > 0) of each candidate, the start of the active-set pass.
+    """
+    n, K = index.shape
+    gs, bs, d = _scaled(stats)
+    coef = np.full((n, K), np.nan)
+    rss = np.full(n, np.inf)
+    n_exact = 0
+    for k in np.unique(width):
+        members = np.flatnonzero(width == k)
+        if k == 0:
+            coef[members] = np.nan
+            rss[members] = stats.target_ss
+            continue
+        combos = index[members, :k]
+        ct = np.ascontiguousarray(combos.T)
+        gram = gs[ct[:, None, :], ct[None, :, :]]
+        rhs = bs[ct]
+        free = np.ones((k, len(members)), bool)
+        if warm is not None and nonnegative:
+            free = warm[members, :k].T.copy()
+        x, pivot = _masked_solve(gram, rhs, free)
+        if nonnegative:
+            todo = np.flatnonzero(~(x >= 0).all(axis=0))
+            for _ in range(k):  # pin negative coefficients, re-solve the few that need it
+                if not len(todo):
+                    break
+                f = free[:, todo] & (x[:, todo] >= 0)
+                free[:, todo] = f
+                x[:, todo], pivot[todo] = _masked_solve(gram[:, :, todo], rhs[:, todo], f)
+                todo = todo[~(x[:, todo] >= 0).all(axis=0)]
+        ok = (pivot > batched.PIVOT_TOL) & np.isfinite(x).all(axis=0)
+        grad = rhs - np.einsum("ijn,jn->in", gram, np.where(np.isfinite(x), x, 0.0))
+        tol = 1e-10 * max(stats.target_ss, 1e-300) ** 0.5
+        if nonnegative:
+            ok &= (x >= 0).all(axis=0) & (np.where(free, 0.0, grad) <= tol).all(axis=0)
+        else:
+            ok &= free.all(axis=0)
+        r = stats.target_ss - np.einsum("kn,kn->n", x, rhs)
+        coef[members, :k] = (x / d[ct]).T
+        rss[members] = r
+        bad = np.flatnonzero(~ok)
+        if len(bad):  # exact: batched.solve on the statistics of the terms these candidates use
+            n_exact += len(bad)
+            cols, local = np.unique(combos[bad], return_inverse=True)
+            des = _compressed_design(gs, bs, stats.target_ss, d, cols)
+            fit = batched.solve(des, local.reshape(len(bad), k), nonnegative=nonnegative)
+            coef[members[bad], :k] = fit.coefficients(des)
+            rss[members[bad]] = fit.rss
+    rss = np.maximum(rss, 0.0)
+    k_all = width.astype(float)
+    dof = stats.n_runs - k_all
+    valid = np.append(stats.usable, True)[np.where(index >= 0, index, -1)].all(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where((dof > 0) & valid, np.sqrt(rss / dof), np.inf)
+    score = np.where(np.isfinite(score), score, np.inf)
+    return Refit(coef, rss, score, n_exact)
+
+
+def predict(values: np.ndarray, index: np.ndarray, width: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """(m, N) predictions of candidates (rows of ``index``/``coef``) on runs with pool values (m, T)."""
+    out = np.zeros((values.shape[0], len(index)))
+    for j in range(index.shape[1]):  # K columns, vectorised over runs and candidates
+        use = width > j
+        cols = np.where(use, index[:, j], 0)
+        out += np.where(use, np.nan_to_num(coef[:, j]), 0.0) * np.nan_to_num(values[:, cols])
+    return out
+
+
+def anomalous(values: np.ndarray, y: np.ndarray, test: np.ndarray, index: np.ndarray, width: np.ndarray,
+              coef: np.ndarray, mad: float, floor: float) -> np.ndarray:
+    """Which runs (``test`` mask over rows) no leading model explains; see the module docstring.
+
+    ``index``, ``width``, ``coef`` describe the leading models; ``values`` (m, T) and ``y`` (m,) are
+    every admitted run plus the tested ones.
+    """
+    rel = (y[:, None] - predict(values, index, width, coef)) / y[:, None]  # (m, L)
+    med = np.median(rel, axis=0)
+    spread = _MAD_TO_SIGMA * np.median(np.abs(rel - med), axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        far = np.abs(rel - med) > mad * spread
+    big = np.abs(rel) > floor
+    return test & (far & big).all(axis=1)
+
+
+@dataclass
+class Update:
+    """What one update changed."""
+
+    flagged: np.ndarray  # indices (into the new runs) set aside as anomalous
+    pruned: np.ndarray  # candidate indices deleted by the percentile rule
+    cutoff: float  # the score above which candidates were deleted
+    leader_before: int
+    leader_after: int
+    n_exact: int = 0
+
+
+@dataclass
+class LivePool:
+    """Every candidate of one application, its fit on the admitted runs, and the runs' pool values.
+
+    Attributes
+    ----------
+    terms : list of Term
+        The pool of distinct terms (T).
+    index, width : (N, K) int, (N,) int
+        Each candidate's term indices (padded with -1) and width.
+    alive : (N,) bool
+    stats : PoolStats
+        Over the admitted runs.
+    values, y : (m, T), (m,)
+        Pool term values and times of the admitted runs (for the anomaly rule).
+    coef, score : (N, K), (N,)
+        Current fit; ``inf`` score for dead candidates.
+    """
+
+    terms: list[Term]
+    index: np.ndarray
+    width: np.ndarray
+    alive: np.ndarray
+    stats: PoolStats
+    values: np.ndarray
+    y: np.ndarray
+    options: OnlineOptions = field(default_factory=OnlineOptions)
+    coef: np.ndarray | None = None
+    score: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.coef is None:
+            self.coef = np.full(self.index.shape, np.nan)
+        if self.score is None:
+            self.score = np.full(len(self.index), np.inf)
+
+    @property
+    def leader(self) -> int:
+        """Index of the best live candidate (-1 when none is alive)."""
+        s = np.where(self.alive, self.score, np.inf)
+        return int(np.argmin(s)) if self.alive.any() else -1
+
+    def ranking(self) -> np.ndarray:
+        """Indices of the live candidates, best first."""
+        live = np.flatnonzero(self.alive)
+        return live[rank(self.score[live])]
+
+    def refit(self) -> int:
+        """Refit every live candidate from the statistics (warm-started); returns the exact-solve count."""
+        live = np.flatnonzero(self.alive)
+        warm = np.nan_to_num(self.coef[live]) > 0
+        warm |= ~np.isfinite(self.coef[live]).any(axis=1, keepdims=True) | (warm.sum(axis=1, keepdims=True) == 0)
+        fit = refit(self.stats, self.index[live], self.width[live], self.options.nonnegative, warm)
+        self.coef[live] = fit.coef
+        self.score[live] = fit.score
+        return fit.n_exact
+
+    def _weights(self, y: np.ndarray) -> np.ndarray:
+        return run_weights(y, self.options.weighting)
+
+    def admit(self, values: np.ndarray, y: np.ndarray) -> None:
+        """Add runs to the fit (no refit)."""
+        self.stats.add(values, y, self._weights(y))
+        self.values = np.vstack([self.values, values])
+        self.y = np.concatenate([self.y, y])
+
+    def exclude(self, rows: np.ndarray) -> None:
+        """Remove admitted runs (indices into ``values``) from the fit: statistics rebuilt from the rest."""
+        keep = np.ones(len(self.y), bool)
+        keep[rows] = False
+        self.values, self.y = self.values[keep], self.y[keep]
+        usable = self.stats.usable
+        self.stats = PoolStats.from_runs(self.values, self.y, self._weights(self.y))
+        self.stats.usable &= usable
+
+    def update(self, values: np.ndarray, y: np.ndarray, screen: bool = True, do_prune: bool = True) -> Update:
+        """Add runs, refit, set aside anomalous new runs, refit, re-rank and prune by percentile."""
+        o = self.options
+        before = self.leader
+        m0 = len(self.y)
+        self.admit(values, y)
+        n_exact = self.refit()
+        flagged = np.zeros(0, int)
+        if screen and self.alive.any():
+            lead = self.ranking()[:o.n_leaders]
+            test = np.zeros(len(self.y), bool)
+            test[m0:] = True
+            mask = anomalous(self.values, self.y, test, self.index[lead], self.width[lead], self.coef[lead],
+                             o.anomaly_mad, o.anomaly_floor)
+            flagged = np.flatnonzero(mask[m0:])
+            if len(flagged):
+                self.exclude(m0 + flagged)
+                n_exact += self.refit()
+        pruned = np.zeros(0, int)
+        cutoff = float("inf")
+        if do_prune:
+            pruned, cutoff = self.prune()
+        return Update(flagged, pruned, cutoff, before, self.leader, n_exact)
+
+    def prune(self) -> tuple[np.ndarray, float]:
+        """Delete live candidates above the ``prune_percentile`` of the scores (keeping ``min_survivors``)."""
+        live = np.flatnonzero(self.alive)
+        if not len(live):
+            return live, float("inf")
+        scores = self.score[live]
+        kept, _ = prune(scores, self.options.prune_percentile, self.options.min_survivors)
+        dead = np.setdiff1d(np.arange(len(live)), kept)
+        self.alive[live[dead]] = False
+        finite = scores[np.isfinite(scores)]
+        cutoff = float(np.percentile(finite, self.options.prune_percentile)) if len(finite) else float("inf")
+        return live[dead], cutoff
+
+
+def check_width(index: np.ndarray, width: np.ndarray, n_terms: int) -> None:
+    """Raise :class:`StoreError` when candidate indices do not address the pool."""
+    K = index.shape[1] if index.ndim == 2 else 0
+    cols = np.arange(K)[None, :] < width[:, None]
+    if ((index < 0) & cols).any() or (index >= n_terms).any():
+        raise StoreError(f"candidate term indices outside the pool of {n_terms} terms")

@@ -1,0 +1,131 @@
+"""Load history in the store: per-host samples of available CPU and bandwidth, per-run loads from them
+(rational-polynomial-yagnik-icpp2006.txt, sec. 3), and forecasts (:mod:`automodel.forecast`)."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import insert, select
+
+from automodel import data as data_mod
+from automodel.errors import DataError, StoreError
+from automodel.forecast import Forecast, forecast, min_avg_avail
+from automodel.store import schema
+from automodel.store.db import Store, now, open_store
+from automodel.store.state import require_app, run_frame
+
+__all__ = ["record", "import_samples", "samples", "fill_run_loads", "forecast_load"]
+
+RESOURCES = ("cpu", "bw")
+
+
+def _fraction(value: float | None, what: str) -> float | None:
+    if value is None:
+        return None
+    if not (np.isfinite(value) and 0 < value <= 1):
+        raise DataError(f"{what}: expected an available fraction in (0, 1], got {value!r}")
+    return float(value)
+
+
+def record(store: str | Path | Store, cpu: float | None = None, bw: float | None = None,
+           host: str | None = None, at: float | None = None) -> None:
+    """Record one load sample of ``host`` (this machine by default) at ``at`` (now by default)."""
+    if cpu is None and bw is None:
+        raise DataError("a load sample needs --cpu and/or --bw")
+    row = {"host": host or socket.gethostname(), "at": now() if at is None else float(at),
+           "cpu": _fraction(cpu, "--cpu"), "bw": _fraction(bw, "--bw")}
+    with open_store(store).write() as conn:
+        conn.execute(insert(schema.load_samples).values(**row))
+
+
+def import_samples(store: str | Path | Store, path: str | Path) -> int:
+    """Import a CSV of periodic samples: columns ``time`` (or ``at``), ``host``, and ``cpu`` and/or ``bw``."""
+    src = str(path)
+    frame = data_mod._read_csv(Path(path))
+    tcol = "at" if "at" in frame.columns else "time"
+    for col in (tcol, "host"):
+        if col not in frame.columns:
+            raise DataError(f"{src}, column '{col}': missing; a load-sample file has time (or at), host, cpu, bw")
+    have = [r for r in RESOURCES if r in frame.columns]
+    if not have:
+        raise DataError(f"{src}: no 'cpu' or 'bw' column; a load-sample file has time (or at), host, cpu, bw")
+    at = data_mod._numeric(frame, tcol, tcol, src, 2)
+    vals = {r: data_mod._numeric(frame, r, r, src, 2) for r in have}
+    hosts = frame["host"].astype(str).to_numpy()
+    rows = [{"host": hosts[i], "at": float(at[i]), **{r: float(vals[r][i]) if r in vals else None
+                                                     for r in RESOURCES}} for i in range(len(frame))]
+    with open_store(store).write() as conn:
+        conn.execute(insert(schema.load_samples), rows)
+    return len(rows)
+
+
+def samples(store: str | Path | Store, host: str | None = None) -> pd.DataFrame:
+    """All load samples (of one host), oldest first: host, at, cpu, bw."""
+    t = schema.load_samples
+    q = select(t.c.host, t.c.at, t.c.cpu, t.c.bw).order_by(t.c.at, t.c.id)
+    if host is not None:
+        q = q.where(t.c.host == host)
+    with open_store(store).read() as conn:
+        rows = conn.execute(q).all()
+    return pd.DataFrame(rows, columns=["host", "at", "cpu", "bw"])
+
+
+def fill_run_loads(store: str | Path | Store, frame: pd.DataFrame, roles: dict, source: str) -> pd.DataFrame:
+    """Add ``cpu``/``bw`` columns to runs with ``start`` and ``end`` columns: min over hosts of the
+    per-host average of the samples during the run (an optional ``hosts`` column, ``h1;h2``, limits
+    the hosts)."""
+    smp = samples(store)
+    out = frame.copy()
+    start = data_mod._numeric(frame, "start", "start", source, 2)
+    end = data_mod._numeric(frame, "end", "end", source, 2)
+    run_hosts = None
+    if "hosts" in frame.columns:
+        run_hosts = [None if pd.isna(h) else [x.strip() for x in str(h).split(";") if x.strip()]
+                     for h in frame["hosts"]]
+    for r in RESOURCES:
+        col = roles.get(r) or r
+        if col in frame.columns:
+            continue
+        s = smp.dropna(subset=[r])
+        if s.empty:
+            continue
+        v = min_avg_avail(s["host"].to_numpy(), s["at"].to_numpy(float), s[r].to_numpy(float), start, end, run_hosts)
+        bad = ~np.isfinite(v)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise DataError(f"{source}, row {i + 2}: no '{r}' load sample of the run's hosts at or before "
+                            f"its end ({end[i]:g}); record samples with automodel load record")
+        out[col] = v
+    return out
+
+
+def forecast_load(store: str | Path | Store, resource: str, app: str | None = None, host: str | None = None,
+                  metric: str = "mse", window: int | None = None) -> tuple[Forecast, str]:
+    """Forecast ``min_avg_avail`` of ``resource`` for the next run.
+
+    From the per-host samples when there are any (each host forecast, the minimum taken, as the run
+    will see the least available host), else from the application's run history.
+    Returns the forecast and a description of the history used.
+    """
+    if resource not in RESOURCES:
+        raise DataError(f"resource must be cpu or bw, got {resource!r}")
+    smp = samples(store, host).dropna(subset=[resource])
+    if not smp.empty:
+        best: tuple[Forecast, str] | None = None
+        for h, part in smp.groupby("host", sort=True):
+            f = forecast(part[resource].to_numpy(float), metric, window)
+            if best is None or f.value < best[0].value:
+                best = (f, f"samples of host {h} (least forecast of {smp['host'].nunique()} host(s))")
+        return best
+    if app is None:
+        raise StoreError(f"no {resource} load samples in the store; record some with automodel load record")
+    st = open_store(store)
+    with st.read() as conn:
+        a = require_app(conn, app, st.target)
+        runs = run_frame(conn, a)
+    if resource not in a.params or runs.empty:
+        raise StoreError(f"no {resource} history: no load samples and application {app!r} has no {resource} column")
+    return forecast(runs[resource].to_numpy(float), metric, window), f"the {len(runs)} runs of {app}"

@@ -1,0 +1,114 @@
+"""Reads from the store: the current ranking, the ranking history, the runs, the leading model, and a
+consistency check of the persisted fit state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+
+from automodel.errors import StoreError
+from automodel.model import Model, TermModel
+from automodel.online import PoolStats
+from automodel.store import schema
+from automodel.store.db import Store, open_store
+from automodel.store.observe import formula
+from automodel.store.state import ADMITTED, load_pool, require_app, run_frame
+
+__all__ = ["ranking", "history", "runs", "leader_model", "verify"]
+
+
+def ranking(store: str | Path | Store, app: str, top: int | None = 10, pruned: bool = False) -> pd.DataFrame:
+    """Live candidates best first (rank, id, score, n_terms, formula); or, with ``pruned``, the deleted
+    candidates with when and why."""
+    st = open_store(store)
+    with st.read() as conn:
+        a = require_app(conn, app, st.target)
+        pool, ids, _ = load_pool(conn, a)
+        if pruned:
+            c = schema.candidates
+            rows = conn.execute(select(c.c.id, c.c.pruned_update, c.c.pruned_at, c.c.pruned_score, c.c.pruned_reason,
+                                       c.c.idx).where(c.c.app_id == a.id).where(c.c.status == "pruned")
+                                .order_by(c.c.pruned_update, c.c.pruned_score)).all()
+            rows = rows[:top] if top else rows
+            return pd.DataFrame([{"id": r.id, "update": r.pruned_update, "at": r.pruned_at, "score": r.pruned_score,
+                                  "n_terms": int(pool.width[r.idx]), "structure": _structure(pool, r.idx),
+                                  "reason": r.pruned_reason} for r in rows],
+                                columns=["id", "update", "at", "score", "n_terms", "structure", "reason"])
+    order = pool.ranking()
+    order = order[:top] if top else order
+    return pd.DataFrame([{"rank": r + 1, "id": int(ids[i]), "score": float(pool.score[i]),
+                          "n_terms": int(pool.width[i]), "formula": formula(pool, i)} for r, i in enumerate(order)],
+                        columns=["rank", "id", "score", "n_terms", "formula"])
+
+
+def _structure(pool, i: int) -> str:
+    return " + ".join(str(pool.terms[j]) for j in pool.index[i, :pool.width[i]])
+
+
+def history(store: str | Path | Store, app: str) -> pd.DataFrame:
+    """One row per update: update, at, event, added, admitted, flagged, live, pruned, cutoff, leader."""
+    st = open_store(store)
+    h = schema.history
+    with st.read() as conn:
+        a = require_app(conn, app, st.target)
+        rows = conn.execute(select(h).where(h.c.app_id == a.id).order_by(h.c.update_no, h.c.id)).all()
+    return pd.DataFrame([{"update": r.update_no, "at": r.at, "event": r.event, "added": r.n_added,
+                          "admitted": r.n_admitted, "flagged": r.n_flagged, "live": r.n_live, "pruned": r.n_pruned,
+                          "cutoff": r.cutoff, "leader_id": r.leader_id, "leader_score": r.leader_score,
+                          "leader": r.leader_formula, "top": json.loads(r.top or "[]")} for r in rows],
+                        columns=["update", "at", "event", "added", "admitted", "flagged", "live", "pruned", "cutoff",
+                                 "leader_id", "leader_score", "leader", "top"])
+
+
+def runs(store: str | Path | Store, app: str, status: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """The application's runs (id, parameters, time, observed_at, update_no, status, note)."""
+    st = open_store(store)
+    with st.read() as conn:
+        return run_frame(conn, require_app(conn, app, st.target), status)
+
+
+def leader_model(store: str | Path | Store, app: str, position: int = 0) -> Model:
+    """The live candidate at ``position`` of the ranking (0: the leader) as a :class:`Model`."""
+    st = open_store(store)
+    with st.read() as conn:
+        a = require_app(conn, app, st.target)
+        pool, ids, _ = load_pool(conn, a)
+        fitted = run_frame(conn, a, ADMITTED)
+    order = pool.ranking()
+    if position >= len(order) or not np.isfinite(pool.score[order[position]]):
+        raise StoreError(f"application {app!r}: no fitted candidate at rank {position + 1}")
+    i = order[position]
+    w = int(pool.width[i])
+    core = TermModel(tuple(pool.terms[j] for j in pool.index[i, :w]),
+                     tuple(float(c) if np.isfinite(c) else 0.0 for c in pool.coef[i, :w]), name=f"candidate {ids[i]}")
+    metric = "rel_s" if a.options.weighting == "relative" else "s"
+    ranges = {q: [float(fitted[q].min()), float(fitted[q].max())] for q in a.params} if len(fitted) else {}
+    return Model(core, a.params, dict(a.roles), ranges, {metric: float(pool.score[i])}, a.space,
+                 {"weighting": a.options.weighting, "nonnegative": a.options.nonnegative, "metric": metric})
+
+
+def verify(store: str | Path | Store, app: str, rtol: float = 1e-8) -> dict[str, int]:
+    """Check that the persisted statistics equal a rebuild from the admitted runs, and that every run
+    and candidate row is well-formed; raise :class:`StoreError` otherwise. Returns counts."""
+    st = open_store(store)
+    with st.read() as conn:
+        a = require_app(conn, app, st.target)
+        srow = conn.execute(select(schema.state).where(schema.state.c.app_id == a.id)).first()
+        pool, ids, run_ids = load_pool(conn, a)
+        all_runs = run_frame(conn, a)
+    if srow is None:
+        raise StoreError(f"application {app!r}: no fit state")
+    fresh = PoolStats.from_runs(pool.values, pool.y, pool._weights(pool.y))
+    if srow.n_runs != len(run_ids) or pool.stats.n_runs != len(run_ids):
+        raise StoreError(f"application {app!r}: state counts {srow.n_runs} runs, the store has {len(run_ids)} fitted")
+    scale = max(1.0, float(np.abs(fresh.gram).max(initial=0.0)))
+    if not np.allclose(pool.stats.gram, fresh.gram, rtol=rtol, atol=rtol * scale) or not np.allclose(
+            pool.stats.moment, fresh.moment, rtol=rtol, atol=rtol * scale):
+        raise StoreError(f"application {app!r}: persisted statistics differ from the runs")
+    if not set(all_runs["status"]) <= {"admitted", "flagged", "readmitted", "excluded"}:
+        raise StoreError(f"application {app!r}: unknown run status")
+    return {"runs": len(all_runs), "fitted": len(run_ids), "candidates": len(ids), "live": int(pool.alive.sum())}
