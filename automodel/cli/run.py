@@ -103,43 +103,42 @@ def _dry_run(campaign: Campaign) -> int:
     return 0
 
 
-def _fit_and_print(path: str, campaign: Campaign, top: int, space: str) -> None:
+def _fit_frame(path: str, campaign: Campaign) -> tuple[Any, dict[str, object]]:
+    """The successful runs (axes, time, cpu, bw columns) and the role options of :func:`automodel.fit`."""
     import pandas as pd
 
-    try:
-        from automodel import fit  # type: ignore[attr-defined]
-        from automodel.cli.fit import print_result  # type: ignore[attr-defined]
-    except (ImportError, AttributeError) as exc:
-        print(f"note: fit skipped, the engine is not available yet ({exc}); runs are in {path}")
-        return
     frame = pd.read_csv(path)
-    ok = frame[frame["status"] == 0].drop(columns=["status", "error", "started"])
-    if ok.empty:
-        print(f"note: fit skipped, no successful run in {path}")
-        return
-    extras = tuple(c for c in campaign.axes if c not in ("n", "p"))
-    kwargs: dict[str, object] = {"time": "time", "params": extras, "space": space}
+    ok = frame[frame["status"] == 0]
+    keep = [c for c in list(campaign.axes) + ["time", "cpu", "bw"] if c in ok.columns and ok[c].notna().any()]
+    roles: dict[str, object] = {"time": "time",
+                                "params": tuple(c for c in campaign.axes if c not in ("n", "p"))}
     for role in ("n", "p", "cpu", "bw"):
-        present = role in ok.columns and ok[role].notna().any()
-        kwargs[role] = role if present else None
-    result = fit(ok, **kwargs)
-    print_result(result, top=top)
+        roles[role] = role if role in keep else None
+    return ok[keep].reset_index(drop=True), roles
 
 
-def _store(path: str, url: str, app: str | None) -> None:
-    import pandas as pd
+def _fit_and_print(path: str, campaign: Campaign, top: int, space: str, progress: bool) -> None:
+    try:
+        from automodel import fit
+        from automodel.cli.fit import print_result
+    except (ImportError, AttributeError) as exc:
+        print(f"note: fit skipped, the engine is not available ({exc}); runs are in {path}")
+        return
+    frame, roles = _fit_frame(path, campaign)
+    print_result(fit(frame, space=space, progress=progress, **roles), top=top)
 
+
+def _store(path: str, campaign: Campaign, url: str, app: str | None, space: str) -> None:
     if not app:
         raise DataError("--store needs --app NAME (the application the runs belong to)")
     try:
-        from automodel.store import open_store  # type: ignore[attr-defined]
+        from automodel.store import observe
     except (ImportError, AttributeError) as exc:
-        print(f"note: runs not stored, the store is not available yet ({exc}); runs are in {path}")
+        print(f"note: runs not stored, the store is not available ({exc}); runs are in {path}")
         return
-    frame = pd.read_csv(path)
-    with open_store(url) as store:
-        store.add_runs(app, frame[frame["status"] == 0])
-    print(f"stored {int((frame['status'] == 0).sum())} runs of {app!r} in {url}")
+    frame, roles = _fit_frame(path, campaign)
+    report = observe(url, app, frame, space=space, **roles)
+    print("\n".join(report.lines()))
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -147,6 +146,8 @@ def handle(args: argparse.Namespace) -> int:
     campaign = build_campaign(args)
     if args.dry_run:
         return _dry_run(campaign)
+    if args.store and not args.app:
+        raise DataError("--store needs --app NAME (the application the runs belong to)")
     counts = run_campaign(campaign, args.output, progress=not args.no_progress, retry_failed=args.retry_failed)
     print(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in {args.output}")
     import pandas as pd
@@ -157,9 +158,9 @@ def handle(args: argparse.Namespace) -> int:
         print(f"error: no successful run in {args.output}; see its 'error' column", file=sys.stderr)
         return 1
     if args.store:
-        _store(args.output, args.store, args.app)
+        _store(args.output, campaign, args.store, args.app, args.space)
     if not args.no_fit:
-        _fit_and_print(args.output, campaign, args.top, args.space)
+        _fit_and_print(args.output, campaign, args.top, args.space, progress=not args.no_progress)
     return 0
 
 
