@@ -11,8 +11,9 @@ new run is a rank-one update (O(T^2)) and each candidate's normal equations are 
 ``G[c, c] x = b[c]``, solved for all candidates of one width at once with the batch-last Cholesky of
 :mod:`automodel.fit.batched` (O(k^3) elementwise operations over the candidate axis, no Python loop
 per candidate). Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1) are warm-started from the
-previous support; candidates whose warm start fails the KKT check are solved exactly by
-:func:`automodel.fit.batched.solve` on a compressed design rebuilt from the statistics.
+previous support; a vectorised active-set pass settles the rest (KKT-checked), and the few it cannot
+settle are solved exactly by :func:`scipy.optimize.nnls` on ``k + 1`` virtual rows rebuilt from the
+statistics.
 
 Ranking metric: the standard error of the weighted regression, ``s_w = sqrt(RSS_w / (m - k))`` over
 the ``m`` admitted runs (not aggregated), which is ``rel_s`` for the relative weighting ``w = 1/y^2``
@@ -31,6 +32,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
+
+from scipy.optimize import nnls
 
 from automodel.errors import StoreError
 from automodel.fit import batched
@@ -142,22 +145,61 @@ def _masked_solve(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray) -> tuple[
     return np.where(free, x, 0.0), pivot
 
 
-def _compressed_design(gs: np.ndarray, bs: np.ndarray, target_ss: float, d: np.ndarray,
-                       cols: np.ndarray) -> batched.Design:
-    """A :class:`batched.Design` with ``u + 1`` virtual rows reproducing the statistics of ``cols``.
+def _exact_nnls(gram: np.ndarray, rhs: np.ndarray, target_ss: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact NNLS of a few candidates from their statistics: (k, F) solutions and RSS (F,).
 
-    ``M = [[G, b], [b', y'y]] = R'R`` with ``R = sqrt(L) V'`` from ``eigh(M)``: least squares on the
-    columns of ``R`` has the solutions and residual sums of squares of least squares on the runs.
+    ``M = [[G, b], [b', y'y]] = R'R`` with ``R = sqrt(L) V'`` (a batched ``eigh``): least squares on the
+    ``k + 1`` rows of ``R`` has the solutions and residual sums of squares of least squares on the
+    runs, so :func:`scipy.optimize.nnls` on it is the exact constrained fit.
     """
-    u = len(cols)
-    M = np.empty((u + 1, u + 1))
-    M[:u, :u] = gs[np.ix_(cols, cols)]
-    M[:u, u] = M[u, :u] = bs[cols]
-    M[u, u] = target_ss
+    k, _, F = gram.shape
+    M = np.empty((F, k + 1, k + 1))
+    M[:, :k, :k] = gram.transpose(2, 0, 1)
+    M[:, :k, k] = M[:, k, :k] = rhs.T
+    M[:, k, k] = target_ss
     lam, V = np.linalg.eigh(M)
-    R = np.sqrt(np.clip(lam, 0.0, None))[:, None] * V.T
-    return batched.Design(R[:, :u].copy(), R[:, u].copy(), d[cols], M[:u, :u].copy(), M[:u, u].copy(),
-                          float(target_ss))
+    R = np.sqrt(np.clip(lam, 0.0, None))[:, :, None] * V.transpose(0, 2, 1)
+    x = np.zeros((k, F))
+    rss = np.empty(F)
+    for j in range(F):  # rare: only candidates the vectorised active-set pass could not settle
+        x[:, j], r = nnls(R[j, :, :k], R[j, :, k], maxiter=50 * k)
+        rss[j] = r * r
+    return x, rss
+
+
+def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, x: np.ndarray, pivot: np.ndarray,
+                tol: float) -> np.ndarray:
+    """Vectorised active-set iterations for non-negative fits, in place; returns which are settled.
+
+    Each pass pins negative coefficients at zero and frees the pinned variable whose gradient most
+    wants to grow (KKT violation), then re-solves only the unsettled candidates.
+    """
+    k = gram.shape[0]
+
+    def settled(idx: np.ndarray) -> np.ndarray:
+        xi = x[:, idx]
+        grad = rhs[:, idx] - np.einsum("ijn,jn->in", gram[:, :, idx], np.where(np.isfinite(xi), xi, 0.0))
+        return ((xi >= 0).all(axis=0) & (np.where(free[:, idx], 0.0, grad) <= tol).all(axis=0)
+                & (pivot[idx] > batched.PIVOT_TOL)), grad
+
+    todo = np.arange(x.shape[1])
+    ok, grad = settled(todo)
+    todo, grad = todo[~ok], grad[:, ~ok]
+    for _ in range(3 * k):
+        if not len(todo):
+            break
+        neg = ~(x[:, todo] >= 0)
+        f = free[:, todo] & ~neg
+        g = np.where(f, -np.inf, grad)
+        release = ~neg.any(axis=0) & (g.max(axis=0) > tol)
+        f[np.argmax(g, axis=0)[release], np.flatnonzero(release)] = True
+        free[:, todo] = f
+        x[:, todo], pivot[todo] = _masked_solve(gram[:, :, todo], rhs[:, todo], f)
+        ok, grad = settled(todo)
+        todo, grad = todo[~ok], grad[:, ~ok]
+    done = np.ones(x.shape[1], bool)
+    done[todo] = False
+    return done
 
 
 def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: bool = True,
@@ -180,7 +222,7 @@ def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: b
     coef = np.full((n, K), np.nan)
     rss = np.full(n, np.inf)
     n_exact = 0
-    for k in np.unique(width):
+    for k in np.flatnonzero(np.bincount(width)):
         members = np.flatnonzero(width == k)
         if k == 0:
             coef[members] = np.nan
@@ -194,33 +236,24 @@ def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: b
         if warm is not None and nonnegative:
             free = warm[members, :k].T.copy()
         x, pivot = _masked_solve(gram, rhs, free)
-        if nonnegative:
-            todo = np.flatnonzero(~(x >= 0).all(axis=0))
-            for _ in range(k):  # pin negative coefficients, re-solve the few that need it
-                if not len(todo):
-                    break
-                f = free[:, todo] & (x[:, todo] >= 0)
-                free[:, todo] = f
-                x[:, todo], pivot[todo] = _masked_solve(gram[:, :, todo], rhs[:, todo], f)
-                todo = todo[~(x[:, todo] >= 0).all(axis=0)]
-        ok = (pivot > batched.PIVOT_TOL) & np.isfinite(x).all(axis=0)
-        grad = rhs - np.einsum("ijn,jn->in", gram, np.where(np.isfinite(x), x, 0.0))
         tol = 1e-10 * max(stats.target_ss, 1e-300) ** 0.5
         if nonnegative:
-            ok &= (x >= 0).all(axis=0) & (np.where(free, 0.0, grad) <= tol).all(axis=0)
+            ok = _active_set(gram, rhs, free, x, pivot, tol)
         else:
-            ok &= free.all(axis=0)
+            ok = (pivot > batched.PIVOT_TOL) & np.isfinite(x).all(axis=0)
+        x = np.where(np.isfinite(x), x, 0.0)
         r = stats.target_ss - np.einsum("kn,kn->n", x, rhs)
+        bad = np.flatnonzero(~ok)
+        if len(bad):
+            n_exact += len(bad)
+            if nonnegative:
+                x[:, bad], r[bad] = _exact_nnls(gram[:, :, bad], rhs[:, bad], stats.target_ss)
+            else:  # dependent columns: minimum-norm least squares from the pseudo-inverse
+                g = gram[:, :, bad].transpose(2, 0, 1)
+                x[:, bad] = (np.linalg.pinv(g, rcond=1e-10, hermitian=True) @ rhs[:, bad].T[:, :, None])[..., 0].T
+                r[bad] = stats.target_ss - np.einsum("kn,kn->n", x[:, bad], rhs[:, bad])
         coef[members, :k] = (x / d[ct]).T
         rss[members] = r
-        bad = np.flatnonzero(~ok)
-        if len(bad):  # exact: batched.solve on the statistics of the terms these candidates use
-            n_exact += len(bad)
-            cols, local = np.unique(combos[bad], return_inverse=True)
-            des = _compressed_design(gs, bs, stats.target_ss, d, cols)
-            fit = batched.solve(des, local.reshape(len(bad), k), nonnegative=nonnegative)
-            coef[members[bad], :k] = fit.coefficients(des)
-            rss[members[bad]] = fit.rss
     rss = np.maximum(rss, 0.0)
     k_all = width.astype(float)
     dof = stats.n_runs - k_all
@@ -242,19 +275,22 @@ def predict(values: np.ndarray, index: np.ndarray, width: np.ndarray, coef: np.n
 
 
 def anomalous(values: np.ndarray, y: np.ndarray, test: np.ndarray, index: np.ndarray, width: np.ndarray,
-              coef: np.ndarray, mad: float, floor: float) -> np.ndarray:
+              coef: np.ndarray, mad: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
     """Which runs (``test`` mask over rows) no leading model explains; see the module docstring.
 
     ``index``, ``width``, ``coef`` describe the leading models; ``values`` (m, T) and ``y`` (m,) are
-    every admitted run plus the tested ones.
+    every admitted run plus the tested ones. Returns the mask and each run's severity, the least
+    (over the leaders) robust z-score ``|r - med| / (1.4826 MAD)``.
     """
     rel = (y[:, None] - predict(values, index, width, coef)) / y[:, None]  # (m, L)
     med = np.median(rel, axis=0)
     spread = _MAD_TO_SIGMA * np.median(np.abs(rel - med), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        far = np.abs(rel - med) > mad * spread
-    big = np.abs(rel) > floor
-    return test & (far & big).all(axis=1)
+        z = np.abs(rel - med) / spread
+    z = np.where(np.isnan(z), 0.0, z)
+    severity = z.min(axis=1)
+    big = (np.abs(rel) > floor).all(axis=1)
+    return test & (severity > mad) & big, np.where(test & big, severity, 0.0)
 
 
 @dataclass
@@ -316,11 +352,23 @@ class LivePool:
         live = np.flatnonzero(self.alive)
         return live[rank(self.score[live])]
 
+    def leaders(self, count: int) -> np.ndarray:
+        """The ``count`` best live candidates, best first (a partial sort)."""
+        s = np.where(self.alive & np.isfinite(self.score), self.score, np.inf)
+        if count < len(s):
+            part = np.argpartition(s, count)[:count]
+        else:
+            part = np.arange(len(s))
+        part = part[np.isfinite(s[part])]
+        return part[np.argsort(s[part], kind="stable")]
+
     def refit(self) -> int:
         """Refit every live candidate from the statistics (warm-started); returns the exact-solve count."""
-        live = np.flatnonzero(self.alive)
-        warm = np.nan_to_num(self.coef[live]) > 0
-        warm |= ~np.isfinite(self.coef[live]).any(axis=1, keepdims=True) | (warm.sum(axis=1, keepdims=True) == 0)
+        every = bool(self.alive.all())
+        live = slice(None) if every else np.flatnonzero(self.alive)
+        coef = self.coef[live]
+        warm = np.nan_to_num(coef) > 0
+        warm |= (warm.sum(axis=1) == 0)[:, None]  # never fitted, or all zero: start from the full support
         fit = refit(self.stats, self.index[live], self.width[live], self.options.nonnegative, warm)
         self.coef[live] = fit.coef
         self.score[live] = fit.score
@@ -351,22 +399,25 @@ class LivePool:
         m0 = len(self.y)
         self.admit(values, y)
         n_exact = self.refit()
-        flagged = np.zeros(0, int)
-        if screen and self.alive.any():
-            lead = self.ranking()[:o.n_leaders]
+        flagged: list[int] = []
+        while screen and self.alive.any():  # set aside the worst run, refit, look again
+            lead = self.leaders(o.n_leaders)
             test = np.zeros(len(self.y), bool)
             test[m0:] = True
-            mask = anomalous(self.values, self.y, test, self.index[lead], self.width[lead], self.coef[lead],
-                             o.anomaly_mad, o.anomaly_floor)
-            flagged = np.flatnonzero(mask[m0:])
-            if len(flagged):
-                self.exclude(m0 + flagged)
-                n_exact += self.refit()
+            mask, severity = anomalous(self.values, self.y, test, self.index[lead], self.width[lead],
+                                       self.coef[lead], o.anomaly_mad, o.anomaly_floor)
+            if not mask.any():
+                break
+            worst = int(np.argmax(np.where(mask, severity, -1.0)))
+            kept = np.flatnonzero(np.ones(len(values), bool) & ~np.isin(np.arange(len(values)), flagged))
+            flagged.append(int(kept[worst - m0]))
+            self.exclude(np.array([worst]))
+            n_exact += self.refit()
         pruned = np.zeros(0, int)
         cutoff = float("inf")
         if do_prune:
             pruned, cutoff = self.prune()
-        return Update(flagged, pruned, cutoff, before, self.leader, n_exact)
+        return Update(np.array(sorted(flagged), dtype=int), pruned, cutoff, before, self.leader, n_exact)
 
     def prune(self) -> tuple[np.ndarray, float]:
         """Delete live candidates above the ``prune_percentile`` of the scores (keeping ``min_survivors``)."""
@@ -375,7 +426,9 @@ class LivePool:
             return live, float("inf")
         scores = self.score[live]
         kept, _ = prune(scores, self.options.prune_percentile, self.options.min_survivors)
-        dead = np.setdiff1d(np.arange(len(live)), kept)
+        dead = np.ones(len(live), bool)
+        dead[kept] = False
+        dead = np.flatnonzero(dead)
         self.alive[live[dead]] = False
         finite = scores[np.isfinite(scores)]
         cutoff = float(np.percentile(finite, self.options.prune_percentile)) if len(finite) else float("inf")

@@ -1,0 +1,184 @@
+"""``automodel observe | ranking | runs | load``: the persistent store and online re-ranking; and
+:func:`predict_from_store` for ``automodel predict --store``."""
+
+from __future__ import annotations
+
+import argparse
+
+from automodel.cli.common import add_role_options, role_kwargs
+
+__all__ = ["register", "add_predict_options", "predict_from_store"]
+
+
+def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
+    p.add_argument("--store", required=True, metavar="PATH|URL",
+                   help="SQLite file (created if missing) or SQLAlchemy URL, e.g. postgresql://host/db")
+    if app:
+        p.add_argument("--app", required=True, metavar="NAME", help="application name")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    o = sub.add_parser("observe", help="add runs to the store, refit, re-rank and prune the live models",
+                       description="Add the runs of DATA.csv to an application; the first observe runs the "
+                                   "staged search. Prints the new leader, pruned count and flagged runs.")
+    _store_option(o)
+    o.add_argument("data", metavar="DATA.csv")
+    add_role_options(o)
+    o.add_argument("--space", default="default", metavar="NAME|FILE", help="search space of the first observe")
+    o.set_defaults(handler=observe)
+
+    r = sub.add_parser("ranking", help="the live candidates of an application, best first")
+    _store_option(r)
+    r.add_argument("--top", type=int, default=10, metavar="K", help="rows to print (0: all)")
+    r.add_argument("--history", action="store_true", help="one line per update instead")
+    r.add_argument("--pruned", action="store_true", help="the deleted candidates, with when and why")
+    r.set_defaults(handler=ranking)
+
+    u = sub.add_parser("runs", help="list an application's runs; re-admit flagged runs or exclude runs")
+    _store_option(u)
+    u.add_argument("--flagged", action="store_true", help="only the runs set aside as anomalous")
+    u.add_argument("--readmit", type=int, nargs="+", default=[], metavar="ID", help="put these runs back into the fit")
+    u.add_argument("--exclude", type=int, nargs="+", default=[], metavar="ID", help="take these runs out of the fit")
+    u.set_defaults(handler=runs)
+
+    ld = sub.add_parser("load", help="record, import and forecast machine load (free CPU, bandwidth)")
+    lsub = ld.add_subparsers(dest="load_command", metavar="ACTION")
+    lsub.required = True
+    rec = lsub.add_parser("record", help="record one sample (or import a CSV of samples: time, host, cpu, bw)")
+    _store_option(rec, app=False)
+    rec.add_argument("--cpu", type=float, default=None, help="available CPU fraction in (0, 1]")
+    rec.add_argument("--bw", type=float, default=None, help="available bandwidth fraction in (0, 1]")
+    rec.add_argument("--host", default=None, help="host name (default: this machine)")
+    rec.add_argument("--at", type=float, default=None, help="sample time, seconds (default: now)")
+    rec.add_argument("--csv", default=None, metavar="SAMPLES.csv", help="import periodic samples per host")
+    rec.set_defaults(handler=load_record)
+    fc = lsub.add_parser("forecast", help="forecast the next available CPU and bandwidth (NWS mixture of experts)")
+    _store_option(fc, app=False)
+    fc.add_argument("--app", default=None, help="use this application's run history when there are no samples")
+    fc.add_argument("--host", default=None)
+    _forecast_options(fc)
+    fc.set_defaults(handler=load_forecast)
+
+
+def _forecast_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--error", choices=("mse", "mae"), default="mse", help="postcast error (default mse)")
+    p.add_argument("--window", type=int, default=None, metavar="K",
+                   help="judge forecasters on their last K postcasts (default: all history)")
+
+
+def observe(args: argparse.Namespace) -> int:
+    from automodel.store import observe as do_observe
+
+    kwargs = role_kwargs(args)
+    kwargs.pop("aggregate", None)
+    if not kwargs["explicit"] and not kwargs["params"]:
+        kwargs = {}  # the application's remembered columns
+    report = do_observe(args.store, args.app, args.data, space=args.space, **kwargs)
+    print("\n".join(report.lines()))
+    return 0
+
+
+def ranking(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from automodel.store import history, ranking as do_ranking
+
+    top = args.top or None
+    if args.history:
+        frame = history(args.store, args.app).drop(columns=["top", "leader_id"])
+        frame["at"] = pd.to_datetime(frame["at"], unit="s").dt.strftime("%Y-%m-%d %H:%M:%S")
+    else:
+        frame = do_ranking(args.store, args.app, top, pruned=args.pruned)
+        if args.pruned and len(frame):
+            frame["at"] = pd.to_datetime(frame["at"], unit="s").dt.strftime("%Y-%m-%d %H:%M:%S")
+    with pd.option_context("display.max_colwidth", 100, "display.width", 250, "display.max_rows", None):
+        print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}") if len(frame) else "(none)")
+    return 0
+
+
+def runs(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from automodel.store import exclude, readmit, runs as do_runs
+
+    for ids, fn in ((args.readmit, readmit), (args.exclude, exclude)):
+        if ids:
+            print("\n".join(fn(args.store, args.app, ids).lines()))
+    frame = do_runs(args.store, args.app, ("flagged",) if args.flagged else None)
+    frame = frame.drop(columns=["observed_at"])
+    with pd.option_context("display.max_rows", None, "display.width", 250):
+        print(frame.to_string(index=False, float_format=lambda v: f"{v:.6g}") if len(frame) else "(no runs)")
+    return 0
+
+
+def load_record(args: argparse.Namespace) -> int:
+    from automodel.store import import_samples, record
+
+    if args.csv:
+        print(f"{import_samples(args.store, args.csv)} load samples imported")
+    else:
+        record(args.store, args.cpu, args.bw, args.host, args.at)
+        print("load sample recorded")
+    return 0
+
+
+def load_forecast(args: argparse.Namespace) -> int:
+    from automodel.errors import StoreError
+    from automodel.store import forecast_load
+
+    done = 0
+    for res in ("cpu", "bw"):
+        try:
+            f, src = forecast_load(args.store, res, args.app, args.host, args.error, args.window)
+        except StoreError as exc:
+            print(f"{res}: {exc}")
+            continue
+        print(f"{res}: {f.line()}; history: {src}")
+        done += 1
+    return 0 if done else 2
+
+
+def add_predict_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``automodel predict --store S --app NAME --n N --p P [--cpu X] [--bw Y]``."""
+    p.add_argument("--store", default=None, metavar="PATH|URL", help="predict with the leader of a store instead")
+    p.add_argument("--app", default=None, metavar="NAME")
+    p.add_argument("--n", type=float, default=None)
+    p.add_argument("--p", type=float, default=None)
+    p.add_argument("--cpu", type=float, default=None, help="free CPU fraction (default: forecast)")
+    p.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default: forecast)")
+    p.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+                   help="values of extra parameters")
+    p.add_argument("--rank", type=int, default=1, help="use the candidate at this rank (default 1, the leader)")
+    _forecast_options(p)
+
+
+def predict_from_store(args: argparse.Namespace) -> int:
+    """Predict the next run of ``--app`` with its leading model; forecast cpu/bw when not given."""
+    from automodel.errors import DataError
+    from automodel.store import forecast_load, leader_model
+
+    if not args.app:
+        raise DataError("predict --store needs --app NAME")
+    model = leader_model(args.store, args.app, max(args.rank, 1) - 1)
+    values: dict[str, float] = {}
+    for item in getattr(args, "param", []):
+        name, _, value = item.partition("=")
+        try:
+            values[name] = float(value)
+        except ValueError:
+            raise DataError(f"--param {item!r}: expected NAME=NUMBER") from None
+    lines = []
+    for q in model.params:
+        given = getattr(args, q, None) if q in ("n", "p", "cpu", "bw") else values.get(q)
+        if given is None and q in ("cpu", "bw"):
+            f, src = forecast_load(args.store, q, args.app, None, args.error, args.window)
+            given = f.value
+            lines.append(f"{q} forecast: {f.line()}; history: {src}")
+        if given is None:
+            raise DataError(f"the model of {args.app!r} depends on {q}: give --{q if q in ('n', 'p') else 'param'}")
+        values[q] = float(given)
+    t = float(model.predict({q: [values[q]] for q in model.params})[0])
+    print(f"model: T = {model.formula}")
+    print("\n".join(lines))
+    print(f"predicted time at {', '.join(f'{q} = {values[q]:g}' for q in model.params)}: {t:.6g} s")
+    return 0

@@ -1,0 +1,161 @@
+"""Online re-ranking: refits from pool statistics against the batched solver, the anomaly rule, and a
+replayed stream in which the network gets slower halfway."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from automodel import store as S
+from automodel.errors import DataError
+from automodel.fit import batched
+from automodel.online import LivePool, OnlineOptions, PoolStats, anomalous, refit, run_weights, term_values
+from automodel.space.parse import parse_term
+
+TERMS = ["1", "n", "n^2", "n^3/p", "n^2*log2(p)", "n^2*log2(p)/bw", "n^3/p/cpu", "log2(p)", "p", "sqrt(n)/p"]
+
+
+def _runs(rng, m, bw=(0.4, 1.0), comm=3e-9, noise=0.02):
+    n = rng.choice(np.linspace(1000, 8000, 8), m)
+    p = rng.choice([1.0, 2.0, 4.0, 8.0], m)
+    cpu, b = rng.uniform(0.5, 1.0, m), rng.uniform(*bw, m)
+    t = 2e-10 * n ** 3 / (p * cpu) + comm * n ** 2 * np.log2(p) / b + 0.5
+    return pd.DataFrame(dict(n=n, p=p, cpu=cpu, bw=b, time=t * (1 + noise * rng.standard_normal(m))))
+
+
+def _pool(rng, m=40, n_cand=300):
+    terms = [parse_term(t) for t in TERMS]
+    runs = _runs(rng, m)
+    values = term_values(terms, {q: runs[q].to_numpy(float) for q in ("n", "p", "cpu", "bw")}, m)
+    combos = sorted({tuple(sorted(rng.choice(len(terms), int(rng.integers(1, 6)), replace=False)))
+                     for _ in range(n_cand)})
+    index = np.full((len(combos), 5), -1, dtype=np.intp)
+    for i, c in enumerate(combos):
+        index[i, :len(c)] = c
+    width = np.array([len(c) for c in combos])
+    return terms, values, runs["time"].to_numpy(float), index, width
+
+
+@pytest.mark.parametrize("nonnegative", [True, False])
+def test_refit_from_statistics_matches_batched_solver(nonnegative):
+    rng = np.random.default_rng(3)
+    _, values, y, index, width = _pool(rng)
+    w = run_weights(y, "relative")
+    fit = refit(PoolStats.from_runs(values, y, w), index, width, nonnegative)
+    des = batched.design(values, y, w)
+    for k in np.unique(width):
+        rows = np.flatnonzero(width == k)
+        ref = batched.solve(des, index[rows, :k], nonnegative=nonnegative)
+        np.testing.assert_allclose(fit.rss[rows], ref.rss, rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(fit.coef[rows, :k], ref.coefficients(des), rtol=1e-5, atol=1e-14)
+        dof = len(y) - k
+        np.testing.assert_allclose(fit.score[rows], np.sqrt(ref.rss / dof), rtol=1e-6)
+    if nonnegative:
+        assert (np.nan_to_num(fit.coef) >= 0).all()
+
+
+def test_rank_one_updates_equal_a_rebuild_and_warm_start_equals_cold():
+    rng = np.random.default_rng(4)
+    terms, values, y, index, width = _pool(rng)
+    w = run_weights(y, "relative")
+    stats = PoolStats.from_runs(values[:30], y[:30], w[:30])
+    pool = LivePool(terms, index, width, np.ones(len(index), bool), stats, values[:30], y[:30])
+    pool.refit()
+    for i in range(30, len(y)):  # one run at a time, warm-started from the previous support
+        pool.admit(values[i:i + 1], y[i:i + 1])
+        pool.refit()
+    full = PoolStats.from_runs(values, y, w)
+    np.testing.assert_allclose(pool.stats.gram, full.gram, rtol=1e-12)
+    np.testing.assert_allclose(pool.stats.moment, full.moment, rtol=1e-12)
+    cold = refit(full, index, width, True)
+    np.testing.assert_allclose(pool.score, cold.score, rtol=1e-6)
+
+
+def test_anomaly_rule_flags_only_what_no_leader_explains():
+    rng = np.random.default_rng(5)
+    m = 60
+    values = np.column_stack([np.ones(m), rng.uniform(1, 10, m)])
+    y = (1 + 2 * values[:, 1]) * (1 + 0.01 * rng.standard_normal(m))
+    y[[10, 20]] *= [1.5, 1.04]  # a 50 % outlier and a 4 % one (below the 5 % floor)
+    index, width = np.array([[0, 1], [0, 1]]), np.array([2, 2])
+    coef = np.array([[1.0, 2.0], [1.0, 2.0]])
+    test = np.zeros(m, bool)
+    test[[10, 20, 30]] = True
+    got, severity = anomalous(values, y, test, index, width, coef, mad=5.0, floor=0.05)
+    assert np.flatnonzero(got).tolist() == [10]
+    assert severity[10] > 5.0 and severity[30] == 0.0
+    coef_b = np.array([[1.0, 2.0], [y[10] - 2 * values[10, 1], 2.0]])  # the second leader explains run 10
+    assert not anomalous(values, y, test, index, width, coef_b, 5.0, 0.05)[0][10]
+
+
+def _strength(store, app):
+    """Leader's extra time at bw = 0.1 over bw = 1 (n = 8000, p = 8, cpu = 1): its communication term."""
+    m = S.leader_model(store, app)
+    ref = dict(n=[8000.0], p=[8.0], cpu=[1.0])
+    return float(m.predict({**ref, "bw": [0.1]})[0] - m.predict({**ref, "bw": [1.0]})[0])
+
+
+def _stream(path, outliers: bool):
+    rng = np.random.default_rng(11)
+    first = _runs(rng, 32, bw=(0.97, 1.0))
+    reports = [S.observe(path, "app", first)]
+    strength = {}
+    for phase, bw in (("fast", (0.97, 1.0)), ("slow", (0.05, 0.25))):
+        for i in range(10):
+            batch = _runs(rng, 2, bw=bw)
+            if outliers and i in (3, 7):  # an extra run, three times too slow, at an interior n
+                bad = batch.iloc[[0]].assign(n=4000.0)
+                bad["time"] = 3 * (2e-10 * 4000.0 ** 3 / (bad.p * bad.cpu) + 3e-9 * 4000.0 ** 2 * np.log2(bad.p)
+                                   / bad.bw + 0.5)
+                batch = pd.concat([batch, bad], ignore_index=True)
+            reports.append(S.observe(path, "app", batch))
+        strength[phase] = _strength(path, "app")
+    return reports, strength
+
+
+def test_replayed_stream_network_slows_leader_changes_pruning_outliers(tmp_path):
+    reports, strength = _stream(tmp_path / "dirty.db", outliers=True)
+    truth = 9 * 3e-9 * 8000.0 ** 2 * 3
+    # the slower network makes the communication term visible: the leader changes to a stronger one
+    assert strength["slow"] > 2 * max(strength["fast"], 0.0)
+    assert strength["slow"] == pytest.approx(truth, rel=0.25)
+    leaders = [r.leader_id_after for r in reports]
+    assert leaders[-1] != leaders[10]
+    # pruning shrinks the candidate set on every update, down to the floor
+    live = [r.n_live for r in reports]
+    assert live[-1] < live[0] / 3 and live[-1] >= OnlineOptions().min_survivors
+    assert all(b <= a for a, b in zip(live, live[1:]))
+    # the four injected outliers are flagged, kept in the store, and nothing else is
+    flagged = S.runs(tmp_path / "dirty.db", "app", ("flagged",))
+    assert len(flagged) == 4 and (flagged["n"] == 4000.0).all()
+    assert len(S.runs(tmp_path / "dirty.db", "app")) == 32 + 40 + 4
+    # ... and do not move the leader: the same stream without them ends with the same ranking
+    clean, _ = _stream(tmp_path / "clean.db", outliers=False)
+    assert [r.leader_after for r in reports] == [r.leader_after for r in clean]
+    assert reports[-1].leader_score == pytest.approx(clean[-1].leader_score, rel=1e-9)
+    hist = S.history(tmp_path / "dirty.db", "app")
+    assert hist["flagged"].sum() == 4 and (hist["pruned"] > 0).any()
+    pruned = S.ranking(tmp_path / "dirty.db", "app", top=None, pruned=True)
+    assert len(pruned) == live[0] + reports[0].n_pruned - live[-1] and pruned["reason"].str.contains("percentile").all()
+    assert S.verify(tmp_path / "dirty.db", "app")["fitted"] == 32 + 40
+
+
+def test_readmit_and_exclude_move_runs_in_and_out_of_the_fit(tmp_path):
+    rng = np.random.default_rng(2)
+    path = tmp_path / "s.db"
+    S.observe(path, "a", _runs(rng, 24))
+    bad = _runs(rng, 1).assign(n=4000.0)
+    bad["time"] *= 5
+    rep = S.observe(path, "a", pd.concat([_runs(rng, 2), bad], ignore_index=True))
+    assert len(rep.flagged) == 1
+    rid = rep.flagged[0][0]
+    back = S.readmit(path, "a", [rid])
+    assert back.n_admitted == rep.n_admitted + 1
+    assert S.runs(path, "a").set_index("id").loc[rid, "status"] == "readmitted"
+    S.verify(path, "a")
+    out = S.exclude(path, "a", [rid])
+    assert out.n_admitted == rep.n_admitted and out.leader_score == pytest.approx(rep.leader_score, rel=1e-9)
+    with pytest.raises(DataError, match="not a run"):
+        S.readmit(path, "a", [10 ** 6])
+    S.verify(path, "a")
