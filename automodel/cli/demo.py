@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-#: the bundled dataset (see examples/data/README.md for how it was measured)
-DEMO_DATA = Path(__file__).resolve().parents[2] / "examples" / "data" / "demo.csv"
+#: the bundled dataset: conjugate gradient under SimGrid SMPI on a simulated 256-host cluster
+#: (examples/data/README.md gives the exact command, platform file and date)
+DEMO_DATA = Path(__file__).resolve().parents[2] / "examples" / "data" / "cg_fast.csv"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
