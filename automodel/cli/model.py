@@ -10,10 +10,12 @@ from automodel.cli.common import write_atomic
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("predict", help="predict run times for the rows of a CSV",
                        description="Print (or write) the input rows plus a column 'predicted'.")
-    p.add_argument("model", metavar="MODEL.json")
-    p.add_argument("data", metavar="DATA.csv")
+    p.add_argument("model", metavar="MODEL.json", nargs="?")
+    p.add_argument("data", metavar="DATA.csv", nargs="?")
     p.add_argument("-o", "--output", metavar="OUT.csv")
     p.add_argument("--level", type=float, default=0.95, help="prediction band level when the model has one")
+    from automodel.cli.store import add_predict_options
+    add_predict_options(p)
     p.set_defaults(handler=predict)
 
     s = sub.add_parser("show", help="print a model's formula in a chosen format")
@@ -40,6 +42,12 @@ def predict(args: argparse.Namespace) -> int:
     from automodel.model import load_model
     from pathlib import Path
 
+    if args.store:
+        from automodel.cli.store import predict_from_store
+        return predict_from_store(args)
+    if not (args.model and args.data):
+        from automodel.errors import DataError
+        raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
     model = load_model(args.model)
     frame = _read_csv(Path(args.data))
     out = frame.copy()
