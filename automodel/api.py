@@ -145,13 +145,14 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace) -> tuple[list[dict], l
     rows: list[dict] = []
     models: list[Model | None] = []
     blank = {m: np.nan for m in metrics_mod.METRICS}
+    frame = ds.frame[list(ds.params) + ["time"]]  # templates see the parameters and the time only
     for name in sp.fit.templates:
         template = TEMPLATES[name]
-        reason = template.applicable(ds.frame)
+        reason = template.applicable(frame)
         if reason is None:
             try:
-                fitted = template.fit(ds.frame)
-                pred = np.asarray(fitted.predict(ds.frame), float)
+                fitted = template.fit(frame)
+                pred = np.asarray(fitted.predict(frame), float)
             except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
                 reason = f"fit failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         if reason is not None:
