@@ -21,7 +21,6 @@ import pandas as pd
 import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.space.symbols import ROLE_NAMES, symbol
 from automodel.space.terms import Term, term_from_dict
 
 __all__ = ["TermModel", "Model", "load_model", "FORMAT", "VERSION", "MAX_FILE_BYTES"]
