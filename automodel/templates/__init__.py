@@ -22,25 +22,7 @@ for _name in _MODULES:
         TEMPLATES[_t.name] = _t
 
 
-#: fitted-model classes of the templates whose template object has no ``from_dict`` of its own
-_MODEL_CLASSES: dict[str, tuple[str, str]] = {
-    "prophesy": ("baselines", "PolynomialModel"), "rbasp": ("baselines", "RbaspModel"),
-    "amdahl": ("baselines", "AmdahlModel"), "kohashi": ("kohashi", "KohashiModel"),
-    "rational": ("rational", "RationalModel"), "multivariate_type1": ("rational", "MultivariateModel"),
-    "multivariate_type2": ("rational", "MultivariateModel"), "hockney": ("hockney", "HockneyModel"),
-    "hockney_collective": ("hockney", "HockneyModel"),
-}
-
-
-def _loader(name: str, template: Any):
-    """The ``from_dict`` of a template's fitted models (on the template, or on the class it fits)."""
-    if hasattr(template, "from_dict"):
-        return template.from_dict
-    module, cls = _MODEL_CLASSES[name]
-    return getattr(import_module(f"automodel.templates.{module}"), cls).from_dict
-
-
-TEMPLATE_LOADERS.update({name: _loader(name, t) for name, t in TEMPLATES.items()})
+TEMPLATE_LOADERS.update({name: t.from_dict for name, t in TEMPLATES.items()})
 
 
 def describe() -> list[dict[str, str]]:

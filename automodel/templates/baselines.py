@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -87,6 +87,20 @@ def missing_reason(frame: pd.DataFrame, required: Iterable[str]) -> str | None:
     if absent:
         return "not applicable: no column " + ", ".join(absent)
     return None
+
+
+class ColumnTemplate:
+    """What every column-based template shares: it applies when its ``requires`` columns are there, and
+    it loads its fitted models from JSON through ``model_class.from_dict`` (the registry calls this)."""
+
+    model_class: ClassVar[type]
+    requires: tuple[str, ...]
+
+    def applicable(self, frame: pd.DataFrame) -> str | None:
+        return missing_reason(frame, self.requires)
+
+    def from_dict(self, d: dict) -> Any:
+        return self.model_class.from_dict(d)
 
 
 def standard_error(residuals: np.ndarray, n_coefficients: int) -> float:
@@ -215,16 +229,15 @@ class PolynomialModel:
 
 
 @dataclass(frozen=True)
-class ProphesyTemplate:
+class ProphesyTemplate(ColumnTemplate):
     """Prophesy's one-dimensional polynomial ``a n^3 + b n^2 + c n + d`` fitted by least squares."""
+
+    model_class: ClassVar[type] = PolynomialModel
 
     name: str = "prophesy"
     title: str = "Prophesy cubic polynomial in n"
     source: str = ("rational-polynomial-yagnik-icpp2006.txt, sec. 4.1 (Prophecy's model ax^3 + bx^2 + cx + d)")
     requires: tuple[str, ...] = ("n",)
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, degree: int = 3, relative: bool = False, **options: Any) -> PolynomialModel:
         """Fit the polynomial of ``degree`` (default 3) by ordinary (or relative, ``1/T``-weighted) least squares.
@@ -307,16 +320,15 @@ class RbaspModel:
 
 
 @dataclass(frozen=True)
-class RbaspTemplate:
+class RbaspTemplate(ColumnTemplate):
     """RBASP (Barnes et al. 2008 as used in fim-bhimani sec. 5, eq. 17): regression of log2 T."""
+
+    model_class: ClassVar[type] = RbaspModel
 
     name: str = "rbasp"
     title: str = "RBASP log-linear regression with g(p)"
     source: str = "fim-bhimani-2019.txt, sec. 5 (RBASP), eq. 17; the x_i enter as log2 x_i"
     requires: tuple[str, ...] = ("p",)
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, g: str = "auto", variables: Sequence[str] | None = None,
             **options: Any) -> RbaspModel:
@@ -388,16 +400,15 @@ class AmdahlModel:
 
 
 @dataclass(frozen=True)
-class AmdahlTemplate:
+class AmdahlTemplate(ColumnTemplate):
     """Amdahl's law with non-negative coefficients and the relative-error cost (bayesian-kohashi eq. 7)."""
+
+    model_class: ClassVar[type] = AmdahlModel
 
     name: str = "amdahl"
     title: str = "Amdahl's law c1/p + c2"
     source: str = "bayesian-kohashi-2022.txt, sec. 2.1, eqs. 1-2 (T1 + T2 is Amdahl's law); cost eq. 7"
     requires: tuple[str, ...] = ("p",)
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, relative: bool = True, nonnegative: bool = True, **options: Any) -> AmdahlModel:
         """Fit ``c1, c2 >= 0`` minimising sum ((T - T_obs) / T_obs)^2 (or plain squares if not ``relative``)."""

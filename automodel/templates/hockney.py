@@ -11,14 +11,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
 import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.templates.baselines import (MODEL_VERSION, column, missing_reason, read_float, read_floats,
+from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, read_float, read_floats,
                                            read_header, read_notes, read_str, solve_weighted, standard_error,
                                            times)
 from automodel.templates.collectives import SCHEDULES, design_matrix, schedule_expr
@@ -169,16 +169,15 @@ def fit_schedule(frame: pd.DataFrame, schedule: str, breakpoints: Sequence[float
 
 
 @dataclass(frozen=True)
-class HockneyTemplate:
+class HockneyTemplate(ColumnTemplate):
     """Point-to-point Hockney model ``t(m) = alpha + beta m`` (plain or piecewise) on column ``n``."""
+
+    model_class: ClassVar[type] = HockneyModel
 
     name: str = "hockney"
     title: str = "Hockney point-to-point model alpha + beta*m (optionally piecewise)"
     source: str = "contention-hockney-singh.txt, sec. 2.1 (t(n) = alpha + n beta) and sec. 3.3.1 (piecewise)"
     requires: tuple[str, ...] = ("n",)
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, breakpoints: Sequence[float] | str | None = None,
             constant_first: bool = True, relative: bool = True, nonnegative: bool = True,
@@ -196,17 +195,16 @@ class HockneyTemplate:
 
 
 @dataclass(frozen=True)
-class HockneyCollectiveTemplate:
+class HockneyCollectiveTemplate(ColumnTemplate):
     """A collective as a schedule of Hockney steps; the schedule is given or selected by standard error."""
+
+    model_class: ClassVar[type] = HockneyModel
 
     name: str = "hockney_collective"
     title: str = "Collective schedule over the (piecewise) Hockney model"
     source: str = ("contention-hockney-singh.txt, sec. 3.1 and 3.3 (sum over steps of the max over concurrent "
                    "messages), sec. 2.1 and 3.3.1 (t(m))")
     requires: tuple[str, ...] = ("n", "p")
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, schedule: str = "auto", breakpoints: Sequence[float] | str | None = None,
             constant_first: bool = True, relative: bool = True, nonnegative: bool = True,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time as clock
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,7 +22,7 @@ from scipy.special import expit
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import log2, symbol
-from automodel.templates.baselines import (MODEL_VERSION, column, missing_reason, read_float, read_floats,
+from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, read_float, read_floats,
                                            read_header, read_notes, solve_weighted, times)
 from automodel.templates.remc import DEFAULT_TEMPERATURES, hdi, replica_exchange
 
@@ -191,17 +191,16 @@ class KohashiModel:
 
 
 @dataclass(frozen=True)
-class KohashiTemplate:
+class KohashiTemplate(ColumnTemplate):
     """Kohashi's 3- to 6-term T(p) models with NNLS on relative errors and REMC posterior."""
+
+    model_class: ClassVar[type] = KohashiModel
 
     name: str = "kohashi"
     title: str = "Kohashi T(p) models (c_i >= 0, relative error) with Bayesian REMC"
     source: str = ("bayesian-kohashi-2022.txt, sec. 2.1 eqs. 1-6 (terms), eq. 7 (cost), sec. 2.2-2.3 (REMC), "
                    "sec. 3.3 (c_i(M) cubic in M)")
     requires: tuple[str, ...] = ("p",)
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, n_terms: int = 3, pc: float | None = None,
             cores_per_node: float | None = None, degree: int | None = None, bayesian: bool = False,

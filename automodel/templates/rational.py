@@ -9,9 +9,8 @@ multivariate forms ``(a n^3 + b n^2 + c n + d) / g`` with ``g = 1 + e cpu + f bw
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,9 +19,8 @@ from scipy.optimize import least_squares
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
-from automodel.templates.baselines import (MODEL_VERSION, column, missing_reason, read_float, read_floats,
-                                           read_header, read_notes, read_str, solve_weighted, standard_error,
-                                           times)
+from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, read_floats, read_header,
+                                           read_notes, solve_weighted, standard_error, times)
 
 __all__ = ["RATIONAL", "MULTIVARIATE_TYPE1", "MULTIVARIATE_TYPE2", "TEMPLATES", "RationalModel",
            "MultivariateModel"]
@@ -98,16 +96,15 @@ class RationalModel:
 
 
 @dataclass(frozen=True)
-class RationalTemplate:
+class RationalTemplate(ColumnTemplate):
     """Eqs. 1-5 with degrees given or searched by standard error; linear least squares."""
+
+    model_class: ClassVar[type] = RationalModel
 
     name: str = "rational"
     title: str = "Rational polynomial P_n(n) + P_cpu(n)/cpu + P_bw(n)/bw"
     source: str = "rational-polynomial-yagnik-icpp2006.txt, sec. 3, eqs. 1-5"
     requires: tuple[str, ...] = ("n",)
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, degrees: Sequence[int] | str = (3, 3, 2), max_degree: int = 3,
             relative: bool = False, **options: Any) -> RationalModel:
@@ -208,8 +205,10 @@ class MultivariateModel:
 
 
 @dataclass(frozen=True)
-class MultivariateTemplate:
+class MultivariateTemplate(ColumnTemplate):
     """Type 1 / type 2 multivariate forms (eqs. 6-8) by nonlinear least squares."""
+
+    model_class: ClassVar[type] = MultivariateModel
 
     kind: str = "type1"
     requires: tuple[str, ...] = ("n",)
@@ -226,9 +225,6 @@ class MultivariateTemplate:
     @property
     def source(self) -> str:
         return f"rational-polynomial-yagnik-icpp2006.txt, sec. 4.1, eq. 6 with eq. {7 if self.kind == 'type1' else 8}"
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
 
     def fit(self, frame: pd.DataFrame, relative: bool = False, **options: Any) -> MultivariateModel:
         """Fit ``a, b, c, d, e (, f)`` with :func:`scipy.optimize.least_squares` (trust region),
