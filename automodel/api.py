@@ -49,6 +49,8 @@ class FitResult:
         """The stage log, the top of the leaderboard and the chosen formula, as text."""
         lines = [f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
                  f"configurations; parameters {', '.join(self.dataset.params) or 'none'}"]
+        if np.isfinite(self.dataset.noise):
+            lines[0] += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
         lines += [f"  {r.line()}" for r in self.reports]
         lines += [f"  note: {n}" for n in self.notes]
         board = self.leaderboard.head(top).copy()

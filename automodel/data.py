@@ -84,13 +84,6 @@ class Dataset:
         """Training range ``[min, max]`` of every parameter."""
         return {q: [float(self.frame[q].min()), float(self.frame[q].max())] for q in self.params}
 
-    def subset(self, mask: np.ndarray) -> "Dataset":
-        """The dataset restricted to the aggregated rows where ``mask`` is true."""
-        frame = self.frame[np.asarray(mask, bool)].reset_index(drop=True)
-        keys = frame[list(self.params)]
-        runs = self.runs.merge(keys, on=list(self.params), how="inner")
-        return Dataset(runs, frame, self.params, self.roles, self.source, self.aggregate, self.notes)
-
 
 def _read_csv(path: Path) -> pd.DataFrame:
     src = str(path)

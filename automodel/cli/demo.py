@@ -30,11 +30,11 @@ def split(frame, params):
     if "p" in params and frame["p"].nunique() >= 5:
         levels = np.sort(frame["p"].unique())
         cut = levels[min(3, len(levels) - 2)]
-        return frame["p"] <= cut, f"p <= {cut:g}"
+        return (frame["p"] <= cut).to_numpy(), f"p <= {cut:g}"
     if "n" in params and frame["n"].nunique() >= 5:
         levels = np.sort(frame["n"].unique())
         cut = levels[int(len(levels) * 0.7) - 1]
-        return frame["n"] <= cut, f"n <= {cut:g}"
+        return (frame["n"] <= cut).to_numpy(), f"n <= {cut:g}"
     return np.ones(len(frame), bool), "all runs"
 
 
@@ -48,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
     ds = automodel.load(args.data)
     frame = ds.runs
     mask, text = split(ds.frame, ds.params)
-    train = ds.frame[mask.to_numpy() if hasattr(mask, "to_numpy") else mask]
-    test = ds.frame[~(mask.to_numpy() if hasattr(mask, "to_numpy") else mask)]
+    train, test = ds.frame[mask], ds.frame[~mask]
     keys = list(ds.params)
     train_runs = frame.merge(train[keys], on=keys)
     print(f"demo data: {args.data} ({len(frame)} runs); training on {text}, "

@@ -45,9 +45,6 @@ class TermCache:
         self._values: list[np.ndarray] = []
         self._matrix: np.ndarray | None = None
 
-    def __len__(self) -> int:
-        return len(self._values)
-
     def index(self, term: Term) -> int:
         i = self._index.get(term)
         if i is None:

@@ -168,25 +168,23 @@ def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: 
     survivors, _ = S.run(name, rows, rows_text, build(_subsets(base, max_terms, min_terms)),
                          cfg.get("top", 16), note, final)
     fitted = S.reports[-1].n_candidates
+    def part_of(s: Structure) -> tuple[Term, ...]:
+        return s.comp if part == "comp" else s.comm
+
+    def with_part(s: Structure, new: tuple[Term, ...]) -> Structure:
+        return Structure(new, s.comm, s.extra) if part == "comp" else Structure(s.comp, new, s.extra)
+
     expanded: list[Structure] = []
+    hit_groups = []
     for g in groups:
-        rep = g.representative
-        hits = [s for s in survivors if any(_contains(t, rep) for t in (s.comp if part == "comp" else s.comm))]
-        if not hits:
-            continue
-        for s in hits:
-            old = s.comp if part == "comp" else s.comm
-            for member in g.members:
-                new = tuple(_swap(t, rep, member) for t in old)
-                expanded.append(Structure(new, s.comm, s.extra) if part == "comp"
-                                else Structure(s.comp, new, s.extra))
+        hits = [s for s in survivors if any(_contains(t, g.representative) for t in part_of(s))]
+        if hits:
+            hit_groups.append(str(g.representative))
+        expanded += [with_part(s, tuple(_swap(t, g.representative, member) for t in part_of(s)))
+                     for s in hits for member in g.members]
     if expanded:
-        survivors2, _ = S.run(name + "+groups", rows, rows_text, survivors + expanded, cfg.get("top", 16),
-                              "groups expanded around: " + ", ".join(
-                                  str(g.representative) for g in groups
-                                  if any(_contains(t, g.representative) for s in survivors
-                                         for t in (s.comp if part == "comp" else s.comm))), final)
-        survivors = survivors2
+        survivors, _ = S.run(name + "+groups", rows, rows_text, survivors + expanded, cfg.get("top", 16),
+                             "groups expanded around: " + ", ".join(hit_groups), final)
         fitted += S.reports[-1].n_candidates
     if groups:
         all_terms = len(base) + sum(len(g.members) for g in groups)
