@@ -14,13 +14,10 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     wl_state s;
-    wl_init(&s, &argc, argv);
+    wl_init(&s, &argc, &argv);
     long n = wl_arg(argc, argv, 1, "n", 0);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rank = s.rank, size = s.size;
     long lo, hi;
     wl_block(n, size, rank, &lo, &hi);
     long m = hi - lo;

@@ -15,14 +15,11 @@ static double dot(const double *x, const double *y, long m) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     wl_state s;
-    wl_init(&s, &argc, argv);
+    wl_init(&s, &argc, &argv);
     long n = wl_arg(argc, argv, 1, "n", 0);
     long iters = wl_arg(argc, argv, 2, "iters", 50);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rank = s.rank, size = s.size;
     long lo, hi;
     wl_block(n, size, rank, &lo, &hi);
     long m = hi - lo;

@@ -36,11 +36,17 @@ typedef struct {
     double speed0, bw0;
     int model_flops;
     double start_delay;
+    int rank, size;
 } wl_state;
 
-/* Parse the optional start=<seconds> argument; returns the number of positional arguments left. */
-static int wl_init(wl_state *s, int *argc, char **argv) {
+/* Start MPI, record rank and size, and parse the optional start=<seconds> argument; returns the
+ * number of positional arguments left. */
+static int wl_init(wl_state *s, int *argc, char ***argvp) {
+    MPI_Init(argc, argvp);
+    char **argv = *argvp;
     memset(s, 0, sizeof *s);
+    MPI_Comm_rank(MPI_COMM_WORLD, &s->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &s->size);
     int kept = 1;
     for (int i = 1; i < *argc; i++) {
         if (strncmp(argv[i], "start=", 6) == 0)

@@ -7,13 +7,10 @@
 #include "common.h"
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     wl_state s;
-    wl_init(&s, &argc, argv);
+    wl_init(&s, &argc, &argv);
     long n = wl_arg(argc, argv, 1, "n", 0);
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rank = s.rank, size = s.size;
 
     int *counts = malloc(size * sizeof(int)), *displs = malloc(size * sizeof(int));
     for (int r = 0; r < size; r++) {
