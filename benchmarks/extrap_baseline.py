@@ -16,27 +16,25 @@ import platform
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
+from benchmarks.contenders import extrap_contender
 from benchmarks.extrap_text import synthetic_kernels_text
-from benchmarks.extrap_tool import MODELERS, ensure_extrap, extrap_version, run_extrap, time_cli
-from benchmarks.scoring import GroupScore, aggregate, score_group
-from benchmarks.tasks import build_tasks
+from benchmarks.extrap_tool import MODELERS, ensure_extrap, extrap_version, time_cli
+from benchmarks.records import group_record, jsonable, task_summary
+from benchmarks.tasks import build_tasks, by_name
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:9.1f}%" if np.isfinite(value) else f"{'inf':>10}"
+def _pct(value: float | None) -> str:
+    return f"{100 * value:9.1f}%" if value is not None else f"{'inf':>10}"
 
 
-def _row(task, modeler: str, result, score: GroupScore | None, width: int) -> str:
-    if score is None:
-        return f"{task.name:18} {task.group:40} {modeler:9} {result.status}"
-    s = score.summary
-    best = f"{score.best_p_hits}/{len(score.best_p)}" if score.best_p else "-"
-    rho = f"{score.mean_spearman:5.2f}" if np.isfinite(score.mean_spearman) else "  nan"
-    formula = (result.formula or "")[:width]
-    return (f"{task.name:18} {task.group:40} {modeler:9} {_pct(s.median)} {_pct(s.mean)} "
-            f"{_pct(s.worst)} {best:>6} {rho} {result.seconds:6.3f}  {formula}")
+def _row(record: dict, modeler: str, width: int) -> str:
+    head = f"{record['task']:18} {record['group']:40} {modeler:9}"
+    if record["status"] != "ok":
+        return f"{head} {record['status']}"
+    best = f"{record['best_p_hits']}/{record['best_p_slices']}" if record["best_p_slices"] else "-"
+    rho = f"{record['spearman']:5.2f}" if record["spearman"] is not None else "  nan"
+    return (f"{head} {_pct(record['median'])} {_pct(record['mean'])} {_pct(record['worst'])} {best:>6} "
+            f"{rho} {record['seconds']:6.3f}  {(record['formula'] or '')[:width]}")
 
 
 def accuracy(tasks, modelers=MODELERS, width: int = 90) -> dict:
@@ -45,37 +43,23 @@ def accuracy(tasks, modelers=MODELERS, width: int = 90) -> dict:
               f"{'best p':>6} {'rho':>5} {'sec':>6}  formula")
     records: dict = {}
     for modeler in modelers:
-        results = run_extrap(tasks, modeler)
+        contender = extrap_contender(modeler)
+        outcomes = contender.run(tasks, {})
         print(header)
-        per_task: dict[str, list[GroupScore]] = {}
         for task in tasks:
-            result = results[task.key]
-            score = (score_group(task, result.predictions, result.train_predictions)
-                     if result.ok else None)
-            print(_row(task, modeler, result, score, width))
-            if score is not None:
-                per_task.setdefault(task.name, []).append(score)
-            records[f"{modeler}|{task.name}|{task.group}"] = {
-                "status": result.status, "formula": result.formula, "seconds": result.seconds,
-                "warnings": list(result.warnings),
-                **({"median": score.summary.median, "mean": score.summary.mean,
-                    "worst": score.summary.worst, "n_points": score.summary.n_points,
-                    "best_p_hits": score.best_p_hits, "best_p_slices": len(score.best_p),
-                    "spearman": score.mean_spearman,
-                    "best_p": [{"fixed": [float(v) for v in b.fixed], "actual": b.actual_best_p,
-                                "predicted": b.predicted_best_p, "spearman": b.spearman}
-                               for b in score.best_p]} if score else {})}
-        print(f"\nsummary ({modeler}): relative error over rows (pooled) | over group medians")
-        for name, scores in per_task.items():
-            agg = aggregate(scores)
-            r, g = agg["rows"], agg["groups"]
-            hits = sum(s.best_p_hits for s in scores)
-            slices = sum(len(s.best_p) for s in scores)
-            print(f"  {name:18} rows n={r.n_points:4} median {_pct(r.median)} mean {_pct(r.mean)} "
-                  f"worst {_pct(r.worst)} | groups n={g.n_points:2} median {_pct(g.median)} "
-                  f"mean {_pct(g.mean)} worst {_pct(g.worst)} | best p {hits}/{slices}")
-            records[f"{modeler}|{name}|summary"] = {
-                "rows": vars(r), "groups": vars(g), "best_p_hits": hits, "best_p_slices": slices}
+            record = group_record(task, contender.name, outcomes[task.key])
+            print(_row(record, modeler, width))
+            records[f"{modeler}|{task.name}|{task.group}"] = record
+        print(f"\nsummary ({modeler}): relative error over rows (pooled) | median over group medians")
+        for name, groups in by_name(tasks).items():
+            s = task_summary(groups, contender.name, outcomes)
+            records[f"{modeler}|{name}|summary"] = s
+            if "median" not in s:
+                print(f"  {name:18} {s['status']}")
+                continue
+            print(f"  {name:18} rows n={s['n_points']:4} median {_pct(s['median'])} mean {_pct(s['mean'])} "
+                  f"worst {_pct(s['worst'])} | groups n={s['n_groups']:2} ok {s['n_ok']:2} median "
+                  f"{_pct(s['group_median_of_medians'])} | best p {s['best_p_hits']}/{s['best_p_slices']}")
         print()
     return records
 
@@ -126,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_speed:
         report["speed"] = speed()
     if args.out is not None:
-        args.out.write_text(json.dumps(report, indent=1, default=float))
+        args.out.write_text(json.dumps(jsonable(report), indent=1, allow_nan=False))
     return 0
 
 

@@ -7,7 +7,10 @@ Prints candidate fits per second per core for k = 1..6 terms on m = 64 runs, for
     practical limit of the normal-equations approach in plain numpy),
 and the wall time of a full staged search on a 4-parameter dataset (n, p, cpu, bw).
 
-Run: ``python -m benchmarks.speed [--quick]``. Single-threaded BLAS is forced so "per core" holds.
+Run: ``python -m benchmarks.speed [--quick]``. Single-threaded BLAS is forced so "per core" holds
+(when this module is imported before numpy; ``python -m benchmarks`` does the same).
+``collect`` gathers every speed measurement of ``python -m benchmarks`` as plain dictionaries,
+including those of ``benchmarks.kernels`` and ``benchmarks.startup`` when they are available.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import importlib  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 from itertools import combinations, islice  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -96,18 +101,66 @@ def staged_search_seconds(repeats: int = 3) -> tuple[float, int, int]:
     return best, n_fits, len(df)
 
 
+def guarded(fn, *args: Any, **kwargs: Any) -> dict:
+    """``{"status": "ok", "result": fn(...)}``, or ``{"status": "not available: <reason>"}`` if it raises."""
+    try:
+        return {"status": "ok", "result": fn(*args, **kwargs)}
+    except Exception as error:  # a failing measurement is reported, not fatal
+        first = (str(error).strip().splitlines() or [""])[0]
+        return {"status": f"not available: {getattr(fn, '__name__', fn)} failed: "
+                          f"{type(error).__name__}: {first}"}
+
+
+def optional(module: str, function: str, *args: Any, **kwargs: Any) -> dict:
+    """``guarded(module.function, ...)``, imported lazily; "not available" when it cannot be imported."""
+    try:
+        fn = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as error:
+        return {"status": f"not available: {type(error).__name__}: {error}"}
+    return guarded(fn, *args, **kwargs)
+
+
+def _fits(quick: bool) -> dict:
+    n_candidates = 20_000 if quick else 100_000
+    table = fits_per_second(n_candidates=n_candidates, loop_candidates=500 if quick else 2000)
+    return {"m": 64, "n_candidates": n_candidates, "rows": table.to_dict("records")}
+
+
+def _staged(quick: bool) -> dict:
+    seconds, n_fits, n_runs = staged_search_seconds(1 if quick else 3)
+    return {"seconds": seconds, "n_fits": n_fits, "n_runs": n_runs}
+
+
+def collect(quick: bool = False, log=print) -> dict:
+    """Every speed measurement: fits per second, staged search, many kernels, start-up times.
+
+    ``benchmarks.kernels`` and ``benchmarks.startup`` are imported only here, so this works with or
+    without them.  Each entry is ``{"status": "ok", "result": ...}`` or ``{"status": "not available:
+    <reason>"}``.
+    """
+    jobs = {"fits_per_second": lambda: guarded(_fits, quick),
+            "staged_search": lambda: guarded(_staged, quick),
+            "kernels": lambda: optional("benchmarks.kernels", "race", n_kernels=1000, quick=quick),
+            "startup": lambda: optional("benchmarks.startup", "startup_times")}
+    out = {}
+    for name, job in jobs.items():
+        start = time.perf_counter()
+        out[name] = job()
+        log(f"speed {name}: {out[name]['status']} ({time.perf_counter() - start:.1f} s)")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer candidates (CI smoke run)")
     args = ap.parse_args(argv)
-    table = fits_per_second(n_candidates=20_000 if args.quick else 100_000,
-                            loop_candidates=500 if args.quick else 2000)
+    table = pd.DataFrame(_fits(args.quick)["rows"])
     with pd.option_context("display.width", 200, "display.float_format", lambda v: f"{v:,.3g}"):
         print("candidate fits per second, one core, m = 64 runs")
         print(table.to_string(index=False))
-    seconds, n_fits, n_runs = staged_search_seconds(1 if args.quick else 3)
-    print(f"\nfull staged search (n, p, cpu, bw; {n_runs} runs): {seconds:.3f} s wall, "
-          f"{n_fits} candidate fits, templates included")
+    staged = _staged(args.quick)
+    print(f"\nfull staged search (n, p, cpu, bw; {staged['n_runs']} runs): {staged['seconds']:.3f} s wall, "
+          f"{staged['n_fits']} candidate fits, templates included")
     return 0
 
 

@@ -22,9 +22,9 @@ with the reason.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -65,6 +65,8 @@ class Task:
         Unit of ``time``.
     target : str
         Target column, ``"time"``.
+    split : str
+        The train and test conditions, as text.
     """
 
     name: str
@@ -76,6 +78,7 @@ class Task:
     source: str
     unit: str = "s"
     target: str = TARGET
+    split: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -104,37 +107,38 @@ class Skipped:
 
 @dataclass(frozen=True)
 class _Spec:
+    """A task: file, grouping, parameter roles, and train/test/select conditions (``DataFrame.eval``)."""
+
     name: str
     source: str
     group_by: tuple[str, ...]
     params: dict[str, str]
-    is_train: Callable[[pd.DataFrame], pd.Series]
-    is_test: Callable[[pd.DataFrame], pd.Series]
-    select: Callable[[pd.DataFrame], pd.Series] | None = None
+    train: str
+    test: str
+    select: str | None = None
     unit: str = "s"
 
 
 SPECS: tuple[_Spec, ...] = (
-    _Spec("hommexx-n-p", "hommexx_nh_summit.csv", ("alg", "qsize"),
-          {"n": "nelem", "p": "nnode"},
-          lambda d: d["ne"] <= 128, lambda d: d["ne"] >= 256),
-    _Spec("relearn-p", "relearn.csv", ("theta",),
-          {"p": "p", "n": "n_per_rank"},
-          lambda d: d["p"] <= 128, lambda d: d["p"].isin([256, 512])),
-    _Spec("mandelbrot-strong", "mandelbrot_orfeo.csv", ("source", "study"),
-          {"p": "P"},
-          lambda d: d["P"] <= 64, lambda d: d["P"] > 64,
-          select=lambda d: (d["source"] == "tanjaderin") & (d["study"] == "mpi_strong")),
+    _Spec("hommexx-n-p", "hommexx_nh_summit.csv", ("alg", "qsize"), {"n": "nelem", "p": "nnode"},
+          "ne <= 128", "ne >= 256"),
+    _Spec("relearn-p", "relearn.csv", ("theta",), {"p": "p", "n": "n_per_rank"},
+          "p <= 128", "p in [256, 512]"),
+    _Spec("mandelbrot-strong", "mandelbrot_orfeo.csv", ("source", "study"), {"p": "P"},
+          "P <= 64", "P > 64", select="source == 'tanjaderin' and study == 'mpi_strong'"),
     _Spec("osu-p", "osu_coll_orfeo_tanjaderin.csv", ("collective", "algorithm"),
-          {"p": "P", "n": "msg_bytes"},
-          lambda d: d["P"] <= 32, lambda d: d["P"] >= 64, unit="us"),
-    _Spec("extrap-mpi", "extrap_mpi_collectives.csv", ("mpi", "collective"),
-          {"p": "P"},
-          lambda d: d["P"] <= 256, lambda d: d["P"] == 512, unit="us"),
-    _Spec("contention-m", "mpi_contention_iitk.csv", ("collective", "contention"),
-          {"n": "msg_bytes"},
-          lambda d: d["msg_bytes"] <= 256 * 1024, lambda d: d["msg_bytes"] > 256 * 1024),
+          {"p": "P", "n": "msg_bytes"}, "P <= 32", "P >= 64", unit="us"),
+    _Spec("extrap-mpi", "extrap_mpi_collectives.csv", ("mpi", "collective"), {"p": "P"},
+          "P <= 256", "P == 512", unit="us"),
+    _Spec("contention-m", "mpi_contention_iitk.csv", ("collective", "contention"), {"n": "msg_bytes"},
+          "msg_bytes <= 262144", "msg_bytes > 262144"),
 )
+
+#: The stand-in task of ``bundled_tasks`` (SMPI runs shipped in ``examples/data``).
+BUNDLED_DIR = Path(__file__).resolve().parents[1] / "examples" / "data"
+BUNDLED_FILES: tuple[str, ...] = ("cg_fast.csv", "jacobi_slow.csv")
+BUNDLED_SPEC = _Spec("bundled-smpi-p", "examples/data/{" + ",".join(BUNDLED_FILES) + "}", ("workload",),
+                     {"n": "n", "p": "p"}, "p <= 8", "p > 8")
 
 #: Datasets (or parts) deliberately not used, with the reason.
 DATASET_SKIPS: tuple[Skipped, ...] = (
@@ -176,10 +180,9 @@ def _fit_problem(train: pd.DataFrame, test: pd.DataFrame, columns: list[str]) ->
     return None
 
 
-def _spec_tasks(spec: _Spec, datasets_dir: Path) -> tuple[list[Task], list[Skipped]]:
-    frame = pd.read_csv(datasets_dir / spec.source)
+def _spec_tasks(spec: _Spec, frame: pd.DataFrame) -> tuple[list[Task], list[Skipped]]:
     if spec.select is not None:
-        frame = frame[spec.select(frame)]
+        frame = frame[frame.eval(spec.select)]
     tasks: list[Task] = []
     skipped: list[Skipped] = []
     columns = list(spec.params.values())
@@ -190,15 +193,16 @@ def _spec_tasks(spec: _Spec, datasets_dir: Path) -> tuple[list[Task], list[Skipp
             skipped.append(Skipped(spec.name, group,
                                    f"dropped {int(bad.sum())} rows with non-positive or missing time"))
             rows = rows[~bad]
-        train = rows[spec.is_train(rows)].reset_index(drop=True)
-        test = rows[spec.is_test(rows)].reset_index(drop=True)
+        train = rows[rows.eval(spec.train)].reset_index(drop=True)
+        test = rows[rows.eval(spec.test)].reset_index(drop=True)
         problem = _fit_problem(train, test, columns)
         if problem is not None:
             skipped.append(Skipped(spec.name, group, problem))
             continue
         tasks.append(Task(name=spec.name, group=group, params=dict(spec.params),
                           train=train, test=test, p_sweep="p" in spec.params,
-                          source=spec.source, unit=spec.unit))
+                          source=spec.source, unit=spec.unit,
+                          split=f"train {spec.train}; test {spec.test}"))
     return tasks, skipped
 
 
@@ -231,12 +235,52 @@ def build_tasks(datasets_dir: Path | str | None = None,
     tasks: list[Task] = []
     skipped: list[Skipped] = list(DATASET_SKIPS)
     for spec in SPECS:
-        spec_tasks, spec_skipped = _spec_tasks(spec, root)
+        spec_tasks, spec_skipped = _spec_tasks(spec, pd.read_csv(root / spec.source))
         tasks.extend(spec_tasks)
         skipped.extend(spec_skipped)
     if quick:
         tasks = [t for t in tasks if t.group in QUICK_GROUPS.get(t.name, ())]
     return tasks, skipped
+
+
+def bundled_tasks(data_dir: Path | str = BUNDLED_DIR) -> list[Task]:
+    """The stand-in task built from the bundled SMPI runs (``examples/data``).
+
+    One group per file of ``BUNDLED_FILES`` (``workload=<file stem>``), parameters ``n`` and ``p``,
+    train ``p <= 8``, predict ``p > 8`` (``examples/data/README.md``).  Used when the shared
+    datasets are absent (a clean clone, CI), so that every code path of the benchmark still runs.
+    """
+    data_dir = Path(data_dir)
+    frames = [pd.read_csv(data_dir / name).assign(workload=Path(name).stem) for name in BUNDLED_FILES]
+    return _spec_tasks(BUNDLED_SPEC, pd.concat(frames, ignore_index=True))[0]
+
+
+def tasks_or_bundled(datasets_dir: Path | str | None = None,
+                     quick: bool = False) -> tuple[list[Task], list[Skipped], str | None]:
+    """The canonical tasks, or the bundled stand-in when the shared datasets are absent.
+
+    Returns
+    -------
+    tasks, skipped
+        As ``build_tasks``.
+    note : str or None
+        Why the bundled task replaced the canonical ones (None when it did not).
+    """
+    try:
+        tasks, skipped = build_tasks(datasets_dir, quick)
+    except FileNotFoundError as error:
+        note = (f"{error}; the canonical tasks were not run: falling back to the bundled task "
+                f"{BUNDLED_SPEC.name} ({', '.join(BUNDLED_FILES)} of examples/data)")
+        return bundled_tasks(), [], note
+    return tasks, skipped, None
+
+
+def by_name(tasks: Sequence[Task]) -> dict[str, list[Task]]:
+    """The groups of each task, by task name, in order of first appearance."""
+    out: dict[str, list[Task]] = {}
+    for task in tasks:
+        out.setdefault(task.name, []).append(task)
+    return out
 
 
 def load_tasks(datasets_dir: Path | str | None = None, quick: bool = False) -> list[Task]:

@@ -1,0 +1,166 @@
+"""Scores of contender outcomes as plain records (per group, per task) and the issue's goal check.
+
+Everything here is pure: it turns tasks and ``benchmarks.contenders.Outcome`` objects into
+dictionaries of numbers and strings (JSON-ready, non-finite numbers as ``None``), which
+``benchmarks.report`` renders and ``benchmarks/results.json`` stores.
+
+A group a contender could not model counts with NaN predictions, i.e. as infinitely bad rows in
+the task's mean and worst error, so every contender is judged on exactly the same rows; a contender
+that modelled no group of a task gets its status instead of numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from benchmarks.contenders import Key, Outcome
+from benchmarks.scoring import GroupScore, aggregate, reduce_repetitions, score_group
+from benchmarks.tasks import Task, by_name
+
+#: The issue's goal: automodel's median error at most this fraction of Extra-P's ...
+GOAL_MEDIAN_RATIO = 0.5
+#: ... and its mean error under this value, on every task.
+GOAL_MEAN = 0.25
+HEADLINE = "automodel"
+REFERENCE = "extrap-default"
+
+
+def number(value: Any) -> float | None:
+    """A float for JSON: None for NaN and infinities."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars made plain and non-finite floats made None (strict JSON)."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return number(value)
+    if value is None or isinstance(value, str):
+        return value
+    return str(value)
+
+
+def _short(values: Sequence[float]) -> list[float | None]:
+    """Six significant digits (the stored per-configuration lists), None for non-finite values."""
+    return [None if v is None else float(f"{v:.6g}") for v in map(number, values)]
+
+
+def score(task: Task, outcome: Outcome) -> GroupScore:
+    """Score one outcome on the held-out rows (and the best p of p-sweeps)."""
+    test, train, _ = outcome.split(task)
+    return score_group(task, test, train)
+
+
+def _best_p(scores: Sequence[GroupScore]) -> list[dict]:
+    return [{"fixed": [number(v) for v in b.fixed], "actual": number(b.actual_best_p),
+             "predicted": number(b.predicted_best_p), "spearman": number(b.spearman)}
+            for s in scores for b in s.best_p]
+
+
+def group_record(task: Task, contender: str, outcome: Outcome) -> dict:
+    """Status, formula, errors per held-out configuration and their summary for one group."""
+    s = score(task, outcome)
+    return {"task": task.name, "group": task.group, "contender": contender, "status": outcome.status,
+            "formula": outcome.formula, "note": outcome.note, "seconds": number(outcome.seconds),
+            "median": number(s.summary.median), "mean": number(s.summary.mean),
+            "worst": number(s.summary.worst), "n_points": s.summary.n_points,
+            "best_p_hits": s.best_p_hits, "best_p_slices": len(s.best_p),
+            "spearman": number(s.mean_spearman), "best_p": _best_p([s]),
+            "errors": _short(s.errors),
+            "predictions": _short(reduce_repetitions(task.test, outcome.split(task)[0], task.columns,
+                                                     task.target)["pred"])}
+
+
+def group_meta(task: Task) -> dict:
+    """The held-out configurations of a group and their measured medians (to trace the errors)."""
+    frame = reduce_repetitions(task.test, np.zeros(len(task.test)), task.columns, task.target)
+    return {"task": task.name, "group": task.group, "n_train_rows": len(task.train),
+            "n_test_rows": len(task.test), "columns": task.columns,
+            "test_configurations": frame[task.columns].to_numpy(float).tolist(),
+            "test_actual": _short(frame[task.target])}
+
+
+def task_summary(groups: Sequence[Task], contender: str, outcomes: Mapping[Key, Outcome]) -> dict:
+    """Pooled errors (over every held-out configuration of every group) of one contender on one task."""
+    scores = [score(t, outcomes[t.key]) for t in groups]
+    statuses = [outcomes[t.key].status for t in groups]
+    n_ok = sum(s == "ok" for s in statuses)
+    failed = [s for s in statuses if s != "ok"]
+    agg = aggregate(scores)
+    rows, medians = agg["rows"], agg["groups"]
+    rhos = [b.spearman for s in scores for b in s.best_p if math.isfinite(b.spearman)]
+    out = {"task": groups[0].name, "contender": contender, "n_groups": len(groups), "n_ok": n_ok,
+           "status": "ok" if not failed else failed[0],
+           "seconds": number(sum(o.seconds for o in (outcomes[t.key] for t in groups)
+                                 if math.isfinite(o.seconds)))}
+    if n_ok == 0:
+        return out
+    return {**out, "median": number(rows.median), "mean": number(rows.mean),
+            "worst": number(rows.worst), "n_points": rows.n_points,
+            "group_median_of_medians": number(medians.median),
+            "best_p_hits": sum(s.best_p_hits for s in scores),
+            "best_p_slices": sum(len(s.best_p) for s in scores),
+            "spearman": number(np.mean(rhos)) if rhos else None, "best_p": _best_p(scores)}
+
+
+def goal(headline: Mapping | None, reference: Mapping | None) -> dict:
+    """Is the issue's goal met on one task? ``met`` is True, False or None (not measurable)."""
+    if headline is None or headline.get("median") is None:
+        return {"met": False, "text": "no: automodel did not model this task"}
+    mean_ok = headline["mean"] is not None and headline["mean"] < GOAL_MEAN
+    mean_text = f"mean {_pct(headline['mean'])} {'<' if mean_ok else '>='} {_pct(GOAL_MEAN)}"
+    if reference is None or reference.get("median") is None:
+        status = reference["status"] if reference else "Extra-P not run"
+        verdict = "no" if not mean_ok else "unknown"
+        return {"met": False if not mean_ok else None,
+                "text": f"{verdict}: {mean_text}; median not compared ({status})"}
+    bound = GOAL_MEDIAN_RATIO * reference["median"]
+    median_ok = headline["median"] <= bound
+    median_text = (f"median {_pct(headline['median'])} {'<=' if median_ok else '>'} "
+                   f"{_pct(bound)} (half of Extra-P's {_pct(reference['median'])})")
+    met = median_ok and mean_ok
+    return {"met": met, "text": f"{'yes' if met else 'no'}: {median_text}; {mean_text}"}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.3g} %"
+
+
+def build(tasks: Sequence[Task], contenders: Sequence, outcomes: Mapping[str, Mapping[Key, Outcome]]
+          ) -> dict:
+    """Group records, task summaries and goal checks of every contender on every task.
+
+    Returns
+    -------
+    dict
+        ``{"tasks": [...], "contenders": [...], "groups": [...], "summaries": [...], "goal": [...]}``.
+    """
+    by_task = by_name(tasks)
+    summaries, goals = [], []
+    for name, groups in by_task.items():
+        rows = {c.name: task_summary(groups, c.name, outcomes[c.name]) for c in contenders}
+        summaries += rows.values()
+        goals.append({"task": name, **goal(rows.get(HEADLINE), rows.get(REFERENCE))})
+    first = {name: groups[0] for name, groups in by_task.items()}
+    return {
+        "tasks": [{"name": name, "source": t.source, "unit": t.unit, "params": dict(t.params), "split": t.split,
+                   "p_sweep": t.p_sweep, "groups": [group_meta(g) for g in by_task[name]]}
+                  for name, t in first.items()],
+        "contenders": [{"name": c.name, "kind": c.kind, "label": c.label} for c in contenders],
+        "groups": [group_record(t, c.name, outcomes[c.name][t.key]) for t in tasks for c in contenders],
+        "summaries": summaries,
+        "goal": goals,
+    }
+

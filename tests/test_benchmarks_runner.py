@@ -1,0 +1,151 @@
+"""The one-command benchmark runner (``python -m benchmarks``) end to end on the bundled task, and its parts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ is not installed
+
+from benchmarks import __main__ as runner  # noqa: E402
+from benchmarks import contenders, records, report, speed  # noqa: E402
+from benchmarks.contenders import OK, Outcome, template_contender  # noqa: E402
+from benchmarks.tasks import Task, bundled_tasks, tasks_or_bundled  # noqa: E402
+
+HAND_WRITTEN = "Hand-written: automodel wins here because of the sigmoid term."
+EXPECTED = {"automodel", "automodel/holdout", "extrap-default", "extrap-refining", "prophesy", "rbasp",
+            "amdahl", "kohashi-3", "kohashi-6"}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """Run the quick pipeline once (Extra-P made absent, no speed part) into a temporary folder."""
+    out = tmp_path_factory.mktemp("bench")
+    (out / "RESULTS.md").write_text(f"old\n{report.ANALYSIS_START}\n{HAND_WRITTEN}\n{report.ANALYSIS_END}\n")
+    absent = lambda *a, **k: (None, "extrap unavailable: no virtual environment")  # noqa: E731
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runner, "ensure_extrap", absent)
+        mp.setattr(contenders, "ensure_extrap", absent)
+        mp.setattr(runner, "extrap_version", lambda: None)
+        code = runner.main(["--quick", "--bundled", "--no-speed", "--metrics", "holdout", "--out", str(out)])
+    assert code == 0
+    return out, json.loads((out / "results.json").read_text()), (out / "RESULTS.md").read_text()
+
+
+def test_json_has_every_contender_and_traceable_errors(quick_run):
+    _, results, _ = quick_run
+    assert {c["name"] for c in results["contenders"]} == EXPECTED
+    assert [t["name"] for t in results["tasks"]] == ["bundled-smpi-p"]
+    meta = {(g["task"], g["group"]): g for g in results["tasks"][0]["groups"]}
+    assert len(meta) == 2 and len(results["groups"]) == 2 * len(EXPECTED)
+    for record in results["groups"]:
+        if record["contender"].startswith("extrap"):
+            assert record["status"].startswith("extrap unavailable: Extra-P not installed")
+            assert record["median"] is None
+            continue
+        assert record["status"] == OK, record
+        group = meta[(record["task"], record["group"])]
+        actual = np.array(group["test_actual"])
+        recomputed = np.abs(np.array(record["predictions"]) - actual) / actual
+        np.testing.assert_allclose(record["errors"], recomputed, rtol=1e-4, atol=1e-5)
+        assert record["median"] == pytest.approx(np.median(record["errors"]), rel=1e-4)
+        assert record["formula"]
+    headline = next(s for s in results["summaries"] if s["contender"] == "automodel")
+    assert headline["n_ok"] == 2 and headline["n_points"] == 40 and headline["best_p_slices"] == 8
+    (goal,) = results["goal"]
+    assert goal["met"] is not True and "median not compared" in goal["text"]
+
+
+def test_report_tables_plots_and_analysis(quick_run):
+    out, results, text = quick_run
+    assert text.startswith("# Benchmark results") and "**Quick run**" in text
+    assert "`python -m benchmarks --quick --bundled --no-speed --metrics holdout --out" in text
+    assert "Extra-P not installed; run the full benchmark to install it" in text
+    headline = next(s for s in results["summaries"] if s["contender"] == "automodel")
+    row = f"| automodel | {report.pct(headline['median'])} | {report.pct(headline['mean'])} |"
+    assert row in text
+    for name in EXPECTED:
+        assert f"| {name} |" in text
+    assert "### bundled-smpi-p" in text and "Not run (`--no-speed`)." in text
+    assert f"{report.ANALYSIS_START}\n{HAND_WRITTEN}\n{report.ANALYSIS_END}" in text
+    assert "](plots/bundled-smpi-p.png)" in text
+    png = out / "plots" / "bundled-smpi-p.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_quick_refuses_to_overwrite_published_results():
+    with pytest.raises(SystemExit):
+        runner.parse(["--quick", "--out", str(runner.PUBLISHED)])
+    assert runner.parse(["--quick"]).out == runner.QUICK_OUT
+
+
+def test_fallback_to_bundled_task_when_datasets_are_absent(tmp_path):
+    tasks, skipped, note = tasks_or_bundled(tmp_path / "missing")
+    assert note and "falling back" in note and str(tmp_path / "missing") in note
+    assert {t.key for t in tasks} == {t.key for t in bundled_tasks()} and skipped == []
+    assert all(t.train["p"].max() <= 8 < t.test["p"].min() for t in tasks)
+
+
+def _p_only_task() -> Task:
+    rows = pd.DataFrame({"P": [1, 2, 4, 8, 16, 32], "time": [8.0, 4.5, 2.6, 1.7, 1.3, 1.2]})
+    return Task("toy-p", "g=1", {"p": "P"}, rows[rows.P <= 8].reset_index(drop=True),
+                rows[rows.P > 8].reset_index(drop=True), True, "toy")
+
+
+def test_template_that_does_not_apply_says_why():
+    task = _p_only_task()
+    prophesy = template_contender("prophesy", "prophesy").run([task], {})[task.key]
+    assert prophesy.status == "n/a: no column n" and np.isnan(prophesy.predictions).all()
+    amdahl = template_contender("amdahl", "amdahl").run([task], {})[task.key]
+    assert amdahl.ok and amdahl.predictions.shape == (len(task.test) + len(task.train),)
+    summary = records.task_summary([task], "prophesy", {task.key: prophesy})
+    assert summary["status"] == "n/a: no column n" and "median" not in summary
+
+
+def test_failed_group_counts_as_infinitely_wrong_rows():
+    task = _p_only_task()
+    other = Task("toy-p", "g=2", task.params, task.train, task.test, True, "toy")
+    good = Outcome(OK, "c", np.r_[task.test.time.to_numpy(), task.train.time.to_numpy()], 0.1)
+    bad = Outcome("failed: boom", None, np.full(len(task.test) + len(task.train), np.nan), 0.1)
+    s = records.task_summary([task, other], "x", {task.key: good, other.key: bad})
+    assert s["n_ok"] == 1 and s["status"] == "failed: boom"
+    assert s["median"] is None  # half the pooled rows are infinitely wrong
+    assert s["mean"] is None and s["worst"] is None and s["n_points"] == 4
+
+
+def test_goal_check():
+    good = {"median": 0.10, "mean": 0.20}
+    assert records.goal(good, {"median": 0.30})["met"] is True
+    assert records.goal(good, {"median": 0.15})["met"] is False
+    assert records.goal({"median": 0.01, "mean": 0.30}, {"median": 0.9})["met"] is False
+    assert records.goal(good, None)["met"] is None
+    assert records.goal(None, {"median": 0.3})["met"] is False
+
+
+def test_speed_parts_that_are_missing_or_fail_are_reported():
+    missing = speed.optional("benchmarks.no_such_module", "race", n_kernels=1)
+    assert missing["status"].startswith("not available: ModuleNotFoundError")
+    failing = speed.guarded(lambda: 1 / 0)
+    assert failing["status"].startswith("not available:") and "ZeroDivisionError" in failing["status"]
+    assert speed.optional("math", "sqrt", 4.0) == {"status": "ok", "result": 2.0}
+
+
+def test_speed_section_renders_measurements_and_gaps(quick_run):
+    _, results, _ = quick_run
+    rows = [{"k": k, "automodel fits/s": 2e6 / k, "automodel nonneg fits/s": 1.5e6 / k, "lstsq loop fits/s": 1e5,
+             "gram+np.linalg.solve fits/s": 1e6, "x vs loop": 20.0 / k, "x vs gram solve": 2.0} for k in (1, 2, 3)]
+    fake = {"fits_per_second": {"status": "ok", "result": {"m": 64, "n_candidates": 10, "rows": rows}},
+            "staged_search": {"status": "not available: _staged failed: RuntimeError: x"},
+            "kernels": {"status": "ok", "result": {"automodel": {"seconds": 0.5}, "ratio": 40.0}},
+            "startup": {"status": "not available: ModuleNotFoundError: No module named 'benchmarks.startup'"}}
+    text = report.render({**results, "speed": fake})
+    assert "unconstrained missed at k = [3]; non-negative missed at k = [2, 3]" in text
+    assert "not available: _staged failed: RuntimeError: x" in text
+    assert "| automodel.seconds | 0.5 |" in text and "| ratio | 40 |" in text
+    assert "No module named 'benchmarks.startup'" in text
+    assert report.NO_ANALYSIS in text
