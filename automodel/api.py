@@ -14,12 +14,13 @@ from automodel.errors import SpaceError
 from automodel.export import to_text
 from automodel.fit import metrics as metrics_mod
 from automodel.model import Model, TermModel
+from automodel.search.select import SELECTIONS, Selection, select
 from automodel.search.staged import SearchOutcome, StageReport, staged_search
 from automodel.space.config import SearchSpace, load_space
 
 __all__ = ["FitResult", "fit"]
 
-LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "note"]
+LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "choice", "note"]
 
 
 @dataclass
@@ -30,9 +31,12 @@ class FitResult:
     ----------
     leaderboard : DataFrame
         One row per candidate (searched and seeded), best first: rank, formula, n_terms, every metric,
-        kind (``searched`` or ``template:<name>``) and a note (e.g. why a template does not apply).
+        kind (``searched`` or ``template:<name>``), choice (``chosen``, or ``equivalent`` for the
+        candidates the data cannot tell apart from rank 1) and a note (e.g. why a template does not
+        apply).
     best : Model
-        The top-ranked model.
+        The chosen model: the simplest candidate statistically equivalent to rank 1
+        (:mod:`automodel.search.select`), or rank 1 itself with ``selection="best"``.
     models : list of Model
         The model of every ranked leaderboard row, in leaderboard order.
     """
@@ -44,6 +48,7 @@ class FitResult:
     space: SearchSpace
     reports: list[StageReport] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    selection: Selection | None = None
 
     def summary(self, top: int = 10) -> str:
         """The stage log, the top of the leaderboard and the chosen formula, as text."""
@@ -58,13 +63,15 @@ class FitResult:
             lines += ["", f"leaderboard (ranked by {self.space.fit.metric}, top {top}):",
                       board.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
         lines += ["", f"chosen model: T = {self.best.formula}"]
+        if self.selection is not None:
+            lines += [f"  why: rank {self.selection.index + 1}, {self.selection.reason}"]
         return "\n".join(lines)
 
 
 def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
         cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
         space: str | Path | SearchSpace = "default", aggregate: str = "median", metric: str | None = None,
-        weighting: str | None = None, nonnegative: bool | None = None,
+        weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
         templates: Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100) -> FitResult:
     """Search for the performance model of the runs in ``data``.
@@ -75,8 +82,9 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         One row per run; see :func:`automodel.data.load` for the column roles.
     space : name, path or SearchSpace
         The search space (``search_spaces/<name>.toml``).
-    metric, weighting, nonnegative, templates :
-        Override the space's fit options.
+    metric, weighting, nonnegative, selection, templates :
+        Override the space's fit options (``selection``: ``"simplest"`` or ``"best"``, see
+        :mod:`automodel.search.select`).
     max_rows : int
         Searched candidates kept in the leaderboard (templates are always listed).
 
@@ -88,12 +96,14 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     ds = data_mod.load(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate,
                        explicit=explicit)
     sp = space if isinstance(space, SearchSpace) else load_space(space)
-    overrides = {k: v for k, v in (("metric", metric), ("weighting", weighting), ("nonnegative", nonnegative))
-                 if v is not None}
+    overrides = {k: v for k, v in (("metric", metric), ("weighting", weighting), ("nonnegative", nonnegative),
+                                   ("selection", selection)) if v is not None}
     if templates is not None:
         overrides["templates"] = tuple(templates)
     if "metric" in overrides and overrides["metric"] not in metrics_mod.METRICS:
         raise SpaceError(f"unknown metric {metric!r}; expected one of {', '.join(metrics_mod.METRICS)}")
+    if "selection" in overrides and overrides["selection"] not in SELECTIONS:
+        raise SpaceError(f"unknown selection {selection!r}; expected one of {', '.join(SELECTIONS)}")
     sp = replace(sp, fit=replace(sp.fit, **overrides)) if overrides else sp
 
     outcome = staged_search(ds, sp, progress=progress)
@@ -108,8 +118,23 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     board.insert(0, "rank", pd.array([int(r) if m is not None else None for r, m in zip(ranks, ranked)],
                                      dtype="Int64"))
     models_out = [m for m in ranked if m is not None]
+    chosen = _choose(board, ds, sp)
     board = board[LEADERBOARD_COLUMNS]
-    return FitResult(board, models_out[0], models_out, ds, sp, outcome.reports, outcome.notes)
+    return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports, outcome.notes,
+                     chosen)
+
+
+def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace) -> Selection:
+    """Apply the selection rule to the ranked rows; mark them in a ``choice`` column of ``board``."""
+    ranked = board["rank"].notna().to_numpy()
+    noise_rel, noise_abs = ds.aggregate_se()
+    chosen = select(board.loc[ranked, sp.fit.metric].to_numpy(float), board.loc[ranked, "n_terms"].to_numpy(),
+                    ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs)
+    choice = np.where(chosen.equivalent, "equivalent", "")
+    choice[chosen.index] = "chosen"
+    board["choice"] = ""
+    board.loc[ranked, "choice"] = choice
+    return chosen
 
 
 def _context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
@@ -125,7 +150,10 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     rows, models = [], []
     for i in outcome.order[:max_rows]:
         terms = sc.structures[i].terms
-        coefs = tuple(float(c) for c in sc.coefficients[i, :len(terms)])
+        # terms that non-negative least squares set to exactly zero are not part of the model
+        kept = [(t, float(c)) for t, c in zip(terms, sc.coefficients[i, :len(terms)]) if c != 0.0] or [
+            (terms[0], 0.0)]
+        terms, coefs = tuple(t for t, _ in kept), tuple(c for _, c in kept)
         core = TermModel(terms, coefs)
         mets = {m: float(v[i]) for m, v in sc.metrics.items()}
         models.append(Model(core, metrics=mets, **ctx))

@@ -76,6 +76,21 @@ class Dataset:
             return float("nan")
         return float(np.median(rep["spread"] / rep["time"]))
 
+    def aggregate_se(self) -> tuple[float, float]:
+        """Pooled standard error of the aggregated times, ``(relative, seconds)``; ``(0, 0)`` without repetitions.
+
+        The variance of a mean of ``c`` runs is ``sigma^2 / c``, that of a median about
+        ``(pi / 2) sigma^2 / c`` (its asymptotic efficiency under normal errors); the pooled
+        value is the root mean square over the repeated configurations.
+        """
+        rep = self.frame[self.frame["count"] > 1]
+        if rep.empty:
+            return 0.0, 0.0
+        factor = np.pi / 2 if self.aggregate == "median" else 1.0
+        var = factor * rep["spread"].to_numpy(float) ** 2 / rep["count"].to_numpy(float)
+        rel = var / rep["time"].to_numpy(float) ** 2
+        return float(np.sqrt(np.mean(rel))), float(np.sqrt(np.mean(var)))
+
     def columns(self) -> dict[str, np.ndarray]:
         """Parameter columns of the aggregated frame as float arrays, for term evaluation."""
         return {q: self.frame[q].to_numpy(float) for q in self.params}

@@ -7,12 +7,13 @@ all live in the file; this module only checks them and turns term strings into :
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from automodel.errors import SpaceError
 from automodel.fit.metrics import METRICS
+from automodel.search.select import SELECTIONS
 from automodel.space.parse import parse_term
 from automodel.space.terms import Term
 
@@ -35,6 +36,7 @@ class FitOptions:
     prune_percentile: float = 50.0
     min_survivors: int = 8
     templates: tuple[str, ...] = ()
+    selection: str = "simplest"
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class SearchSpace:
     source: str = ""
 
 
-_FIT_KEYS = {"nonnegative", "weighting", "metric", "prune_percentile", "min_survivors", "templates"}
+_FIT_KEYS = {"nonnegative", "weighting", "metric", "prune_percentile", "min_survivors", "templates", "selection"}
 # per stage: allowed keys -> kind ("int", "terms", "groups", "str")
 _STAGES: dict[str, dict[str, str]] = {
     "computation": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
@@ -127,14 +129,15 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
         raise SpaceError(f"{src}: [fit] weighting must be one of {WEIGHTINGS}, got {fit.weighting!r}")
     if fit.metric not in METRICS:
         raise SpaceError(f"{src}: [fit] metric must be one of {METRICS}, got {fit.metric!r}")
+    if fit.selection not in SELECTIONS:
+        raise SpaceError(f"{src}: [fit] selection must be one of {SELECTIONS}, got {fit.selection!r}")
     pct = fit.prune_percentile
     if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 100:
         raise SpaceError(f"{src}: [fit] prune_percentile must be a number in (0, 100], got {pct!r}")
     _int(fit.min_survivors, f"{src}: [fit] min_survivors", 1)
     if not isinstance(fit.templates, (list, tuple)) or not all(isinstance(t, str) for t in fit.templates):
         raise SpaceError(f"{src}: [fit] templates must be a list of template names")
-    fit = FitOptions(fit.nonnegative, fit.weighting, fit.metric, float(pct), fit.min_survivors,
-                     tuple(fit.templates))
+    fit = replace(fit, prune_percentile=float(pct), templates=tuple(fit.templates))
 
     stages_raw = raw.get("stages", {})
     if not isinstance(stages_raw, dict) or not stages_raw:

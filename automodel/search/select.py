@@ -1,0 +1,147 @@
+"""Choosing the model: the simplest candidate the data cannot tell apart from the best-ranked one.
+
+The ranking metric orders candidates, but on a handful of noisy runs the top of the ranking is a
+crowd of models whose scores differ by less than the uncertainty of the scores themselves. Picking
+the very first of them rewards terms that bend the curve through the noise of one or two points;
+such terms (``n^4`` with a tiny coefficient, say) are harmless inside the measured range and explode
+beyond it. The rule here is the "one-standard-error rule" of model selection (Breiman et al.,
+*Classification and Regression Trees*, 1984, sec. 3.4.3; Hastie, Tibshirani and Friedman, *The
+Elements of Statistical Learning*, 2nd ed., sec. 7.10): among the candidates whose score is within
+the uncertainty of the best score, take the one with the fewest coefficients, and among those the
+best-scored.
+
+The uncertainty of the best score is the larger of
+
+* one standard error of the score itself: a standard error ``s`` estimated from ``dof`` residual
+  degrees of freedom has a relative standard error of about ``1 / sqrt(2 dof)`` (normal errors),
+  used for the error-type metrics (``s``, ``rel_s``, ``loo``, ``holdout``, ``forward``, ``smape``);
+  for ``aic`` the band is 2 (Burnham and Anderson, *Model Selection and Multimodel Inference*, 2002,
+  sec. 2.6: models within 2 of the minimum have substantial support);
+* the measurement noise: the pooled standard error of the aggregated times, estimated from the
+  repetitions (:meth:`automodel.data.Dataset.aggregate_se`). A model that fits the runs to within
+  the scatter of their repetitions fits them as well as the data can say.
+
+All functions are pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["SELECTIONS", "Selection", "tolerance", "select"]
+
+#: ``"simplest"``: the rule above; ``"best"``: the best-ranked candidate, no questions asked.
+SELECTIONS: tuple[str, ...] = ("simplest", "best")
+
+#: metrics measured as relative errors (their noise floor is the relative standard error)
+_RELATIVE = ("rel_s", "loo", "holdout", "forward")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen candidate and why.
+
+    Attributes
+    ----------
+    index : int
+        Position of the chosen candidate in the arrays passed to :func:`select`.
+    best : int
+        Position of the best-ranked candidate.
+    threshold : float
+        Candidates scoring at most this are statistically equivalent to the best.
+    equivalent : ndarray of bool
+        Which candidates are within ``threshold``.
+    reason : str
+        One line for people: what was chosen and on what grounds.
+    """
+
+    index: int
+    best: int
+    threshold: float
+    equivalent: np.ndarray
+    reason: str
+
+
+def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 0.0,
+              noise_absolute: float = 0.0) -> tuple[float, str]:
+    """Upper score of the candidates that cannot be told apart from a best score ``best_value``.
+
+    Parameters
+    ----------
+    best_value : float
+        Score of the best-ranked candidate (lower is better).
+    metric : str
+        Ranking metric (see :data:`automodel.fit.metrics.METRICS`).
+    dof : int
+        Residual degrees of freedom of the best candidate (runs minus coefficients).
+    noise_relative, noise_absolute : float
+        Pooled standard error of the aggregated times, relative and in seconds (0 without
+        repetitions).
+
+    Returns
+    -------
+    threshold : float
+    why : str
+        Which bound set the threshold, for the explanation.
+
+    Examples
+    --------
+    >>> round(tolerance(0.1, "rel_s", dof=8)[0], 3)
+    0.125
+    >>> tolerance(0.1, "rel_s", dof=8, noise_relative=0.3)
+    (0.3, 'the repetition noise 0.3')
+    >>> tolerance(-20.0, "aic", dof=3)
+    (-18.0, 'a difference of 2 in AICc')
+    """
+    if not np.isfinite(best_value):
+        return float(best_value), "no finite score"
+    if metric == "aic":
+        return best_value + 2.0, "a difference of 2 in AICc"
+    band = best_value * (1.0 + 1.0 / np.sqrt(2.0 * max(dof, 1)))
+    floor = {"s": noise_absolute, "smape": 100.0 * noise_relative}.get(
+        metric, noise_relative if metric in _RELATIVE else 0.0)
+    if floor > band:
+        return float(floor), f"the repetition noise {floor:.3g}"
+    return float(band), f"one standard error of the best {metric}, {best_value:.3g} on {max(dof, 1)} dof"
+
+
+def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
+           noise_relative: float = 0.0, noise_absolute: float = 0.0) -> Selection:
+    """Choose a candidate from scores ``values`` (lower is better) and coefficient counts ``n_terms``.
+
+    Non-finite scores never count as equivalent; ties keep the input order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> s = select(np.array([0.100, 0.104, 0.300]), np.array([4, 2, 1]), n_points=12, metric="rel_s")
+    >>> s.best, s.index, s.equivalent.tolist()
+    (0, 1, [True, True, False])
+    """
+    values = np.asarray(values, float)
+    n_terms = np.asarray(n_terms)
+    finite = np.isfinite(values)
+    if not finite.any():
+        raise ValueError("no candidate has a finite score")
+    scores = np.where(finite, values, np.inf)
+    best = int(np.argmin(scores))
+    if rule == "best":
+        eq = np.zeros(len(values), bool)
+        eq[best] = True
+        return Selection(best, best, float(scores[best]), eq, f"the best {metric}")
+    if rule != "simplest":
+        raise ValueError(f"unknown selection rule {rule!r}; expected one of {SELECTIONS}")
+    threshold, why = tolerance(float(scores[best]), metric, n_points - int(n_terms[best]),
+                               noise_relative, noise_absolute)
+    eq = finite & (scores <= threshold)
+    candidates = np.flatnonzero(eq)
+    chosen = int(candidates[np.lexsort((scores[candidates], n_terms[candidates]))[0]])
+    if chosen == best:
+        reason = (f"the best {metric}; no candidate with fewer terms is statistically equivalent "
+                  f"({metric} <= {threshold:.3g}: {why})")
+    else:
+        reason = (f"the simplest ({int(n_terms[chosen])} terms) of {len(candidates)} candidates statistically "
+                  f"equivalent to the best ({metric} <= {threshold:.3g}: {why})")
+    return Selection(chosen, best, threshold, eq, reason)

@@ -1,0 +1,98 @@
+"""Choosing the simplest statistically equivalent model (automodel/search/select.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import automodel
+from automodel.errors import SpaceError
+from automodel.search.select import select, tolerance
+from automodel.space.config import space_path
+
+
+def _linear_runs(seed: int, noise: float = 0.15) -> pd.DataFrame:
+    """t = 1e-3 + 2e-7 n on 7 message sizes 4 KiB..256 KiB, 5 log-normal repetitions each."""
+    rng = np.random.default_rng(seed)
+    n = np.repeat(4096 * 2.0 ** np.arange(7), 5)
+    return pd.DataFrame({"n": n, "time": (1e-3 + 2e-7 * n) * np.exp(noise * rng.standard_normal(n.size))})
+
+
+def test_simplest_rule_stops_high_powers_from_exploding_beyond_the_data():
+    big = pd.DataFrame({"n": [2.0 ** 21]})  # 8x beyond the largest training size
+    truth = 1e-3 + 2e-7 * 2.0 ** 21
+    ratios = {"best": [], "simplest": []}
+    for seed in range(8):
+        runs = _linear_runs(seed)
+        for rule in ratios:
+            result = automodel.fit(runs, selection=rule, templates=[], progress=False)
+            ratios[rule].append(result.best.predict(big)[0] / truth)
+    # the simplest equivalent model extrapolates the linear law within 30 % on every seed ...
+    assert np.all(np.abs(np.array(ratios["simplest"]) - 1) < 0.3), ratios["simplest"]
+    # ... while the best-ranked one picks an n^3 or n^4 term on some seeds and is off by 10x or more
+    assert max(ratios["best"]) > 10, ratios["best"]
+
+
+def test_leaderboard_marks_the_chosen_and_the_equivalent_rows():
+    result = automodel.fit(_linear_runs(1), templates=[], progress=False)
+    board = result.leaderboard
+    chosen = board[board["choice"] == "chosen"]
+    assert len(chosen) == 1
+    assert chosen["formula"].iloc[0] == result.best.formula
+    assert result.selection.threshold >= board["rel_s"].min()
+    equivalent = board[board["choice"] != ""]
+    assert (equivalent["rel_s"] <= result.selection.threshold).all()
+    assert chosen["n_terms"].iloc[0] == equivalent["n_terms"].min()
+    assert "why: rank" in result.summary()
+
+
+def test_best_rule_keeps_rank_one():
+    result = automodel.fit(_linear_runs(1), selection="best", templates=[], progress=False)
+    assert result.best.formula == result.leaderboard["formula"].iloc[0]
+
+
+def test_select_prefers_fewer_terms_only_within_the_tolerance():
+    values = np.array([0.100, 0.104, 0.300, np.nan])
+    chosen = select(values, np.array([4, 2, 1, 1]), n_points=12, metric="rel_s")
+    assert (chosen.best, chosen.index) == (0, 1)
+    assert chosen.equivalent.tolist() == [True, True, False, False]
+    # a noise floor above the 1-term candidate's score makes it equivalent, and the simplest
+    noisy = select(values, np.array([4, 2, 1, 1]), n_points=12, metric="rel_s", noise_relative=0.35)
+    assert noisy.index == 2
+    # among equally simple candidates the better-scored wins
+    assert select(np.array([0.1, 0.11, 0.105]), np.array([3, 2, 2]), 20, "rel_s").index == 2
+
+
+def test_tolerance_per_metric():
+    assert tolerance(-30.0, "aic", dof=5)[0] == -28.0
+    assert tolerance(0.2, "rel_s", dof=2)[0] == pytest.approx(0.3)
+    assert tolerance(0.2, "s", dof=2, noise_relative=5.0)[0] == pytest.approx(0.3)  # s floor is absolute
+    assert tolerance(0.2, "s", dof=2, noise_absolute=0.5)[0] == 0.5
+    assert tolerance(1.0, "smape", dof=50, noise_relative=0.05)[0] == pytest.approx(5.0)
+
+
+def test_select_rejects_bad_input():
+    with pytest.raises(ValueError, match="no candidate"):
+        select(np.array([np.inf, np.nan]), np.array([1, 2]), 5, "rel_s")
+    with pytest.raises(ValueError, match="unknown selection rule"):
+        select(np.array([1.0]), np.array([1]), 5, "rel_s", rule="first")
+
+
+def test_selection_option_is_validated(tmp_path):
+    with pytest.raises(SpaceError, match="unknown selection"):
+        automodel.fit(_linear_runs(0), selection="first", progress=False)
+    text = (space_path("default").read_text()
+            .replace('selection = "simplest"', 'selection = "first"'))
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(SpaceError, match=r"\[fit\] selection must be one of"):
+        automodel.load_space(bad)
+
+
+def test_aggregate_se_is_zero_without_repetitions_and_grows_with_scatter():
+    quiet = automodel.load(_linear_runs(0, noise=0.01))
+    loud = automodel.load(_linear_runs(0, noise=0.3))
+    assert 0 < quiet.aggregate_se()[0] < loud.aggregate_se()[0]
+    single = automodel.load(_linear_runs(0).drop_duplicates("n"))
+    assert single.aggregate_se() == (0.0, 0.0)
