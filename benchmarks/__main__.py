@@ -19,7 +19,6 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # per-core speed numbers: single-threaded BLAS, set before numpy
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -56,8 +55,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def accuracy(args: argparse.Namespace, notes: list[str]) -> dict:
-    """Run every contender on every task group; return the records with the plots drawn."""
+def run_accuracy(args: argparse.Namespace, notes: list[str]) -> dict:
+    """Run every contender on every task group; return the records with the plots drawn.
+
+    What the reader must know about the run (fallbacks, Extra-P missing) is appended to ``notes``.
+    """
     if args.bundled:
         tasks, skipped = bundled_tasks(), []
         notes.append("--bundled: the task built from examples/data replaces the canonical tasks")
@@ -70,6 +72,8 @@ def accuracy(args: argparse.Namespace, notes: list[str]) -> dict:
         if python is None:
             notes.append("Extra-P not installed; run the full benchmark to install it" if args.quick
                          else f"Extra-P could not be installed: {status}")
+    for note in notes:
+        print(f"note: {note}")
     contenders = default_contenders(args.metrics, args.space, extrap=not args.no_extrap, install=install)
     panels = {name: plots.panels(groups) for name, groups in by_name(tasks).items()}
     extra = plots.curve_points([p for ps in panels.values() for p in ps])
@@ -92,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "command": shlex.join(["python", "-m", "benchmarks", *argv]), "quick": args.quick,
             "machine": report.machine(), "notes": []}
-    results = accuracy(args, meta["notes"])
+    results = run_accuracy(args, meta["notes"])
     results["speed"] = None if args.no_speed else speed.collect(args.quick)
     meta["versions"] = report.versions(None if args.no_extrap else extrap_version())
     meta["seconds"] = time.perf_counter() - start
     results = records.jsonable({"meta": meta, **results})
-    (args.out / "results.json").write_text(json.dumps(results, indent=1, allow_nan=False) + "\n")
+    (args.out / "results.json").write_text(records.dumps(results))
     target = args.out / "RESULTS.md"
     target.write_text(report.render(results, report.read_analysis(target)))
     for goal in results["goal"]:

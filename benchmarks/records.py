@@ -11,6 +11,7 @@ that modelled no group of a task gets its status instead of numbers.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -57,6 +58,18 @@ def _short(values: Sequence[float]) -> list[float | None]:
     return [None if v is None else float(f"{v:.6g}") for v in map(number, values)]
 
 
+def dumps(results: Mapping[str, Any]) -> str:
+    """Strict JSON with one line per list item (records), so regenerated files diff line by line."""
+    parts = []
+    for key, value in results.items():
+        if isinstance(value, list) and value:
+            body = ",\n".join("  " + json.dumps(v, separators=(",", ":"), allow_nan=False) for v in value)
+            parts.append(f" {json.dumps(key)}: [\n{body}\n ]")
+        else:
+            parts.append(f" {json.dumps(key)}: {json.dumps(value, allow_nan=False)}")
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
 def score(task: Task, outcome: Outcome) -> GroupScore:
     """Score one outcome on the held-out rows (and the best p of p-sweeps)."""
     test, train, _ = outcome.split(task)
@@ -70,7 +83,11 @@ def _best_p(scores: Sequence[GroupScore]) -> list[dict]:
 
 
 def group_record(task: Task, contender: str, outcome: Outcome) -> dict:
-    """Status, formula, errors per held-out configuration and their summary for one group."""
+    """Status, formula, predictions per held-out configuration and the summary of their errors.
+
+    ``predictions`` (medians over repetitions) align with ``group_meta``'s ``test_configurations``
+    and ``test_actual``; the errors are ``|predictions - test_actual| / test_actual``.
+    """
     s = score(task, outcome)
     return {"task": task.name, "group": task.group, "contender": contender, "status": outcome.status,
             "formula": outcome.formula, "note": outcome.note, "seconds": number(outcome.seconds),
@@ -78,7 +95,6 @@ def group_record(task: Task, contender: str, outcome: Outcome) -> dict:
             "worst": number(s.summary.worst), "n_points": s.summary.n_points,
             "best_p_hits": s.best_p_hits, "best_p_slices": len(s.best_p),
             "spearman": number(s.mean_spearman), "best_p": _best_p([s]),
-            "errors": _short(s.errors),
             "predictions": _short(reduce_repetitions(task.test, outcome.split(task)[0], task.columns,
                                                      task.target)["pred"])}
 
@@ -112,7 +128,7 @@ def task_summary(groups: Sequence[Task], contender: str, outcomes: Mapping[Key, 
             "group_median_of_medians": number(medians.median),
             "best_p_hits": sum(s.best_p_hits for s in scores),
             "best_p_slices": sum(len(s.best_p) for s in scores),
-            "spearman": number(np.mean(rhos)) if rhos else None, "best_p": _best_p(scores)}
+            "spearman": number(np.mean(rhos)) if rhos else None}
 
 
 def goal(headline: Mapping | None, reference: Mapping | None) -> dict:
@@ -120,7 +136,7 @@ def goal(headline: Mapping | None, reference: Mapping | None) -> dict:
     if headline is None or headline.get("median") is None:
         return {"met": False, "text": "no: automodel did not model this task"}
     mean_ok = headline["mean"] is not None and headline["mean"] < GOAL_MEAN
-    mean_text = f"mean {_pct(headline['mean'])} {'<' if mean_ok else '>='} {_pct(GOAL_MEAN)}"
+    mean_text = f"mean {pct(headline['mean'])} {'<' if mean_ok else '>='} {pct(GOAL_MEAN)}"
     if reference is None or reference.get("median") is None:
         status = reference["status"] if reference else "Extra-P not run"
         verdict = "no" if not mean_ok else "unknown"
@@ -128,14 +144,18 @@ def goal(headline: Mapping | None, reference: Mapping | None) -> dict:
                 "text": f"{verdict}: {mean_text}; median not compared ({status})"}
     bound = GOAL_MEDIAN_RATIO * reference["median"]
     median_ok = headline["median"] <= bound
-    median_text = (f"median {_pct(headline['median'])} {'<=' if median_ok else '>'} "
-                   f"{_pct(bound)} (half of Extra-P's {_pct(reference['median'])})")
+    median_text = (f"median {pct(headline['median'])} {'<=' if median_ok else '>'} "
+                   f"{pct(bound)} (half of Extra-P's {pct(reference['median'])})")
     met = median_ok and mean_ok
     return {"met": met, "text": f"{'yes' if met else 'no'}: {median_text}; {mean_text}"}
 
 
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.3g} %"
+def pct(value: float | None) -> str:
+    """A relative error in percent (three digits at most after rounding); None (non-finite) is ``inf``."""
+    if value is None:
+        return "inf"
+    v = 100 * value
+    return f"{v:.0f} %" if abs(v) >= 100 else f"{v:.1f} %"
 
 
 def build(tasks: Sequence[Task], contenders: Sequence, outcomes: Mapping[str, Mapping[Key, Outcome]]

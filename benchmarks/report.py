@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks.records import pct
+
 ANALYSIS_START = "<!-- analysis:start -->"
 ANALYSIS_END = "<!-- analysis:end -->"
 NO_ANALYSIS = "_No hand-written analysis yet: write it here; regenerating keeps it._"
 PACKAGES = ("automodel", "numpy", "scipy", "sympy", "pandas")
+OUTPUTS = ("RESULTS.md", "results.json", "plots")
 FITS_TARGET = 1e6
 STAGED_TARGET = 1.0
 
@@ -51,7 +55,26 @@ def versions(extrap: str | None) -> dict:
         except metadata.PackageNotFoundError:
             out[name] = None
     out["extrap"] = extrap
+    out["git"] = revision()
     return out
+
+
+def revision(root: Path = Path(__file__).resolve().parents[1]) -> str | None:
+    """``git`` commit of the code that ran, and the files that differed from it (outputs excepted)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30,
+                              check=True).stdout
+    try:
+        commit = git("rev-parse", "--short", "HEAD").strip()
+        dirty = git("status", "--porcelain", "--", "automodel", "search_spaces", "benchmarks",
+                    *(f":!benchmarks/{out}" for out in OUTPUTS)).splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if not dirty:
+        return commit
+    names = sorted(line[3:] for line in dirty)
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    return f"{commit} with uncommitted changes to {shown}"
 
 
 def read_analysis(path: Path) -> str | None:
@@ -64,14 +87,6 @@ def read_analysis(path: Path) -> str | None:
     if start < 0 or end < start:
         return None
     return text[start + len(ANALYSIS_START):end].strip("\n")
-
-
-def pct(value: float | None) -> str:
-    """A relative error in percent; None (non-finite) is ``inf``."""
-    if value is None:
-        return "inf"
-    v = 100 * value
-    return f"{v:.0f} %" if abs(v) >= 100 else f"{v:.1f} %"
 
 
 def _num(value: Any) -> str:
@@ -101,12 +116,13 @@ def _med_mean(s: Mapping | None) -> str:
     return f"{pct(s['median'])} / {pct(s['mean'])}"
 
 
-def _best_p(s: Mapping) -> str:
+def _best_p(results: Mapping, s: Mapping) -> str:
     if not s.get("best_p_slices"):
         return "-"
     text = f"{s['best_p_hits']}/{s['best_p_slices']}"
     if s["best_p_slices"] == 1:
-        b = s["best_p"][0]
+        (b,) = [b for r in results["groups"] if r["task"] == s["task"] and r["contender"] == s["contender"]
+                for b in r["best_p"]]
         text += f" (pred {_num(b['predicted'])}, actual {_num(b['actual'])})"
     return text
 
@@ -122,7 +138,8 @@ def _header(results: Mapping) -> list[str]:
               f"Machine: {m['cores']} cores, {m['cpu']}, {m.get('memory', '? GiB')} RAM, {m['system']}, "
               f"Python {m['python']}; load average {m.get('load_average', '?')} at the start (the cores "
               "are shared, so wall times are noisy; ratios are measured within one run).", "",
-              "Versions: " + ", ".join(f"{k} {val or 'not installed'}" for k, val in v.items()) + ".", ""]
+              "Versions: " + ", ".join(f"{k} {val or 'not installed'}" for k, val in v.items() if k != "git")
+              + f"; code at git {v.get('git') or 'unknown'}.", ""]
     lines += [f"Note: {note}" for note in meta.get("notes", [])]
     return lines + ([""] if meta.get("notes") else [])
 
@@ -178,10 +195,10 @@ def _task_section(results: Mapping, task: Mapping) -> list[str]:
         if "median" not in s:
             rows.append([c["name"], s["status"], "-", "-", f"0/{s['n_groups']}", "-", "-", "-"])
             continue
-        rho = "-" if s.get("spearman") is None else f"{s['spearman']:.2f}"
+        rho = "-" if s.get("spearman") is None else f"{s['spearman'] + 0.0:.2f}".replace("-0.00", "0.00")
         groups_ok = f"{s['n_ok']}/{s['n_groups']}" + ("" if s["status"] == "ok" else f" ({s['status']})")
         rows.append([c["name"], pct(s["median"]), pct(s["mean"]), pct(s["worst"]), groups_ok,
-                     _best_p(s), rho, f"{s['seconds']:.2f}"])
+                     _best_p(results, s), rho, f"{s['seconds']:.2f}"])
     lines = [f"### {name}", "",
              f"`{task['source']}`, {len(groups)} group(s), roles {roles}, time in {task['unit']}; "
              f"{task['split']}; {sum(g['n_train_rows'] for g in groups)} training and "
