@@ -8,7 +8,8 @@ Writes ``RESULTS.md`` (``benchmarks.report``; its hand-written analysis section 
 
 ``--quick`` runs one representative group per task, the short speed measurements, never installs
 Extra-P, and writes to ``out/benchmarks-quick/`` (it refuses to overwrite the published results).
-Without the shared datasets it falls back to a task built from ``examples/data``.
+Without the shared datasets it falls back to a task built from ``examples/data`` (but never into the
+published results).
 """
 
 from __future__ import annotations
@@ -60,12 +61,16 @@ def run_accuracy(args: argparse.Namespace, notes: list[str]) -> dict:
 
     What the reader must know about the run (fallbacks, Extra-P missing) is appended to ``notes``.
     """
+    fallback = None
     if args.bundled:
         tasks, skipped = bundled_tasks(), []
         notes.append("--bundled: the task built from examples/data replaces the canonical tasks")
     else:
         tasks, skipped, fallback = tasks_or_bundled(args.datasets, args.quick)
         notes += [fallback] if fallback else []
+    if (args.bundled or fallback) and args.out.resolve() == PUBLISHED:
+        raise SystemExit(f"{notes[-1]}\nThe published results in {PUBLISHED} are made on the canonical tasks: "
+                         "pass --datasets (or set AUTOMODEL_DATASETS), or write elsewhere with --out.")
     install = not args.quick
     if not args.no_extrap:
         python, status = ensure_extrap(install=install)

@@ -84,6 +84,11 @@ def test_quick_refuses_to_overwrite_published_results():
     assert runner.parse(["--quick"]).out == runner.QUICK_OUT
 
 
+def test_bundled_task_never_replaces_the_published_results(tmp_path):
+    with pytest.raises(SystemExit, match="canonical tasks"):
+        runner.main(["--datasets", str(tmp_path / "missing"), "--no-extrap", "--no-speed"])
+
+
 def test_fallback_to_bundled_task_when_datasets_are_absent(tmp_path):
     tasks, skipped, note = tasks_or_bundled(tmp_path / "missing")
     assert note and "falling back" in note and str(tmp_path / "missing") in note
