@@ -4,14 +4,48 @@
 >>> result = automodel.fit("runs.csv")        # doctest: +SKIP
 >>> print(result.leaderboard.head())          # doctest: +SKIP
 >>> result.best.predict(larger_runs)          # doctest: +SKIP
+
+The public names are imported on first use (PEP 562), so ``import automodel`` and the command line
+start without loading numpy, pandas, scipy or sympy.
 """
 
-from automodel.api import FitResult, fit
-from automodel.data import Dataset, load
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from automodel import fit as _fit_package  # noqa: F401  (first, so that importing it later never rebinds ``fit``)
 from automodel.errors import AutomodelError, DataError, ModelFileError, SpaceError, StoreError
-from automodel.model import Model, TermModel, load_model
-from automodel.space.config import SearchSpace, load_space
+
+del fit  # the name ``fit`` is the function below, not the subpackage automodel.fit  # noqa: F821
+
+#: public name -> module that defines it
+_LAZY = {"fit": "automodel.api", "FitResult": "automodel.api", "load": "automodel.data",
+         "Dataset": "automodel.data", "Model": "automodel.model", "TermModel": "automodel.model",
+         "load_model": "automodel.model", "load_space": "automodel.space.config",
+         "SearchSpace": "automodel.space.config", "fit_many": "automodel.many",
+         "ManyResult": "automodel.many", "read_extrap_text": "automodel.extrap_input"}
 
 __all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "load_model", "load_space",
-           "SearchSpace", "AutomodelError", "DataError", "SpaceError", "ModelFileError", "StoreError"]
+           "SearchSpace", "fit_many", "ManyResult", "read_extrap_text", "AutomodelError", "DataError",
+           "SpaceError", "ModelFileError", "StoreError"]
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # pragma: no cover
+    from automodel.api import FitResult, fit
+    from automodel.data import Dataset, load
+    from automodel.extrap_input import read_extrap_text
+    from automodel.many import ManyResult, fit_many
+    from automodel.model import Model, TermModel, load_model
+    from automodel.space.config import SearchSpace, load_space
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'automodel' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -125,16 +125,24 @@ def task_text(task, region: str = "main") -> str:
                        comment=f"{task.name} {task.group} (training rows)")
 
 
-def synthetic_kernels_text(n_kernels: int = 1000, n_points: int = 5, n_reps: int = 1,
-                           seed: int = 0) -> str:
-    """Many one-parameter kernels in one file, for the speed benchmark.
+def synthetic_kernels(n_kernels: int = 1000, n_points: int = 5, n_reps: int = 1,
+                      seed: int = 0) -> tuple[str, list[dict]]:
+    """Many one-parameter kernels in one file, and the true function of each.
 
-    Kernel ``k`` follows ``a + b * p^e * log2(p)^l`` (random a, b, e in {0.5, 1, 1.5, 2},
+    Kernel ``k`` follows ``a + b * p^e * log2(p)^l`` (random a, b in [0.1, 10), e in {0.5, 1, 1.5, 2},
     l in {0, 1}) at ``p = 2, 4, 8, ...`` with 2 % multiplicative noise.
+
+    Returns
+    -------
+    text : str
+        The Extra-P text file (regions ``kernel_0000``, ..., metric ``time``).
+    truths : list of dict
+        Per kernel, in file order: ``region``, ``a``, ``b``, ``e``, ``l``.
     """
     rng = np.random.default_rng(seed)
     p = 2.0 ** np.arange(1, n_points + 1)
     regions: dict[str, list[list[float]]] = {}
+    truths: list[dict] = []
     for k in range(n_kernels):
         a, b = rng.uniform(0.1, 10.0, size=2)
         e = rng.choice([0.5, 1.0, 1.5, 2.0])
@@ -142,4 +150,11 @@ def synthetic_kernels_text(n_kernels: int = 1000, n_points: int = 5, n_reps: int
         clean = a + b * p ** e * np.log2(p) ** l
         noisy = clean[:, None] * (1.0 + 0.02 * rng.standard_normal((n_points, n_reps)))
         regions[f"kernel_{k:04d}"] = noisy.tolist()
-    return format_text(["p"], p[:, None], regions, comment=f"{n_kernels} synthetic kernels")
+        truths.append({"region": f"kernel_{k:04d}", "a": float(a), "b": float(b), "e": float(e), "l": int(l)})
+    return format_text(["p"], p[:, None], regions, comment=f"{n_kernels} synthetic kernels"), truths
+
+
+def synthetic_kernels_text(n_kernels: int = 1000, n_points: int = 5, n_reps: int = 1,
+                           seed: int = 0) -> str:
+    """The text of :func:`synthetic_kernels` (the speed benchmark's file)."""
+    return synthetic_kernels(n_kernels, n_points, n_reps, seed)[0]

@@ -9,8 +9,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 #: the bundled dataset: conjugate gradient under SimGrid SMPI on a simulated 256-host cluster
 #: (examples/data/README.md gives the exact command, platform file and date)
 DEMO_DATA = Path(__file__).resolve().parents[2] / "examples" / "data" / "cg_fast.csv"
@@ -27,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def split(frame, params):
     """Hold out the runs a user would want predicted: the largest p levels, else the largest n."""
+    import numpy as np
+
     if "p" in params and frame["p"].nunique() >= 5:
         levels = np.sort(frame["p"].unique())
         cut = levels[min(3, len(levels) - 2)]
@@ -39,6 +39,7 @@ def split(frame, params):
 
 
 def run(args: argparse.Namespace) -> int:
+    import numpy as np
     import pandas as pd
 
     import automodel

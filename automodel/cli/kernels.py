@@ -1,0 +1,54 @@
+"""``automodel kernels FILE``: one model per kernel of a profile (Extra-P text input, or a CSV with a
+kernel column), printed one line per kernel; optionally all models (JSON) or the summary (CSV) written."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from automodel.cli.common import write_atomic
+from automodel.errors import DataError
+
+OUT_SUFFIXES = (".json", ".csv")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("kernels", help="model every kernel of a profile (Extra-P text file or CSV)",
+                       description="Model every kernel of FILE (Extra-P text input, or a CSV with a kernel "
+                                   "column) with the search space of 'automodel fit'; print one line per kernel.")
+    p.add_argument("data", metavar="FILE", help="Extra-P text input, or a CSV with one row per run")
+    p.add_argument("--kernel", default="kernel", metavar="COL", help="kernel column of a CSV (default: kernel)")
+    p.add_argument("--time", default="time", metavar="COL", help="value column of a CSV (default: time)")
+    p.add_argument("--param", metavar="COL", nargs="+", action="extend", default=None,
+                   help="parameter column(s) of a CSV (default: every other column)")
+    p.add_argument("--aggregate", choices=("median", "mean", "min"), default="median",
+                   help="how repetitions are combined (default: median)")
+    p.add_argument("--space", default="default", metavar="NAME|FILE", help="search space (default: default)")
+    p.add_argument("--metric", default=None, help="ranking metric (s, rel_s, loo, aic, smape, ...)")
+    p.add_argument("--selection", default=None, choices=("simplest", "best"),
+                   help="simplest equivalent candidate or rank 1 (default: the space's setting)")
+    p.add_argument("--jobs", type=int, default=-1, metavar="N",
+                   help="worker processes at most (default: all cores; used only when the work pays for them)")
+    p.add_argument("--out", metavar="models.json|summary.csv",
+                   help="write every model (.json, one object per kernel) or the summary table (.csv)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from automodel.many import fit_many, save_models
+
+    out = Path(args.out) if args.out else None
+    if out is not None and out.suffix.lower() not in OUT_SUFFIXES:
+        raise DataError(f"--out {args.out}: expected a file name ending in .json (models) or .csv (summary)")
+    result = fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
+                      aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs)
+    print("\n".join(result.lines()))
+    print("\n".join(f"note: {n}" for n in result.notes))
+    if out is not None:
+        if out.suffix.lower() == ".json":
+            write_atomic(out, lambda tmp: save_models(result.models, tmp))
+            print(f"{len(result.models)} models written to {out}")
+        else:
+            write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
+            print(f"summary of {len(result.summary)} kernels written to {out}")
+    return 0

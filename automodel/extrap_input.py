@@ -1,0 +1,250 @@
+"""Read Extra-P's text input format into a tidy table: one row per repetition of one kernel at one point.
+
+The format (Extra-P 4, ``extrap/fileio/file_reader/text_file_reader.py``; its documentation calls it
+"text input")::
+
+    # a comment
+    PARAMETER p [n ...]        parameter names; several PARAMETER lines add up
+    POINTS 2 4 8 16            one parameter: numbers (or "( 2 ) ( 4 )")
+    POINTS ( 2 10 ) ( 4 10 )   several parameters: one parenthesised tuple per point
+    METRIC time                the metric of the DATA that follow (default: none)
+    REGION main->solve         a call path; its DATA lines follow
+    DATA 1.2 1.3 1.1           one line per point, in POINTS order, repetitions on the line
+
+A kernel is one (call path, metric) pair; METRIC and REGION lines both start a new one. The reader is
+stricter than Extra-P: every kernel needs exactly one DATA line per point, a (call path, metric) pair
+appears once, points are distinct, and every value is a finite number; anything else is a one-line
+:class:`~automodel.errors.DataError` naming the file, the line and what was expected.
+
+Examples
+--------
+>>> frame = read_extrap_text("profile.txt")            # doctest: +SKIP
+>>> frame.attrs["params"]                              # doctest: +SKIP
+['p']
+>>> frame.columns.tolist()                             # doctest: +SKIP
+['kernel', 'callpath', 'metric', 'p', 'time']
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from automodel.errors import DataError
+
+__all__ = ["read_extrap_text", "is_extrap_text", "kernel_name", "KEYWORDS"]
+
+KEYWORDS = ("PARAMETER", "POINTS", "METRIC", "REGION", "DATA")
+_TUPLE = re.compile(r"\(([^()]*)\)")
+_RESERVED = {"kernel", "callpath", "metric", "time"}
+
+
+def kernel_name(callpath: str, metric: str) -> str:
+    """The kernel label of a call path and metric: ``"main->solve [time]"`` (the call path alone when
+    the file names no metric)."""
+    return f"{callpath} [{metric}]" if metric else callpath
+
+
+def is_extrap_text(path: str | Path) -> bool:
+    """Whether the first line that is not blank or a ``#`` comment starts with an Extra-P keyword."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    return line.split(None, 1)[0] in KEYWORDS
+    except OSError:
+        return False
+    return False
+
+
+class _Reader:
+    """Parser state; ``fail`` raises the one-line error of the current line."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.line_no = 0
+        self.params: list[str] = []
+        self.points: list[tuple[float, ...]] = []
+        self.point_line: dict[tuple[float, ...], int] = {}
+        self.metric = ""
+        self.callpath: str | None = None
+        self.kernels: dict[tuple[str, str], list] = {}  # (callpath, metric) -> [first line, values per point]
+        self.current: list | None = None
+
+    def fail(self, message: str, line: int | None = None) -> DataError:
+        return DataError(f"{self.source}, line {line or self.line_no}: {message}")
+
+    def numbers(self, text: str, what: str) -> list[float]:
+        out = []
+        for word in text.split():
+            try:
+                v = float(word)
+            except ValueError:
+                raise self.fail(f"expected {what}, got {word!r}") from None
+            if not np.isfinite(v):
+                raise self.fail(f"expected {what}, got {word!r}")
+            out.append(v)
+        return out
+
+    def parameter(self, value: str) -> None:
+        if self.points:
+            raise self.fail("PARAMETER after POINTS; name every parameter before the first POINTS line")
+        for name in value.split():
+            if not name.isidentifier() or name in _RESERVED:
+                raise self.fail(f"expected a parameter name made of letters, digits and '_' (not one of "
+                                f"{', '.join(sorted(_RESERVED))}), got {name!r}")
+            if name in self.params:
+                raise self.fail(f"parameter {name!r} is named twice")
+            self.params.append(name)
+        if not value.split():
+            raise self.fail("PARAMETER needs at least one name")
+
+    def point_values(self, value: str) -> None:
+        d = len(self.params)
+        if not d:
+            raise self.fail("POINTS before PARAMETER; name the parameters first")
+        if self.kernels:
+            raise self.fail("POINTS after DATA; give every point before the first REGION")
+        if "(" in value or ")" in value:
+            groups = _TUPLE.findall(value)
+            if _TUPLE.sub(" ", value).strip():
+                raise self.fail(f"expected points as ( x{' y' if d > 1 else ''} ... ) tuples, got {value!r}")
+            coords = [tuple(self.numbers(g, "a number")) for g in groups]
+        elif d == 1:
+            coords = [(v,) for v in self.numbers(value, "a number")]
+        else:
+            raise self.fail(f"expected one ( ... ) tuple of {d} numbers per point for parameters "
+                            f"{', '.join(self.params)}, got {value!r}")
+        if not coords:
+            raise self.fail("POINTS needs at least one point")
+        for c in coords:
+            if len(c) != d:
+                raise self.fail(f"expected {d} coordinate(s) per point ({', '.join(self.params)}), got {c}")
+            if c in self.point_line:
+                raise self.fail(f"point {c} is given twice (first on line {self.point_line[c]})")
+            self.point_line[c] = self.line_no
+            self.points.append(c)
+
+    def start(self) -> None:
+        self.current = None  # METRIC or REGION: the next DATA line opens a new kernel
+
+    def data(self, value: str) -> None:
+        if not self.points:
+            raise self.fail("DATA before POINTS; give the parameters and points first")
+        if self.callpath is None:
+            raise self.fail("DATA before any REGION; name the call path first")
+        values = self.numbers(value, "a finite number")
+        if not values:
+            raise self.fail("DATA needs at least one value")
+        if self.current is None:
+            key = (self.callpath, self.metric)
+            if key in self.kernels:
+                raise self.fail(f"region {key[0]!r}{self._metric_text()} is given again (first on line "
+                                f"{self.kernels[key][0]})")
+            self.current = self.kernels[key] = [self.line_no, []]
+        rows = self.current[1]
+        if len(rows) == len(self.points):
+            raise self.fail(f"more DATA lines than the {len(self.points)} POINTS for region "
+                            f"{self.callpath!r}{self._metric_text()}")
+        rows.append(values)
+
+    def _metric_text(self) -> str:
+        return f", metric {self.metric!r}" if self.metric else ""
+
+    def line(self, text: str) -> None:
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            return
+        keyword, *rest = stripped.split(None, 1)
+        value = " ".join(rest[0].split()) if rest else ""  # runs of blanks count as one, as in Extra-P
+        if keyword == "DATA":
+            self.data(value)
+        elif keyword == "REGION":
+            if not value:
+                raise self.fail("REGION needs a call path name")
+            self.callpath = value
+            self.start()
+        elif keyword == "METRIC":
+            if not value:
+                raise self.fail("METRIC needs a name")
+            self.metric = value
+            self.start()
+        elif keyword == "POINTS":
+            self.point_values(value)
+        elif keyword == "PARAMETER":
+            self.parameter(value)
+        else:
+            raise self.fail(f"unknown keyword {keyword!r}; expected one of {', '.join(KEYWORDS)} "
+                            "or a # comment")
+
+    def frame(self) -> pd.DataFrame:
+        if not self.params:
+            raise self.fail("no PARAMETER line; expected Extra-P text input", 1)
+        if not self.points:
+            raise self.fail("no POINTS line", 1)
+        if not self.kernels:
+            raise self.fail("no DATA lines; expected REGION and DATA lines after the POINTS", 1)
+        names, callpaths, metrics, counts, point_idx, values = [], [], [], [], [], []
+        for (callpath, metric), (first, rows) in self.kernels.items():
+            if len(rows) != len(self.points):
+                raise self.fail(f"region {callpath!r}{', metric ' + repr(metric) if metric else ''} has "
+                                f"{len(rows)} DATA line(s) for {len(self.points)} POINTS", first)
+            n = 0
+            for i, reps in enumerate(rows):
+                point_idx.extend([i] * len(reps))
+                values.extend(reps)
+                n += len(reps)
+            names.append(kernel_name(callpath, metric))
+            callpaths.append(callpath)
+            metrics.append(metric)
+            counts.append(n)
+        counts_a = np.asarray(counts)
+        coords = np.asarray(self.points, float)[np.asarray(point_idx, dtype=np.intp)]
+        columns = {"kernel": np.repeat(np.asarray(names, dtype=object), counts_a),
+                   "callpath": np.repeat(np.asarray(callpaths, dtype=object), counts_a),
+                   "metric": np.repeat(np.asarray(metrics, dtype=object), counts_a)}
+        columns.update({q: coords[:, j] for j, q in enumerate(self.params)})
+        columns["time"] = np.asarray(values, float)
+        out = pd.DataFrame(columns)
+        out.attrs.update(params=list(self.params), source=self.source)
+        return out
+
+
+def read_extrap_text(path: str | Path) -> pd.DataFrame:
+    """Read an Extra-P text input file.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    DataFrame
+        One row per repetition: ``kernel`` (call path and metric, see :func:`kernel_name`), ``callpath``,
+        ``metric``, one column per parameter (in the file's order) and ``time`` (the measured value of
+        the metric, whatever its unit). ``frame.attrs["params"]`` lists the parameter columns and
+        ``frame.attrs["source"]`` the file.
+
+    Raises
+    ------
+    DataError
+        A missing, unreadable or malformed file, with the line and what was expected.
+    """
+    path = Path(path)
+    src = str(path)
+    if not path.exists():
+        raise DataError(f"{src}: no such file")
+    if path.is_dir():
+        raise DataError(f"{src}: is a directory, expected an Extra-P text file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(f"{src}: not a text file (not UTF-8), expected Extra-P text input") from None
+    reader = _Reader(src)
+    for reader.line_no, line in enumerate(text.splitlines(), start=1):
+        reader.line(line)
+    return reader.frame()

@@ -1,0 +1,227 @@
+"""fit_many: the many-target solver against the single-target one, the same models as automodel.fit,
+groups, notes, errors, formulas, parallel runs, model files and the ``automodel kernels`` command."""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import automodel
+from automodel.cli import main
+from automodel.errors import DataError, ModelFileError, SpaceError
+from automodel.export import to_text
+from automodel.fit import batched, metrics, multi
+from automodel import many as many_mod
+from automodel.many import _metrics, fit_many, formula, load_models, prime_orders, save_models
+from automodel.model import TermModel
+from automodel.space.config import load_space
+from automodel.space.parse import parse_term
+
+
+def _kernels(param: str, values: np.ndarray, n_kernels: int, seed: int = 0, reps: int = 1) -> pd.DataFrame:
+    """Kernels a + b x^e log2(x)^l with 3 % noise, one row per repetition."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(n_kernels):
+        a, b = rng.uniform(0.5, 5.0, 2)
+        e, l = rng.choice([0.5, 1.0, 1.5]), rng.integers(0, 2)
+        for x in values:
+            for _ in range(reps):
+                t = (a + b * x ** e * np.log2(x) ** l) * (1 + 0.03 * rng.standard_normal())
+                rows.append({"kernel": f"k{k}", param: x, "time": t})
+    return pd.DataFrame(rows)
+
+
+def _design(seed: int = 1, m: int = 6, K: int = 40):
+    rng = np.random.default_rng(seed)
+    x = np.linspace(1, 10, m)
+    A = np.column_stack([np.ones(m), x, x ** 2, np.log2(x), 1 / x, np.sqrt(x), x * np.log2(x),
+                         x + 1e-9 * x ** 2])  # the last column is numerically dependent on x
+    Y = np.abs(rng.normal(size=(m, K))) + A[:, [0, 1]] @ rng.uniform(0.1, 2, (2, K))
+    return A, Y
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("nonnegative", [False, True])
+def test_many_target_solver_matches_the_single_target_solver(k, nonnegative):
+    A, Y = _design()
+    W = 1.0 / Y ** 2
+    combos = np.array(list(combinations(range(A.shape[1]), k)), dtype=np.intp).reshape(-1, k) if k else np.zeros((1, 0), np.intp)
+    cand, kern = multi.pairs(len(combos), Y.shape[1])
+    des = multi.designs(A, Y, W)
+    coef, rss = multi.solve(des, kern, combos[cand], nonnegative)
+    coef = coef / des.scale[kern[:, None], combos[cand]]
+    lev = multi.leverages(des, kern, combos[cand])
+    n = len(combos)
+    for j in range(Y.shape[1]):
+        d = batched.design(A, Y[:, j], W[:, j])
+        fit = batched.solve(d, combos, nonnegative=nonnegative)
+        cut = slice(j * n, (j + 1) * n)
+        np.testing.assert_allclose(rss[cut], fit.rss, rtol=1e-7, atol=1e-12)
+        pred = np.einsum("mnk,nk->mn", A[:, combos], coef[cut])  # coefficients are not unique where
+        want = np.einsum("mnk,nk->mn", A[:, combos], fit.coefficients(d))  # columns are dependent
+        np.testing.assert_allclose(pred, want, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(lev[:, cut], batched.leverages(d, combos), atol=1e-9)
+    if nonnegative:
+        assert (coef >= 0).all()
+
+
+def test_metrics_for_per_column_targets_match_compute():
+    rng = np.random.default_rng(2)
+    m, B = 6, 30
+    Y = rng.uniform(0.1, 100, (m, B))
+    pred = Y * (1 + 0.05 * rng.standard_normal((m, B)))
+    wrss, lev, hold = rng.uniform(0.01, 1, B), rng.uniform(0, 0.9, (m, B)), rng.normal(0, 0.1, (1, B))
+    got = _metrics(Y, pred, 2, wrss, lev, hold)
+    for b in range(B):
+        want = metrics.compute(Y[:, b], pred[:, [b]], 2, wrss[[b]], lev[:, [b]], hold[:, [b]])
+        for name in metrics.METRICS:
+            np.testing.assert_allclose(got[name][b], want[name][0], rtol=1e-9, err_msg=name)
+
+
+def _same_as_fit(result, frame: pd.DataFrame, param: str, **options):
+    for name, sub in frame.groupby("kernel"):
+        model = result.models[name]
+        sub = sub.drop(columns="kernel")
+        chosen = automodel.fit(sub, templates=(), progress=False,
+                               params=[param] if param not in ("n", "p") else (), **options).best
+        assert model.formula == chosen.formula, name
+        assert result.summary.set_index("kernel").loc[name, "formula"] == model.formula
+        for metric in metrics.METRICS:
+            np.testing.assert_allclose(model.metrics[metric], chosen.metrics[metric], rtol=1e-6, err_msg=metric)
+        at = {param: [4 * frame[param].max()]}
+        np.testing.assert_allclose(model.predict(at), chosen.predict(at), rtol=1e-8)
+        assert model.params == chosen.params and model.ranges == chosen.ranges
+        assert model.core.terms == chosen.core.terms
+
+
+@pytest.mark.parametrize("param, metric, selection", [("p", None, None), ("p", "loo", "best"), ("p", "s", None),
+                                                      ("x", "forward", None), ("p", "rel_s", "simplest")])
+def test_single_stage_kernels_get_the_model_automodel_fit_chooses(param, metric, selection):
+    frame = _kernels(param, 2.0 ** np.arange(1, 7), 8, seed=3, reps=2)
+    options = {k: v for k, v in (("metric", metric), ("selection", selection)) if v}
+    result = fit_many(frame, **options)
+    assert "1 group(s) solved batched" in result.notes[0]
+    assert list(result.models) == [f"k{k}" for k in range(8)]
+    _same_as_fit(result, frame, param, **options)
+
+
+def test_multi_stage_kernels_are_searched_one_by_one():
+    frame = _kernels("n", np.array([100.0, 200, 400, 800, 1600, 3200]), 3, seed=4)
+    result = fit_many(frame, jobs=1)
+    assert "1 task(s) of kernels searched one by one" in result.notes[0]
+    _same_as_fit(result, frame, "n")
+
+
+def test_groups_repetitions_and_kernels_without_a_model():
+    a = _kernels("p", np.array([2.0, 4, 8, 16, 32]), 2, seed=5, reps=3)
+    b = _kernels("p", np.array([1.0, 2, 4, 8]), 2, seed=6).assign(kernel=lambda f: f["kernel"] + "b")
+    zero = pd.DataFrame({"kernel": "zero", "p": [1.0, 2, 4, 8], "time": [1.0, 0.0, 2.0, 3.0]})
+    short = pd.DataFrame({"kernel": "short", "p": [1.0, 2.0, 2.0], "time": [1.0, 2.0, 2.1]})
+    frame = pd.concat([zero, a, short, b], ignore_index=True)
+    result = fit_many(frame, jobs=1)
+    assert result.summary["kernel"].tolist() == ["zero", "k0", "k1", "short", "k0b", "k1b"]
+    assert "2 group(s) solved batched" in result.notes[0] and "2 not modelled" in result.notes[0]
+    notes = result.summary.set_index("kernel")["note"]
+    assert "value 0 at p = 2 is not positive" in notes["zero"]
+    assert "2 distinct point(s)" in notes["short"]
+    assert set(result.models) == {"k0", "k1", "k0b", "k1b"}
+    assert result.summary.set_index("kernel").loc["k0", "n_points"] == 5
+    _same_as_fit(result, a, "p")  # repetitions: the median, as automodel.fit aggregates them
+    lines = result.lines()
+    assert len(lines) == 6 and "no model" in lines[0] and "T = " in lines[1]
+
+
+def test_bad_input_raises_one_line_errors():
+    frame = _kernels("p", 2.0 ** np.arange(1, 5), 1)
+    with pytest.raises(DataError, match="column 'kern': missing"):
+        fit_many(frame, kernel="kern")
+    bad = frame.astype({"p": object})
+    bad.loc[2, "p"] = "eight"
+    with pytest.raises(DataError, match=r"row 2, column 'p': expected a positive process count, got 'eight'"):
+        fit_many(bad)
+    with pytest.raises(DataError, match="column 'q': no such parameter"):
+        fit_many(frame, params=["q"])
+    with pytest.raises(SpaceError, match="unknown metric"):
+        fit_many(frame, metric="r2")
+
+
+def test_formula_text_equals_sympy_text():
+    space = load_space("default")
+    terms = {t for stage in space.stages.values() for v in stage.values() if isinstance(v, tuple)
+             for t in v if hasattr(t, "factors")}
+    terms |= {t * parse_term(f) for t in list(terms) for f in ("1/p", "log2(p)", "1/cpu")}
+    terms |= {parse_term("sigmoid(p, n/48)")}
+    terms = sorted(terms, key=str)
+    rng = np.random.default_rng(7)
+    cases = []
+    for _ in range(300):
+        chosen = tuple(terms[i] for i in rng.choice(len(terms), rng.integers(1, 5), replace=False))
+        coefs = tuple(float(rng.choice([1, 1, -1]) * 10 ** rng.uniform(-12, 12)) for _ in chosen)
+        if rng.random() < 0.2:
+            coefs = (0.0,) + coefs[1:]  # a coefficient NNLS set to zero
+        cases.append((chosen, coefs))
+    for primed in (False, True):  # print orders found one sum at a time, or all in one sympy call
+        many_mod._ORDERS.clear()
+        if primed:
+            prime_orders(tuple(t for t, c in zip(*case) if c != 0.0) for case in cases)
+        for chosen, coefs in cases:
+            assert formula(chosen, coefs) == to_text(TermModel(chosen, coefs).expr)
+    one = parse_term("1")
+    for t in terms:  # two terms with the constant: sympy has a special order for "c0 - c1*x"
+        for coefs in ((2.0, -1.5), (-2.0, 1.5), (2.0, 1.5), (-2.0, -1.5)):
+            assert formula((t, one), coefs) == to_text(TermModel((t, one), coefs).expr)
+    assert formula((one,), (3.0,)) == to_text(TermModel((one,), (3.0,)).expr)
+    assert formula((parse_term("p"), one), (-1.5, 2.0)) == "2.0 - 1.5*p"
+
+
+def test_parallel_groups_give_the_serial_result():
+    frames = [_kernels("p", 2.0 ** np.arange(s, s + 5), 3, seed=s).assign(kernel=lambda f, s=s: f["kernel"] + f"_{s}")
+              for s in range(3)]
+    frame = pd.concat(frames, ignore_index=True)
+    serial = fit_many(frame, jobs=1)
+    parallel = fit_many(frame, jobs=2, parallel_after=0.0)
+    assert "in parallel" in parallel.notes[0] and "in parallel" not in serial.notes[0]
+    pd.testing.assert_frame_equal(serial.summary, parallel.summary)
+
+
+def test_models_file_round_trip(tmp_path):
+    result = fit_many(_kernels("p", 2.0 ** np.arange(1, 6), 3))
+    path = tmp_path / "models.json"
+    save_models(result.models, path)
+    back = load_models(path)
+    assert {k: m.formula for k, m in back.items()} == {k: m.formula for k, m in result.models.items()}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "automodel-model"}))
+    with pytest.raises(ModelFileError, match="not an automodel models file"):
+        load_models(bad)
+
+
+def test_kernels_command(tmp_path, capsys):
+    from benchmarks.extrap_text import format_text
+
+    p = np.array([2.0, 4, 8, 16, 32])
+    text = format_text(["p"], p[:, None], {"a": [[v] for v in 3 + p], "b": [[v] for v in 2 * p * np.log2(p)]})
+    src = tmp_path / "profile.txt"
+    src.write_text(text)
+    assert main(["kernels", str(src), "--out", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("a [time]") and "T = " in out[0] and out[1].startswith("b [time]")
+    assert set(load_models(tmp_path / "m.json")) == {"a [time]", "b [time]"}
+
+    csv = tmp_path / "runs.csv"
+    pd.DataFrame({"name": ["x"] * 5, "p": p, "secs": 3 + p, "note": "run"}).to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs", "--param", "p",
+                 "--out", str(tmp_path / "s.csv")]) == 0
+    summary = pd.read_csv(tmp_path / "s.csv")
+    assert summary["kernel"].tolist() == ["x"] and summary["formula"].notna().all()
+
+    assert main(["kernels", str(csv), "--out", str(tmp_path / "s.txt")]) == 2
+    assert "expected a file name ending in .json" in capsys.readouterr().err
+    assert not (tmp_path / "s.txt").exists()
+    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 2  # 'note' is not numeric
+    assert "column 'note'" in capsys.readouterr().err
