@@ -37,6 +37,7 @@ from scipy.optimize import nnls
 
 from automodel.errors import StoreError
 from automodel.fit import batched
+from automodel.search.select import select
 from automodel.search.prune import prune, rank
 from automodel.space.terms import Term
 
@@ -57,6 +58,7 @@ class OnlineOptions:
     anomaly_mad: float = 5.0
     anomaly_floor: float = 0.05
     n_leaders: int = 5
+    selection: str = "simplest"  # which live candidate leads: see automodel/search/select.py
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -343,9 +345,18 @@ class LivePool:
 
     @property
     def leader(self) -> int:
-        """Index of the best live candidate (-1 when none is alive)."""
+        """Index of the leading live candidate (-1 when none is alive).
+
+        With ``selection = "simplest"`` (the default) the fewest-terms candidate within one standard
+        error of the best score, as :func:`automodel.search.select.select` chooses for ``automodel
+        fit``; with ``"best"`` the best-scored one.
+        """
         s = np.where(self.alive, self.score, np.inf)
-        return int(np.argmin(s)) if self.alive.any() else -1
+        if not np.isfinite(s).any():
+            return int(np.argmin(s)) if self.alive.any() else -1
+        n_terms = np.count_nonzero(np.nan_to_num(self.coef) != 0, axis=1)
+        metric = "rel_s" if self.options.weighting == "relative" else "s"
+        return select(s, n_terms, len(self.y), metric, self.options.selection).index
 
     def ranking(self) -> np.ndarray:
         """Indices of the live candidates, best first."""

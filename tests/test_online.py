@@ -159,3 +159,23 @@ def test_readmit_and_exclude_move_runs_in_and_out_of_the_fit(tmp_path):
     with pytest.raises(DataError, match="not a run"):
         S.readmit(path, "a", [10 ** 6])
     S.verify(path, "a")
+
+
+def test_leader_is_the_simplest_equivalent_candidate_unless_asked_for_the_best():
+    rng = np.random.default_rng(6)
+    terms, values, y, index, width = _pool(rng, m=40)
+    y = y * np.exp(0.2 * rng.standard_normal(len(y)))  # noisy enough that rank 1 is an overfit
+    stats = PoolStats.from_runs(values, y, run_weights(y, "relative"))
+    pools = {rule: LivePool(terms, index, width, np.ones(len(index), bool), stats, values, y,
+                            OnlineOptions(selection=rule)) for rule in ("best", "simplest")}
+    for pool in pools.values():
+        pool.refit()
+    best, simplest = pools["best"], pools["simplest"]
+    assert best.leader == int(np.argmin(best.score))
+    n_terms = np.count_nonzero(np.nan_to_num(simplest.coef) != 0, axis=1)
+    lead = simplest.leader
+    # within one standard error of the best score (40 runs), and no equivalent candidate is simpler
+    threshold = simplest.score.min() * (1 + 1 / np.sqrt(2 * (len(y) - n_terms[best.leader])))
+    assert simplest.score[lead] <= threshold
+    assert n_terms[lead] == n_terms[simplest.score <= threshold].min()
+    assert n_terms[lead] < n_terms[best.leader]
