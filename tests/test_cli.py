@@ -32,6 +32,13 @@ def test_fit_prints_leaderboard_and_formula(runs_csv, model_json, capsys):
     assert model_json.exists()
 
 
+def test_fit_selection_option(runs_csv, capsys):
+    assert main(["fit", str(runs_csv), "--quiet", "--top", "3", "--selection", "best"]) == 0
+    assert "why: rank 1, the best rel_s" in capsys.readouterr().out
+    assert main(["fit", str(runs_csv), "--quiet", "--top", "3", "--selection", "simplest"]) == 0
+    assert "why: rank" in capsys.readouterr().out
+
+
 def test_predict_show_best_p(runs_csv, model_json, tmp_path, capsys):
     out_csv = tmp_path / "pred.csv"
     assert main(["predict", str(model_json), str(runs_csv), "-o", str(out_csv)]) == 0

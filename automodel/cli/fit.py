@@ -14,9 +14,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_role_options(p)
     p.add_argument("--space", default="default", metavar="NAME|FILE",
                    help="search space: a name in search_spaces/ or a TOML file (default: default)")
-    p.add_argument("--metric", default=None, help="ranking metric (s, rel_s, loo, aic, smape)")
+    p.add_argument("--metric", default=None,
+                   help="ranking metric (s, rel_s, loo, aic, smape, holdout, forward; default: the space's)")
+    p.add_argument("--selection", default=None, choices=("simplest", "best"),
+                   help="chosen model: the simplest statistically equivalent to rank 1, or rank 1 "
+                        "(default: the space's, simplest)")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
-    p.add_argument("-o", "--output", metavar="MODEL.json", help="write the best model here")
+    p.add_argument("-o", "--output", metavar="MODEL.json", help="write the chosen model here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run)
 
@@ -35,8 +39,8 @@ def print_result(result, top: int = 10) -> None:
 def run(args: argparse.Namespace) -> int:
     import automodel
 
-    result = automodel.fit(args.data, space=args.space, metric=args.metric, progress=not args.quiet,
-                           **role_kwargs(args))
+    result = automodel.fit(args.data, space=args.space, metric=args.metric, selection=args.selection,
+                           progress=not args.quiet, **role_kwargs(args))
     print_result(result, args.top)
     if args.output:
         write_atomic(args.output, lambda tmp: tmp.write_text(result.best.to_json(), encoding="utf-8"))
