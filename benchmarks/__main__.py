@@ -93,13 +93,20 @@ def run_accuracy(args: argparse.Namespace, notes: list[str]) -> dict:
     return results
 
 
+def command(argv: list[str]) -> str:
+    """The command line that reproduces this run (with ``AUTOMODEL_DATASETS`` when it is set)."""
+    env = os.environ.get("AUTOMODEL_DATASETS")
+    prefix = [f"AUTOMODEL_DATASETS={shlex.quote(env)}"] if env else []
+    return " ".join([*prefix, shlex.join(["python", "-m", "benchmarks", *argv])])
+
+
 def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "command": shlex.join(["python", "-m", "benchmarks", *argv]), "quick": args.quick,
+            "command": command(argv), "quick": args.quick,
             "machine": report.machine(), "notes": []}
     results = run_accuracy(args, meta["notes"])
     results["speed"] = None if args.no_speed else speed.collect(args.quick)

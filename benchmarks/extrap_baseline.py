@@ -19,7 +19,7 @@ from pathlib import Path
 from benchmarks.contenders import extrap_contender
 from benchmarks.extrap_text import synthetic_kernels_text
 from benchmarks.extrap_tool import MODELERS, ensure_extrap, extrap_version, time_cli
-from benchmarks.records import group_record, jsonable, task_summary
+from benchmarks.records import group_meta, group_record, jsonable, task_summary
 from benchmarks.tasks import build_tasks, by_name
 
 
@@ -49,7 +49,7 @@ def accuracy(tasks, modelers=MODELERS, width: int = 90) -> dict:
         for task in tasks:
             record = group_record(task, contender.name, outcomes[task.key])
             print(_row(record, modeler, width))
-            records[f"{modeler}|{task.name}|{task.group}"] = record
+            records[f"{modeler}|{task.name}|{task.group}"] = {**group_meta(task), **record}
         print(f"\nsummary ({modeler}): relative error over rows (pooled) | median over group medians")
         for name, groups in by_name(tasks).items():
             s = task_summary(groups, contender.name, outcomes)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.contenders import Key, Outcome
-from benchmarks.scoring import GroupScore, aggregate, reduce_repetitions, score_group
+from benchmarks.scoring import GroupScore, aggregate, group_best_p, reduce_repetitions, score_group
 from benchmarks.tasks import Task, by_name
 
 #: The issue's goal: automodel's median error at most this fraction of Extra-P's ...
@@ -76,17 +76,12 @@ def score(task: Task, outcome: Outcome) -> GroupScore:
     return score_group(task, test, train)
 
 
-def _best_p(scores: Sequence[GroupScore]) -> list[dict]:
-    return [{"fixed": [number(v) for v in b.fixed], "actual": number(b.actual_best_p),
-             "predicted": number(b.predicted_best_p), "spearman": number(b.spearman)}
-            for s in scores for b in s.best_p]
-
-
 def group_record(task: Task, contender: str, outcome: Outcome) -> dict:
     """Status, formula, predictions per held-out configuration and the summary of their errors.
 
     ``predictions`` (medians over repetitions) align with ``group_meta``'s ``test_configurations``
     and ``test_actual``; the errors are ``|predictions - test_actual| / test_actual``.
+    ``best_p_predicted`` and ``best_p_spearman`` align with ``group_meta``'s ``best_p_fixed``.
     """
     s = score(task, outcome)
     return {"task": task.name, "group": task.group, "contender": contender, "status": outcome.status,
@@ -94,15 +89,20 @@ def group_record(task: Task, contender: str, outcome: Outcome) -> dict:
             "median": number(s.summary.median), "mean": number(s.summary.mean),
             "worst": number(s.summary.worst), "n_points": s.summary.n_points,
             "best_p_hits": s.best_p_hits, "best_p_slices": len(s.best_p),
-            "spearman": number(s.mean_spearman), "best_p": _best_p([s]),
+            "spearman": number(s.mean_spearman),
+            "best_p_predicted": [number(b.predicted_best_p) for b in s.best_p],
+            "best_p_spearman": [number(b.spearman) for b in s.best_p],
             "predictions": _short(reduce_repetitions(task.test, outcome.split(task)[0], task.columns,
                                                      task.target)["pred"])}
 
 
 def group_meta(task: Task) -> dict:
-    """The held-out configurations of a group and their measured medians (to trace the errors)."""
+    """The held-out configurations of a group and their measured medians (to trace the errors), and the
+    slices of the best-p comparison (fixed other parameters) with their measured best p."""
     frame = reduce_repetitions(task.test, np.zeros(len(task.test)), task.columns, task.target)
-    return {"task": task.name, "group": task.group, "n_train_rows": len(task.train),
+    slices = group_best_p(task, np.zeros(len(task.test)), np.zeros(len(task.train))) if task.p_sweep else []
+    return {"best_p_fixed": [[number(v) for v in b.fixed] for b in slices],
+            "best_p_actual": [number(b.actual_best_p) for b in slices],"task": task.name, "group": task.group, "n_train_rows": len(task.train),
             "n_test_rows": len(task.test), "columns": task.columns,
             "test_configurations": frame[task.columns].to_numpy(float).tolist(),
             "test_actual": _short(frame[task.target])}

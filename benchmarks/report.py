@@ -121,9 +121,11 @@ def _best_p(results: Mapping, s: Mapping) -> str:
         return "-"
     text = f"{s['best_p_hits']}/{s['best_p_slices']}"
     if s["best_p_slices"] == 1:
-        (b,) = [b for r in results["groups"] if r["task"] == s["task"] and r["contender"] == s["contender"]
-                for b in r["best_p"]]
-        text += f" (pred {_num(b['predicted'])}, actual {_num(b['actual'])})"
+        task = next(t for t in results["tasks"] if t["name"] == s["task"])
+        (actual,) = [a for g in task["groups"] for a in g["best_p_actual"]]
+        (predicted,) = [p for r in results["groups"] if r["task"] == s["task"] and r["contender"] == s["contender"]
+                        for p in r["best_p_predicted"]]
+        text += f" (pred {_num(predicted)}, actual {_num(actual)})"
     return text
 
 

@@ -185,16 +185,23 @@ def score_group(task, test_predictions: Sequence[float],
         One prediction per ``task.train`` row; needed for the best-p comparison of
         p-sweeps (argmin over train and test p values at fixed other parameters).
     """
-    columns = task.columns
-    errors = relative_errors(task.test, test_predictions, columns, task.target)
+    errors = relative_errors(task.test, test_predictions, task.columns, task.target)
     slices: list[BestP] = []
     if task.p_sweep and train_predictions is not None:
-        rows = pd.concat([task.train, task.test], ignore_index=True)
-        preds = np.concatenate([np.asarray(train_predictions, float),
-                                np.asarray(test_predictions, float)])
-        others = [c for c in columns if c != task.p_column]
-        slices = best_p(rows, preds, task.p_column, others, task.target)
+        slices = group_best_p(task, test_predictions, train_predictions)
     return GroupScore(errors, summarize(errors), tuple(slices))
+
+
+def group_best_p(task, test_predictions: Sequence[float],
+                 train_predictions: Sequence[float]) -> list[BestP]:
+    """``best_p`` of a p-sweep group over its training and test rows together.
+
+    The slices and their actual best p depend on the data only (any predictions give the same).
+    """
+    rows = pd.concat([task.train, task.test], ignore_index=True)
+    preds = np.concatenate([np.asarray(train_predictions, float), np.asarray(test_predictions, float)])
+    others = [c for c in task.columns if c != task.p_column]
+    return best_p(rows, preds, task.p_column, others, task.target)
 
 
 def aggregate(scores: Iterable[GroupScore]) -> dict[str, ErrorSummary]:

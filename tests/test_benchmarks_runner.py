@@ -38,7 +38,9 @@ def quick_run(tmp_path_factory):
 
 
 def test_json_has_every_contender_and_traceable_errors(quick_run):
-    _, results, _ = quick_run
+    out, results, _ = quick_run
+    lines = (out / "results.json").read_text().splitlines()
+    assert sum('"predictions":' in line for line in lines) == len(results["groups"])  # one line each
     assert {c["name"] for c in results["contenders"]} == EXPECTED
     assert [t["name"] for t in results["tasks"]] == ["bundled-smpi-p"]
     meta = {(g["task"], g["group"]): g for g in results["tasks"][0]["groups"]}
