@@ -15,8 +15,10 @@ from automodel.cli import main
 from automodel.errors import DataError, ModelFileError, SpaceError
 from automodel.export import to_text
 from automodel.fit import batched, metrics, multi
-from automodel import many as many_mod
-from automodel.many import _metrics, fit_many, formula, load_models, prime_orders, save_models
+from automodel import formula_text
+from automodel.formula_text import formula, prime_orders
+from automodel.many import fit_many, load_models, save_models
+from automodel.many_groups import metrics_per_column
 from automodel.model import TermModel
 from automodel.space.config import load_space
 from automodel.space.parse import parse_term
@@ -76,7 +78,7 @@ def test_metrics_for_per_column_targets_match_compute():
     Y = rng.uniform(0.1, 100, (m, B))
     pred = Y * (1 + 0.05 * rng.standard_normal((m, B)))
     wrss, lev, hold = rng.uniform(0.01, 1, B), rng.uniform(0, 0.9, (m, B)), rng.normal(0, 0.1, (1, B))
-    got = _metrics(Y, pred, 2, wrss, lev, hold)
+    got = metrics_per_column(Y, pred, 2, wrss, lev, hold)
     for b in range(B):
         want = metrics.compute(Y[:, b], pred[:, [b]], 2, wrss[[b]], lev[:, [b]], hold[:, [b]])
         for name in metrics.METRICS:
@@ -166,7 +168,7 @@ def test_formula_text_equals_sympy_text():
             coefs = (0.0,) + coefs[1:]  # a coefficient NNLS set to zero
         cases.append((chosen, coefs))
     for primed in (False, True):  # print orders found one sum at a time, or all in one sympy call
-        many_mod._ORDERS.clear()
+        formula_text._ORDERS.clear()
         if primed:
             prime_orders(tuple(t for t, c in zip(*case) if c != 0.0) for case in cases)
         for chosen, coefs in cases:

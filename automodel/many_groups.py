@@ -1,0 +1,241 @@
+"""Kernels in groups that share their points, and the batched choice of one model per kernel.
+
+:func:`groups` turns a table of runs (kernel, parameters, value) into groups of kernels measured at the
+same points, one aggregated value per (kernel, point). :func:`best_per_kernel` fits every candidate of
+a search to every kernel of a group at once (:mod:`automodel.fit.multi`), scores them with
+:func:`automodel.fit.metrics.compute` and chooses per kernel with the rule automodel.fit uses
+(:func:`choose`, :mod:`automodel.search.select`), as :func:`automodel.search.evaluate.score` does for
+one target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from automodel import data as data_mod
+from automodel.errors import DataError
+from automodel.fit import metrics as metrics_mod
+from automodel.fit import multi
+from automodel.space.config import SearchSpace
+
+__all__ = ["Group", "groups", "holdout_rows", "best_per_kernel", "choose", "noise", "metrics_per_column",
+           "CHUNK_PAIRS"]
+
+CHUNK_PAIRS = 1 << 16  # (candidate, kernel) pairs solved per vectorised step
+
+
+@dataclass(frozen=True)
+class Group:
+    """Kernels measured at the same points: points (m, d) in sorted order, values (m, K)."""
+
+    params: tuple[str, ...]
+    points: np.ndarray
+    names: tuple[str, ...]
+    index: np.ndarray  # position of each kernel in the input order
+    values: np.ndarray
+    spread: np.ndarray  # (m, K) standard deviation of the repetitions (0 for one run)
+    count: np.ndarray  # (m, K) repetitions
+    aggregate: str = "median"
+
+
+def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], source: str, offset: int,
+            aggregate: str) -> tuple[list[str], list[Group], dict[int, tuple[int, str]]]:
+    """Aggregate repetitions per (kernel, point); group kernels by their point set.
+
+    Returns every kernel name (input order), the groups, and kernel index -> (points, note) for the
+    kernels that cannot be modelled.
+    """
+    if aggregate not in data_mod.AGGREGATES:
+        raise DataError(f"aggregate must be one of {data_mod.AGGREGATES}, got {aggregate!r}")
+    P = np.column_stack([data_mod._numeric(frame, q, q, source, offset) for q in params])
+    y = data_mod._numeric(frame, time, "value", source, offset)
+    codes, names = pd.factorize(frame[kernel], use_na_sentinel=True)
+    if (codes < 0).any():
+        i = int(np.argmax(codes < 0))
+        raise DataError(f"{source}, row {i + offset}, column '{kernel}': expected a kernel name, got an empty cell")
+    points, pcode = np.unique(P, axis=0, return_inverse=True)
+    key = codes.astype(np.int64) * len(points) + pcode.reshape(-1)
+    order = np.argsort(key, kind="stable")
+    key, y = key[order], y[order]
+    spread, count = np.zeros(len(y)), np.ones(len(y), int)
+    if len(key) > 1 and (key[1:] == key[:-1]).any():  # repetitions: one value per (kernel, point)
+        agg = pd.Series(y).groupby(key, sort=True).agg([aggregate, "std", "size"])
+        key, y = agg.index.to_numpy(), agg[aggregate].to_numpy(float)
+        spread, count = agg["std"].fillna(0.0).to_numpy(float), agg["size"].to_numpy(int)
+    kern, pt = key // len(points), key % len(points)
+    counts = np.bincount(kern, minlength=len(names))
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    bad: dict[int, tuple[int, str]] = {}
+    nonpos = np.flatnonzero(np.bincount(kern, weights=(y <= 0), minlength=len(names)))
+    for j in nonpos:
+        i = starts[j] + int(np.argmax(y[starts[j]:starts[j + 1]] <= 0))
+        at = ", ".join(f"{q} = {v:g}" for q, v in zip(params, points[pt[i]]))
+        bad[int(j)] = (int(counts[j]), f"value {y[i]:g} at {at} is not positive (times must be > 0)")
+    for j in np.flatnonzero(counts < 3):
+        bad.setdefault(int(j), (int(counts[j]), f"{counts[j]} distinct point(s); at least 3 are needed"))
+    ok = np.setdiff1d(np.arange(len(names)), np.fromiter(bad, int, len(bad)))
+    by_points: dict[bytes, list[int]] = {}
+    if len(ok) and (counts[ok] == counts[ok[0]]).all():
+        m = int(counts[ok[0]])
+        rows = (starts[ok][:, None] + np.arange(m)).reshape(-1)
+        pts = pt[rows].reshape(len(ok), m)
+        if (pts == pts[0]).all():  # the common case: every kernel at the same points
+            by_points[pts[0].tobytes()] = list(ok)
+    if not by_points:
+        for j in ok:
+            by_points.setdefault(pt[starts[j]:starts[j + 1]].tobytes(), []).append(int(j))
+    groups = []
+    for members in by_points.values():
+        idx = np.asarray(members)
+        m = int(counts[idx[0]])
+        rows = starts[idx][:, None] + np.arange(m)  # (K, m)
+        groups.append(Group(tuple(params), points[pt[rows[0]]], tuple(str(names[j]) for j in idx), idx,
+                             y[rows].T.copy(), spread[rows].T.copy(), count[rows].T.copy(), aggregate))
+    return [str(n) for n in names], groups, bad
+
+
+# -- fitting one group -----------------------------------------------------------------------------
+def holdout_rows(ds: data_mod.Dataset) -> np.ndarray | None:
+    """The staged search's forward-extrapolation rows on all runs: the top level of ``n`` and of ``p``
+    (each with at least 3 levels), when at least 3 rows are left."""
+    hold = np.zeros(ds.n_points, bool)
+    for q in ("n", "p"):
+        if q in ds.params:
+            v = ds.frame[q].to_numpy()
+            if len(np.unique(v)) >= 3:
+                hold |= v == v.max()
+    return hold if hold.any() and ds.n_points - int(hold.sum()) >= 3 else None
+
+
+def metrics_per_column(Y: np.ndarray, pred: np.ndarray, k: int, wrss: np.ndarray, lev: np.ndarray | None = None,
+             hold: np.ndarray | None = None, need: tuple[str, ...] = metrics_mod.METRICS) -> dict[str, np.ndarray]:
+    """:func:`automodel.fit.metrics.compute` for columns that each have their own target ``Y[:, b]``.
+
+    ``compute`` takes one target shared by all columns. Every metric but ``s`` is relative: dividing a
+    column's target and predictions by the target leaves it unchanged, so one call on ``pred / Y``
+    against a target of ones gives them all. ``s`` is absolute: a call against a target of zeros with
+    predictions ``pred - Y`` sees exactly the residuals ``Y - pred`` (its relative metrics are
+    meaningless there and dropped).
+    """
+    out = {}
+    m = Y.shape[0]
+    if set(need) - {"s"}:
+        out.update(metrics_mod.compute(np.ones(m), pred / Y, k, wrss, lev, hold))
+    if "s" in need:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["s"] = metrics_mod.compute(np.zeros(m), pred - Y, k, wrss)["s"]
+    return out
+
+
+@dataclass
+class _Scored:
+    metrics: dict[str, np.ndarray]  # (K, n)
+    coef: np.ndarray  # (K, n, k) term coefficients
+
+
+def _score(values: np.ndarray, Y: np.ndarray, W: np.ndarray, combos: np.ndarray, nonnegative: bool,
+           hold: np.ndarray | None, need: tuple[str, ...], kern_only: np.ndarray | None = None) -> _Scored:
+    """Fit and score candidates ``combos`` (n, k) on every kernel, or one candidate per kernel when
+    ``kern_only`` is given (``combos[j]`` for kernel ``j``); as :func:`automodel.search.evaluate.score`."""
+    des = multi.designs(values, Y, W)
+    K, (n, k) = Y.shape[1], combos.shape
+    if kern_only is None:
+        cand, kern = multi.pairs(n, K)
+        cols = combos[cand]
+    else:
+        kern, cols, n = kern_only, combos, 1
+    coef, wrss = multi.solve(des, kern, cols, nonnegative)
+    coef = coef / des.scale[kern[:, None], cols]  # coefficients of the terms
+    pred = _predict(values, cols, coef)
+    lev = multi.leverages(des, kern, cols) if {"loo", "forward"} & set(need) else None
+    hold_err = None
+    if {"holdout", "forward"} & set(need) and hold is not None:
+        dh = multi.designs(values[~hold], Y[~hold], W[~hold])
+        c_h, _ = multi.solve(dh, kern, cols, nonnegative)
+        pred_h = _predict(values[hold], cols, c_h / dh.scale[kern[:, None], cols])
+        left = len(Y) - int(hold.sum())
+        hold_err = (1.0 if left > k else np.inf) * (pred_h / Y[hold][:, kern] - 1.0)
+    mets = metrics_per_column(Y[:, kern], pred, k, wrss, lev, hold_err, need)
+    return _Scored({name: v.reshape(K, n) for name, v in mets.items()}, coef.reshape(K, n, k))
+
+
+def _predict(values: np.ndarray, cols: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """Predictions (m, B) of every pair: term values ``values`` (m, T), columns (B, k), coefficients (B, k)."""
+    pred = np.zeros((len(cols), values.shape[0]))
+    rows = values.T
+    for j in range(cols.shape[1]):
+        pred += rows.take(cols[:, j], axis=0) * coef[:, j, None]
+    return pred.T
+
+
+def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
+                  hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
+    its metrics (index -1 when none can be fitted)."""
+    opt = sp.fit
+    K, N = Y.shape[1], len(term_idx)
+    W = 1.0 / Y ** 2 if opt.weighting == "relative" else np.ones_like(Y)
+    usable = np.isfinite(values).all(axis=0)
+    values = np.where(np.isfinite(values), values, 0.0)
+    widths = np.array([len(t) for t in term_idx])
+    score = np.full((K, N), np.inf)
+    n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
+    valid = np.zeros(N, bool)
+    for k in np.unique(widths):
+        members = np.flatnonzero(widths == k)
+        combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
+        ok = usable[combos].all(axis=1)
+        members, combos = members[ok], combos[ok]
+        valid[members] = True
+        step = max(1, CHUNK_PAIRS // K)
+        for lo in range(0, len(members), step):
+            sc = _score(values, Y, W, combos[lo:lo + step], opt.nonnegative, hold, (opt.metric,))
+            score[:, members[lo:lo + step]] = sc.metrics[opt.metric]
+            n_terms[:, members[lo:lo + step]] = np.maximum((sc.coef != 0.0).sum(axis=2), 1)
+    score = np.where(np.isfinite(score) & valid, score, np.inf)
+    best = choose(score, n_terms, valid, len(Y), sp, noise_se)
+    width = int(widths.max(initial=0))
+    coefs = np.full((K, width), np.nan)
+    mets = {name: np.full(K, np.nan) for name in metrics_mod.METRICS}
+    for k in np.unique(widths[best[best >= 0]]):  # refit the chosen candidates with every metric
+        kern = np.flatnonzero((best >= 0) & (widths[best] == k))
+        combos = np.array([term_idx[i] for i in best[kern]], dtype=np.intp).reshape(len(kern), k)
+        sc = _score(values, Y[:, kern], W[:, kern], combos, opt.nonnegative, hold, metrics_mod.METRICS,
+                    kern_only=np.arange(len(kern)))
+        coefs[kern, :k] = sc.coef[:, 0]
+        for name in mets:
+            mets[name][kern] = sc.metrics[name][:, 0]
+    return best, coefs, mets
+
+
+def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
+            noise_se: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Each kernel's candidate by the space's selection rule (:func:`automodel.search.select.select`,
+    the rule automodel.fit applies to its ranked candidates); the first valid one when no score is
+    finite, as the staged search ranks them."""
+    from automodel.search.select import select
+
+    best = np.argmin(score, axis=1)
+    finite = np.isfinite(score[np.arange(len(score)), best])
+    if sp.fit.selection != "best":
+        for j in np.flatnonzero(finite):
+            best[j] = select(score[j], n_terms[j], n_points, sp.fit.metric, sp.fit.selection,
+                             noise_se[0][j], noise_se[1][j]).index
+    if valid.any():
+        best[~finite] = int(np.argmax(valid))
+    best[~valid[best]] = -1
+    return best
+
+
+def noise(g: Group, aggregate: str) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled standard error of each kernel's aggregated values, relative and absolute, as
+    :meth:`automodel.data.Dataset.aggregate_se` computes it for one dataset: (K,) each."""
+    rep = g.count > 1
+    factor = np.pi / 2 if aggregate == "median" else 1.0
+    var = np.where(rep, factor * g.spread ** 2 / g.count, 0.0)
+    n = np.maximum(rep.sum(axis=0), 1)
+    return (np.sqrt((var / g.values ** 2).sum(axis=0) / n), np.sqrt(var.sum(axis=0) / n))
