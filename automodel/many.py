@@ -14,8 +14,9 @@ search space and ranking metric :func:`automodel.fit` uses, but shares the work 
 * a multi-stage search (``n`` present, several parameters) prunes per kernel between stages, so those
   kernels run the staged search one by one (same result, no batching);
 * groups (and chunks of one-by-one kernels) go to joblib worker processes only when the work measured
-  on the first of them predicts more than ``parallel_after`` seconds for the rest (process start-up
-  and imports cost about a second).
+  on the first of them predicts more than ``parallel_after`` seconds for the rest: starting loky
+  workers that import automodel took 2.1 s on a 2-core machine, so two workers pay off only when
+  the rest would take more than about twice that serially.
 
 Seeded templates are not fitted: they are whole-dataset fits outside the search space; use
 :func:`automodel.fit` on one kernel for its full leaderboard. Kernels that cannot be modelled (fewer
@@ -228,7 +229,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              params: Iterable[str] | None = None, space: str | Path | SearchSpace = "default",
              aggregate: str = "median", metric: str | None = None, weighting: str | None = None,
              nonnegative: bool | None = None, selection: str | None = None, jobs: int = -1,
-             parallel_after: float = 2.0) -> ManyResult:
+             parallel_after: float = 5.0) -> ManyResult:
     """Model every kernel of a profile; see the module docstring for how the work is shared.
 
     Parameters

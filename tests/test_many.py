@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -227,3 +228,23 @@ def test_kernels_command(tmp_path, capsys):
     assert not (tmp_path / "s.txt").exists()
     assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 2  # 'note' is not numeric
     assert "column 'note'" in capsys.readouterr().err
+
+
+DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "extrap-text"
+
+
+@pytest.mark.skipif(not DATASETS.is_dir(), reason="shared Extra-P text files not available")
+@pytest.mark.parametrize("name", sorted(p.name for p in DATASETS.glob("*.txt")) if DATASETS.is_dir() else [])
+def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
+    from automodel.extrap_input import read_extrap_text
+
+    frame = read_extrap_text(DATASETS / name)
+    result = fit_many(DATASETS / name, jobs=1)
+    assert result.summary["kernel"].tolist() == list(dict.fromkeys(frame["kernel"]))
+    for row in result.summary.itertuples():
+        assert (row.kernel in result.models) != bool(row.note), row
+    for kernel, model in result.models.items():
+        points = frame.loc[frame["kernel"] == kernel, frame.attrs["params"]].drop_duplicates()
+        assert np.isfinite(model.predict(points)).all(), kernel
+    if name == "mpi_OpenMPI_mean.txt":  # one batched group of real measurements: automodel.fit's choice
+        _same_as_fit(result, frame.drop(columns=["callpath", "metric"]), "p")
