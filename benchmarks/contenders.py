@@ -129,6 +129,14 @@ def fit_automodel(task: Task, space: str = "default", metric: str | None = None)
                          bw=None, params=extras, space=space, metric=metric, progress=False)
 
 
+def chosen_row(result: automodel.FitResult) -> str:
+    """Which leaderboard row automodel chose: its kind and rank (the ``chosen`` row, else rank 1)."""
+    board = result.leaderboard
+    rows = board[board["choice"] == "chosen"] if "choice" in board.columns else board.iloc[:0]
+    row = rows.iloc[0] if len(rows) else board.iloc[0]
+    return f"chosen: {row['kind']}, rank {row['rank']}"
+
+
 def automodel_contender(metric: str | None = None, space: str = "default") -> Contender:
     """automodel with search space ``space``, ranked by ``metric`` (None: the space's own metric)."""
     default = load_space(space).fit.metric
@@ -138,8 +146,7 @@ def automodel_contender(metric: str | None = None, space: str = "default") -> Co
 
     def model(task: Task, points: pd.DataFrame) -> Outcome:
         result = fit_automodel(task, space, metric)
-        return Outcome(OK, result.best.formula, result.best.predict(points), 0.0,
-                       f"winner: {result.leaderboard['kind'].iloc[0]}")
+        return Outcome(OK, result.best.formula, result.best.predict(points), 0.0, chosen_row(result))
 
     return Contender(name, "automodel", label, _per_group(model))
 

@@ -57,6 +57,8 @@ def test_json_has_every_contender_and_traceable_errors(quick_run):
         assert record["median"] == pytest.approx(np.median(errors), rel=1e-4, abs=1e-5)
         assert record["worst"] == pytest.approx(np.max(errors), rel=1e-4, abs=1e-5)
         assert record["formula"]
+        if record["contender"].startswith("automodel"):
+            assert record["note"].startswith(("chosen: searched, rank ", "chosen: template:"))
     headline = next(s for s in results["summaries"] if s["contender"] == "automodel")
     assert headline["n_ok"] == 2 and headline["n_points"] == 40 and headline["best_p_slices"] == 8
     (goal,) = results["goal"]
