@@ -57,6 +57,11 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
         i = int(np.argmax(codes < 0))
         raise DataError(f"{source}, row {i + offset}, column '{kernel}': expected a kernel name, got an empty cell")
     points, pcode = np.unique(P, axis=0, return_inverse=True)
+    bad: dict[int, tuple[int, str]] = {}
+    nonpos = np.flatnonzero(y <= 0)  # every run must have a positive time, as automodel.fit requires
+    for j, i in zip(*np.unique(codes[nonpos], return_index=True)):
+        at = ", ".join(f"{q} = {v:g}" for q, v in zip(params, P[nonpos[i]]))
+        bad[int(j)] = (0, f"value {y[nonpos[i]]:g} at {at} is not positive (times must be > 0)")
     key = codes.astype(np.int64) * len(points) + pcode.reshape(-1)
     order = np.argsort(key, kind="stable")
     key, y = key[order], y[order]
@@ -68,12 +73,7 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     kern, pt = key // len(points), key % len(points)
     counts = np.bincount(kern, minlength=len(names))
     starts = np.concatenate([[0], np.cumsum(counts)])
-    bad: dict[int, tuple[int, str]] = {}
-    nonpos = np.flatnonzero(np.bincount(kern, weights=(y <= 0), minlength=len(names)))
-    for j in nonpos:
-        i = starts[j] + int(np.argmax(y[starts[j]:starts[j + 1]] <= 0))
-        at = ", ".join(f"{q} = {v:g}" for q, v in zip(params, points[pt[i]]))
-        bad[int(j)] = (int(counts[j]), f"value {y[i]:g} at {at} is not positive (times must be > 0)")
+    bad = {j: (int(counts[j]), note) for j, (_, note) in bad.items()}
     for j in np.flatnonzero(counts < 3):
         bad.setdefault(int(j), (int(counts[j]), f"{counts[j]} distinct point(s); at least 3 are needed"))
     ok = np.setdiff1d(np.arange(len(names)), np.fromiter(bad, int, len(bad)))
@@ -87,14 +87,14 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     if not by_points:
         for j in ok:
             by_points.setdefault(pt[starts[j]:starts[j + 1]].tobytes(), []).append(int(j))
-    groups = []
+    out = []
     for members in by_points.values():
         idx = np.asarray(members)
         m = int(counts[idx[0]])
         rows = starts[idx][:, None] + np.arange(m)  # (K, m)
-        groups.append(Group(tuple(params), points[pt[rows[0]]], tuple(str(names[j]) for j in idx), idx,
-                             y[rows].T.copy(), spread[rows].T.copy(), count[rows].T.copy(), aggregate))
-    return [str(n) for n in names], groups, bad
+        out.append(Group(tuple(params), points[pt[rows[0]]], tuple(str(names[j]) for j in idx), idx,
+                         y[rows].T.copy(), spread[rows].T.copy(), count[rows].T.copy(), aggregate))
+    return [str(n) for n in names], out, bad
 
 
 # -- fitting one group -----------------------------------------------------------------------------

@@ -125,18 +125,20 @@ def test_groups_repetitions_and_kernels_without_a_model():
     b = _kernels("p", np.array([1.0, 2, 4, 8]), 2, seed=6).assign(kernel=lambda f: f["kernel"] + "b")
     zero = pd.DataFrame({"kernel": "zero", "p": [1.0, 2, 4, 8], "time": [1.0, 0.0, 2.0, 3.0]})
     short = pd.DataFrame({"kernel": "short", "p": [1.0, 2.0, 2.0], "time": [1.0, 2.0, 2.1]})
-    frame = pd.concat([zero, a, short, b], ignore_index=True)
+    rep0 = pd.DataFrame({"kernel": "rep0", "p": [1.0, 2, 2, 2, 4], "time": [1.0, 2.0, -1.0, 2.0, 3.0]})
+    frame = pd.concat([zero, a, short, b, rep0], ignore_index=True)
     result = fit_many(frame, jobs=1)
-    assert result.summary["kernel"].tolist() == ["zero", "k0", "k1", "short", "k0b", "k1b"]
-    assert "2 group(s) solved batched" in result.notes[0] and "2 not modelled" in result.notes[0]
+    assert result.summary["kernel"].tolist() == ["zero", "k0", "k1", "short", "k0b", "k1b", "rep0"]
+    assert "2 group(s) solved batched" in result.notes[0] and "3 not modelled" in result.notes[0]
     notes = result.summary.set_index("kernel")["note"]
     assert "value 0 at p = 2 is not positive" in notes["zero"]
+    assert "value -1 at p = 2 is not positive" in notes["rep0"]  # one bad repetition, positive median
     assert "2 distinct point(s)" in notes["short"]
     assert set(result.models) == {"k0", "k1", "k0b", "k1b"}
     assert result.summary.set_index("kernel").loc["k0", "n_points"] == 5
     _same_as_fit(result, a, "p")  # repetitions: the median, as automodel.fit aggregates them
     lines = result.lines()
-    assert len(lines) == 6 and "no model" in lines[0] and "T = " in lines[1]
+    assert len(lines) == 7 and "no model" in lines[0] and "T = " in lines[1]
 
 
 def test_bad_input_raises_one_line_errors():
@@ -248,3 +250,16 @@ def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
         assert np.isfinite(model.predict(points)).all(), kernel
     if name == "mpi_OpenMPI_mean.txt":  # one batched group of real measurements: automodel.fit's choice
         _same_as_fit(result, frame.drop(columns=["callpath", "metric"]), "p")
+
+
+def test_repetition_noise_per_kernel_matches_the_dataset():
+    from automodel.many_groups import groups, noise
+
+    frame = _kernels("p", 2.0 ** np.arange(1, 6), 4, seed=9, reps=3)
+    for aggregate in ("median", "mean"):
+        _, (group,), _ = groups(frame, "kernel", "time", ["p"], "<t>", 0, aggregate)
+        rel, absolute = noise(group, aggregate)
+        for j, name in enumerate(group.names):
+            want = automodel.load(frame[frame["kernel"] == name].drop(columns="kernel"),
+                                  aggregate=aggregate).aggregate_se()
+            np.testing.assert_allclose([rel[j], absolute[j]], want, rtol=1e-12)
