@@ -6,12 +6,14 @@ columns ``c`` solves ``G[c, c] x = b[c]``. Cholesky factorisation and the two tr
 written out over the batch axis (k <= a dozen), so N candidates cost O(k^3) numpy operations on
 arrays of length N, not N LAPACK calls.
 
-Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1: every term is a time, ``c_i >= 0``): for the
-candidates whose unconstrained solution has a negative coefficient, a vectorised active-set pass pins
-negative coefficients at zero and re-solves, and the KKT conditions certify the result. The NNLS
-optimum is the unconstrained optimum on its support, so candidates the pass cannot certify get every
-column subset solved (again batched) and the feasible subset of least residual; this is exact. Wide
-candidates (k > 8) that fail the check fall back to :func:`scipy.optimize.nnls`.
+Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1: every term is a time, ``c_i >= 0``): the
+candidates whose unconstrained solution has a negative coefficient run a Lawson-Hanson active-set
+method vectorised over the candidate axis (:func:`_active_set`: one masked batched solve on the shared
+Gram per step, a variable freed or pinned per candidate per step), and the KKT conditions certify
+each result. The NNLS optimum is the unconstrained optimum on its support, so the rare candidates it
+cannot certify (numerically dependent columns, no convergence) get every column subset solved (again
+batched) and the feasible subset of least residual; this is exact. Wide candidates (k > 8) that fail
+the check fall back to :func:`scipy.optimize.nnls`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ __all__ = ["Design", "BatchFit", "design", "solve", "residuals", "leverages", "c
 #: a Cholesky pivot below this (on unit-diagonal, column-scaled Gram matrices) means the candidate's
 #: columns are numerically dependent; such candidates are solved by SVD instead.
 PIVOT_TOL = 1e-11
+#: a pinned variable's gradient ``g_j = b_j - (G x)_j`` above this times the residual norm violates
+#: KKT. Freeing it would lower the RSS by ``g_j^2 / s_j`` (``s_j`` its Cholesky pivot), so below the
+#: tolerance by at most 1e-9 of the RSS while ``s_j >= PIVOT_TOL``. (Relative to ``|y|``, as it was,
+#: it certified supports with 3x the least RSS on ill-conditioned columns.)
+_KKT_TOL = 1e-10
 _SUBSET_MAX_K = 8
 
 
@@ -133,9 +140,18 @@ def cholesky_solve(gram: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _gather(des: Design, combos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate Gram matrices and right-hand sides, batch-last: (k, k, N) and (k, N)."""
+    """Candidate Gram matrices and right-hand sides, batch-last: (k, k, N) and (k, N).
+
+    One flat ``take`` per entry of the lower triangle, mirrored (2.5x faster than 2-D fancy indexing).
+    """
     ct = np.ascontiguousarray(combos.T)
-    return des.gram[ct[:, None, :], ct[None, :, :]], des.moment[ct]
+    k, n = ct.shape
+    flat, offset = des.gram.ravel(), ct * des.gram.shape[1]
+    gram = np.empty((k, k, n))
+    for i in range(k):
+        for j in range(i + 1):
+            gram[i, j] = gram[j, i] = flat.take(offset[i] + ct[j])
+    return gram, des.moment[ct]
 
 
 def _unconstrained(des: Design, combos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,17 +164,23 @@ def _unconstrained(des: Design, combos: np.ndarray) -> tuple[np.ndarray, np.ndar
     if k == 0:
         return np.zeros((n_batch, 0)), np.full(n_batch, des.target_ss)
     gram, rhs = _gather(des, combos)
-    coef_t, min_pivot = cholesky_solve(gram, rhs)
-    coef = coef_t.T.copy()
-    bad = ~(min_pivot > PIVOT_TOL) | ~np.isfinite(coef).all(axis=1)
+    x, min_pivot = cholesky_solve(gram, rhs)
+    bad = ~(min_pivot > PIVOT_TOL) | ~np.isfinite(x).all(axis=0)  # over axis 0: fast (axis 1 of x.T is not)
     if bad.any():
         X = des.columns[:, combos[bad]].transpose(1, 0, 2)  # (Nbad, m, k)
-        coef[bad] = (np.linalg.pinv(X, rcond=1e-10) @ des.target[None, :, None])[..., 0]
-    rss = des.target_ss - np.einsum("kn,nk->n", rhs, coef)
-    exact = bad | (rss < 1e-6 * des.target_ss)
+        x[:, bad] = (np.linalg.pinv(X, rcond=1e-10) @ des.target[None, :, None])[..., 0].T
+    return x.T.copy(), _rss(des, combos, x, rhs, bad)
+
+
+def _rss(des: Design, combos: np.ndarray, x: np.ndarray, rhs: np.ndarray, exact: np.ndarray | None = None
+         ) -> np.ndarray:
+    """RSS ``y'y - x'b`` (N,) of least-squares solutions ``x`` (k, N) on their support, from the
+    residuals where ``exact`` or where it is below 1e-6 of ``y'y`` (there it cancels too much)."""
+    rss = des.target_ss - np.einsum("kn,kn->n", rhs, x)
+    exact = rss < 1e-6 * des.target_ss if exact is None else exact | (rss < 1e-6 * des.target_ss)
     if exact.any():
-        rss[exact] = residual_ss(des, combos[exact], coef[exact])
-    return coef, np.maximum(rss, 0.0)
+        rss[exact] = residual_ss(des, combos[exact], x[:, exact].T)
+    return np.maximum(rss, 0.0)
 
 
 def residual_ss(des: Design, combos: np.ndarray, coef: np.ndarray, chunk: int = 8192) -> np.ndarray:
@@ -200,45 +222,112 @@ def _subset_masks(k: int) -> list[tuple[int, ...]]:
 
 
 def _masked_solve(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Solve batch-last systems with the variables outside ``free`` (k, N) pinned at zero."""
-    both = free[:, None, :] & free[None, :, :]
-    eye = np.eye(gram.shape[0], dtype=bool)[:, :, None]
-    g = np.where(both, gram, np.where(eye, 1.0, 0.0))
+    """Solve batch-last systems with the variables outside ``free`` (k, N) pinned at zero (identity
+    rows and columns; entry by entry, twice as fast as one broadcast ``np.where``)."""
+    g = np.empty_like(gram)
+    for i in range(len(gram)):
+        g[i, i] = np.where(free[i], gram[i, i], 1.0)
+        for j in range(i):
+            g[i, j] = g[j, i] = np.where(free[i] & free[j], gram[i, j], 0.0)
     return cholesky_solve(g, np.where(free, rhs, 0.0))
 
 
-def _nonnegative(des: Design, combos: np.ndarray, coef: np.ndarray, rss: np.ndarray) -> None:
+def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Lawson-Hanson NNLS of a batch-last stack of systems, vectorised over the candidate axis.
+
+    Parameters
+    ----------
+    gram : (k, k, N) array
+        Gram matrices (unit diagonal) of the candidates.
+    rhs : (k, N) array
+    free : (k, N) bool array
+        Starting guess of the support (the positive unconstrained coefficients).
+    target_ss : float
+        ``y'y`` (weighted), for the residual norm in the KKT tolerance :data:`_KKT_TOL`.
+
+    Returns
+    -------
+    x : (k, N) array
+        Solutions (zero where not certified).
+    ok : (N,) bool array
+        Certified optimal: ``x >= 0``, ``x`` solves ``G x = b`` on its support with Cholesky pivots
+        above :data:`PIVOT_TOL`, and no pinned variable has a gradient ``b - G x`` above
+        :data:`_KKT_TOL` times the residual norm.
+
+    Notes
+    -----
+    Each step solves every unsettled candidate on its support ``P`` (:func:`_masked_solve`); then a
+    candidate whose solution ``s`` is positive on ``P`` is certified or frees its pinned variable of
+    largest gradient, and one whose ``s`` is not moves from its feasible point towards ``s`` until a
+    coefficient reaches zero and pins it (Lawson and Hanson's inner loop). Until it first has a
+    feasible point, a candidate pins every non-positive coefficient of ``s`` instead. Candidates with
+    a pivot below :data:`PIVOT_TOL` or unsettled after ``4 k`` steps are left uncertified.
+    """
+    k, n = rhs.shape
+    x = np.zeros((k, n))
+    ok = np.zeros(n, bool)
+    live = np.arange(n)
+    P, xf = free.copy(), np.zeros((k, n))  # support and feasible point of the live candidates
+    feasible = np.zeros(n, bool)
+    for _ in range(4 * k):
+        s, pivot = _masked_solve(gram, rhs, P)
+        grad = np.where(P, -np.inf, rhs - np.einsum("ijn,jn->in", gram, s))
+        j = np.argmax(grad, axis=0)
+        inside = (~P | (s > 0)).all(axis=0)
+        good = pivot > PIVOT_TOL
+        tol = _KKT_TOL * np.sqrt(np.maximum(target_ss - np.einsum("kn,kn->n", s, rhs), 0.0))
+        done = good & inside & (np.take_along_axis(grad, j[None], 0)[0] <= tol)
+        x[:, live[done]] = s[:, done]
+        ok[live[done]] = True
+        grow = np.flatnonzero(inside & ~done)
+        P[j[grow], grow] = True
+        xf[:, grow] = s[:, grow]
+        step = np.flatnonzero(~inside & feasible)
+        if len(step):
+            xs, ss = xf[:, step], s[:, step]
+            neg = P[:, step] & ~(ss > 0)
+            d = np.where(neg, xs - ss, 1.0)  # > 0 unless xs = ss = 0, where the step is 0
+            ratio = np.where(neg, xs / np.where(d > 0, d, 1.0), np.inf)
+            i = np.argmin(ratio, axis=0)
+            xs += np.take_along_axis(ratio, i[None], 0) * (ss - xs)
+            xs[i, np.arange(len(step))] = 0.0
+            xf[:, step] = xs
+            P[:, step] &= xs > 0
+        P &= (s > 0) | (inside | feasible)  # before the first feasible point: pin non-positive
+        feasible[grow] = True
+        keep = np.flatnonzero(good & ~done)
+        if not len(keep):
+            break
+        live, gram, rhs, P, xf, feasible = (live[keep], gram.take(keep, axis=2), rhs.take(keep, axis=1),
+                                            P.take(keep, axis=1), xf.take(keep, axis=1), feasible[keep])
+    return x, ok
+
+
+def _nonnegative(des: Design, combos: np.ndarray, coef: np.ndarray, rss: np.ndarray, chunk: int) -> None:
     """Replace infeasible solutions (a negative coefficient) by the exact NNLS solution, in place.
 
-    A vectorised active-set pass first: pin every negative coefficient at zero, re-solve, repeat; a
-    result that also meets the KKT conditions (no pinned variable would lower the residual if freed)
-    is the NNLS optimum. The few candidates that fail the check get the exhaustive subset search.
+    :func:`_active_set` on ``chunk`` infeasible candidates at a time, then :func:`_exhaustive` on the
+    few it could not certify.
     """
-    neg = (coef < 0).any(axis=1)
-    if not neg.any():
-        return
-    idx = np.flatnonzero(neg)
+    rows = np.flatnonzero(coef < 0) // max(coef.shape[1], 1)  # .any(axis=1) is slow on short rows
+    infeasible = rows[np.diff(rows, prepend=-1) > 0]
+    rest = [infeasible[:0]]
+    for lo in range(0, len(infeasible), chunk):
+        idx = infeasible[lo:lo + chunk]
+        gram, rhs = _gather(des, combos[idx])
+        x, ok = _active_set(gram, rhs, coef[idx].T > 0, des.target_ss)
+        coef[idx[ok]] = x[:, ok].T
+        rss[idx[ok]] = _rss(des, combos[idx[ok]], x[:, ok], rhs[:, ok])
+        rest.append(idx[~ok])
+    rest = np.concatenate(rest)
+    for lo in range(0, len(rest), chunk):
+        _exhaustive(des, combos, coef, rss, rest[lo:lo + chunk])
+
+
+def _exhaustive(des: Design, combos: np.ndarray, coef: np.ndarray, rss: np.ndarray, rest: np.ndarray) -> None:
+    """Exact NNLS of the candidates ``rest``, in place: the feasible column subset of least RSS."""
     k = combos.shape[1]
-    sub = combos[idx]
-    gram, rhs = _gather(des, sub)
-    x = coef[idx].T.copy()
-    free = x >= 0
-    for _ in range(k):
-        x, pivot = _masked_solve(gram, rhs, free)
-        x = np.where(free, x, 0.0)
-        bad = free & ~(x >= 0)
-        if not bad.any():
-            break
-        free &= ~bad
-    grad = rhs - np.einsum("ijn,jn->in", gram, x)  # -d(RSS)/2dx on the scaled columns
-    ok = (x >= 0).all(axis=0) & (np.where(free, 0.0, grad) <= 1e-10 * max(des.target_ss, 1e-300) ** 0.5).all(axis=0)
-    ok &= pivot > PIVOT_TOL
-    x = np.where(np.isfinite(x), x, 0.0)
-    coef[idx[ok]] = x[:, ok].T
-    rss[idx[ok]] = residual_ss(des, sub[ok], x[:, ok].T)
-    rest = idx[~ok]
-    if not len(rest):
-        return
     if k > _SUBSET_MAX_K:
         for i in rest:  # rare: only wide candidates that the active-set pass could not settle
             X = des.columns[:, combos[i]]
@@ -279,6 +368,6 @@ def solve(des: Design, combos: np.ndarray, nonnegative: bool = True, chunk: int 
     for lo in range(0, len(combos), chunk):  # chunks keep the (k, k, chunk) arrays in cache
         part = slice(lo, lo + chunk)
         coef[part], rss[part] = _unconstrained(des, combos[part])
-        if nonnegative:
-            _nonnegative(des, combos[part], coef[part], rss[part])
+    if nonnegative:
+        _nonnegative(des, combos, coef, rss, chunk)
     return BatchFit(combos, coef, rss)
