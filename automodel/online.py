@@ -170,23 +170,26 @@ def _exact_nnls(gram: np.ndarray, rhs: np.ndarray, target_ss: float) -> tuple[np
 
 
 def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, x: np.ndarray, pivot: np.ndarray,
-                tol: float) -> np.ndarray:
+                target_ss: float) -> np.ndarray:
     """Vectorised active-set iterations for non-negative fits, in place; returns which are settled.
 
     Each pass pins negative coefficients at zero and frees the pinned variable whose gradient most
-    wants to grow (KKT violation), then re-solves only the unsettled candidates.
+    wants to grow (KKT violation), then re-solves only the unsettled candidates. A gradient counts
+    as zero below :data:`automodel.fit.batched.KKT_TOL` times the candidate's residual norm (as in the
+    batched solver; a tolerance relative to ``|y|`` accepts wrong supports on ill-conditioned terms).
     """
     k = gram.shape[0]
 
-    def settled(idx: np.ndarray) -> np.ndarray:
-        xi = x[:, idx]
-        grad = rhs[:, idx] - np.einsum("ijn,jn->in", gram[:, :, idx], np.where(np.isfinite(xi), xi, 0.0))
-        return ((xi >= 0).all(axis=0) & (np.where(free[:, idx], 0.0, grad) <= tol).all(axis=0)
-                & (pivot[idx] > batched.PIVOT_TOL)), grad
+    def settled(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        xi = np.where(np.isfinite(x[:, idx]), x[:, idx], 0.0)
+        grad = rhs[:, idx] - np.einsum("ijn,jn->in", gram[:, :, idx], xi)
+        tol = batched.KKT_TOL * np.sqrt(np.maximum(target_ss - np.einsum("kn,kn->n", xi, rhs[:, idx]), 0.0))
+        return ((x[:, idx] >= 0).all(axis=0) & (np.where(free[:, idx], 0.0, grad) <= tol).all(axis=0)
+                & (pivot[idx] > batched.PIVOT_TOL)), grad, tol
 
     todo = np.arange(x.shape[1])
-    ok, grad = settled(todo)
-    todo, grad = todo[~ok], grad[:, ~ok]
+    ok, grad, tol = settled(todo)
+    todo, grad, tol = todo[~ok], grad[:, ~ok], tol[~ok]
     for _ in range(3 * k):
         if not len(todo):
             break
@@ -197,8 +200,8 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, x: np.ndarr
         f[np.argmax(g, axis=0)[release], np.flatnonzero(release)] = True
         free[:, todo] = f
         x[:, todo], pivot[todo] = _masked_solve(gram[:, :, todo], rhs[:, todo], f)
-        ok, grad = settled(todo)
-        todo, grad = todo[~ok], grad[:, ~ok]
+        ok, grad, tol = settled(todo)
+        todo, grad, tol = todo[~ok], grad[:, ~ok], tol[~ok]
     done = np.ones(x.shape[1], bool)
     done[todo] = False
     return done
@@ -238,9 +241,8 @@ def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: b
         if warm is not None and nonnegative:
             free = warm[members, :k].T.copy()
         x, pivot = _masked_solve(gram, rhs, free)
-        tol = 1e-10 * max(stats.target_ss, 1e-300) ** 0.5
         if nonnegative:
-            ok = _active_set(gram, rhs, free, x, pivot, tol)
+            ok = _active_set(gram, rhs, free, x, pivot, stats.target_ss)
         else:
             ok = (pivot > batched.PIVOT_TOL) & np.isfinite(x).all(axis=0)
         x = np.where(np.isfinite(x), x, 0.0)

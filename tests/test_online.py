@@ -179,3 +179,22 @@ def test_leader_is_the_simplest_equivalent_candidate_unless_asked_for_the_best()
     assert simplest.score[lead] <= threshold
     assert n_terms[lead] == n_terms[simplest.score <= threshold].min()
     assert n_terms[lead] < n_terms[best.leader]
+
+
+def test_refit_exact_on_ill_conditioned_power_terms():
+    """The online refit certifies non-negative supports with the residual-relative KKT tolerance of the
+    batched solver: on power-law terms (condition ~1e7) fitted to ~1e-12 of y'y a |y|-relative one did not."""
+    from itertools import combinations
+
+    from scipy.optimize import nnls
+
+    rng = np.random.default_rng(0)
+    x = np.linspace(1, 100, 30)
+    A = np.column_stack([x ** rng.uniform(0, 3) * np.log2(x + 1) ** rng.integers(0, 3) for _ in range(10)])
+    y = A @ rng.standard_normal(10) + rng.standard_normal(30)
+    index = np.array(list(combinations(range(10), 6)), dtype=np.intp)
+    fit = refit(PoolStats.from_runs(A, y, np.ones_like(y)), index, np.full(len(index), 6), nonnegative=True)
+    ref = np.array([nnls(A[:, c], y, maxiter=1000)[1] ** 2 for c in index])
+    # RSS from pooled statistics (y'y - b'x) keeps ~1e-3 of an RSS that is 1e-12 of y'y; a wrong
+    # support costs far more (up to 3x the least RSS)
+    np.testing.assert_allclose(fit.rss, ref, rtol=1e-2)

@@ -33,7 +33,7 @@ PIVOT_TOL = 1e-11
 #: KKT. Freeing it would lower the RSS by ``g_j^2 / s_j`` (``s_j`` its Cholesky pivot), so below the
 #: tolerance by at most 1e-9 of the RSS while ``s_j >= PIVOT_TOL``. (Relative to ``|y|``, as it was,
 #: it certified supports with 3x the least RSS on ill-conditioned columns.)
-_KKT_TOL = 1e-10
+KKT_TOL = 1e-10
 _SUBSET_MAX_K = 8
 
 
@@ -244,7 +244,7 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: 
     free : (k, N) bool array
         Starting guess of the support (the positive unconstrained coefficients).
     target_ss : float
-        ``y'y`` (weighted), for the residual norm in the KKT tolerance :data:`_KKT_TOL`.
+        ``y'y`` (weighted), for the residual norm in the KKT tolerance :data:`KKT_TOL`.
 
     Returns
     -------
@@ -253,7 +253,7 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: 
     ok : (N,) bool array
         Certified optimal: ``x >= 0``, ``x`` solves ``G x = b`` on its support with Cholesky pivots
         above :data:`PIVOT_TOL`, and no pinned variable has a gradient ``b - G x`` above
-        :data:`_KKT_TOL` times the residual norm.
+        :data:`KKT_TOL` times the residual norm.
 
     Notes
     -----
@@ -276,7 +276,7 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: 
         j = np.argmax(grad, axis=0)
         inside = (~P | (s > 0)).all(axis=0)
         good = pivot > PIVOT_TOL
-        tol = _KKT_TOL * np.sqrt(np.maximum(target_ss - np.einsum("kn,kn->n", s, rhs), 0.0))
+        tol = KKT_TOL * np.sqrt(np.maximum(target_ss - np.einsum("kn,kn->n", s, rhs), 0.0))
         done = good & inside & (np.take_along_axis(grad, j[None], 0)[0] <= tol)
         x[:, live[done]] = s[:, done]
         ok[live[done]] = True
