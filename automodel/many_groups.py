@@ -122,6 +122,13 @@ def metrics_per_column(Y: np.ndarray, pred: np.ndarray, k: int, wrss: np.ndarray
     """
     out = {}
     m = Y.shape[0]
+    if not set(need) - {"s", "rel_s"}:  # the ranking pass: only these, as compute() computes them
+        dof = m - np.broadcast_to(np.asarray(k, float), (pred.shape[1],))
+        for name, e in (("rel_s", 1.0 - pred / Y), ("s", Y - pred)):
+            if name in need:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    out[name] = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", e, e) / dof), np.inf)
+        return out
     if set(need) - {"s"}:
         out.update(metrics_mod.compute(np.ones(m), pred / Y, k, wrss, lev, hold))
     if "s" in need:
@@ -147,7 +154,7 @@ def _score(values: np.ndarray, Y: np.ndarray, W: np.ndarray, combos: np.ndarray,
         cols = combos[cand]
     else:
         kern, cols, n = kern_only, combos, 1
-    coef, wrss = multi.solve(des, kern, cols, nonnegative)
+    coef, wrss = multi.solve(des, kern, cols, nonnegative, need_rss=bool(set(need) - {"s", "rel_s"}))
     coef = coef / des.scale[kern[:, None], cols]  # coefficients of the terms
     pred = _predict(values, cols, coef)
     lev = multi.leverages(des, kern, cols) if {"loo", "forward"} & set(need) else None
