@@ -24,7 +24,7 @@ from automodel.space.config import SearchSpace
 __all__ = ["Group", "groups", "holdout_rows", "best_per_kernel", "choose", "noise", "metrics_per_column",
            "CHUNK_PAIRS"]
 
-CHUNK_PAIRS = 1 << 16  # (candidate, kernel) pairs solved per vectorised step
+CHUNK_PAIRS = 1 << 13  # (candidate, kernel) pairs solved per vectorised step
 
 
 @dataclass(frozen=True)
@@ -143,11 +143,22 @@ class _Scored:
     coef: np.ndarray  # (K, n, k) term coefficients
 
 
+def _designs(values: np.ndarray, Y: np.ndarray, W: np.ndarray, hold: np.ndarray | None, need: tuple[str, ...]
+             ) -> tuple[multi.Designs, multi.Designs | None]:
+    """The designs :func:`_score` solves on: all rows, and the rows outside ``hold`` when ``need`` asks for
+    the hold-out error (else None)."""
+    dh = (multi.designs(values[~hold], Y[~hold], W[~hold])
+          if {"holdout", "forward"} & set(need) and hold is not None else None)
+    return multi.designs(values, Y, W), dh
+
+
 def _score(values: np.ndarray, Y: np.ndarray, W: np.ndarray, combos: np.ndarray, nonnegative: bool,
-           hold: np.ndarray | None, need: tuple[str, ...], kern_only: np.ndarray | None = None) -> _Scored:
+           hold: np.ndarray | None, need: tuple[str, ...], kern_only: np.ndarray | None = None,
+           designs: tuple[multi.Designs, multi.Designs | None] | None = None) -> _Scored:
     """Fit and score candidates ``combos`` (n, k) on every kernel, or one candidate per kernel when
-    ``kern_only`` is given (``combos[j]`` for kernel ``j``); as :func:`automodel.search.evaluate.score`."""
-    des = multi.designs(values, Y, W)
+    ``kern_only`` is given (``combos[j]`` for kernel ``j``); as :func:`automodel.search.evaluate.score`.
+    ``designs`` are :func:`_designs` of the same arguments, made once for many calls."""
+    des, dh = designs or _designs(values, Y, W, hold, need)
     K, (n, k) = Y.shape[1], combos.shape
     if kern_only is None:
         cand, kern = multi.pairs(n, K)
@@ -159,8 +170,7 @@ def _score(values: np.ndarray, Y: np.ndarray, W: np.ndarray, combos: np.ndarray,
     pred = _predict(values, cols, coef)
     lev = multi.leverages(des, kern, cols) if {"loo", "forward"} & set(need) else None
     hold_err = None
-    if {"holdout", "forward"} & set(need) and hold is not None:
-        dh = multi.designs(values[~hold], Y[~hold], W[~hold])
+    if dh is not None:
         c_h, _ = multi.solve(dh, kern, cols, nonnegative)
         pred_h = _predict(values[hold], cols, c_h / dh.scale[kern[:, None], cols])
         left = len(Y) - int(hold.sum())
@@ -192,6 +202,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     score = np.full((K, N), np.inf)
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
     valid = np.zeros(N, bool)
+    designs = _designs(values, Y, W, hold, (opt.metric,))
     for k in np.unique(widths):
         members = np.flatnonzero(widths == k)
         combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
@@ -200,7 +211,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         valid[members] = True
         step = max(1, CHUNK_PAIRS // K)
         for lo in range(0, len(members), step):
-            sc = _score(values, Y, W, combos[lo:lo + step], opt.nonnegative, hold, (opt.metric,))
+            sc = _score(values, Y, W, combos[lo:lo + step], opt.nonnegative, hold, (opt.metric,), designs=designs)
             score[:, members[lo:lo + step]] = sc.metrics[opt.metric]
             n_terms[:, members[lo:lo + step]] = np.maximum((sc.coef != 0.0).sum(axis=2), 1)
     score = np.where(np.isfinite(score) & valid, score, np.inf)
