@@ -77,19 +77,11 @@ class Dataset:
         return float(np.median(rep["spread"] / rep["time"]))
 
     def aggregate_se(self) -> tuple[float, float]:
-        """Pooled standard error of the aggregated times, ``(relative, seconds)``; ``(0, 0)`` without repetitions.
-
-        The variance of a mean of ``c`` runs is ``sigma^2 / c``, that of a median about
-        ``(pi / 2) sigma^2 / c`` (its asymptotic efficiency under normal errors); the pooled
-        value is the root mean square over the repeated configurations.
-        """
-        rep = self.frame[self.frame["count"] > 1]
-        if rep.empty:
-            return 0.0, 0.0
-        factor = np.pi / 2 if self.aggregate == "median" else 1.0
-        var = factor * rep["spread"].to_numpy(float) ** 2 / rep["count"].to_numpy(float)
-        rel = var / rep["time"].to_numpy(float) ** 2
-        return float(np.sqrt(np.mean(rel))), float(np.sqrt(np.mean(var)))
+        """Pooled standard error of the aggregated times, ``(relative, seconds)``: :func:`aggregate_se`."""
+        f = self.frame
+        rel, absolute = aggregate_se(f["time"].to_numpy(float), f["spread"].to_numpy(float),
+                                     f["count"].to_numpy(float), self.aggregate)
+        return float(rel), float(absolute)
 
     def columns(self) -> dict[str, np.ndarray]:
         """Parameter columns of the aggregated frame as float arrays, for term evaluation."""
@@ -98,6 +90,28 @@ class Dataset:
     def ranges(self) -> dict[str, list[float]]:
         """Training range ``[min, max]`` of every parameter."""
         return {q: [float(self.frame[q].min()), float(self.frame[q].max())] for q in self.params}
+
+
+def aggregate_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggregate: str
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled standard error of aggregated times, relative and absolute, over axis 0 (configurations).
+
+    The variance of a mean of ``c`` runs is ``sigma^2 / c``, that of a median about
+    ``(pi / 2) sigma^2 / c`` (its asymptotic efficiency under normal errors); the pooled value is the
+    root mean square over the repeated configurations (``count > 1``), 0 when none is repeated.
+    Columns (axis 1, if any) are pooled separately: one dataset per column.
+
+    Examples
+    --------
+    >>> [round(float(v), 4) for v in aggregate_se(np.array([2.0, 4.0]), np.array([0.2, 0.0]),
+    ...                                          np.array([4, 1]), "mean")]
+    [0.05, 0.1]
+    """
+    rep = count > 1
+    factor = np.pi / 2 if aggregate == "median" else 1.0
+    var = np.where(rep, factor * spread ** 2 / np.maximum(count, 1), 0.0)
+    n = np.maximum(rep.sum(axis=0), 1)
+    return np.sqrt((var / time ** 2).sum(axis=0) / n), np.sqrt(var.sum(axis=0) / n)
 
 
 def _read_csv(path: Path) -> pd.DataFrame:

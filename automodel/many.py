@@ -44,7 +44,7 @@ from automodel import data as data_mod
 from automodel.errors import DataError, ModelFileError, SpaceError
 from automodel.fit import metrics as metrics_mod
 from automodel.formula_text import formula, formulas
-from automodel.many_groups import Group, best_per_kernel, choose, groups, holdout_rows, noise
+from automodel.many_groups import Group, best_per_kernel, choose, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.symbols import ROLE_NAMES
@@ -170,7 +170,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
     too large for one task: nothing done, run its slices instead).
     """
     from automodel.search.evaluate import TermCache
-    from automodel.search.staged import staged_search
+    from automodel.search.staged import holdout_rows, staged_search
 
     m = len(g.points)
     try:

@@ -21,7 +21,7 @@ from automodel.fit import metrics as metrics_mod
 from automodel.fit import multi
 from automodel.space.config import SearchSpace
 
-__all__ = ["Group", "groups", "holdout_rows", "best_per_kernel", "choose", "noise", "metrics_per_column",
+__all__ = ["Group", "groups", "best_per_kernel", "choose", "noise",
            "CHUNK_PAIRS"]
 
 CHUNK_PAIRS = 1 << 13  # (candidate, kernel) pairs solved per vectorised step
@@ -98,45 +98,6 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
 
 
 # -- fitting one group -----------------------------------------------------------------------------
-def holdout_rows(ds: data_mod.Dataset) -> np.ndarray | None:
-    """The staged search's forward-extrapolation rows on all runs: the top level of ``n`` and of ``p``
-    (each with at least 3 levels), when at least 3 rows are left."""
-    hold = np.zeros(ds.n_points, bool)
-    for q in ("n", "p"):
-        if q in ds.params:
-            v = ds.frame[q].to_numpy()
-            if len(np.unique(v)) >= 3:
-                hold |= v == v.max()
-    return hold if hold.any() and ds.n_points - int(hold.sum()) >= 3 else None
-
-
-def metrics_per_column(Y: np.ndarray, pred: np.ndarray, k: int, wrss: np.ndarray, lev: np.ndarray | None = None,
-             hold: np.ndarray | None = None, need: tuple[str, ...] = metrics_mod.METRICS) -> dict[str, np.ndarray]:
-    """:func:`automodel.fit.metrics.compute` for columns that each have their own target ``Y[:, b]``.
-
-    ``compute`` takes one target shared by all columns. Every metric but ``s`` is relative: dividing a
-    column's target and predictions by the target leaves it unchanged, so one call on ``pred / Y``
-    against a target of ones gives them all. ``s`` is absolute: a call against a target of zeros with
-    predictions ``pred - Y`` sees exactly the residuals ``Y - pred`` (its relative metrics are
-    meaningless there and dropped).
-    """
-    out = {}
-    m = Y.shape[0]
-    if not set(need) - {"s", "rel_s"}:  # the ranking pass: only these, as compute() computes them
-        dof = m - np.broadcast_to(np.asarray(k, float), (pred.shape[1],))
-        for name, e in (("rel_s", 1.0 - pred / Y), ("s", Y - pred)):
-            if name in need:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    out[name] = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", e, e) / dof), np.inf)
-        return out
-    if set(need) - {"s"}:
-        out.update(metrics_mod.compute(np.ones(m), pred / Y, k, wrss, lev, hold))
-    if "s" in need:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out["s"] = metrics_mod.compute(np.zeros(m), pred - Y, k, wrss)["s"]
-    return out
-
-
 @dataclass
 class _Scored:
     metrics: dict[str, np.ndarray]  # (K, n)
@@ -175,7 +136,7 @@ def _score(values: np.ndarray, Y: np.ndarray, W: np.ndarray, combos: np.ndarray,
         pred_h = _predict(values[hold], cols, c_h / dh.scale[kern[:, None], cols])
         left = len(Y) - int(hold.sum())
         hold_err = (1.0 if left > k else np.inf) * (pred_h / Y[hold][:, kern] - 1.0)
-    mets = metrics_per_column(Y[:, kern], pred, k, wrss, lev, hold_err, need)
+    mets = metrics_mod.compute(Y[:, kern], pred, k, wrss, lev, hold_err, names=need)
     return _Scored({name: v.reshape(K, n) for name, v in mets.items()}, coef.reshape(K, n, k))
 
 
@@ -231,18 +192,14 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
 
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
-            noise_se: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """Each kernel's candidate by the space's selection rule (:func:`automodel.search.select.select`,
-    the rule automodel.fit applies to its ranked candidates); the first valid one when no score is
-    finite, as the staged search ranks them."""
-    from automodel.search.select import select
+           noise_se: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Each kernel's candidate by the space's selection rule (:func:`automodel.search.select.select_rows`,
+    the rule automodel.fit applies to its ranked candidates, for all kernels at once); the first valid
+    one when no score is finite, as the staged search ranks them."""
+    from automodel.search.select import select_rows
 
-    best = np.argmin(score, axis=1)
+    best, _ = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se)
     finite = np.isfinite(score[np.arange(len(score)), best])
-    if sp.fit.selection != "best":
-        for j in np.flatnonzero(finite):
-            best[j] = select(score[j], n_terms[j], n_points, sp.fit.metric, sp.fit.selection,
-                             noise_se[0][j], noise_se[1][j]).index
     if valid.any():
         best[~finite] = int(np.argmax(valid))
     best[~valid[best]] = -1
@@ -250,10 +207,6 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
 
 
 def noise(g: Group, aggregate: str) -> tuple[np.ndarray, np.ndarray]:
-    """Pooled standard error of each kernel's aggregated values, relative and absolute, as
-    :meth:`automodel.data.Dataset.aggregate_se` computes it for one dataset: (K,) each."""
-    rep = g.count > 1
-    factor = np.pi / 2 if aggregate == "median" else 1.0
-    var = np.where(rep, factor * g.spread ** 2 / g.count, 0.0)
-    n = np.maximum(rep.sum(axis=0), 1)
-    return (np.sqrt((var / g.values ** 2).sum(axis=0) / n), np.sqrt(var.sum(axis=0) / n))
+    """Pooled standard error of each kernel's aggregated values, relative and absolute (K,) each
+    (:func:`automodel.data.aggregate_se`, as :meth:`automodel.data.Dataset.aggregate_se` for one dataset)."""
+    return data_mod.aggregate_se(g.values, g.spread, g.count, aggregate)

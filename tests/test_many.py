@@ -19,7 +19,6 @@ from automodel.fit import batched, metrics, multi
 from automodel import formula_text
 from automodel.formula_text import formula, prime_orders
 from automodel.many import fit_many, load_models, save_models
-from automodel.many_groups import metrics_per_column
 from automodel.model import TermModel
 from automodel.space.config import load_space
 from automodel.space.parse import parse_term
@@ -79,11 +78,14 @@ def test_metrics_for_per_column_targets_match_compute():
     Y = rng.uniform(0.1, 100, (m, B))
     pred = Y * (1 + 0.05 * rng.standard_normal((m, B)))
     wrss, lev, hold = rng.uniform(0.01, 1, B), rng.uniform(0, 0.9, (m, B)), rng.normal(0, 0.1, (1, B))
-    got = metrics_per_column(Y, pred, 2, wrss, lev, hold)
+    got = metrics.compute(Y, pred, 2, wrss, lev, hold)
     for b in range(B):
         want = metrics.compute(Y[:, b], pred[:, [b]], 2, wrss[[b]], lev[:, [b]], hold[:, [b]])
         for name in metrics.METRICS:
             np.testing.assert_allclose(got[name][b], want[name][0], rtol=1e-9, err_msg=name)
+    only = metrics.compute(Y, pred, 2, None, names=("rel_s",))  # a subset needs no weighted RSS
+    assert set(only) == {"rel_s"}
+    np.testing.assert_allclose(only["rel_s"], got["rel_s"], rtol=1e-12)
 
 
 def _same_as_fit(result, frame: pd.DataFrame, param: str, **options):

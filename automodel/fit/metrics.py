@@ -28,6 +28,8 @@ All metrics are "lower is better". Candidates with ``m <= k`` get ``inf`` for ``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 __all__ = ["METRICS", "compute", "DEFAULT_METRIC"]
@@ -36,47 +38,62 @@ METRICS: tuple[str, ...] = ("s", "rel_s", "loo", "aic", "smape", "holdout", "for
 DEFAULT_METRIC = "s"
 
 
-def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray,
-            lev: np.ndarray | None = None, holdout_rel: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """All metrics for a batch of candidates.
+def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray | None,
+            lev: np.ndarray | None = None, holdout_rel: np.ndarray | None = None,
+            names: Iterable[str] = METRICS) -> dict[str, np.ndarray]:
+    """The metrics ``names`` (default all) for a batch of candidates.
 
     Parameters
     ----------
-    y : (m,) array
-        Observed times.
+    y : (m,) or (m, N) array
+        Observed times: shared by all candidates, or one column per candidate (many kernels).
     pred : (m, N) array
         Each candidate's predictions on the same rows.
     n_terms : int or (N,) array
         Number of coefficients k of each candidate.
-    weighted_rss : (N,) array
-        The residual sum of squares the fit minimised (with weights), for AIC.
+    weighted_rss : (N,) array or None
+        The residual sum of squares the fit minimised (with weights), for AIC (only read for ``aic``).
     lev : (m, N) array, optional
         Leverages for ``loo``; NaN ``loo`` when absent.
     holdout_rel : (h, N) array, optional
         Relative errors on held-out rows of the candidates refitted without them; NaN when absent.
+    names : iterable of str
+        Which metrics to compute (``forward`` brings ``loo`` and ``holdout`` along).
     """
-    y = np.asarray(y, float)[:, None]
-    m = y.shape[0]
-    k = np.broadcast_to(np.asarray(n_terms, float), (pred.shape[1],))
+    names = set(names)
+    if "forward" in names:
+        names |= {"loo", "holdout"}
+    y = np.asarray(y, float)
+    y = y if y.ndim == 2 else y[:, None]
+    m, n = pred.shape
+    k = np.broadcast_to(np.asarray(n_terms, float), (n,))
     dof = m - k
     e = y - pred
-    rel = e / y
+    out: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", e, e) / dof), np.inf)
-        rel_s = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", rel, rel) / dof), np.inf)
-        aic = m * np.log(np.maximum(weighted_rss, 1e-300) / m) + 2 * (k + 1)
-        corr = np.where(m - k - 2 > 0, 2 * (k + 1) * (k + 2) / (m - k - 2), np.inf)
-        aic = np.where(dof > 0, aic + corr, np.inf)
-        smape = 100.0 * np.mean(2 * np.abs(e) / (np.abs(y) + np.abs(pred)), axis=0)
-        if lev is None:
-            loo = np.full(pred.shape[1], np.nan)
-        else:
-            loo_rel = rel / (1.0 - lev)
-            loo = np.sqrt(np.mean(loo_rel ** 2, axis=0))
-            loo = np.where(np.isfinite(loo) & (lev < 1 - 1e-9).all(axis=0), loo, np.inf)
-        holdout = (np.full(pred.shape[1], np.nan) if holdout_rel is None
-                   else np.sqrt(np.mean(holdout_rel ** 2, axis=0)))
-        holdout = np.where(np.isnan(holdout) & (holdout_rel is not None), np.inf, holdout)
-        forward = np.where(np.isnan(holdout), loo, np.sqrt((loo ** 2 + holdout ** 2) / 2))
-    return {"s": s, "rel_s": rel_s, "loo": loo, "aic": aic, "smape": smape, "holdout": holdout,
-            "forward": forward}
+        if "s" in names:
+            out["s"] = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", e, e) / dof), np.inf)
+        rel = e / y if names & {"rel_s", "loo"} else None
+        if "rel_s" in names:
+            out["rel_s"] = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", rel, rel) / dof), np.inf)
+        if "aic" in names:
+            aic = m * np.log(np.maximum(weighted_rss, 1e-300) / m) + 2 * (k + 1)
+            corr = np.where(m - k - 2 > 0, 2 * (k + 1) * (k + 2) / (m - k - 2), np.inf)
+            out["aic"] = np.where(dof > 0, aic + corr, np.inf)
+        if "smape" in names:
+            out["smape"] = 100.0 * np.mean(2 * np.abs(e) / (np.abs(y) + np.abs(pred)), axis=0)
+        if "loo" in names:
+            if lev is None:
+                loo = np.full(n, np.nan)
+            else:
+                loo = np.sqrt(np.mean((rel / (1.0 - lev)) ** 2, axis=0))
+                loo = np.where(np.isfinite(loo) & (lev < 1 - 1e-9).all(axis=0), loo, np.inf)
+            out["loo"] = loo
+        if "holdout" in names:
+            holdout = (np.full(n, np.nan) if holdout_rel is None
+                       else np.sqrt(np.mean(holdout_rel ** 2, axis=0)))
+            out["holdout"] = np.where(np.isnan(holdout) & (holdout_rel is not None), np.inf, holdout)
+        if "forward" in names:
+            loo, holdout = out["loo"], out["holdout"]
+            out["forward"] = np.where(np.isnan(holdout), loo, np.sqrt((loo ** 2 + holdout ** 2) / 2))
+    return {name: out[name] for name in METRICS if name in out}

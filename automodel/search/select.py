@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SELECTIONS", "Selection", "tolerance", "select"]
+__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows"]
 
 #: ``"simplest"``: the rule above; ``"best"``: the best-ranked candidate, no questions asked.
 SELECTIONS: tuple[str, ...] = ("simplest", "best")
@@ -64,6 +64,26 @@ class Selection:
     reason: str
 
 
+def _floor(metric: str, noise_relative, noise_absolute):
+    """The noise floor in the units of ``metric`` (0 where the metric has none)."""
+    if metric == "s":
+        return noise_absolute
+    if metric == "smape":
+        return 100.0 * np.asarray(noise_relative)
+    return noise_relative if metric in _RELATIVE else 0.0 * np.asarray(noise_relative)
+
+
+def thresholds(best_value, metric: str, dof, noise_relative=0.0, noise_absolute=0.0) -> np.ndarray:
+    """:func:`tolerance` for arrays of best scores (one per kernel, say): the thresholds only."""
+    best = np.asarray(best_value, float)
+    if metric == "aic":
+        thr = best + 2.0
+    else:
+        band = best * (1.0 + 1.0 / np.sqrt(2.0 * np.maximum(dof, 1)))
+        thr = np.maximum(band, _floor(metric, noise_relative, noise_absolute))
+    return np.where(np.isfinite(best), thr, best)
+
+
 def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 0.0,
               noise_absolute: float = 0.0) -> tuple[float, str]:
     """Upper score of the candidates that cannot be told apart from a best score ``best_value``.
@@ -95,16 +115,46 @@ def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 
     >>> tolerance(-20.0, "aic", dof=3)
     (-18.0, 'a difference of 2 in AICc')
     """
+    thr = float(thresholds(best_value, metric, dof, noise_relative, noise_absolute))
     if not np.isfinite(best_value):
-        return float(best_value), "no finite score"
+        return thr, "no finite score"
     if metric == "aic":
-        return best_value + 2.0, "a difference of 2 in AICc"
-    band = best_value * (1.0 + 1.0 / np.sqrt(2.0 * max(dof, 1)))
-    floor = {"s": noise_absolute, "smape": 100.0 * noise_relative}.get(
-        metric, noise_relative if metric in _RELATIVE else 0.0)
-    if floor > band:
-        return float(floor), f"the repetition noise {floor:.3g}"
-    return float(band), f"one standard error of the best {metric}, {best_value:.3g} on {max(dof, 1)} dof"
+        return thr, "a difference of 2 in AICc"
+    floor = float(_floor(metric, noise_relative, noise_absolute))
+    if floor > best_value * (1.0 + 1.0 / np.sqrt(2.0 * max(dof, 1))):
+        return thr, f"the repetition noise {floor:.3g}"
+    return thr, f"one standard error of the best {metric}, {best_value:.3g} on {max(dof, 1)} dof"
+
+
+def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
+                noise_relative=0.0, noise_absolute=0.0) -> tuple[np.ndarray, np.ndarray]:
+    """The rule of :func:`select` for every row of ``values`` (K, N) at once (K kernels, N candidates).
+
+    ``n_terms`` is (K, N) or (N,); the noise arguments are scalars or (K,). Returns the chosen column
+    of every row and the threshold of every row. Rows without a finite score choose column 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v = np.array([[0.100, 0.104, 0.300], [0.2, 0.1, 0.11]])
+    >>> select_rows(v, np.array([4, 2, 1]), n_points=12, metric="rel_s")[0].tolist()
+    [1, 2]
+    """
+    if rule not in SELECTIONS:
+        raise ValueError(f"unknown selection rule {rule!r}; expected one of {SELECTIONS}")
+    scores = np.asarray(values, float)
+    scores = np.where(np.isfinite(scores), scores, np.inf)
+    n_terms = np.broadcast_to(np.asarray(n_terms), scores.shape)
+    rows = np.arange(len(scores))
+    best = np.argmin(scores, axis=1)
+    if rule == "best":
+        return best, scores[rows, best]
+    thr = thresholds(scores[rows, best], metric, n_points - n_terms[rows, best], noise_relative, noise_absolute)
+    eq = np.isfinite(scores) & (scores <= thr[:, None])
+    fewest = np.where(eq, n_terms, np.iinfo(np.int64).max).min(axis=1)
+    simplest = eq & (n_terms == fewest[:, None])
+    chosen = np.argmin(np.where(simplest, scores, np.inf), axis=1)  # ties: the first
+    return np.where(eq.any(axis=1), chosen, best), thr
 
 
 def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
@@ -121,27 +171,21 @@ def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
     (0, 1, [True, True, False])
     """
     values = np.asarray(values, float)
-    n_terms = np.asarray(n_terms)
-    finite = np.isfinite(values)
-    if not finite.any():
+    if not np.isfinite(values).any():
         raise ValueError("no candidate has a finite score")
-    scores = np.where(finite, values, np.inf)
-    best = int(np.argmin(scores))
+    n_terms = np.asarray(n_terms)
+    (chosen,), (threshold,) = select_rows(values[None], n_terms[None], n_points, metric, rule,
+                                          noise_relative, noise_absolute)
+    chosen, best = int(chosen), int(np.argmin(np.where(np.isfinite(values), values, np.inf)))
     if rule == "best":
-        eq = np.zeros(len(values), bool)
-        eq[best] = True
-        return Selection(best, best, float(scores[best]), eq, f"the best {metric}")
-    if rule != "simplest":
-        raise ValueError(f"unknown selection rule {rule!r}; expected one of {SELECTIONS}")
-    threshold, why = tolerance(float(scores[best]), metric, n_points - int(n_terms[best]),
-                               noise_relative, noise_absolute)
-    eq = finite & (scores <= threshold)
-    candidates = np.flatnonzero(eq)
-    chosen = int(candidates[np.lexsort((scores[candidates], n_terms[candidates]))[0]])
+        eq = np.arange(len(values)) == best
+        return Selection(best, best, float(threshold), eq, f"the best {metric}")
+    eq = np.isfinite(values) & (values <= threshold)
+    _, why = tolerance(float(values[best]), metric, n_points - int(n_terms[best]), noise_relative, noise_absolute)
     if chosen == best:
         reason = (f"the best {metric}; no candidate with fewer terms is statistically equivalent "
                   f"({metric} <= {threshold:.3g}: {why})")
     else:
-        reason = (f"the simplest ({int(n_terms[chosen])} terms) of {len(candidates)} candidates statistically "
+        reason = (f"the simplest ({int(n_terms[chosen])} terms) of {int(eq.sum())} candidates statistically "
                   f"equivalent to the best ({metric} <= {threshold:.3g}: {why})")
-    return Selection(chosen, best, threshold, eq, reason)
+    return Selection(chosen, best, float(threshold), eq, reason)

@@ -30,7 +30,7 @@ from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
 
-__all__ = ["StageReport", "SearchOutcome", "staged_search"]
+__all__ = ["StageReport", "SearchOutcome", "staged_search", "holdout_rows"]
 
 
 @dataclass
@@ -103,7 +103,7 @@ class _Search:
         if not unique:
             return [], None
         sc = score(self.cache, rows, self.y, unique, self.opt.weighting, self.opt.nonnegative,
-                   with_loo=final or self.opt.metric in ("loo", "forward"), holdout=self.holdout_rows(rows))
+                   with_loo=final or self.opt.metric in ("loo", "forward"), holdout=holdout_rows(self.ds, rows))
         report.n_fits = sc.n_fits
         kept, n_deleted = prune(sc.metric(self.opt.metric), self.opt.prune_percentile,
                                 self.opt.min_survivors, top)
@@ -112,17 +112,20 @@ class _Search:
             self.final.append(sc)
         return [unique[i] for i in kept], sc
 
-    def holdout_rows(self, rows: np.ndarray) -> np.ndarray | None:
-        """The largest configurations among ``rows``: the top level of n and of p (each when it has
-        at least 3 levels there), held out for the forward-extrapolation metric."""
-        hold = np.zeros(len(rows), bool)
-        for q in ("n", "p"):
-            if q in self.params:
-                v = self.ds.frame[q].to_numpy()
-                if len(np.unique(v[rows])) >= 3:
-                    hold |= rows & (v == v[rows].max())
-        left = int(np.count_nonzero(rows & ~hold))
-        return hold if hold.any() and left >= 3 else None
+
+def holdout_rows(ds: Dataset, rows: np.ndarray | None = None) -> np.ndarray | None:
+    """The largest configurations among ``rows`` (default all) of ``ds``: the top level of n and of p
+    (each when it has at least 3 levels there), held out for the forward-extrapolation metric; None
+    when nothing qualifies or fewer than 3 rows would be left."""
+    rows = np.ones(ds.n_points, bool) if rows is None else rows
+    hold = np.zeros(len(rows), bool)
+    for q in ("n", "p"):
+        if q in ds.params:
+            v = ds.frame[q].to_numpy()
+            if len(np.unique(v[rows])) >= 3:
+                hold |= rows & (v == v[rows].max())
+    left = int(np.count_nonzero(rows & ~hold))
+    return hold if hold.any() and left >= 3 else None
 
 
 def _subsets(terms: tuple[Term, ...], max_terms: int, min_terms: int = 1) -> list[tuple[Term, ...]]:
