@@ -18,7 +18,7 @@ from automodel.search.select import SELECTIONS, Selection, select
 from automodel.search.staged import SearchOutcome, StageReport, staged_search
 from automodel.space.config import SearchSpace, load_space
 
-__all__ = ["FitResult", "fit"]
+__all__ = ["FitResult", "fit", "with_options", "model_context"]
 
 LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "choice", "note"]
 
@@ -95,16 +95,8 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     """
     ds = data_mod.load(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate,
                        explicit=explicit)
-    sp = space if isinstance(space, SearchSpace) else load_space(space)
-    overrides = {k: v for k, v in (("metric", metric), ("weighting", weighting), ("nonnegative", nonnegative),
-                                   ("selection", selection)) if v is not None}
-    if templates is not None:
-        overrides["templates"] = tuple(templates)
-    if "metric" in overrides and overrides["metric"] not in metrics_mod.METRICS:
-        raise SpaceError(f"unknown metric {metric!r}; expected one of {', '.join(metrics_mod.METRICS)}")
-    if "selection" in overrides and overrides["selection"] not in SELECTIONS:
-        raise SpaceError(f"unknown selection {selection!r}; expected one of {', '.join(SELECTIONS)}")
-    sp = replace(sp, fit=replace(sp.fit, **overrides)) if overrides else sp
+    sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection,
+                      templates=None if templates is None else tuple(templates))
 
     outcome = staged_search(ds, sp, progress=progress)
     rows, models = _searched_rows(outcome, ds, sp, max_rows)
@@ -137,7 +129,19 @@ def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace) -> Selec
     return chosen
 
 
-def _context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
+def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:
+    """The search space (a name, file or SearchSpace) with the fit ``options`` that are not None replaced;
+    an unknown metric or selection is a one-line :class:`SpaceError`."""
+    sp = space if isinstance(space, SearchSpace) else load_space(space)
+    options = {k: v for k, v in options.items() if v is not None}
+    for key, known in (("metric", metrics_mod.METRICS), ("selection", SELECTIONS)):
+        if key in options and options[key] not in known:
+            raise SpaceError(f"unknown {key} {options[key]!r}; expected one of {', '.join(known)}")
+    return replace(sp, fit=replace(sp.fit, **options)) if options else sp
+
+
+def model_context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
+    """What every model fitted on ``ds`` in ``sp`` records besides its formula (keyword arguments of Model)."""
     return {"params": ds.params, "roles": dict(ds.roles), "ranges": ds.ranges(), "space": sp.name,
             "options": {"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative,
                         "metric": sp.fit.metric, "aggregate": ds.aggregate}}
@@ -146,18 +150,14 @@ def _context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
 def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, max_rows: int
                    ) -> tuple[list[dict], list[Model]]:
     sc = outcome.scores
-    ctx = _context(ds, sp)
+    ctx = model_context(ds, sp)
     rows, models = [], []
     for i in outcome.order[:max_rows]:
         terms = sc.structures[i].terms
-        # terms that non-negative least squares set to exactly zero are not part of the model
-        kept = [(t, float(c)) for t, c in zip(terms, sc.coefficients[i, :len(terms)]) if c != 0.0] or [
-            (terms[0], 0.0)]
-        terms, coefs = tuple(t for t, _ in kept), tuple(c for _, c in kept)
-        core = TermModel(terms, coefs)
+        core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)])
         mets = {m: float(v[i]) for m, v in sc.metrics.items()}
         models.append(Model(core, metrics=mets, **ctx))
-        rows.append({"formula": to_text(core.expr), "n_terms": len(terms), **mets, "kind": "searched",
+        rows.append({"formula": to_text(core.expr), "n_terms": len(core.terms), **mets, "kind": "searched",
                      "note": ""})
     return rows, models
 
@@ -171,7 +171,7 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace) -> tuple[list[dict], l
         raise SpaceError(f"{sp.source}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
     y = ds.frame["time"].to_numpy(float)
     w = 1.0 / y ** 2 if sp.fit.weighting == "relative" else np.ones_like(y)
-    ctx = _context(ds, sp)
+    ctx = model_context(ds, sp)
     rows: list[dict] = []
     models: list[Model | None] = []
     blank = {m: np.nan for m in metrics_mod.METRICS}

@@ -41,12 +41,12 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
-from automodel.errors import DataError, ModelFileError, SpaceError
+from automodel.errors import DataError, ModelFileError
 from automodel.fit import metrics as metrics_mod
 from automodel.formula_text import formula, formulas
 from automodel.many_groups import Group, best_per_kernel, choose, groups, noise
 from automodel.model import Model, TermModel
-from automodel.space.config import SearchSpace, load_space
+from automodel.space.config import SearchSpace
 from automodel.space.symbols import ROLE_NAMES
 from automodel.space.terms import Term
 
@@ -139,17 +139,9 @@ def _dataset(g: Group, source: str) -> data_mod.Dataset:
                          aggregate=g.aggregate)
 
 
-def _context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
-    from automodel.api import _context as context  # the same context automodel.fit gives its models
-    return context(ds, sp)
-
-
 def _model(terms: tuple[Term, ...], coefs: np.ndarray, mets: dict[str, float], ctx: dict[str, Any]) -> Model:
-    """The model as automodel.fit builds it: terms NNLS set to exactly zero are left out."""
-    kept = [(t, float(c)) for t, c in zip(terms, coefs[:len(terms)]) if c != 0.0] or [(terms[0], 0.0)]
-    core = TermModel(tuple(t for t, _ in kept), tuple(c for _, c in kept))
-    return Model(core, ctx["params"], dict(ctx["roles"]), {q: list(v) for q, v in ctx["ranges"].items()},
-                 mets, ctx["space"], {**ctx["options"]})
+    """The model as automodel.fit builds it (:meth:`TermModel.from_fit`, :func:`automodel.api.model_context`)."""
+    return Model(TermModel.from_fit(terms, coefs[:len(terms)]), metrics=mets, **ctx)
 
 
 def _row(name: str, model: Model | None, n_points: int, note: str = "", text: str | None = None) -> dict[str, Any]:
@@ -178,7 +170,9 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
         outcome = staged_search(ds, sp, progress=False)
     except DataError as exc:
         return [(int(i), None, _row(n, None, m, str(exc))) for i, n in zip(g.index, g.names)], "failed"
-    ctx = _context(ds, sp)
+    from automodel.api import model_context
+
+    ctx = model_context(ds, sp)
     out = []
     if len(outcome.reports) == 1:  # one stage: the candidates do not depend on the measured values
         terms = [s.terms for s in outcome.scores.structures]
@@ -261,7 +255,10 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     """
     frame, source, offset = load_kernels(data)
     cols = _columns(frame, kernel, time, params, source)
-    sp = _space(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection)
+    from automodel.api import with_options
+
+    sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
+                      selection=selection)
     names, found, bad = groups(frame, kernel, time, cols, source, offset, aggregate)
     rows: dict[int, dict] = {j: _row(names[j], None, n, note) for j, (n, note) in bad.items()}
     models: dict[int, Model] = {}
@@ -290,18 +287,6 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              f"group(s) solved batched, {kinds.count('staged')} task(s) of kernels searched one by one "
              f"(multi-stage search){' in parallel' if parallel else ''}; {len(rows) - len(models)} not modelled"]
     return ManyResult({names[j]: models[j] for j in sorted(models)}, summary, sp, notes)
-
-
-def _space(space: str | Path | SearchSpace, **changes: Any) -> SearchSpace:
-    """The search space with the options given (not None) replaced, checked as automodel.fit checks them."""
-    from automodel.search.select import SELECTIONS
-
-    sp = space if isinstance(space, SearchSpace) else load_space(space)
-    changes = {k: v for k, v in changes.items() if v is not None}
-    for key, known in (("metric", metrics_mod.METRICS), ("selection", SELECTIONS)):
-        if key in changes and changes[key] not in known:
-            raise SpaceError(f"unknown {key} {changes[key]!r}; expected one of {', '.join(known)}")
-    return replace(sp, fit=replace(sp.fit, **changes)) if changes else sp
 
 
 def _workers(jobs: int) -> int:

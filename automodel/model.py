@@ -14,7 +14,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -58,6 +58,13 @@ class TermModel:
             if c != 0.0:
                 out = out + c * t.evaluate(columns, n_rows)
         return out
+
+    @classmethod
+    def from_fit(cls, terms: Sequence[Term], coefficients: Sequence[float]) -> "TermModel":
+        """The fitted sum without the terms that non-negative least squares set to exactly zero (they
+        are not part of the model); the first term with coefficient 0 when every one is zero."""
+        kept = [(t, float(c)) for t, c in zip(terms, coefficients) if c != 0.0] or [(terms[0], 0.0)]
+        return cls(tuple(t for t, _ in kept), tuple(c for _, c in kept))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "terms", "terms": [t.to_dict() for t in self.terms],
