@@ -37,7 +37,7 @@ from scipy.optimize import nnls
 
 from automodel.errors import StoreError
 from automodel.fit import batched
-from automodel.search.select import select
+from automodel.search.select import select, thresholds
 from automodel.search.prune import prune, rank
 from automodel.space.terms import Term
 
@@ -354,11 +354,17 @@ class LivePool:
         fit``; with ``"best"`` the best-scored one.
         """
         s = np.where(self.alive, self.score, np.inf)
-        if not np.isfinite(s).any():
-            return int(np.argmin(s)) if self.alive.any() else -1
-        n_terms = np.count_nonzero(np.nan_to_num(self.coef) != 0, axis=1)
+        best = int(np.argmin(s))
+        if not np.isfinite(s[best]) or self.options.selection == "best":
+            return best if self.alive.any() else -1
         metric = "rel_s" if self.options.weighting == "relative" else "s"
-        return select(s, n_terms, len(self.y), metric, self.options.selection).index
+
+        def n_terms(rows):
+            return np.count_nonzero(np.nan_to_num(self.coef[rows]) != 0, axis=-1)
+
+        # only the candidates within the threshold can be chosen: count their terms, not everyone's
+        near = np.flatnonzero(s <= thresholds(s[best], metric, len(self.y) - n_terms(best)))
+        return int(near[select(s[near], n_terms(near), len(self.y), metric).index])
 
     def ranking(self) -> np.ndarray:
         """Indices of the live candidates, best first."""

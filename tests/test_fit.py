@@ -136,7 +136,7 @@ def test_active_set_certifies_and_agrees_with_subset_search(case):
     coef, rss = fit.coef_scaled.copy(), fit.rss.copy()
     infeasible = np.flatnonzero((coef < 0).any(axis=1))
     gram, rhs = batched._gather(des, combos[infeasible])
-    x, ok = batched._active_set(gram, rhs, coef[infeasible].T > 0, des.target_ss)
+    x, ok = batched.active_set(gram, rhs, coef[infeasible].T > 0, des.target_ss)
     assert ok.all()  # nothing left for the exhaustive search
     batched._exhaustive(des, combos, coef, rss, infeasible)
     np.testing.assert_allclose(x.T, coef[infeasible], rtol=0, atol=1e-9 * np.sqrt(des.target_ss))

@@ -8,7 +8,7 @@ arrays of length N, not N LAPACK calls.
 
 Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1: every term is a time, ``c_i >= 0``): the
 candidates whose unconstrained solution has a negative coefficient run a Lawson-Hanson active-set
-method vectorised over the candidate axis (:func:`_active_set`: one masked batched solve on the shared
+method vectorised over the candidate axis (:func:`active_set`: one masked batched solve on the shared
 Gram per step, a variable freed or pinned per candidate per step), and the KKT conditions certify
 each result. The NNLS optimum is the unconstrained optimum on its support, so the rare candidates it
 cannot certify (numerically dependent columns, no convergence) get every column subset solved (again
@@ -221,7 +221,7 @@ def _subset_masks(k: int) -> list[tuple[int, ...]]:
     return [s for size in range(k - 1, 0, -1) for s in combinations(range(k), size)]
 
 
-def _masked_solve(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def masked_solve(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Solve batch-last systems with the variables outside ``free`` (k, N) pinned at zero (identity
     rows and columns; entry by entry, twice as fast as one broadcast ``np.where``)."""
     g = np.empty_like(gram)
@@ -232,7 +232,7 @@ def _masked_solve(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray) -> tuple[
     return cholesky_solve(g, np.where(free, rhs, 0.0))
 
 
-def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: float
+def active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: float
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Lawson-Hanson NNLS of a batch-last stack of systems, vectorised over the candidate axis.
 
@@ -257,7 +257,7 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: 
 
     Notes
     -----
-    Each step solves every unsettled candidate on its support ``P`` (:func:`_masked_solve`); then a
+    Each step solves every unsettled candidate on its support ``P`` (:func:`masked_solve`); then a
     candidate whose solution ``s`` is positive on ``P`` is certified or frees its pinned variable of
     largest gradient, and one whose ``s`` is not moves from its feasible point towards ``s`` until a
     coefficient reaches zero and pins it (Lawson and Hanson's inner loop). Until it first has a
@@ -271,7 +271,7 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: 
     P, xf = free.copy(), np.zeros((k, n))  # support and feasible point of the live candidates
     feasible = np.zeros(n, bool)
     for _ in range(4 * k):
-        s, pivot = _masked_solve(gram, rhs, P)
+        s, pivot = masked_solve(gram, rhs, P)
         grad = np.where(P, -np.inf, rhs - np.einsum("ijn,jn->in", gram, s))
         j = np.argmax(grad, axis=0)
         inside = (~P | (s > 0)).all(axis=0)
@@ -307,7 +307,7 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: 
 def _nonnegative(des: Design, combos: np.ndarray, coef: np.ndarray, rss: np.ndarray, chunk: int) -> None:
     """Replace infeasible solutions (a negative coefficient) by the exact NNLS solution, in place.
 
-    :func:`_active_set` on ``chunk`` infeasible candidates at a time, then :func:`_exhaustive` on the
+    :func:`active_set` on ``chunk`` infeasible candidates at a time, then :func:`_exhaustive` on the
     few it could not certify.
     """
     rows = np.flatnonzero(coef < 0) // max(coef.shape[1], 1)  # .any(axis=1) is slow on short rows
@@ -316,7 +316,7 @@ def _nonnegative(des: Design, combos: np.ndarray, coef: np.ndarray, rss: np.ndar
     for lo in range(0, len(infeasible), chunk):
         idx = infeasible[lo:lo + chunk]
         gram, rhs = _gather(des, combos[idx])
-        x, ok = _active_set(gram, rhs, coef[idx].T > 0, des.target_ss)
+        x, ok = active_set(gram, rhs, coef[idx].T > 0, des.target_ss)
         coef[idx[ok]] = x[:, ok].T
         rss[idx[ok]] = _rss(des, combos[idx[ok]], x[:, ok], rhs[:, ok])
         rest.append(idx[~ok])

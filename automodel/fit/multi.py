@@ -21,7 +21,7 @@ from itertools import combinations
 
 import numpy as np
 
-from automodel.fit.batched import KKT_TOL, PIVOT_TOL, _active_set, _masked_solve, cholesky, cholesky_solve, forward
+from automodel.fit.batched import KKT_TOL, PIVOT_TOL, active_set, masked_solve, cholesky, cholesky_solve, forward
 
 __all__ = ["Designs", "designs", "pairs", "solve", "residuals", "leverages"]
 
@@ -186,7 +186,7 @@ def _kkt_small(gram: np.ndarray, rhs: np.ndarray, target_ss: np.ndarray) -> tupl
 
 def _certified(des: Designs, kern: np.ndarray, coef: np.ndarray, gram: np.ndarray, rhs: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised Lawson-Hanson NNLS (:func:`automodel.fit.batched._active_set`) of the pairs ``gram``
+    """Vectorised Lawson-Hanson NNLS (:func:`automodel.fit.batched.active_set`) of the pairs ``gram``
     (k, k, B), ``rhs`` (k, B) with unconstrained solutions ``coef`` (B, k).
 
     Each pair's system is divided by its target norm so that one ``y'y = 1`` serves every pair (the
@@ -198,9 +198,9 @@ def _certified(des: Designs, kern: np.ndarray, coef: np.ndarray, gram: np.ndarra
     """
     norm = np.sqrt(des.target_ss[kern])
     norm = np.where(norm > 0, norm, 1.0)
-    x, ok = _active_set(gram, rhs / norm, coef.T > 0, 1.0)
+    x, ok = active_set(gram, rhs / norm, coef.T > 0, 1.0)
     support = x > 0
-    exact, pivot = _masked_solve(gram, rhs, support)
+    exact, pivot = masked_solve(gram, rhs, support)
     ok &= (pivot > PIVOT_TOL) & (np.where(support, exact, 0.0) >= 0).all(axis=0)
     return exact.T, ok
 
