@@ -12,17 +12,14 @@ start without loading numpy, pandas, scipy or sympy.
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from automodel import fit as _fit_package  # noqa: F401  (first, so that importing it later never rebinds ``fit``)
 from automodel.errors import AutomodelError, DataError, ModelFileError, SpaceError, StoreError
 
-del fit  # the name ``fit`` is the function below, not the subpackage automodel.fit  # noqa: F821
-
 #: public name -> module that defines it
-_LAZY = {"fit": "automodel.api", "FitResult": "automodel.api", "load": "automodel.data",
-         "Dataset": "automodel.data", "Model": "automodel.model", "TermModel": "automodel.model",
+_LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "automodel.data.dataset",
+         "Dataset": "automodel.data.dataset", "Model": "automodel.model", "TermModel": "automodel.model",
          "load_model": "automodel.model", "load_space": "automodel.space.config",
-         "SearchSpace": "automodel.space.config", "fit_many": "automodel.many",
-         "ManyResult": "automodel.many", "read_extrap_text": "automodel.extrap_input"}
+         "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
+         "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.extrap_text"}
 
 __all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "load_model", "load_space",
            "SearchSpace", "fit_many", "ManyResult", "read_extrap_text", "AutomodelError", "DataError",
@@ -30,10 +27,10 @@ __all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "load_mo
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
-    from automodel.api import FitResult, fit
+    from automodel.fitting import FitResult, fit
     from automodel.data import Dataset, load
-    from automodel.extrap_input import read_extrap_text
-    from automodel.many import ManyResult, fit_many
+    from automodel.data.extrap_text import read_extrap_text
+    from automodel.kernels.fit_many import ManyResult, fit_many
     from automodel.model import Model, TermModel, load_model
     from automodel.space.config import SearchSpace, load_space
 

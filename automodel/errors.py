@@ -19,10 +19,6 @@ class ModelFileError(AutomodelError, ValueError):
     """A model JSON file is malformed, of an unknown version, or hostile."""
 
 
-class NotFittedError(AutomodelError, AttributeError):
-    """A model was used before it was fitted."""
-
-
 class StoreError(AutomodelError, RuntimeError):
     """The persistent store cannot be opened, read or written."""
 

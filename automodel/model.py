@@ -100,7 +100,7 @@ class Model:
     ranges : dict
         Training range ``[min, max]`` of each parameter.
     metrics : dict
-        Scores on the training data (see :mod:`automodel.fit.metrics`).
+        Scores on the training data (see :mod:`automodel.solve.metrics`).
     space : str
         Name of the search space that produced it.
     """
@@ -133,7 +133,7 @@ class Model:
         """Canonical parameter columns from user data (user column names first, canonical names second)."""
         frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(
             {k: np.atleast_1d(np.asarray(v, float)) for k, v in data.items()})
-        from automodel.data import _numeric  # one place validates cells
+        from automodel.data import numeric  # one place validates cells
         out = {}
         for q in self.params:
             col = self.roles.get(q, q)
@@ -146,7 +146,7 @@ class Model:
                 else:
                     raise DataError(f"{source}, column '{col}': missing; the model needs "
                                     f"{', '.join(self.roles.get(x, x) for x in self.params)}")
-            out[q] = _numeric(frame, col, q, source, 2 if source != "<DataFrame>" else 0)
+            out[q] = numeric(frame, col, q, source, 2 if source != "<DataFrame>" else 0)
         return pd.DataFrame(out, index=range(len(frame)))
 
     def predict(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>") -> np.ndarray:

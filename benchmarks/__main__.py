@@ -26,7 +26,7 @@ import time  # noqa: E402
 from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from automodel.fit.metrics import METRICS  # noqa: E402
+from automodel.solve.metrics import METRICS  # noqa: E402
 from benchmarks import plots, records, report, speed  # noqa: E402
 from benchmarks.contenders import default_contenders, run_contenders  # noqa: E402
 from benchmarks.extrap_tool import ensure_extrap, extrap_version  # noqa: E402

@@ -18,7 +18,7 @@ import pandas as pd
 
 import automodel
 from automodel.export import to_text
-from automodel.fit.metrics import METRICS
+from automodel.solve.metrics import METRICS
 from automodel.space.config import load_space
 from automodel.templates import TEMPLATES
 from benchmarks.extrap_tool import ensure_extrap, run_extrap

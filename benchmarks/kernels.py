@@ -42,8 +42,8 @@ from benchmarks.extrap_tool import ensure_extrap, time_cli
 TARGET_SECONDS = 1.0
 TARGET_RATIO = 35.0
 #: what fit_many uses, imported before timing so that the measurement is the modelling, not imports
-_MODULES = ("automodel.many", "automodel.extrap_input", "automodel.api", "automodel.search.staged",
-            "automodel.search.evaluate", "automodel.export", "sympy", "mpmath.libmp",
+_MODULES = ("automodel.kernels.fit_many", "automodel.data.extrap_text", "automodel.fitting", "automodel.search.staged",
+            "automodel.search.score", "automodel.export", "sympy", "mpmath.libmp",
             "sympy.combinatorics", "sympy.sets.setexpr")  # the last two: sympy imports them on first use
 
 
@@ -142,7 +142,7 @@ def _recovered(found: list, truths: list[dict]) -> float:
 
 
 def _automodel(path: Path, names: list[str], test_p: float, space: str, repeats: int) -> dict:
-    from automodel.many import fit_many
+    from automodel.kernels.fit_many import fit_many
 
     cpu, start = time.process_time(), time.perf_counter()
     result = fit_many(path, space=space)
@@ -204,7 +204,7 @@ def _sample(frame_path: Path, result, names: list[str], truths: list[dict], test
     """automodel.fit on a sample of kernels: its error, and whether fit_many chose the model
     ``automodel.fit(..., templates=())`` chooses."""
     import automodel
-    from automodel.extrap_input import read_extrap_text
+    from automodel.data.extrap_text import read_extrap_text
 
     frame = read_extrap_text(frame_path)
     picks = np.unique(np.linspace(0, len(names) - 1, size).round().astype(int))

@@ -1,7 +1,7 @@
 """Speed of candidate fitting and of the full staged search, measured in one run.
 
 Prints candidate fits per second per core for k = 1..6 terms on m = 64 runs, for
-  * automodel's batched solver (:func:`automodel.fit.batched.solve`, unconstrained and non-negative),
+  * automodel's batched solver (:func:`automodel.solve.batched.solve`, unconstrained and non-negative),
   * a Python loop of ``np.linalg.lstsq`` (the naive way),
   * batched normal equations on a shared Gram matrix with ``np.linalg.solve`` on a stack (the
     practical limit of the normal-equations approach in plain numpy),
@@ -30,7 +30,7 @@ from itertools import combinations, islice  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from automodel.fit import batched  # noqa: E402
+from automodel.solve import batched  # noqa: E402
 
 
 def _timed(fn, min_seconds: float = 0.3) -> float:

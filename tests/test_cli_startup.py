@@ -33,7 +33,7 @@ def test_public_names_resolve_lazily():
 
     for name in automodel.__all__:
         assert getattr(automodel, name) is not None, name
-    from automodel.api import fit
+    from automodel.fitting import fit
     assert automodel.fit is fit and callable(automodel.fit)
     assert set(automodel.__all__) <= set(dir(automodel))
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
@@ -41,10 +41,10 @@ def test_public_names_resolve_lazily():
 
 
 def test_fit_stays_the_function_when_the_fit_subpackage_is_imported_first():
-    code = ("import automodel.fit.batched, automodel\n"
+    code = ("import automodel.solve.batched, automodel\n"
             "print(callable(automodel.fit), automodel.fit.__module__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["True", "automodel.api"]
+    assert done.stdout.split() == ["True", "automodel.fitting"]
 
 
 def test_version_and_help_unchanged(capsys):

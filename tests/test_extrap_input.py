@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from automodel.errors import DataError
-from automodel.extrap_input import is_extrap_text, kernel_name, read_extrap_text
+from automodel.data.extrap_text import is_extrap_text, kernel_name, read_extrap_text
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "extrap-text"
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from automodel.fit import batched, metrics
+from automodel.solve import batched, metrics
 
 
 @pytest.fixture

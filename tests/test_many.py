@@ -15,10 +15,10 @@ import automodel
 from automodel.cli import main
 from automodel.errors import DataError, ModelFileError, SpaceError
 from automodel.export import to_text
-from automodel.fit import batched, metrics, multi
-from automodel import formula_text
-from automodel.formula_text import formula, prime_orders
-from automodel.many import fit_many, load_models, save_models
+from automodel.solve import batched, metrics, multi
+from automodel import printing as formula_text
+from automodel.printing import formula, prime_orders
+from automodel.kernels.fit_many import fit_many, load_models, save_models
 from automodel.model import TermModel
 from automodel.space.config import load_space
 from automodel.space.parse import parse_term
@@ -240,7 +240,7 @@ DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "extrap
 @pytest.mark.skipif(not DATASETS.is_dir(), reason="shared Extra-P text files not available")
 @pytest.mark.parametrize("name", sorted(p.name for p in DATASETS.glob("*.txt")) if DATASETS.is_dir() else [])
 def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
-    from automodel.extrap_input import read_extrap_text
+    from automodel.data.extrap_text import read_extrap_text
 
     frame = read_extrap_text(DATASETS / name)
     result = fit_many(DATASETS / name, jobs=1)
@@ -255,7 +255,7 @@ def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
 
 
 def test_repetition_noise_per_kernel_matches_the_dataset():
-    from automodel.many_groups import groups, noise
+    from automodel.kernels.groups import groups, noise
 
     frame = _kernels("p", 2.0 ** np.arange(1, 6), 4, seed=9, reps=3)
     for aggregate in ("median", "mean"):

@@ -1,4 +1,4 @@
-"""The many-target non-negative solver (automodel.fit.multi) against scipy.optimize.nnls."""
+"""The many-target non-negative solver (automodel.solve.multi) against scipy.optimize.nnls."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from automodel.fit import multi
+from automodel.solve import multi
 
 
 def _problem(seed: int, m: int, K: int, T: int = 8):

@@ -9,8 +9,8 @@ import pytest
 
 from automodel import store as S
 from automodel.errors import DataError
-from automodel.fit import batched
-from automodel.online import LivePool, OnlineOptions, PoolStats, anomalous, refit, run_weights, term_values
+from automodel.solve import batched
+from automodel.search.online import LivePool, OnlineOptions, PoolStats, anomalous, refit, run_weights, term_values
 from automodel.space.parse import parse_term
 
 TERMS = ["1", "n", "n^2", "n^3/p", "n^2*log2(p)", "n^2*log2(p)/bw", "n^3/p/cpu", "log2(p)", "p", "sqrt(n)/p"]

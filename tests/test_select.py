@@ -86,7 +86,7 @@ def test_selection_option_is_validated(tmp_path):
             .replace('selection = "simplest"', 'selection = "first"'))
     bad = tmp_path / "bad.toml"
     bad.write_text(text)
-    with pytest.raises(SpaceError, match=r"\[fit\] selection must be one of"):
+    with pytest.raises(SpaceError, match=r"\[fit\]: unknown selection"):
         automodel.load_space(bad)
 
 

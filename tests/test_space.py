@@ -61,7 +61,7 @@ def test_shipped_spaces_load():
 
 @pytest.mark.parametrize("text, fragment", [
     ("name = 'x'\n[stages.computation]\nbase = ['n^']\n", "cannot read term"),
-    ("name = 'x'\n[fit]\nmetric = 'r2'\n[stages.p_only]\nterms=['1/p']\n", "metric must be one of"),
+    ("name = 'x'\n[fit]\nmetric = 'r2'\n[stages.p_only]\nterms=['1/p']\n", "unknown metric 'r2'; expected one of"),
     ("name = 'x'\n[stages.nope]\n", "unknown stage"),
     ("name = 'x'\n[stages.p_only]\ntop = -1\n", "expected an integer >= 1"),
     ("name = [\n", "not valid TOML"),

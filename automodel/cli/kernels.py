@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from automodel.many import fit_many, save_models
+    from automodel.kernels.fit_many import fit_many, save_models
 
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in OUT_SUFFIXES:

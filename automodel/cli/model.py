@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def predict(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from automodel.data import _read_csv
+    from automodel.data import read_csv
     from automodel.model import load_model
     from pathlib import Path
 
@@ -49,7 +49,7 @@ def predict(args: argparse.Namespace) -> int:
         from automodel.errors import DataError
         raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
     model = load_model(args.model)
-    frame = _read_csv(Path(args.data))
+    frame = read_csv(Path(args.data))
     out = frame.copy()
     out["predicted"] = model.predict(frame, source=args.data)
     band = model.predict_interval(frame, level=args.level)

@@ -163,14 +163,3 @@ def handle(args: argparse.Namespace) -> int:
         _fit_and_print(args.output, campaign, args.top, args.space, progress=not args.no_progress)
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m automodel.cli.run``) until the CLI registers ``run``."""
-    parser = argparse.ArgumentParser(prog="automodel")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.handler(args))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automodel.options import SELECTIONS
+
 __all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows"]
 
-#: ``"simplest"``: the rule above; ``"best"``: the best-ranked candidate, no questions asked.
-SELECTIONS: tuple[str, ...] = ("simplest", "best")
 
 #: metrics measured as relative errors (their noise floor is the relative standard error)
 _RELATIVE = ("rel_s", "loo", "holdout", "forward")
@@ -64,13 +64,20 @@ class Selection:
     reason: str
 
 
+#: relative errors below this are rounding, not fit: the solver works on normal equations in double
+#: precision, whose residuals carry relative errors of about ``eps * cond``. Without it, on noise-free
+#: runs a model with extra terms of coefficient 1e-19 wins by 1e-16 and is chosen over the exact one.
+RELATIVE_RESOLUTION = 1e-10
+
+
 def _floor(metric: str, noise_relative, noise_absolute):
     """The noise floor in the units of ``metric`` (0 where the metric has none)."""
     if metric == "s":
         return noise_absolute
+    relative = np.maximum(noise_relative, RELATIVE_RESOLUTION)
     if metric == "smape":
-        return 100.0 * np.asarray(noise_relative)
-    return noise_relative if metric in _RELATIVE else 0.0 * np.asarray(noise_relative)
+        return 100.0 * relative
+    return relative if metric in _RELATIVE else 0.0 * np.asarray(noise_relative)
 
 
 def thresholds(best_value, metric: str, dof, noise_relative=0.0, noise_absolute=0.0) -> np.ndarray:
@@ -93,7 +100,7 @@ def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 
     best_value : float
         Score of the best-ranked candidate (lower is better).
     metric : str
-        Ranking metric (see :data:`automodel.fit.metrics.METRICS`).
+        Ranking metric (see :data:`automodel.solve.metrics.METRICS`).
     dof : int
         Residual degrees of freedom of the best candidate (runs minus coefficients).
     noise_relative, noise_absolute : float
@@ -122,6 +129,8 @@ def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 
         return thr, "a difference of 2 in AICc"
     floor = float(_floor(metric, noise_relative, noise_absolute))
     if floor > best_value * (1.0 + 1.0 / np.sqrt(2.0 * max(dof, 1))):
+        if floor == RELATIVE_RESOLUTION * (100.0 if metric == "smape" else 1.0):
+            return thr, f"the numerical resolution {floor:.3g} (the fit is exact to rounding)"
         return thr, f"the repetition noise {floor:.3g}"
     return thr, f"one standard error of the best {metric}, {best_value:.3g} on {max(dof, 1)} dof"
 

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from automodel.data import Dataset
 from automodel.errors import DataError
-from automodel.search.evaluate import Scores, Structure, TermCache, score
+from automodel.search.score import Scores, Structure, TermCache, score
 from automodel.search.prune import prune, rank
 from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term

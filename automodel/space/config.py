@@ -12,32 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from automodel.errors import SpaceError
-from automodel.fit.metrics import METRICS
-from automodel.search.select import SELECTIONS
+from automodel.options import FitOptions
 from automodel.space.parse import parse_term
 from automodel.space.terms import Term
 
-__all__ = ["SearchSpace", "FitOptions", "Group", "load_space", "space_path", "SPACES_DIR"]
+__all__ = ["SearchSpace", "Group", "load_space", "space_path", "SPACES_DIR"]
 
 #: the search spaces shipped with automodel (``search_spaces/`` in a source checkout, a copy in the wheel)
 SPACES_DIR = Path(__file__).resolve().parents[2] / "search_spaces"
 _PACKAGED = Path(__file__).resolve().parents[1] / "spaces"
-
-WEIGHTINGS = ("none", "relative")
-
-
-@dataclass(frozen=True)
-class FitOptions:
-    """How candidates are fitted and ranked."""
-
-    nonnegative: bool = True
-    weighting: str = "relative"
-    metric: str = "s"
-    prune_percentile: float = 50.0
-    min_survivors: int = 8
-    templates: tuple[str, ...] = ()
-    selection: str = "simplest"
-
 
 @dataclass(frozen=True)
 class Group:
@@ -58,7 +41,7 @@ class SearchSpace:
     source: str = ""
 
 
-_FIT_KEYS = {"nonnegative", "weighting", "metric", "prune_percentile", "min_survivors", "templates", "selection"}
+_FIT_KEYS = FitOptions.keys()
 # per stage: allowed keys -> kind ("int", "terms", "groups", "str")
 _STAGES: dict[str, dict[str, str]] = {
     "computation": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
@@ -125,12 +108,7 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
     fit = FitOptions(**fit_raw)
     if not isinstance(fit.nonnegative, bool):
         raise SpaceError(f"{src}: [fit] nonnegative must be true or false")
-    if fit.weighting not in WEIGHTINGS:
-        raise SpaceError(f"{src}: [fit] weighting must be one of {WEIGHTINGS}, got {fit.weighting!r}")
-    if fit.metric not in METRICS:
-        raise SpaceError(f"{src}: [fit] metric must be one of {METRICS}, got {fit.metric!r}")
-    if fit.selection not in SELECTIONS:
-        raise SpaceError(f"{src}: [fit] selection must be one of {SELECTIONS}, got {fit.selection!r}")
+    fit.check(f"{src}: [fit]")
     pct = fit.prune_percentile
     if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 100:
         raise SpaceError(f"{src}: [fit] prune_percentile must be a number in (0, 100], got {pct!r}")

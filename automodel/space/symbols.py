@@ -7,10 +7,7 @@ from functools import lru_cache
 import sympy
 from sympy.codegen.cfunctions import log2
 
-__all__ = ["symbol", "log2", "ROLE_NAMES"]
-
-#: Canonical names of the parameter roles the engine knows; extra parameters keep their column name.
-ROLE_NAMES: tuple[str, ...] = ("n", "p", "cpu", "bw")
+__all__ = ["symbol", "log2"]
 
 
 @lru_cache(maxsize=None)

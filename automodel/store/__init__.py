@@ -2,7 +2,7 @@
 (a file) or any SQLAlchemy database URL; online observe / re-rank / prune on top of it."""
 
 from automodel.store.db import Store, open_store
-from automodel.store.load import forecast_load, import_samples, record, samples
+from automodel.store.machine_load import forecast_load, import_samples, record, samples
 from automodel.store.observe import ObserveReport, exclude, observe, readmit
 from automodel.store.query import history, leader_model, ranking, runs, verify
 

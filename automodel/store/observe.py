@@ -17,14 +17,14 @@ from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
 from automodel.export import to_text
 from automodel.model import TermModel
-from automodel.online import LivePool, OnlineOptions, PoolStats, Update, term_values
-from automodel.search.evaluate import Structure
+from automodel.search.online import LivePool, OnlineOptions, PoolStats, Update, term_values
+from automodel.search.score import Structure
 from automodel.search.staged import staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import Term, power
 from automodel.store import schema
 from automodel.store.db import Store, now, open_store
-from automodel.store.state import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
+from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
                                    require_app, save_pool)
 
 __all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants", "formula"]
@@ -118,9 +118,9 @@ def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, store: 
                      explicit=[r for r in ("time", "n", "p", "cpu", "bw") if r in app.roles])
     frame = data if isinstance(data, pd.DataFrame) else None
     if frame is None and _needs_load_fill(data, roles):
-        frame = data_mod._read_csv(Path(data))
+        frame = data_mod.read_csv(Path(data))
     if frame is not None and {"start", "end"} <= set(frame.columns):
-        from automodel.store.load import fill_run_loads
+        from automodel.store.machine_load import fill_run_loads
         frame = fill_run_loads(store, frame, roles, str(data) if frame is not data else "<DataFrame>")
     source = str(data) if not isinstance(data, pd.DataFrame) else "<DataFrame>"
     return data_mod.load(frame if frame is not None else data, source=source, **roles)

@@ -12,11 +12,11 @@ from sqlalchemy import select
 
 from automodel.errors import StoreError
 from automodel.model import Model, TermModel
-from automodel.online import PoolStats
+from automodel.search.online import PoolStats
 from automodel.store import schema
 from automodel.store.db import Store, open_store
 from automodel.store.observe import formula
-from automodel.store.state import ADMITTED, load_pool, require_app, run_frame
+from automodel.store.pool import ADMITTED, load_pool, require_app, run_frame
 
 __all__ = ["ranking", "history", "runs", "leader_model", "verify"]
 

@@ -15,7 +15,7 @@ from automodel.errors import DataError, StoreError
 from automodel.forecast import Forecast, forecast, min_avg_avail
 from automodel.store import schema
 from automodel.store.db import Store, now, open_store
-from automodel.store.state import require_app, run_frame
+from automodel.store.pool import require_app, run_frame
 
 __all__ = ["record", "import_samples", "samples", "fill_run_loads", "forecast_load"]
 
@@ -44,7 +44,7 @@ def record(store: str | Path | Store, cpu: float | None = None, bw: float | None
 def import_samples(store: str | Path | Store, path: str | Path) -> int:
     """Import a CSV of periodic samples: columns ``time`` (or ``at``), ``host``, and ``cpu`` and/or ``bw``."""
     src = str(path)
-    frame = data_mod._read_csv(Path(path))
+    frame = data_mod.read_csv(Path(path))
     tcol = "at" if "at" in frame.columns else "time"
     for col in (tcol, "host"):
         if col not in frame.columns:
@@ -52,8 +52,8 @@ def import_samples(store: str | Path | Store, path: str | Path) -> int:
     have = [r for r in RESOURCES if r in frame.columns]
     if not have:
         raise DataError(f"{src}: no 'cpu' or 'bw' column; a load-sample file has time (or at), host, cpu, bw")
-    at = data_mod._numeric(frame, tcol, tcol, src, 2)
-    vals = {r: data_mod._numeric(frame, r, r, src, 2) for r in have}
+    at = data_mod.numeric(frame, tcol, tcol, src, 2)
+    vals = {r: data_mod.numeric(frame, r, r, src, 2) for r in have}
     hosts = frame["host"].astype(str).to_numpy()
     rows = [{"host": hosts[i], "at": float(at[i]), **{r: float(vals[r][i]) if r in vals else None
                                                      for r in RESOURCES}} for i in range(len(frame))]
@@ -79,8 +79,8 @@ def fill_run_loads(store: str | Path | Store, frame: pd.DataFrame, roles: dict, 
     the hosts)."""
     smp = samples(store)
     out = frame.copy()
-    start = data_mod._numeric(frame, "start", "start", source, 2)
-    end = data_mod._numeric(frame, "end", "end", source, 2)
+    start = data_mod.numeric(frame, "start", "start", source, 2)
+    end = data_mod.numeric(frame, "end", "end", source, 2)
     run_hosts = None
     if "hosts" in frame.columns:
         run_hosts = [None if pd.isna(h) else [x.strip() for x in str(h).split(";") if x.strip()]

@@ -17,7 +17,7 @@ Error"), so an extra term must pay for itself. The others:
     symmetric mean absolute percentage error ``mean(2 |e| / (|y| + |yhat|))`` in percent.
 ``holdout``
     root mean square relative error on the largest configurations when the candidate is refitted
-    without them (forward extrapolation; computed by :func:`automodel.search.evaluate.score`).
+    without them (forward extrapolation; computed by :func:`automodel.search.score.score`).
 ``forward``
     ``sqrt((loo^2 + holdout^2) / 2)``: leave-one-out inside the range and hold-out beyond it in one
     number (``loo`` alone when there is no hold-out).
@@ -32,10 +32,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["METRICS", "compute", "DEFAULT_METRIC"]
+from automodel.options import METRICS
 
-METRICS: tuple[str, ...] = ("s", "rel_s", "loo", "aic", "smape", "holdout", "forward")
-DEFAULT_METRIC = "s"
+__all__ = ["METRICS", "compute"]
 
 
 def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray | None,

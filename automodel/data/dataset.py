@@ -16,22 +16,11 @@ from typing import Iterable, Literal, Mapping
 import numpy as np
 import pandas as pd
 
+from automodel.data.cells import numeric, read_csv
 from automodel.errors import DataError, where
-from automodel.space.symbols import ROLE_NAMES
+from automodel.options import AGGREGATES, ROLE_NAMES
 
-__all__ = ["Dataset", "load", "AGGREGATES"]
-
-AGGREGATES = ("median", "mean", "min")
-
-#: what each role must hold: (predicate, description used in error messages)
-_RULES = {
-    "time": (lambda v: v > 0, "a positive time in seconds"),
-    "n": (lambda v: v > 0, "a positive problem size"),
-    "p": (lambda v: v > 0, "a positive process count"),
-    "cpu": (lambda v: (v > 0) & (v <= 1), "a free-CPU fraction in (0, 1]"),
-    "bw": (lambda v: (v > 0) & (v <= 1), "a free-bandwidth fraction in (0, 1]"),
-}
-
+__all__ = ["Dataset", "load", "aggregate_se"]
 
 @dataclass(frozen=True)
 class Dataset:
@@ -114,44 +103,6 @@ def aggregate_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggreg
     return np.sqrt((var / time ** 2).sum(axis=0) / n), np.sqrt(var.sum(axis=0) / n)
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
-    src = str(path)
-    if not path.exists():
-        raise DataError(f"{src}: no such file")
-    if path.is_dir():
-        raise DataError(f"{src}: is a directory, expected a CSV file")
-    try:
-        frame = pd.read_csv(path, skipinitialspace=True)
-    except pd.errors.EmptyDataError:
-        raise DataError(f"{src}: the file is empty, expected a CSV header and one row per run") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{src}: not a readable CSV file ({msg})") from None
-    if frame.empty:
-        raise DataError(f"{src}: the file has a header but no rows, expected one row per run")
-    return frame
-
-
-def _numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset: int) -> np.ndarray:
-    """The column as floats; the first non-numeric, missing or non-finite cell is an error."""
-    raw = frame[column]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(float)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.argmax(bad))
-        cell = raw.iloc[i]
-        got = "an empty cell" if pd.isna(cell) else repr(cell)
-        what = _RULES[role][1] if role in _RULES else "a finite number"
-        raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {got}")
-    if role in _RULES:
-        ok, what = _RULES[role]
-        bad = ~ok(values)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {values[i]:g}")
-    return values
-
-
 def load(
     data: str | Path | pd.DataFrame,
     *,
@@ -196,7 +147,7 @@ def load(
     else:
         path = Path(data)
         src = source or str(path)
-        raw = _read_csv(path)
+        raw = read_csv(path)
         row_offset = 2  # header is line 1, first data row is line 2
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
@@ -226,7 +177,7 @@ def load(
     if len(set(used)) != len(used):
         raise DataError(f"{src}: one column is mapped to two roles ({mapping})")
 
-    canon = {role: _numeric(raw, col, role, src, row_offset) for role, col in mapping.items()}
+    canon = {role: numeric(raw, col, role, src, row_offset) for role, col in mapping.items()}
     params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
         q for q in mapping if q not in ROLE_NAMES and q != "time")
     runs = pd.DataFrame({q: canon[q] for q in params_present + ("time",)})

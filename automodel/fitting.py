@@ -12,7 +12,7 @@ import pandas as pd
 from automodel import data as data_mod
 from automodel.errors import SpaceError
 from automodel.export import to_text
-from automodel.fit import metrics as metrics_mod
+from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
 from automodel.search.select import SELECTIONS, Selection, select
 from automodel.search.staged import SearchOutcome, StageReport, staged_search

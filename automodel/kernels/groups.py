@@ -2,9 +2,9 @@
 
 :func:`groups` turns a table of runs (kernel, parameters, value) into groups of kernels measured at the
 same points, one aggregated value per (kernel, point). :func:`best_per_kernel` fits every candidate of
-a search to every kernel of a group at once (:mod:`automodel.fit.multi`), scores them with
-:func:`automodel.fit.metrics.compute` and chooses per kernel with the rule automodel.fit uses
-(:func:`choose`, :mod:`automodel.search.select`), as :func:`automodel.search.evaluate.score` does for
+a search to every kernel of a group at once (:mod:`automodel.solve.multi`), scores them with
+:func:`automodel.solve.metrics.compute` and chooses per kernel with the rule automodel.fit uses
+(:func:`choose`, :mod:`automodel.search.select`), as :func:`automodel.search.score.score` does for
 one target.
 """
 
@@ -17,8 +17,9 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.errors import DataError
-from automodel.fit import metrics as metrics_mod
-from automodel.fit import multi
+from automodel.options import AGGREGATES
+from automodel.solve import metrics as metrics_mod
+from automodel.solve import multi
 from automodel.space.config import SearchSpace
 
 __all__ = ["Group", "groups", "best_per_kernel", "choose", "noise",
@@ -48,10 +49,10 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     Returns every kernel name (input order), the groups, and kernel index -> (points, note) for the
     kernels that cannot be modelled.
     """
-    if aggregate not in data_mod.AGGREGATES:
-        raise DataError(f"aggregate must be one of {data_mod.AGGREGATES}, got {aggregate!r}")
-    P = np.column_stack([data_mod._numeric(frame, q, q, source, offset) for q in params])
-    y = data_mod._numeric(frame, time, "value", source, offset)
+    if aggregate not in AGGREGATES:
+        raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    P = np.column_stack([data_mod.numeric(frame, q, q, source, offset) for q in params])
+    y = data_mod.numeric(frame, time, "value", source, offset)
     codes, names = pd.factorize(frame[kernel], use_na_sentinel=True)
     if (codes < 0).any():
         i = int(np.argmax(codes < 0))
@@ -117,7 +118,7 @@ def _score(values: np.ndarray, Y: np.ndarray, W: np.ndarray, combos: np.ndarray,
            hold: np.ndarray | None, need: tuple[str, ...], kern_only: np.ndarray | None = None,
            designs: tuple[multi.Designs, multi.Designs | None] | None = None) -> _Scored:
     """Fit and score candidates ``combos`` (n, k) on every kernel, or one candidate per kernel when
-    ``kern_only`` is given (``combos[j]`` for kernel ``j``); as :func:`automodel.search.evaluate.score`.
+    ``kern_only`` is given (``combos[j]`` for kernel ``j``); as :func:`automodel.search.score.score`.
     ``designs`` are :func:`_designs` of the same arguments, made once for many calls."""
     des, dh = designs or _designs(values, Y, W, hold, need)
     K, (n, k) = Y.shape[1], combos.shape

@@ -9,7 +9,7 @@ All live candidates draw their columns from one pool of ``T`` distinct terms. Th
 sufficient statistics of the weighted regression, ``G = A'WA`` (T x T), ``b = A'Wy`` and ``y'Wy``, so a
 new run is a rank-one update (O(T^2)) and each candidate's normal equations are the gather
 ``G[c, c] x = b[c]``, solved for all candidates of one width at once with the batch-last Cholesky of
-:mod:`automodel.fit.batched` (O(k^3) elementwise operations over the candidate axis, no Python loop
+:mod:`automodel.solve.batched` (O(k^3) elementwise operations over the candidate axis, no Python loop
 per candidate). Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1) are warm-started from the
 previous support; a vectorised active-set pass settles the rest (KKT-checked), and the few it cannot
 settle are solved exactly by :func:`scipy.optimize.nnls` on ``k + 1`` virtual rows rebuilt from the
@@ -35,8 +35,7 @@ import numpy as np
 
 from scipy.optimize import nnls
 
-from automodel.errors import StoreError
-from automodel.fit import batched
+from automodel.solve import batched
 from automodel.search.select import select, thresholds
 from automodel.search.prune import prune, rank
 from automodel.space.terms import Term
@@ -175,7 +174,7 @@ def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, x: np.ndarr
 
     Each pass pins negative coefficients at zero and frees the pinned variable whose gradient most
     wants to grow (KKT violation), then re-solves only the unsettled candidates. A gradient counts
-    as zero below :data:`automodel.fit.batched.KKT_TOL` times the candidate's residual norm (as in the
+    as zero below :data:`automodel.solve.batched.KKT_TOL` times the candidate's residual norm (as in the
     batched solver; a tolerance relative to ``|y|`` accepts wrong supports on ill-conditioned terms).
     """
     k = gram.shape[0]
@@ -453,10 +452,3 @@ class LivePool:
         cutoff = float(np.percentile(finite, self.options.prune_percentile)) if len(finite) else float("inf")
         return live[dead], cutoff
 
-
-def check_width(index: np.ndarray, width: np.ndarray, n_terms: int) -> None:
-    """Raise :class:`StoreError` when candidate indices do not address the pool."""
-    K = index.shape[1] if index.ndim == 2 else 0
-    cols = np.arange(K)[None, :] < width[:, None]
-    if ((index < 0) & cols).any() or (index >= n_terms).any():
-        raise StoreError(f"candidate term indices outside the pool of {n_terms} terms")

@@ -1,11 +1,11 @@
 """Batched least squares for many targets at once: the same candidates fitted to many kernels.
 
-:mod:`automodel.fit.batched` solves many candidates against one target through one shared Gram
+:mod:`automodel.solve.batched` solves many candidates against one target through one shared Gram
 matrix. Kernels measured at the same points share the term values, but with relative weights
 (``w = 1/y^2``, bayesian-kohashi-2022.txt, eq. 7) every kernel ``j`` has its own weighted,
 column-scaled columns ``X_j = sqrt(w_j) * A / scale_j`` and so its own Gram matrix ``G_j = X_j'X_j``.
 Here one *pair* is one (candidate, kernel) system ``G_j[c, c] x = X_j[:, c]' t_j``; all pairs of one
-width are gathered batch-last and solved together with the Cholesky of :mod:`automodel.fit.batched`,
+width are gathered batch-last and solved together with the Cholesky of :mod:`automodel.solve.batched`,
 the same pivot tolerance and the same SVD fallback for numerically dependent columns.
 
 Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1) are exact: the NNLS optimum is the
@@ -21,7 +21,7 @@ from itertools import combinations
 
 import numpy as np
 
-from automodel.fit.batched import KKT_TOL, PIVOT_TOL, active_set, masked_solve, cholesky, cholesky_solve, forward
+from automodel.solve.batched import KKT_TOL, PIVOT_TOL, active_set, masked_solve, cholesky, cholesky_solve, forward
 
 __all__ = ["Designs", "designs", "pairs", "solve", "residuals", "leverages"]
 
@@ -78,7 +78,7 @@ def pairs(n_candidates: int, n_kernels: int) -> tuple[np.ndarray, np.ndarray]:
 def _gather(des: Designs, kern: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pair Gram matrices (k, k, B) and right-hand sides (k, B); ``cols`` (B, k) are column indices.
 
-    One flat ``take`` per entry of the lower triangle, mirrored (as :func:`automodel.fit.batched._gather`).
+    One flat ``take`` per entry of the lower triangle, mirrored (as :func:`automodel.solve.batched._gather`).
     """
     T = des.scale.shape[1]
     ct = np.ascontiguousarray(cols.T)  # (k, B)
@@ -186,7 +186,7 @@ def _kkt_small(gram: np.ndarray, rhs: np.ndarray, target_ss: np.ndarray) -> tupl
 
 def _certified(des: Designs, kern: np.ndarray, coef: np.ndarray, gram: np.ndarray, rhs: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised Lawson-Hanson NNLS (:func:`automodel.fit.batched.active_set`) of the pairs ``gram``
+    """Vectorised Lawson-Hanson NNLS (:func:`automodel.solve.batched.active_set`) of the pairs ``gram``
     (k, k, B), ``rhs`` (k, B) with unconstrained solutions ``coef`` (B, k).
 
     Each pair's system is divided by its target norm so that one ``y'y = 1`` serves every pair (the
@@ -277,7 +277,7 @@ def solve(des: Designs, kern: np.ndarray, cols: np.ndarray, nonnegative: bool = 
 
 def leverages(des: Designs, kern: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Diagonal of the weighted hat matrix of every pair, (m, B), without refits (as
-    :func:`automodel.fit.batched.leverages`: ``h_i = |L^-1 x_i|^2`` with a :data:`PIVOT_TOL` ridge)."""
+    :func:`automodel.solve.batched.leverages`: ``h_i = |L^-1 x_i|^2`` with a :data:`PIVOT_TOL` ridge)."""
     k = cols.shape[1]
     if not k:
         return np.zeros((des.columns.shape[2], len(kern)))

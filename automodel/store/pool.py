@@ -1,4 +1,4 @@
-"""Reading and writing one application's live pool (:class:`automodel.online.LivePool`) in the store."""
+"""Reading and writing one application's live pool (:class:`automodel.search.online.LivePool`) in the store."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from automodel.errors import DataError, ModelFileError, StoreError
-from automodel.online import LivePool, OnlineOptions, PoolStats, check_width, term_values
-from automodel.search.evaluate import Structure
+from automodel.search.online import LivePool, OnlineOptions, PoolStats, term_values
+from automodel.search.score import Structure
 from automodel.space.terms import Term, term_from_dict
 from automodel.store import schema
 from automodel.store.db import now, pack, unpack
@@ -161,11 +161,6 @@ def save_pool(conn: Connection, app: App, pool: LivePool) -> None:
         conn.execute(insert(schema.state).values(app_id=app.id, **values))
 
 
-def count_runs(conn: Connection, app: App) -> int:
-    return int(conn.execute(select(func.count()).select_from(schema.runs)
-                            .where(schema.runs.c.app_id == app.id)).scalar_one())
-
-
 def check_params(app: App, params: tuple[str, ...], source: str) -> None:
     """New runs must carry exactly the application's parameters."""
     if tuple(params) != tuple(app.params):
@@ -175,3 +170,11 @@ def check_params(app: App, params: tuple[str, ...], source: str) -> None:
                 else f"unexpected parameter(s) {', '.join(extra)}")
         raise DataError(f"{source}: {what}; application {app.name!r} is modelled with "
                         f"{', '.join(app.params)}")
+
+
+def check_width(index: np.ndarray, width: np.ndarray, n_terms: int) -> None:
+    """Raise :class:`StoreError` when candidate indices do not address the pool."""
+    K = index.shape[1] if index.ndim == 2 else 0
+    cols = np.arange(K)[None, :] < width[:, None]
+    if ((index < 0) & cols).any() or (index >= n_terms).any():
+        raise StoreError(f"candidate term indices outside the pool of {n_terms} terms")

@@ -8,7 +8,7 @@ search space and ranking metric :func:`automodel.fit` uses, but shares the work 
 * when the space's search is a single stage for these parameters (one parameter ``p``: the p-only
   P-terms of bayesian-kohashi-2022.txt, eqs. 1-6; one extra parameter; the ``pmnf`` space), its
   candidate list does not depend on the measured values, so every (candidate, kernel) pair of the
-  group is solved in one batched call (:mod:`automodel.fit.multi`) and each kernel gets the candidate
+  group is solved in one batched call (:mod:`automodel.solve.multi`) and each kernel gets the candidate
   that automodel.fit chooses among the searched ones (its ranking metric and selection rule,
   :mod:`automodel.search.select`): the same model as ``automodel.fit(..., templates=())``;
 * a multi-stage search (``n`` present, several parameters) prunes per kernel between stages, so those
@@ -42,12 +42,12 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.errors import DataError, ModelFileError
-from automodel.fit import metrics as metrics_mod
-from automodel.formula_text import formula, formulas
-from automodel.many_groups import Group, best_per_kernel, choose, groups, noise
+from automodel.solve import metrics as metrics_mod
+from automodel.printing import formula, formulas
+from automodel.kernels.groups import Group, best_per_kernel, choose, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
-from automodel.space.symbols import ROLE_NAMES
+from automodel.options import ROLE_NAMES
 from automodel.space.terms import Term
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "save_models", "load_models", "SUMMARY_COLUMNS",
@@ -69,7 +69,7 @@ class ManyResult:
         could be modelled, in input order.
     summary : DataFrame
         One row per kernel in input order: ``kernel, formula, n_terms, n_points``, every metric of
-        :mod:`automodel.fit.metrics` and a ``note`` (why a kernel was not modelled, else empty).
+        :mod:`automodel.solve.metrics` and a ``note`` (why a kernel was not modelled, else empty).
     space : SearchSpace
         The search space (with the overrides applied).
     notes : list of str
@@ -103,12 +103,12 @@ def load_kernels(data: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, in
     """
     if isinstance(data, pd.DataFrame):
         return data, data.attrs.get("source", "<DataFrame>"), 0
-    from automodel.extrap_input import is_extrap_text, read_extrap_text
+    from automodel.data.extrap_text import is_extrap_text, read_extrap_text
     path = Path(data)
     if path.is_file() and is_extrap_text(path):
         frame = read_extrap_text(path)
         return frame, str(path), 0
-    return data_mod._read_csv(path), str(path), 2
+    return data_mod.read_csv(path), str(path), 2
 
 
 def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] | None, source: str
@@ -140,7 +140,7 @@ def _dataset(g: Group, source: str) -> data_mod.Dataset:
 
 
 def _model(terms: tuple[Term, ...], coefs: np.ndarray, mets: dict[str, float], ctx: dict[str, Any]) -> Model:
-    """The model as automodel.fit builds it (:meth:`TermModel.from_fit`, :func:`automodel.api.model_context`)."""
+    """The model as automodel.fit builds it (:meth:`TermModel.from_fit`, :func:`automodel.fitting.model_context`)."""
     return Model(TermModel.from_fit(terms, coefs[:len(terms)]), metrics=mets, **ctx)
 
 
@@ -161,7 +161,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
     ``"batched"``, ``"staged"`` (searched one by one), ``"failed"``, or ``"split"`` (a multi-stage group
     too large for one task: nothing done, run its slices instead).
     """
-    from automodel.search.evaluate import TermCache
+    from automodel.search.score import TermCache
     from automodel.search.staged import holdout_rows, staged_search
 
     m = len(g.points)
@@ -170,7 +170,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
         outcome = staged_search(ds, sp, progress=False)
     except DataError as exc:
         return [(int(i), None, _row(n, None, m, str(exc))) for i, n in zip(g.index, g.names)], "failed"
-    from automodel.api import model_context
+    from automodel.fitting import model_context
 
     ctx = model_context(ds, sp)
     out = []
@@ -229,7 +229,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     Parameters
     ----------
     data : path or DataFrame
-        An Extra-P text file (see :mod:`automodel.extrap_input`), a CSV file or a DataFrame with one
+        An Extra-P text file (see :mod:`automodel.data.extrap_text`), a CSV file or a DataFrame with one
         row per run: a kernel column, parameter columns and a time (value) column.
     kernel, time : str
         The kernel and value columns.
@@ -255,7 +255,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     """
     frame, source, offset = load_kernels(data)
     cols = _columns(frame, kernel, time, params, source)
-    from automodel.api import with_options
+    from automodel.fitting import with_options
 
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
                       selection=selection)

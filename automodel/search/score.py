@@ -3,7 +3,7 @@
 A candidate is a :class:`Structure`: its computation part, communication part and extra terms
 (adaptive-model-sanjay-slides.txt, slides 20-21 keep the parts apart so later stages can transform
 each one). Scoring goes through a :class:`TermCache` that evaluates each distinct term once per
-dataset; candidates of the same width are solved in one batched call (:mod:`automodel.fit.batched`).
+dataset; candidates of the same width are solved in one batched call (:mod:`automodel.solve.batched`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from automodel.fit import batched, metrics
+from automodel.solve import batched, metrics
 from automodel.space.terms import Term
 
 __all__ = ["Structure", "TermCache", "Scores", "score"]

@@ -1,0 +1,1 @@
+"""Many kernels at once: one model per kernel (call path and metric) of a profile."""
