@@ -1,10 +1,11 @@
+"""Terms: evaluation, the sigmoid of Kohashi eq. 6, merged powers, JSON round trip."""
+
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from automodel.errors import ModelFileError, SpaceError
-from automodel.space.config import load_space
+from automodel.errors import ModelFileError
 from automodel.space.parse import parse_term
 from automodel.space.terms import CeilLog2, PowerLog, Sigmoid, Term, term_from_dict
 
@@ -34,12 +35,6 @@ def test_powers_merge_and_print():
     assert str(t) == "n**3*log2(n)/cpu"
 
 
-@pytest.mark.parametrize("bad", ["", "n^", "exp(n)", "n+p", "__import__('os')", "1/log2(n)"])
-def test_parse_rejects(bad):
-    with pytest.raises(SpaceError):
-        parse_term(bad)
-
-
 def test_term_json_round_trip_and_hostile_input():
     t = parse_term("n^(5/2)*log2(n)^2/p") * Term((Sigmoid("p", 0.0, "n", 0.25), CeilLog2("p")))
     assert term_from_dict(t.to_dict(), {"n", "p"}) == t
@@ -50,26 +45,3 @@ def test_term_json_round_trip_and_hostile_input():
                 "n**2"):
         with pytest.raises(ModelFileError):
             term_from_dict(bad, {"n", "p"})
-
-
-def test_shipped_spaces_load():
-    default = load_space("default")
-    assert {"computation", "communication", "processors", "p_only"} <= set(default.stages)
-    pmnf = load_space("pmnf")
-    assert len(pmnf.stages["pmnf"]["terms"]) == 42
-
-
-@pytest.mark.parametrize("text, fragment", [
-    ("name = 'x'\n[stages.computation]\nbase = ['n^']\n", "cannot read term"),
-    ("name = 'x'\n[fit]\nmetric = 'r2'\n[stages.p_only]\nterms=['1/p']\n", "unknown metric 'r2'; expected one of"),
-    ("name = 'x'\n[stages.nope]\n", "unknown stage"),
-    ("name = 'x'\n[stages.p_only]\ntop = -1\n", "expected an integer >= 1"),
-    ("name = [\n", "not valid TOML"),
-    ("name = 'x'\n", "needs at least one [stages"),
-])
-def test_malformed_space(tmp_path, text, fragment):
-    path = tmp_path / "bad.toml"
-    path.write_text(text)
-    with pytest.raises(SpaceError) as err:
-        load_space(path)
-    assert fragment in str(err.value) and str(path) in str(err.value)
