@@ -10,14 +10,14 @@ rules in :mod:`automodel.search.select`, weightings here).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 from automodel.errors import SpaceError
 
-__all__ = ["ROLE_NAMES", "AGGREGATES", "METRICS", "SELECTIONS", "WEIGHTINGS", "weights", "FitOptions",
-           "check_choice"]
+__all__ = ["ROLE_NAMES", "AGGREGATES", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+           "FitOptions", "check_choice"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
 ROLE_NAMES: tuple[str, ...] = ("n", "p", "cpu", "bw")
@@ -25,26 +25,52 @@ ROLE_NAMES: tuple[str, ...] = ("n", "p", "cpu", "bw")
 #: how repetitions of one configuration are combined
 AGGREGATES: tuple[str, ...] = ("median", "mean", "min")
 
-#: ranking metrics, all "lower is better" (:mod:`automodel.solve.metrics` computes each one)
-METRICS: tuple[str, ...] = ("s", "rel_s", "loo", "aic", "smape", "holdout", "forward")
+@dataclass(frozen=True)
+class Metric:
+    """What the rest of the engine needs to know about a ranking metric (all are "lower is better").
 
-#: selection rules (:mod:`automodel.search.select`): ``"simplest"`` = the fewest terms among the
-#: candidates the data cannot tell apart from rank 1; ``"best"`` = rank 1
-SELECTIONS: tuple[str, ...] = ("simplest", "best")
+    ``scale`` is the unit of its values: ``"seconds"`` (an absolute error), ``"relative"`` (a fraction
+    of the time), ``"percent"`` or ``"information"`` (AIC: only differences mean something).
+    ``leverages`` and ``holdout``: it needs the hat-matrix diagonal or a refit without the largest runs.
+    """
+
+    name: str
+    scale: str
+    leverages: bool = False
+    holdout: bool = False
+
+
+#: ranking metrics by name (:mod:`automodel.solve.metrics` computes each one)
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("s", "seconds"), Metric("rel_s", "relative"), Metric("loo", "relative", leverages=True),
+    Metric("aic", "information"), Metric("smape", "percent"), Metric("holdout", "relative", holdout=True),
+    Metric("forward", "relative", leverages=True, holdout=True))}
+
+#: selection rules by name (:mod:`automodel.search.select` implements them)
+SELECTIONS: dict[str, str] = {
+    "simplest": "the fewest terms among the candidates the data cannot tell apart from rank 1",
+    "best": "rank 1",
+}
+
+
+@dataclass(frozen=True)
+class Weighting:
+    """Row weights of the least-squares fit, and the metric that is the standard error of that fit."""
+
+    name: str
+    weights: Callable[[np.ndarray], np.ndarray]
+    standard_error: str
 
 
 def _relative(y: np.ndarray) -> np.ndarray:
     return 1.0 / y ** 2
 
 
-def _none(y: np.ndarray) -> np.ndarray:
-    return np.ones_like(y)
-
-
-#: weighting name -> row weights of the least-squares fit. ``relative`` minimises
-#: ``sum(((T - T_obs) / T_obs)^2)`` (bayesian-kohashi-2022.txt, eq. 7), so runs of 0.1 s and 1000 s count
-#: alike; ``none`` is ordinary least squares.
-WEIGHTINGS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"none": _none, "relative": _relative}
+#: weightings by name. ``relative`` minimises ``sum(((T - T_obs) / T_obs)^2)``
+#: (bayesian-kohashi-2022.txt, eq. 7), so runs of 0.1 s and 1000 s count alike; ``none`` is ordinary
+#: least squares.
+WEIGHTINGS: dict[str, Weighting] = {w.name: w for w in (
+    Weighting("none", np.ones_like, "s"), Weighting("relative", _relative, "rel_s"))}
 
 
 def weights(y: np.ndarray, weighting: str) -> np.ndarray:
@@ -55,12 +81,13 @@ def weights(y: np.ndarray, weighting: str) -> np.ndarray:
     >>> weights(np.array([0.5, 2.0]), "relative").tolist()
     [4.0, 0.25]
     """
-    check_choice("weighting", weighting, tuple(WEIGHTINGS))
-    return WEIGHTINGS[weighting](np.asarray(y, float))
+    check_choice("weighting", weighting, WEIGHTINGS)
+    return WEIGHTINGS[weighting].weights(np.asarray(y, float))
 
 
-def check_choice(what: str, value: Any, known: tuple[str, ...], where: str = "") -> None:
+def check_choice(what: str, value: Any, known: Iterable[str], where: str = "") -> None:
     """Raise a one-line :class:`SpaceError` when ``value`` is not one of ``known``."""
+    known = tuple(known)
     if value not in known:
         prefix = f"{where}: " if where else ""
         raise SpaceError(f"{prefix}unknown {what} {value!r}; expected one of {', '.join(known)}")
@@ -84,7 +111,7 @@ class FitOptions:
 
     def check(self, where: str = "") -> None:
         """Validate every named strategy (one-line :class:`SpaceError`)."""
-        check_choice("weighting", self.weighting, tuple(WEIGHTINGS), where)
+        check_choice("weighting", self.weighting, WEIGHTINGS, where)
         check_choice("metric", self.metric, METRICS, where)
         check_choice("selection", self.selection, SELECTIONS, where)
 

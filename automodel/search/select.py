@@ -30,13 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automodel.options import SELECTIONS
+from automodel.options import METRICS, SELECTIONS
 
 __all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows"]
 
 
-#: metrics measured as relative errors (their noise floor is the relative standard error)
-_RELATIVE = ("rel_s", "loo", "holdout", "forward")
 
 
 @dataclass(frozen=True)
@@ -72,18 +70,17 @@ RELATIVE_RESOLUTION = 1e-10
 
 def _floor(metric: str, noise_relative, noise_absolute):
     """The noise floor in the units of ``metric`` (0 where the metric has none)."""
-    if metric == "s":
+    scale = METRICS[metric].scale
+    if scale == "seconds":
         return noise_absolute
     relative = np.maximum(noise_relative, RELATIVE_RESOLUTION)
-    if metric == "smape":
-        return 100.0 * relative
-    return relative if metric in _RELATIVE else 0.0 * np.asarray(noise_relative)
+    return {"relative": relative, "percent": 100.0 * relative}.get(scale, 0.0 * relative)
 
 
 def thresholds(best_value, metric: str, dof, noise_relative=0.0, noise_absolute=0.0) -> np.ndarray:
     """:func:`tolerance` for arrays of best scores (one per kernel, say): the thresholds only."""
     best = np.asarray(best_value, float)
-    if metric == "aic":
+    if METRICS[metric].scale == "information":
         thr = best + 2.0
     else:
         band = best * (1.0 + 1.0 / np.sqrt(2.0 * np.maximum(dof, 1)))
@@ -125,11 +122,11 @@ def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 
     thr = float(thresholds(best_value, metric, dof, noise_relative, noise_absolute))
     if not np.isfinite(best_value):
         return thr, "no finite score"
-    if metric == "aic":
+    if METRICS[metric].scale == "information":
         return thr, "a difference of 2 in AICc"
     floor = float(_floor(metric, noise_relative, noise_absolute))
     if floor > best_value * (1.0 + 1.0 / np.sqrt(2.0 * max(dof, 1))):
-        if floor == RELATIVE_RESOLUTION * (100.0 if metric == "smape" else 1.0):
+        if floor == float(_floor(metric, 0.0, 0.0)):
             return thr, f"the numerical resolution {floor:.3g} (the fit is exact to rounding)"
         return thr, f"the repetition noise {floor:.3g}"
     return thr, f"one standard error of the best {metric}, {best_value:.3g} on {max(dof, 1)} dof"
@@ -150,7 +147,7 @@ def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     [1, 2]
     """
     if rule not in SELECTIONS:
-        raise ValueError(f"unknown selection rule {rule!r}; expected one of {SELECTIONS}")
+        raise ValueError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTIONS)}")
     scores = np.asarray(values, float)
     scores = np.where(np.isfinite(scores), scores, np.inf)
     n_terms = np.broadcast_to(np.asarray(n_terms), scores.shape)
