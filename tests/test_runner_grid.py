@@ -1,0 +1,43 @@
+"""Tests of automodel.runner.grid: axis specifications, the Cartesian grid, command templates."""
+
+from __future__ import annotations
+
+import pytest
+
+from automodel.errors import DataError
+from automodel.runner.grid import expand_grid, format_value, parse_values, placeholders, substitute
+
+
+def test_parse_values_ranges_and_lists() -> None:
+    assert parse_values("1000:8000:8", "n") == [1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000]
+    assert parse_values("1:256:*2", "p") == [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    assert parse_values("10:1000:3:log", "n") == [10, 100, 1000]
+    assert parse_values("0:1:+0.25", "x") == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert parse_values("1,2,4,8", "p") == [1, 2, 4, 8]
+    assert parse_values("0.5,fast", "mode") == [0.5, "fast"]
+    assert parse_values("7", "n") == [7]
+    for bad in ["", "1:2", "a:5:2", "1:10:0", "1:10:*1", "10:1:+1", "1,,2", "0:10:3:log"]:
+        with pytest.raises(DataError):
+            parse_values(bad, "n")
+
+
+def test_expand_grid_order_and_names() -> None:
+    grid = expand_grid({"n": [1, 2], "p": [1, 4], "k": ["a"]})
+    assert [tuple(g.values()) for g in grid] == [(1, 1, "a"), (1, 4, "a"), (2, 1, "a"), (2, 4, "a")]
+    with pytest.raises(DataError, match="reserved"):
+        expand_grid({"rep": [1]})
+    with pytest.raises(DataError, match="no values"):
+        expand_grid({"n": []})
+
+
+def test_substitute_whole_arguments_and_unknown_placeholder() -> None:
+    argv = substitute("./app -n {n} --p={p} 'a b'", {"n": 10, "p": 2.0})
+    assert argv == ["./app", "-n", "10", "--p=2", "a b"]
+    assert substitute("x {n}", {"n": "two words"}) == ["x", "two words"]
+    with pytest.raises(DataError, match="unknown placeholder"):
+        substitute("./app {m}", {"n": 1})
+
+
+def test_format_value_and_placeholders() -> None:
+    assert [format_value(v) for v in (100, 100.0, 0.5, "fast")] == ["100", "100", "0.5", "fast"]
+    assert placeholders("mpirun -np {p} ./app {n} --seed={rep}") == {"p", "n", "rep"}

@@ -1,0 +1,97 @@
+"""Tests of automodel.runner.measure: one timed run, the free CPU fraction, the bandwidth probe.
+
+The fake application :data:`FAKE_APP` and its fixture ``app`` are shared with the campaign and
+``automodel run`` tests, which import them from here.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from automodel.runner.grid import substitute
+from automodel.runner.measure import (
+    STATUS_NO_TIME,
+    STATUS_NOT_FOUND,
+    STATUS_TIMEOUT,
+    CpuTimes,
+    free_cpu_fraction,
+    probe_bandwidth,
+    read_cpu_times,
+    run_once,
+)
+
+#: ``app N P [print|sleep]``: takes 0.002*N/P + 0.01 s, prints comp= and time=; N=666 fails, N=999 hangs.
+FAKE_APP = textwrap.dedent(
+    """
+    import sys, time
+    n, p = float(sys.argv[1]), float(sys.argv[2])
+    mode = sys.argv[3] if len(sys.argv) > 3 else "sleep"
+    if n == 666:
+        sys.stderr.write("line one\\nboom: bad n\\n")
+        sys.exit(3)
+    if n == 999:
+        time.sleep(30)
+    t = 0.002 * n / p + 0.01
+    if mode == "sleep":
+        time.sleep(t)
+    print(f"comp={0.002 * n / p:.6f} time={t:.6f}")
+    """
+)
+
+
+@pytest.fixture()
+def app(tmp_path: Path) -> str:
+    """The command that starts :data:`FAKE_APP` (a template prefix: add ``{n} {p}``)."""
+    path = tmp_path / "fake_app.py"
+    path.write_text(FAKE_APP)
+    return f"{sys.executable} {path}"
+
+
+def test_run_once_time_regex_and_missing_program(app: str) -> None:
+    printed = run_once(substitute(f"{app} 100 4 print", {}), time_regex=r"time=(\S+)", captures={"comp": r"comp=(\S+)"})
+    assert printed.status == 0 and printed.time == pytest.approx(0.06, abs=1e-6)
+    assert printed.captured == {"comp": pytest.approx(0.05, abs=1e-6)}
+    missing = run_once(substitute(f"{app} 1 1 print", {}), time_regex=r"walltime=(\S+)")
+    assert missing.status == STATUS_NO_TIME and math.isnan(missing.time)
+    missing = run_once(["/nonexistent/app", "1"])
+    assert missing.status == STATUS_NOT_FOUND and "cannot run" in missing.error
+
+
+def test_run_once_failure_and_timeout(app: str) -> None:
+    failed = run_once(substitute(f"{app} 666 1 print", {}))
+    assert failed.status == 3 and "boom: bad n" in failed.error and math.isnan(failed.time)
+    t0 = time.perf_counter()
+    hung = run_once(substitute(f"{app} 999 1 print", {}), timeout=0.5)
+    assert time.perf_counter() - t0 < 10
+    assert hung.status == STATUS_TIMEOUT and "timed out" in hung.error and math.isnan(hung.time)
+
+
+def test_free_cpu_fraction_and_proc_stat(tmp_path: Path) -> None:
+    before, after = CpuTimes(idle=1000, total=2000), CpuTimes(idle=1100, total=2400)
+    assert free_cpu_fraction(before, after, own_seconds=0.0, clk_tck=100) == pytest.approx(0.25)
+    # the run's own 2 s (200 ticks) of CPU do not count as load
+    assert free_cpu_fraction(before, after, own_seconds=2.0, clk_tck=100) == pytest.approx(0.75)
+    assert free_cpu_fraction(before, after, own_seconds=9.0, clk_tck=100) == 1.0
+    assert math.isnan(free_cpu_fraction(before, before, 0.0, 100))
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  10 1 5 80 4 0 0 0 0 0\ncpu0 5 0 2 40 2 0 0 0 0 0\n")
+    assert read_cpu_times(stat) == CpuTimes(idle=84, total=100)
+    assert read_cpu_times(tmp_path / "missing") is None
+
+
+def test_probe_bandwidth_reads_a_fraction_or_says_why_not() -> None:
+    def probe(code: str) -> tuple[float, str]:
+        return probe_bandwidth([sys.executable, "-c", code])
+
+    assert probe("print('link 3 of 4: bw = 0.25 measured')") == (0.25, "")
+    assert probe("print('free: 0.5')") == (0.5, "")  # no bw=: the last number printed
+    value, note = probe("print('bw=3')")
+    assert math.isnan(value) and "no fraction in (0, 1]" in note
+    value, note = probe("import sys; sys.exit(4)")
+    assert math.isnan(value) and note.startswith("bw probe failed (4)")
