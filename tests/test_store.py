@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from automodel import store as S
+from automodel.cli import predict as cli_predict
 from automodel.cli import store as cli_store
 from automodel.errors import DataError, StoreError
 
@@ -142,8 +143,8 @@ def _cli(*argv: str) -> int:
     sub = parser.add_subparsers(dest="command")
     cli_store.register(sub)
     pr = sub.add_parser("predict")
-    cli_store.add_predict_options(pr)
-    pr.set_defaults(handler=cli_store.predict_from_store)
+    cli_predict.add_predict_options(pr)
+    pr.set_defaults(handler=cli_predict.predict_from_store)
     args = parser.parse_args(list(argv))
     return args.handler(args)
 

@@ -1,4 +1,4 @@
-"""Pieces shared by the subcommands: data-role options, atomic output files."""
+"""Pieces shared by the subcommands: data-role and forecast options, NAME=VALUE parameters, atomic output files."""
 
 from __future__ import annotations
 
@@ -29,6 +29,36 @@ def role_kwargs(args: argparse.Namespace) -> dict:
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}
     return {**kwargs, "params": list(args.param), "aggregate": args.aggregate,
             "explicit": [role for role in kwargs]}
+
+
+def add_forecast_options(parser: argparse.ArgumentParser) -> None:
+    """``--error mse|mae --window K``: how the load forecasters are judged (``predict --store``, ``load forecast``)."""
+    parser.add_argument("--error", choices=("mse", "mae"), default="mse", help="postcast error (default mse)")
+    parser.add_argument("--window", type=int, default=None, metavar="K",
+                        help="judge forecasters on their last K postcasts (default: all history)")
+
+
+def parse_param_values(items: list[str]) -> dict[str, float]:
+    """Values of extra parameters from ``--param NAME=VALUE ...``.
+
+    Raises
+    ------
+    DataError
+        If an item is not ``NAME=NUMBER``.
+
+    Examples
+    --------
+    >>> parse_param_values(["k=8", "iters=1e3"])
+    {'k': 8.0, 'iters': 1000.0}
+    """
+    values: dict[str, float] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            values[name] = float(value)
+        except ValueError:
+            raise DataError(f"--param {item!r}: expected NAME=NUMBER") from None
+    return values
 
 
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> None:

@@ -1,13 +1,12 @@
-"""``automodel observe | ranking | runs | load``: the persistent store and online re-ranking; and
-:func:`predict_from_store` for ``automodel predict --store``."""
+"""``automodel observe | ranking | runs | load``: the persistent store and online re-ranking."""
 
 from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_role_options, role_kwargs
+from automodel.cli.common import add_forecast_options, add_role_options, role_kwargs
 
-__all__ = ["register", "add_predict_options", "predict_from_store"]
+__all__ = ["register"]
 
 
 def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
@@ -56,14 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _store_option(fc, app=False)
     fc.add_argument("--app", default=None, help="use this application's run history when there are no samples")
     fc.add_argument("--host", default=None)
-    _forecast_options(fc)
+    add_forecast_options(fc)
     fc.set_defaults(handler=load_forecast)
-
-
-def _forecast_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--error", choices=("mse", "mae"), default="mse", help="postcast error (default mse)")
-    p.add_argument("--window", type=int, default=None, metavar="K",
-                   help="judge forecasters on their last K postcasts (default: all history)")
 
 
 def observe(args: argparse.Namespace) -> int:
@@ -136,49 +129,3 @@ def load_forecast(args: argparse.Namespace) -> int:
         print(f"{res}: {f.line()}; history: {src}")
         done += 1
     return 0 if done else 2
-
-
-def add_predict_options(p: argparse.ArgumentParser) -> None:
-    """Options of ``automodel predict --store S --app NAME --n N --p P [--cpu X] [--bw Y]``."""
-    p.add_argument("--store", default=None, metavar="PATH|URL", help="predict with the leader of a store instead")
-    p.add_argument("--app", default=None, metavar="NAME")
-    p.add_argument("--n", type=float, default=None)
-    p.add_argument("--p", type=float, default=None)
-    p.add_argument("--cpu", type=float, default=None, help="free CPU fraction (default: forecast)")
-    p.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default: forecast)")
-    p.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
-                   help="values of extra parameters")
-    p.add_argument("--rank", type=int, default=1, help="use the candidate at this rank (default 1, the leader)")
-    _forecast_options(p)
-
-
-def predict_from_store(args: argparse.Namespace) -> int:
-    """Predict the next run of ``--app`` with its leading model; forecast cpu/bw when not given."""
-    from automodel.errors import DataError
-    from automodel.store import forecast_load, leader_model
-
-    if not args.app:
-        raise DataError("predict --store needs --app NAME")
-    model = leader_model(args.store, args.app, max(args.rank, 1) - 1)
-    values: dict[str, float] = {}
-    for item in getattr(args, "param", []):
-        name, _, value = item.partition("=")
-        try:
-            values[name] = float(value)
-        except ValueError:
-            raise DataError(f"--param {item!r}: expected NAME=NUMBER") from None
-    lines = []
-    for q in model.params:
-        given = getattr(args, q, None) if q in ("n", "p", "cpu", "bw") else values.get(q)
-        if given is None and q in ("cpu", "bw"):
-            f, src = forecast_load(args.store, q, args.app, None, args.error, args.window)
-            given = f.value
-            lines.append(f"{q} forecast: {f.line()}; history: {src}")
-        if given is None:
-            raise DataError(f"the model of {args.app!r} depends on {q}: give --{q if q in ('n', 'p') else 'param'}")
-        values[q] = float(given)
-    t = float(model.predict({q: [values[q]] for q in model.params})[0])
-    print(f"model: T = {model.formula}")
-    print("\n".join(lines))
-    print(f"predicted time at {', '.join(f'{q} = {values[q]:g}' for q in model.params)}: {t:.6g} s")
-    return 0

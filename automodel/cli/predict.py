@@ -1,0 +1,91 @@
+"""``automodel predict``: predict run times with a model file, or with the leader of a store."""
+
+from __future__ import annotations
+
+import argparse
+
+from automodel.cli.common import add_forecast_options, parse_param_values, write_atomic
+
+__all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``predict`` subcommand to an argparse ``subparsers`` object."""
+    p = sub.add_parser("predict", help="predict run times for the rows of a CSV",
+                       description="Print (or write) the input rows plus a column 'predicted'.")
+    p.add_argument("model", metavar="MODEL.json", nargs="?")
+    p.add_argument("data", metavar="DATA.csv", nargs="?")
+    p.add_argument("-o", "--output", metavar="OUT.csv")
+    p.add_argument("--level", type=float, default=0.95, help="prediction band level when the model has one")
+    add_predict_options(p)
+    p.set_defaults(handler=predict)
+
+
+def add_predict_options(p: argparse.ArgumentParser) -> None:
+    """Options of ``automodel predict --store S --app NAME --n N --p P [--cpu X] [--bw Y]``."""
+    p.add_argument("--store", default=None, metavar="PATH|URL", help="predict with the leader of a store instead")
+    p.add_argument("--app", default=None, metavar="NAME")
+    p.add_argument("--n", type=float, default=None)
+    p.add_argument("--p", type=float, default=None)
+    p.add_argument("--cpu", type=float, default=None, help="free CPU fraction (default: forecast)")
+    p.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default: forecast)")
+    p.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+                   help="values of extra parameters")
+    p.add_argument("--rank", type=int, default=1, help="use the candidate at this rank (default 1, the leader)")
+    add_forecast_options(p)
+
+
+def predict(args: argparse.Namespace) -> int:
+    """Predict the rows of ``DATA.csv`` with ``MODEL.json``; with ``--store``, the next run of ``--app``."""
+    import pandas as pd
+
+    from pathlib import Path
+
+    from automodel.data import read_csv
+    from automodel.model import load_model
+
+    if args.store:
+        return predict_from_store(args)
+    if not (args.model and args.data):
+        from automodel.errors import DataError
+        raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
+    model = load_model(args.model)
+    frame = read_csv(Path(args.data))
+    out = frame.copy()
+    out["predicted"] = model.predict(frame, source=args.data)
+    band = model.predict_interval(frame, level=args.level)
+    if band is not None:
+        out["lower"], out["upper"] = band
+    if args.output:
+        write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
+        print(f"{len(out)} predictions written to {args.output}")
+    else:
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(out.to_string(index=False))
+    return 0
+
+
+def predict_from_store(args: argparse.Namespace) -> int:
+    """Predict the next run of ``--app`` with its leading model; forecast cpu/bw when not given."""
+    from automodel.errors import DataError
+    from automodel.store import forecast_load, leader_model
+
+    if not args.app:
+        raise DataError("predict --store needs --app NAME")
+    model = leader_model(args.store, args.app, max(args.rank, 1) - 1)
+    values = parse_param_values(getattr(args, "param", []))
+    lines = []
+    for q in model.params:
+        given = getattr(args, q, None) if q in ("n", "p", "cpu", "bw") else values.get(q)
+        if given is None and q in ("cpu", "bw"):
+            f, src = forecast_load(args.store, q, args.app, None, args.error, args.window)
+            given = f.value
+            lines.append(f"{q} forecast: {f.line()}; history: {src}")
+        if given is None:
+            raise DataError(f"the model of {args.app!r} depends on {q}: give --{q if q in ('n', 'p') else 'param'}")
+        values[q] = float(given)
+    t = float(model.predict({q: [values[q]] for q in model.params})[0])
+    print(f"model: T = {model.formula}")
+    print("\n".join(lines))
+    print(f"predicted time at {', '.join(f'{q} = {values[q]:g}' for q in model.params)}: {t:.6g} s")
+    return 0
