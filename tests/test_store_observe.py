@@ -1,9 +1,8 @@
-"""The persistent store: concurrent observers lose no run, a killed writer leaves a consistent store,
-bad input is a one-line error, load samples, and the store subcommands."""
+"""observe: concurrent observers lose no run, a killed writer leaves a consistent store, bad input is a
+one-line error and adds nothing."""
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import signal
@@ -18,8 +17,6 @@ import pandas as pd
 import pytest
 
 from automodel import store as S
-from automodel.cli import predict as cli_predict
-from automodel.cli import store as cli_store
 from automodel.errors import DataError, StoreError
 
 
@@ -115,63 +112,3 @@ def test_bad_input_is_a_one_line_error(tmp_path):
     with pytest.raises(StoreError, match="no application 'other'; the store has app"):
         S.ranking(path, "other")
     assert S.verify(path, "app")["runs"] == 32  # failed observes added nothing
-
-
-def test_load_samples_fill_runs_and_forecast(tmp_path):
-    path = tmp_path / "s.db"
-    for i in range(40):  # two hosts; host b is the busier one
-        S.record(path, cpu=0.9, bw=0.8, host="a", at=float(i))
-        S.record(path, cpu=0.5 + 0.01 * (i % 2), bw=0.9, host="b", at=float(i))
-    csv = tmp_path / "samples.csv"
-    pd.DataFrame({"time": [40.0, 41.0], "host": ["a", "a"], "cpu": [0.9, 0.9], "bw": [0.8, 0.8]}).to_csv(csv, index=False)
-    assert S.import_samples(path, csv) == 2
-    runs = _grid().drop(columns=["cpu", "bw"])
-    runs["start"], runs["end"] = 0.0, 39.0
-    rep = S.observe(path, "app", runs)
-    got = S.runs(path, "app")
-    np.testing.assert_allclose(got["cpu"], 0.505)  # min over hosts of each host's average
-    np.testing.assert_allclose(got["bw"], 0.8)
-    f, src = S.forecast_load(path, "cpu")
-    assert "host b" in src and 0.49 < f.value < 0.52
-    with pytest.raises(DataError, match="in \\(0, 1\\]"):
-        S.record(path, cpu=1.5)
-    assert rep.created
-
-
-def _cli(*argv: str) -> int:
-    parser = argparse.ArgumentParser(prog="automodel")
-    sub = parser.add_subparsers(dest="command")
-    cli_store.register(sub)
-    pr = sub.add_parser("predict")
-    cli_predict.add_predict_options(pr)
-    pr.set_defaults(handler=cli_predict.predict_from_store)
-    args = parser.parse_args(list(argv))
-    return args.handler(args)
-
-
-def test_store_subcommands(tmp_path, capsys):
-    path = str(tmp_path / "s.db")
-    data = tmp_path / "runs.csv"
-    _grid().rename(columns={"time": "secs"}).to_csv(data, index=False)
-    assert _cli("observe", "--store", path, "--app", "lu", "--time", "secs", str(data)) == 0
-    out = capsys.readouterr().out
-    assert "new application: staged search" in out and "new leader: T =" in out
-    more = tmp_path / "more.csv"
-    bad = _runs(3, 3).rename(columns={"time": "secs"})
-    bad.loc[2, ["n", "secs"]] = [4000.0, 500.0]
-    bad.to_csv(more, index=False)
-    assert _cli("observe", "--store", path, "--app", "lu", str(more)) == 0  # remembers the columns
-    out = capsys.readouterr().out
-    assert "flagged run" in out and "pruned" in out
-    assert _cli("ranking", "--store", path, "--app", "lu", "--top", "3") == 0
-    assert capsys.readouterr().out.count("\n") == 4
-    assert _cli("ranking", "--store", path, "--app", "lu", "--history") == 0
-    assert "observe" in capsys.readouterr().out
-    flagged = S.runs(path, "lu", ("flagged",))
-    assert _cli("runs", "--store", path, "--app", "lu", "--readmit", str(flagged["id"].iloc[0])) == 0
-    assert "readmitted" in capsys.readouterr().out
-    assert _cli("predict", "--store", path, "--app", "lu", "--n", "9000", "--p", "16") == 0
-    out = capsys.readouterr().out
-    assert "cpu forecast:" in out and "bw forecast:" in out and "predicted time" in out
-    assert _cli("load", "forecast", "--store", path, "--app", "lu") == 0
-    assert "postcast error" in capsys.readouterr().out

@@ -1,0 +1,32 @@
+"""Machine-load samples: recorded and imported per host, filled into runs, forecast."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from automodel import store as S
+from automodel.errors import DataError
+from test_store_observe import _grid
+
+
+def test_load_samples_fill_runs_and_forecast(tmp_path):
+    path = tmp_path / "s.db"
+    for i in range(40):  # two hosts; host b is the busier one
+        S.record(path, cpu=0.9, bw=0.8, host="a", at=float(i))
+        S.record(path, cpu=0.5 + 0.01 * (i % 2), bw=0.9, host="b", at=float(i))
+    csv = tmp_path / "samples.csv"
+    pd.DataFrame({"time": [40.0, 41.0], "host": ["a", "a"], "cpu": [0.9, 0.9], "bw": [0.8, 0.8]}).to_csv(csv, index=False)
+    assert S.import_samples(path, csv) == 2
+    runs = _grid().drop(columns=["cpu", "bw"])
+    runs["start"], runs["end"] = 0.0, 39.0
+    rep = S.observe(path, "app", runs)
+    got = S.runs(path, "app")
+    np.testing.assert_allclose(got["cpu"], 0.505)  # min over hosts of each host's average
+    np.testing.assert_allclose(got["bw"], 0.8)
+    f, src = S.forecast_load(path, "cpu")
+    assert "host b" in src and 0.49 < f.value < 0.52
+    with pytest.raises(DataError, match="in \\(0, 1\\]"):
+        S.record(path, cpu=1.5)
+    assert rep.created
