@@ -17,7 +17,7 @@ from automodel.errors import AutomodelError, DataError, ModelFileError, SpaceErr
 #: public name -> module that defines it
 _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "automodel.data.dataset",
          "Dataset": "automodel.data.dataset", "Model": "automodel.model", "TermModel": "automodel.model",
-         "load_model": "automodel.model", "load_space": "automodel.space.config",
+         "load_model": "automodel.model_file", "load_space": "automodel.space.config",
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
          "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.extrap_text"}
 
@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from automodel.data import Dataset, load
     from automodel.data.extrap_text import read_extrap_text
     from automodel.kernels.fit_many import ManyResult, fit_many
-    from automodel.model import Model, TermModel, load_model
+    from automodel.model import Model, TermModel
+    from automodel.model_file import load_model
     from automodel.space.config import SearchSpace, load_space
 
 

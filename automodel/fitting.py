@@ -14,11 +14,14 @@ from automodel.errors import SpaceError
 from automodel.export import to_text
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
+from automodel.options import weights
 from automodel.search.select import SELECTIONS, Selection, select
 from automodel.search.staged import SearchOutcome, StageReport, staged_search
 from automodel.space.config import SearchSpace, load_space
 
-__all__ = ["FitResult", "fit", "with_options", "model_context"]
+__all__ = ["FitResult", "fit", "with_options", "model_context", "template_names"]
+
+_NOT_RUN = "not run by default"  # the note of a slow template that was not named
 
 LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "choice", "note"]
 
@@ -72,7 +75,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
         space: str | Path | SearchSpace = "default", aggregate: str = "median", metric: str | None = None,
         weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
-        templates: Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
+        templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
@@ -82,9 +85,13 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         One row per run; see :func:`automodel.data.load` for the column roles.
     space : name, path or SearchSpace
         The search space (``search_spaces/<name>.toml``).
-    metric, weighting, nonnegative, selection, templates :
+    metric, weighting, nonnegative, selection :
         Override the space's fit options (``selection``: ``"simplest"`` or ``"best"``, see
         :mod:`automodel.search.select`).
+    templates : None, "none", "all", "NAME,..." or list of names
+        Seeded templates beside the search (:func:`template_names`). ``None``: the space's, of which
+        the slow ones (a simulation, a posterior) are listed with their estimated time but not run;
+        named templates all run.
     max_rows : int
         Searched candidates kept in the leaderboard (templates are always listed).
 
@@ -95,12 +102,13 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     """
     ds = data_mod.load(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate,
                        explicit=explicit)
-    sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection,
-                      templates=None if templates is None else tuple(templates))
+    sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection)
+    names, named = template_names(templates, sp.fit.templates)
+    sp = replace(sp, fit=replace(sp.fit, templates=names))
 
     outcome = staged_search(ds, sp, progress=progress)
     rows, models = _searched_rows(outcome, ds, sp, max_rows)
-    t_rows, t_models = _template_rows(ds, sp)
+    t_rows, t_models = _template_rows(ds, sp, named, progress)
     board = pd.DataFrame(rows + t_rows)
     all_models = models + t_models
     order = np.argsort(np.where(np.isfinite(board[sp.fit.metric]), board[sp.fit.metric], np.inf), kind="stable")
@@ -112,8 +120,9 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     models_out = [m for m in ranked if m is not None]
     chosen = _choose(board, ds, sp)
     board = board[LEADERBOARD_COLUMNS]
-    return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports, outcome.notes,
-                     chosen)
+    skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
+    return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports,
+                     [*outcome.notes, *skipped], chosen)
 
 
 def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace) -> Selection:
@@ -162,7 +171,39 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     return rows, models
 
 
-def _template_rows(ds: data_mod.Dataset, sp: SearchSpace) -> tuple[list[dict], list[Model | None]]:
+def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[str] = ()
+                   ) -> tuple[tuple[str, ...], bool]:
+    """The templates a fit considers, and whether they were named (so the slow ones run too).
+
+    ``spec`` is ``None`` (the space's templates; the slow ones are listed, not run), ``"none"``,
+    ``"all"`` (every registered template), a comma-separated string or a list of names.
+
+    Examples
+    --------
+    >>> template_names("hockney,kohashi")
+    (('hockney', 'kohashi'), True)
+    >>> template_names(None, ("amdahl",))
+    (('amdahl',), False)
+    """
+    if spec is None:
+        return tuple(space_templates), False
+    if isinstance(spec, str):
+        if spec.strip() in ("none", ""):
+            return (), True
+        if spec.strip() == "all":
+            from automodel.templates import TEMPLATES
+            return tuple(TEMPLATES), True
+        spec = [name.strip() for name in spec.split(",") if name.strip()]
+    return tuple(spec), True
+
+
+def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, progress: bool = False
+                   ) -> tuple[list[dict], list[Model | None]]:
+    """One leaderboard row per template of the space's fit options (and its model, None when none).
+
+    A template of cost ``"slow"`` (:data:`automodel.model.COSTS`) runs only when ``named``; otherwise
+    its row says so, with its estimated time. Slow templates show their own progress bar.
+    """
     if not sp.fit.templates:
         return [], []
     from automodel.templates import TEMPLATES
@@ -170,7 +211,7 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace) -> tuple[list[dict], l
     if unknown:
         raise SpaceError(f"{sp.source}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
     y = ds.frame["time"].to_numpy(float)
-    w = 1.0 / y ** 2 if sp.fit.weighting == "relative" else np.ones_like(y)
+    w = weights(y, sp.fit.weighting)
     ctx = model_context(ds, sp)
     rows: list[dict] = []
     models: list[Model | None] = []
@@ -179,9 +220,11 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace) -> tuple[list[dict], l
     for name in sp.fit.templates:
         template = TEMPLATES[name]
         reason = template.applicable(frame)
+        if reason is None and template.cost == "slow" and not named:
+            reason = f"{_NOT_RUN}: ~{template.seconds(frame):.2g} s; --templates {name} runs it"
         if reason is None:
             try:
-                fitted = template.fit(frame)
+                fitted = template.fit(frame, progress=progress) if template.cost == "slow" else template.fit(frame)
                 pred = np.asarray(fitted.predict(frame), float)
             except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
                 reason = f"fit failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"

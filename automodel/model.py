@@ -1,9 +1,11 @@
-"""A fitted model: predictions, the best process count, its sympy expression and its JSON file.
+"""A fitted model: predictions, the best process count, its sympy expression and its JSON form.
 
-:class:`TermModel` is the mathematics (terms and coefficients). :class:`Model` wraps any fitted core
-(a searched :class:`TermModel` or a seeded template) with what a user needs around it: the mapping
-from parameter roles to the user's column names, the training ranges, the metrics, and a versioned
-JSON form that is read back without executing anything from the file.
+:class:`Core` is the protocol every fitted core satisfies: a searched :class:`TermModel` (terms and
+coefficients) or a seeded template's fit. :class:`Template` is the protocol of a seeded template (the
+registry is :mod:`automodel.templates`). :class:`Model` wraps any core with what a user needs around
+it: the mapping from parameter roles to the user's column names, the training ranges, the metrics,
+and a versioned JSON form (:meth:`Model.to_dict`; read back by :mod:`automodel.model_file`, which
+executes nothing from the file).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -23,14 +25,75 @@ import sympy
 from automodel.errors import DataError, ModelFileError
 from automodel.space.terms import Term, term_from_dict
 
-__all__ = ["TermModel", "Model", "load_model", "FORMAT", "VERSION", "MAX_FILE_BYTES"]
+__all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "FORMAT", "VERSION"]
 
 FORMAT = "automodel-model"
 VERSION = 1
-MAX_FILE_BYTES = 5_000_000
 
-#: template name -> ``from_dict`` callable; filled by :mod:`automodel.templates` at import
-TEMPLATE_LOADERS: dict[str, Callable[[dict], Any]] = {}
+#: cost classes of a template's fit: name -> what it means for ``automodel fit``
+COSTS: dict[str, str] = {
+    "fast": "well under a second on typical data; runs by default",
+    "slow": "a simulation or a posterior, whose time grows with the data (to seconds or more); runs "
+            "only when named",
+}
+
+
+@runtime_checkable
+class Core(Protocol):
+    """What a fitted model is: the one contract of :class:`TermModel` and every template's fit.
+
+    ``predict`` takes a frame of canonical parameter columns (``n``, ``p``, ``cpu``, ``bw``, extras);
+    ``to_dict`` is the JSON body of a model file (``{"kind": "terms" | "template", ...}``), read back
+    by :mod:`automodel.model_file`.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def expr(self) -> sympy.Expr: ...
+
+    @property
+    def n_coefficients(self) -> int: ...
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Template(Protocol):
+    """A seeded model of the literature that enters the leaderboard beside the searched candidates.
+
+    Attributes
+    ----------
+    name, title, source : str
+        Registry key, one-line description, and the seed (file, section, equation) it implements.
+    requires : tuple of str
+        Columns it needs (``applicable`` says why it does not apply otherwise).
+    cost : str
+        A key of :data:`COSTS`: ``"fast"`` templates run in every fit, ``"slow"`` ones only when named
+        (``automodel fit --templates NAME``); a slow template's ``fit`` takes ``progress=True`` and
+        shows a progress bar once it has run for a second.
+    """
+
+    name: str
+    title: str
+    source: str
+    requires: tuple[str, ...]
+    cost: str
+
+    def applicable(self, frame: pd.DataFrame) -> str | None:
+        """``None`` when it can be fitted on ``frame``, else the reason (``"not applicable: ..."``)."""
+
+    def seconds(self, frame: pd.DataFrame) -> float:
+        """Estimated CPU seconds of ``fit(frame)`` on one core (for the leaderboard's note)."""
+
+    def fit(self, frame: pd.DataFrame, **options: Any) -> Core:
+        """The fitted core on ``frame`` (canonical columns and ``time``)."""
+
+    def from_dict(self, d: dict[str, Any]) -> Core:
+        """The fitted core from its :meth:`Core.to_dict` form, every field validated."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +154,9 @@ class Model:
 
     Attributes
     ----------
-    core : TermModel or a fitted template
-        Has ``expr``, ``predict(columns)``, ``n_coefficients`` and ``to_dict()``.
+    core : Core
+        A :class:`TermModel` or a fitted template (``expr``, ``predict``, ``n_coefficients``,
+        ``to_dict``, ``name``).
     params : tuple of str
         Canonical parameter names the model was trained on.
     roles : dict
@@ -105,7 +169,7 @@ class Model:
         Name of the search space that produced it.
     """
 
-    core: Any
+    core: Core
     params: tuple[str, ...]
     roles: dict[str, str]
     ranges: dict[str, list[float]] = field(default_factory=dict)
@@ -116,7 +180,7 @@ class Model:
     # -- the mathematics ----------------------------------------------------------------------
     @property
     def name(self) -> str:
-        return getattr(self.core, "name", "searched")
+        return self.core.name
 
     @property
     def expr(self) -> sympy.Expr:
@@ -198,7 +262,8 @@ class Model:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def save(self, path: str | Path) -> None:
-        """Write the JSON file atomically (a temporary file renamed into place)."""
+        """Write the JSON file atomically (a temporary file renamed into place); read it back with
+        :func:`automodel.model_file.load_model`."""
         path = Path(path)
         text = self.to_json()
         fd, tmp = tempfile.mkstemp(prefix=".automodel-", suffix=".json", dir=path.parent or ".")
@@ -209,70 +274,3 @@ class Model:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-
-    @classmethod
-    def from_dict(cls, d: Any, source: str = "<dict>") -> "Model":
-        """Rebuild from :meth:`to_dict` output, validating every field; nothing is evaluated."""
-        def bad(msg: str) -> ModelFileError:
-            return ModelFileError(f"{source}: {msg}")
-
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise bad(f"not an automodel model file (expected \"format\": \"{FORMAT}\")")
-        if d.get("version") != VERSION:
-            raise bad(f"model file version {d.get('version')!r} is not supported (expected {VERSION})")
-        params = d.get("params")
-        if not isinstance(params, list) or not all(isinstance(q, str) and q.isidentifier() for q in params):
-            raise bad("'params' must be a list of parameter names")
-        roles = d.get("roles", {})
-        if not isinstance(roles, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                                  for k, v in roles.items()):
-            raise bad("'roles' must map parameter names to column names")
-        ranges = d.get("ranges", {})
-        if not isinstance(ranges, dict) or not all(
-                isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v)
-                for v in ranges.values()):
-            raise bad("'ranges' must map parameter names to [min, max]")
-        metrics = d.get("metrics", {})
-        if not isinstance(metrics, dict) or not all(
-                v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in metrics.values()):
-            raise bad("'metrics' must map names to numbers")
-        body = d.get("model")
-        if not isinstance(body, dict):
-            raise bad("'model' must be an object")
-        try:
-            if body.get("kind") == "terms":
-                core = TermModel.from_dict(body, frozenset(params))
-            elif body.get("kind") == "template":
-                loader = TEMPLATE_LOADERS.get(body.get("template"))
-                if loader is None:
-                    import automodel.templates  # noqa: F401  (registers the loaders)
-                    loader = TEMPLATE_LOADERS.get(body.get("template"))
-                if loader is None:
-                    raise ModelFileError(f"unknown template {body.get('template')!r}")
-                core = loader(body)
-            else:
-                raise ModelFileError(f"unknown model kind {body.get('kind')!r} (expected terms or template)")
-        except ModelFileError as exc:
-            raise bad(str(exc)) from None
-        options = d.get("options", {})
-        return cls(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
-                   {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
-                   str(d.get("space", "")), options if isinstance(options, dict) else {})
-
-
-def load_model(path: str | Path) -> Model:
-    """Read a model JSON file; a malformed or hostile file is a one-line :class:`ModelFileError`."""
-    path = Path(path)
-    src = str(path)
-    try:
-        size = path.stat().st_size
-    except OSError:
-        raise ModelFileError(f"{src}: no such model file") from None
-    if size > MAX_FILE_BYTES:
-        raise ModelFileError(f"{src}: {size} bytes, larger than a model file can be ({MAX_FILE_BYTES})")
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"),
-                       parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not allowed")))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ModelFileError(f"{src}: not a valid model JSON file ({str(exc).splitlines()[0][:120]})") from None
-    return Model.from_dict(d, src)

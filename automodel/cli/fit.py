@@ -19,6 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--selection", default=None, choices=("simplest", "best"),
                    help="chosen model: the simplest statistically equivalent to rank 1, or rank 1 "
                         "(default: the space's, simplest)")
+    p.add_argument("--templates", default=None, metavar="none|all|NAME,...",
+                   help="seeded templates beside the search (default: the space's fast ones; the slow "
+                        "ones are listed with their estimated time; see 'automodel templates')")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json", help="write the chosen model here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     import automodel
 
     result = automodel.fit(args.data, space=args.space, metric=args.metric, selection=args.selection,
-                           progress=not args.quiet, **role_kwargs(args))
+                           templates=args.templates, progress=not args.quiet, **role_kwargs(args))
     print_result(result, args.top)
     if args.output:
         write_atomic(args.output, lambda tmp: tmp.write_text(result.best.to_json(), encoding="utf-8"))

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def show(args: argparse.Namespace) -> int:
     from automodel.export import export
-    from automodel.model import load_model
+    from automodel.model_file import load_model
 
     print(export(load_model(args.model), args.format))
     return 0
@@ -35,7 +35,7 @@ def show(args: argparse.Namespace) -> int:
 
 def best_p(args: argparse.Namespace) -> int:
     from automodel.errors import DataError
-    from automodel.model import load_model
+    from automodel.model_file import load_model
 
     model = load_model(args.model)
     extras = parse_param_values(args.param)

@@ -42,7 +42,7 @@ def predict(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from automodel.data import read_csv
-    from automodel.model import load_model
+    from automodel.model_file import load_model
 
     if args.store:
         return predict_from_store(args)

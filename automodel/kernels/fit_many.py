@@ -46,6 +46,7 @@ from automodel.solve import metrics as metrics_mod
 from automodel.printing import formula, formulas
 from automodel.kernels.groups import Group, best_per_kernel, choose, groups, noise
 from automodel.model import Model, TermModel
+from automodel.model_file import model_from_dict
 from automodel.space.config import SearchSpace
 from automodel.options import ROLE_NAMES
 from automodel.space.terms import Term
@@ -323,7 +324,7 @@ def load_models(path: str | Path) -> dict[str, Model]:
     models = body.get("models")
     if not isinstance(models, dict):
         raise ModelFileError(f"{src}: 'models' must map kernel names to models")
-    return {str(k): Model.from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
+    return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
 
 
 # -- formulas --------------------------------------------------------------------------------------

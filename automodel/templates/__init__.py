@@ -1,31 +1,44 @@
 """Registry of the seeded templates: classic models of the field that enter the same leaderboard.
 
-Each module under ``automodel/templates/`` exposes ``TEMPLATE`` (or ``TEMPLATES``); this registry
-collects them by name and registers their ``from_dict`` loaders for model files.
+Each module under ``automodel/templates/`` exposes ``TEMPLATE`` (or ``TEMPLATES``), objects that
+satisfy :class:`automodel.model.Template`; this registry only reads them, by name. Model files find a
+template's loader here (:mod:`automodel.model_file`).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
 
-from automodel.model import TEMPLATE_LOADERS
+from automodel.model import COSTS, Template
 
-__all__ = ["TEMPLATES", "describe"]
+__all__ = ["TEMPLATES", "MODULES", "describe", "by_cost"]
 
-_MODULES: tuple[str, ...] = ("baselines", "kohashi", "rational", "hockney", "fim_cal", "fim_com")
-
-TEMPLATES: dict[str, Any] = {}
-for _name in _MODULES:
-    _mod = import_module(f"automodel.templates.{_name}")
-    for _t in getattr(_mod, "TEMPLATES", None) or [_mod.TEMPLATE]:
-        TEMPLATES[_t.name] = _t
+#: the template modules, in leaderboard order
+MODULES: tuple[str, ...] = ("baselines", "kohashi", "rational", "hockney", "fim_cal", "fim_com")
 
 
-TEMPLATE_LOADERS.update({name: t.from_dict for name, t in TEMPLATES.items()})
+def _collect() -> dict[str, Template]:
+    found: dict[str, Template] = {}
+    for module in MODULES:
+        mod = import_module(f"automodel.templates.{module}")
+        for template in getattr(mod, "TEMPLATES", None) or [mod.TEMPLATE]:
+            if not isinstance(template, Template) or template.cost not in COSTS:
+                raise TypeError(f"automodel.templates.{module}: {template!r} does not satisfy the Template "
+                                f"protocol with a cost in {list(COSTS)}")
+            found[template.name] = template
+    return found
+
+
+#: template name -> template
+TEMPLATES: dict[str, Template] = _collect()
+
+
+def by_cost(cost: str) -> tuple[str, ...]:
+    """Names of the registered templates of cost class ``cost`` (a key of :data:`automodel.model.COSTS`)."""
+    return tuple(name for name, t in TEMPLATES.items() if t.cost == cost)
 
 
 def describe() -> list[dict[str, str]]:
-    """Name, title, required columns and source of every template."""
-    return [{"name": t.name, "title": t.title, "requires": ", ".join(t.requires), "source": t.source}
-            for t in TEMPLATES.values()]
+    """Name, title, required columns, source and cost class of every template."""
+    return [{"name": t.name, "title": t.title, "requires": ", ".join(t.requires), "source": t.source,
+             "cost": t.cost} for t in TEMPLATES.values()]

@@ -5,7 +5,11 @@ D (data transfer), M (metadata), C (network initialisation) and R (receive) in s
 service processes of eqs. 13-16. Each job is a piece of the message of at most ``job_size`` units
 of ``n``. Everything is vectorised over replications, senders, receivers and jobs: FIFO queues are
 solved with the Lindley recursion as a cumulative maximum, and M's queue-length-dependent service
-by a monotone fixed-point iteration that is exact when it stops.
+by a monotone fixed-point iteration that is exact when it stops. The receivers are reduced once
+per draw (:func:`draw`): a FIFO receiver's last departure is ``max_j(a_j + psi * tail_j)`` with
+``tail_j`` the standard service still to come from job ``j`` on, so only the tails are kept (for a
+broadcast, whose receivers all see the same arrivals, only their maximum over receivers).
+Configurations whose draws have the same shape are simulated together (:func:`stack`).
 
 Interpretations (the paper leaves them open; the released C code, ``bhimanijanki/FiM``, guides):
 
@@ -27,7 +31,8 @@ import numpy as np
 
 from automodel.errors import DataError
 
-__all__ = ["PATTERNS", "QueueParams", "Draws", "job_sizes", "draw", "run", "lindley", "simulate", "config_rng"]
+__all__ = ["PATTERNS", "QueueParams", "Draws", "job_sizes", "draw", "stack", "tails", "run", "lindley",
+           "simulate", "config_rng"]
 
 PATTERNS: tuple[str, ...] = ("scatter", "broadcast", "gather")
 
@@ -67,10 +72,15 @@ class QueueParams:
 
 @dataclass(frozen=True)
 class Draws:
-    """Standard random variates for one configuration (common random numbers across parameters).
+    """Standard random variates of one configuration, or of several stacked (common random numbers
+    across parameters).
 
     Shapes: ``data`` (reps, senders, sender_jobs) uniforms for D; ``meta`` and ``init`` the same
-    shape, standard exponentials for M and C; ``recv`` (reps, receivers, receiver_jobs) for R.
+    shape, standard exponentials for M and C; ``sizes`` the units of every sender job (broadcasts
+    against ``data``). ``recv_tail`` holds, per receiver, the standard exponential service of R
+    from each job to the last (:func:`tails`): (reps, receivers, jobs) for scatter, (reps, 1, jobs)
+    for broadcast (the maximum over receivers, who all see the same arrivals) and
+    (reps, 1, senders * jobs) for gather.
     """
 
     pattern: str
@@ -79,12 +89,43 @@ class Draws:
     data: np.ndarray
     meta: np.ndarray
     init: np.ndarray
-    recv: np.ndarray
+    recv_tail: np.ndarray
 
     @property
     def n_jobs(self) -> int:
         """Jobs entering the D stations over all replications and senders."""
         return int(self.data.size)
+
+    @property
+    def shape_key(self) -> tuple:
+        """Draws with equal keys stack into one simulation (:func:`stack`)."""
+        return self.pattern, self.data.shape[1:], self.recv_tail.shape[1:]
+
+
+def tails(service: np.ndarray) -> np.ndarray:
+    """``tail_j = sum_{i >= j} service_i`` along the last axis: a FIFO server's work from job j on.
+
+    Lindley's recursion (:func:`lindley`) unrolled gives the last departure ``max_j(a_j + tail_j)``.
+
+    Examples
+    --------
+    >>> tails(np.array([1.0, 2.0, 3.0])).tolist()
+    [6.0, 5.0, 3.0]
+    """
+    tail = np.cumsum(service, axis=-1)
+    last = tail[..., -1:].copy()
+    tail -= service  # work before job j
+    return np.subtract(last, tail, out=tail)
+
+
+def stack(draws: list[Draws]) -> Draws:
+    """Draws of configurations with one :attr:`Draws.shape_key`, stacked along the replications."""
+    first = draws[0]
+    if any(d.shape_key != first.shape_key for d in draws):
+        raise ValueError("FiM-Com: only draws of the same shape stack")
+    sizes = np.concatenate([np.broadcast_to(d.sizes, (d.data.shape[0], 1, d.data.shape[-1])) for d in draws])
+    return Draws(first.pattern, first.receivers, sizes, *(np.concatenate([getattr(d, f) for d in draws])
+                                                          for f in ("data", "meta", "init", "recv_tail")))
 
 
 def job_sizes(n: float, job_size: float) -> np.ndarray:
@@ -124,8 +165,12 @@ def draw(pattern: str, n: float, p: int, job_size: float, reps: int, rng: np.ran
         sender_shape, recv_shape = (reps, 1, jobs), (reps, peers, jobs)
     else:  # gather: parallel D, M, C per sender, one FIFO receiver (Fig. 4c)
         sender_shape, recv_shape = (reps, peers, jobs), (reps, 1, peers * jobs)
-    return Draws(pattern, peers, sizes, rng.random(sender_shape), rng.standard_exponential(sender_shape),
-                 rng.standard_exponential(sender_shape), rng.standard_exponential(recv_shape))
+    data, meta = rng.random(sender_shape), rng.standard_exponential(sender_shape)
+    init, recv = rng.standard_exponential(sender_shape), rng.standard_exponential(recv_shape)
+    tail = tails(recv)
+    if pattern == "broadcast":
+        tail = tail.max(axis=1, keepdims=True)
+    return Draws(pattern, peers, np.tile(sizes, peers) if pattern == "scatter" else sizes, data, meta, init, tail)
 
 
 def lindley(arrivals: np.ndarray, service: np.ndarray) -> np.ndarray:
@@ -196,24 +241,15 @@ def run(draws: Draws, params: QueueParams) -> np.ndarray:
     D serves all jobs of a sender from time 0 (all data in memory, sec. 3.2), M follows FIFO, C
     delays each job, R queues per receiver; the collective ends when the last job is received.
     """
-    sizes = draws.sizes
-    jobs = sizes.size
-    if draws.pattern == "scatter":
-        sizes = np.tile(sizes, draws.receivers)  # receiver-major blocks of the same job sizes
     rate = params.zeta_max * (params.zeta_ratio + (1.0 - params.zeta_ratio) * draws.data)
-    d_out = np.cumsum(sizes / rate, axis=-1)  # single server D with every job waiting at t = 0
+    d_out = np.cumsum(draws.sizes / rate, axis=-1)  # single server D with every job waiting at t = 0
     m_out = _metadata_station(d_out, params.meta_mean * draws.meta, params.meta_log)
     c_out = m_out + params.init_mean * draws.init
-    reps, peers = draws.recv.shape[0], draws.receivers
-    if draws.pattern == "scatter":  # block q (jobs q*J .. q*J+J-1) goes to receiver q
-        arrive = c_out.reshape(reps, peers, jobs)
-        arrive = np.sort(arrive, axis=-1)
-    elif draws.pattern == "broadcast":  # the same arrivals reach every receiver
-        arrive = np.broadcast_to(np.sort(c_out, axis=-1), (reps, peers, jobs))
-    else:
-        arrive = np.sort(c_out.reshape(reps, 1, peers * jobs), axis=-1)
-    done = lindley(arrive, params.recv_mean * draws.recv)
-    return done[..., -1].max(axis=-1)
+    # scatter: block q (jobs q*J .. q*J+J-1) goes to receiver q; broadcast: the same arrivals reach
+    # every receiver; gather: one receiver of every sender's jobs
+    arrive = np.sort(c_out.reshape(draws.recv_tail.shape), axis=-1)
+    done = arrive + params.recv_mean * draws.recv_tail  # last departure: max_j (a_j + psi * tail_j)
+    return done.reshape(done.shape[0], -1).max(axis=-1)
 
 
 def simulate(pattern: str, n: float, p: int, params: QueueParams, job_size: float, reps: int,

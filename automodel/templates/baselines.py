@@ -90,14 +90,20 @@ def missing_reason(frame: pd.DataFrame, required: Iterable[str]) -> str | None:
 
 
 class ColumnTemplate:
-    """What every column-based template shares: it applies when its ``requires`` columns are there, and
-    it loads its fitted models from JSON through ``model_class.from_dict`` (the registry calls this)."""
+    """What every template shares (:class:`automodel.model.Template`): it applies when its ``requires``
+    columns are there, it loads its fitted models from JSON through ``model_class.from_dict``, and it is
+    ``"fast"``: a few least-squares solves, milliseconds on typical data (``benchmarks/speed.py``)."""
 
     model_class: ClassVar[type]
     requires: tuple[str, ...]
+    cost: ClassVar[str] = "fast"
 
     def applicable(self, frame: pd.DataFrame) -> str | None:
         return missing_reason(frame, self.requires)
+
+    def seconds(self, frame: pd.DataFrame) -> float:
+        """Estimated CPU seconds of a fit on ``frame``: a few milliseconds."""
+        return 0.01
 
     def from_dict(self, d: dict) -> Any:
         return self.model_class.from_dict(d)

@@ -9,20 +9,30 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import sympy
 from scipy.optimize import least_squares
+from tqdm.auto import tqdm
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
-from automodel.templates._fim_queue import PATTERNS, Draws, QueueParams, config_rng, draw, run
+from automodel.templates._fim_queue import PATTERNS, QueueParams, config_rng, draw, run, stack
+from automodel.templates.baselines import ColumnTemplate
 
 __all__ = ["TEMPLATE", "FimComModel", "FimComTemplate", "calibrate", "simulate_frame"]
 
 _PARAM_NAMES: tuple[str, ...] = ("zeta_max", "meta_mean", "meta_log", "init_mean", "recv_mean")
+
+# cost model of :meth:`FimComTemplate.seconds`, measured on one core: simulations of the training set
+# in a default calibration (least_squares with a finite-difference Jacobian), seconds per variate
+# drawn, per sender job simulated, per vectorised pass
+_EVALUATIONS = 400
+_SECONDS_PER_VARIATE = 2e-8
+_SECONDS_PER_JOB = 2e-8
+_SECONDS_PER_PASS = 2e-5
 
 
 def _configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -41,21 +51,45 @@ def _configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return n, p.astype(np.int64)
 
 
+def _unique_configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct ``(n, p)`` of ``frame`` and, per row, the index of its configuration."""
+    n, p = _configs(frame)
+    unique, inverse = np.unique(np.column_stack([n, p.astype(float)]), axis=0, return_inverse=True)
+    return unique[:, 0], unique[:, 1].astype(np.int64), np.ravel(inverse)
+
+
+class _Simulator:
+    """The draws of distinct configurations, drawn once and stacked by shape; ``means``/``runs``
+    simulate them all for given parameters (common random numbers: a deterministic function)."""
+
+    def __init__(self, pattern: str, n: np.ndarray, p: np.ndarray, job_size: float, reps: int, seed: int) -> None:
+        draws = [draw(pattern, float(nk), int(pk), job_size, reps, config_rng(seed, pattern, float(nk), int(pk)))
+                 for nk, pk in zip(n, p)]
+        groups: dict[tuple, list[int]] = {}
+        for i, d in enumerate(draws):
+            groups.setdefault(d.shape_key, []).append(i)
+        self.reps = reps
+        self.groups = [(np.array(idx), stack([draws[i] for i in idx])) for idx in groups.values()]
+        self.n_configs = len(draws)
+
+    def runs(self, params: QueueParams) -> np.ndarray:
+        """Completion times, shape ``(configurations, reps)``."""
+        out = np.empty((self.n_configs, self.reps))
+        for idx, stacked in self.groups:
+            out[idx] = run(stacked, params).reshape(idx.size, self.reps)
+        return out
+
+
 def simulate_frame(frame: pd.DataFrame, pattern: str, params: QueueParams, job_size: float,
                    reps: int, seed: int = 0) -> np.ndarray:
     """Simulated completion times, shape ``(len(frame), reps)``; one seeded run per distinct (n, p).
 
-    The loop is over distinct configurations; each configuration is one vectorised simulation of
-    ``reps`` replications.
+    Each configuration's draws depend only on the seed and the configuration
+    (:func:`~automodel.templates._fim_queue.config_rng`); configurations of the same shape are
+    simulated in one vectorised pass.
     """
-    n, p = _configs(frame)
-    keys = np.column_stack([n, p.astype(float)])
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    out = np.empty((unique.shape[0], reps))
-    for k, (n_k, p_k) in enumerate(unique):
-        rng = config_rng(seed, pattern, float(n_k), int(p_k))
-        out[k] = run(draw(pattern, float(n_k), int(p_k), job_size, reps, rng), params)
-    return out[np.ravel(inverse)]
+    n, p, inverse = _unique_configs(frame)
+    return _Simulator(pattern, n, p, job_size, reps, seed).runs(params)[inverse]
 
 
 def _initial_guess(pattern: str, n: np.ndarray, p: np.ndarray, time: np.ndarray, ratio: float) -> np.ndarray:
@@ -68,7 +102,7 @@ def _initial_guess(pattern: str, n: np.ndarray, p: np.ndarray, time: np.ndarray,
 
 
 def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8, seed: int = 0,
-              zeta_ratio: float = 0.9, max_nfev: int = 200) -> tuple[QueueParams, float]:
+              zeta_ratio: float = 0.9, max_nfev: int = 200, progress: bool = False) -> tuple[QueueParams, float]:
     """Fit the service parameters of eqs. 13-16 to measured times (least squares on log ratios).
 
     The residual is ``log(simulated mean / measured)``: a relative error that treats over- and
@@ -76,33 +110,35 @@ def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8,
 
     Common random numbers: the standard variates of every training configuration are drawn once,
     so the simulated mean is a deterministic, piecewise-smooth function of the parameters, which
-    ``scipy.optimize.least_squares`` minimises over their logarithms.
+    ``scipy.optimize.least_squares`` minimises over their logarithms. ``progress`` shows a bar of
+    the simulations of the training set once they have run for a second.
 
     Returns
     -------
     (params, rms) : tuple
         The calibrated :class:`QueueParams` and the RMS of the training log ratios.
     """
-    n, p = _configs(frame)
+    n_all, p_all = _configs(frame)
     time = pd.to_numeric(frame["time"], errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~(np.isfinite(time) & (time > 0)))
     if bad.size:
         raise DataError(f"FiM-Com: row {int(bad[0])}, column 'time': expected a time > 0")
-    draws: list[Draws] = [draw(pattern, float(nk), int(pk), job_size, reps, config_rng(seed, pattern, nk, pk))
-                          for nk, pk in zip(n, p)]
+    n, p, inverse = _unique_configs(frame)
+    simulator = _Simulator(pattern, n, p, job_size, reps, seed)
+    bar = tqdm(desc=f"FiM-Com {pattern}", unit="simulation", delay=1.0, disable=not progress, leave=False)
 
     def params_of(x: np.ndarray) -> QueueParams:
         return QueueParams(*np.exp(x), zeta_ratio=zeta_ratio)
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        q = params_of(x)
-        sim = np.array([run(d, q).mean() for d in draws])
-        return np.log(sim / time)
+        bar.update()
+        return np.log(simulator.runs(params_of(x)).mean(axis=1)[inverse] / time)
 
-    x0 = _initial_guess(pattern, n, p, time, zeta_ratio)
+    x0 = _initial_guess(pattern, n_all, p_all, time, zeta_ratio)
     lower, upper = x0 - 25.0, x0 + 25.0
-    fit = least_squares(residuals, x0, bounds=(lower, upper), diff_step=1e-3, x_scale=1.0,
-                        max_nfev=max_nfev)
+    with bar:
+        fit = least_squares(residuals, x0, bounds=(lower, upper), diff_step=1e-3, x_scale=1.0,
+                            max_nfev=max_nfev)
     return params_of(fit.x), float(np.sqrt(np.mean(fit.fun**2)))
 
 
@@ -217,28 +253,41 @@ class FimComModel:
 
 
 @dataclass(frozen=True)
-class FimComTemplate:
-    """FiM-Com as a seeded template (``TEMPLATE`` below); ``fit`` returns a :class:`FimComModel`."""
+class FimComTemplate(ColumnTemplate):
+    """FiM-Com as a seeded template (``TEMPLATE`` below); ``fit`` returns a :class:`FimComModel`.
+
+    Slow: calibration simulates the training set a few hundred times, and drawing the receivers
+    costs ``reps x (p - 1) x jobs`` variates per configuration (:meth:`seconds`), so it runs only
+    when named (``automodel fit --templates fim_com``).
+    """
+
+    model_class: ClassVar[type] = FimComModel
+    cost: ClassVar[str] = "slow"
 
     name: str = "fim_com"
     title: str = "FiM-Com: queueing simulation of scatter, broadcast and gather"
     source: str = "fim-bhimani-2019.txt, sec. 3.2-3.3, Fig. 4, eqs. 13-16"
     requires: tuple[str, ...] = ("time", "n", "p")
 
-    def from_dict(self, d: dict[str, Any]) -> FimComModel:
-        """Loader for model files: :meth:`FimComModel.from_dict`."""
-        return FimComModel.from_dict(d)
+    def seconds(self, frame: pd.DataFrame, max_jobs: int = 32, reps: int = 64, fit_reps: int = 8) -> float:
+        """Estimated CPU seconds of ``fit(frame)`` with the default pattern (broadcast) and budget.
 
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        """None when the frame has a data size ``n`` and a process count ``p``."""
-        for name in self.requires:
-            if name not in frame.columns:
-                return f"not applicable: no column {name}"
-        return None
+        Counts the variates drawn (fit and prediction) and the jobs simulated per evaluation over
+        the distinct ``(n, p)``, at rates measured on one core (``benchmarks/speed.py``).
+        """
+        try:
+            n, p, _ = _unique_configs(frame)
+        except DataError:
+            return 0.0
+        jobs = np.maximum(np.ceil(n / (float(np.max(n)) / max_jobs) - 1e-9), 1)
+        drawn = float(np.sum(jobs * np.maximum(p - 1, 1))) * (reps + fit_reps)
+        simulated = float(np.sum(jobs)) * fit_reps * _EVALUATIONS
+        shapes = np.unique(jobs).size * _EVALUATIONS
+        return _SECONDS_PER_VARIATE * drawn + _SECONDS_PER_JOB * simulated + _SECONDS_PER_PASS * shapes
 
     def fit(self, frame: pd.DataFrame, *, pattern: str = "broadcast", job_size: float | None = None,
             max_jobs: int = 32, reps: int = 64, fit_reps: int = 8, seed: int = 0,
-            zeta_ratio: float = 0.9, max_nfev: int = 200) -> FimComModel:
+            zeta_ratio: float = 0.9, max_nfev: int = 200, progress: bool = False) -> FimComModel:
         """Calibrate the queueing model of ``pattern`` to the measured times.
 
         Parameters
@@ -258,6 +307,8 @@ class FimComTemplate:
             ``zeta_min / zeta_max`` of eq. 13 (0.9 in the paper).
         max_nfev : int
             Budget of simulations of the training set for ``least_squares``.
+        progress : bool
+            Show a progress bar of the simulations once calibration has run for a second.
         """
         reason = self.applicable(frame)
         if reason is not None:
@@ -271,7 +322,7 @@ class FimComTemplate:
         best: FimComModel | None = None
         for name in patterns:
             params, rms = calibrate(frame, name, job_size, reps=fit_reps, seed=seed,
-                                    zeta_ratio=zeta_ratio, max_nfev=max_nfev)
+                                    zeta_ratio=zeta_ratio, max_nfev=max_nfev, progress=progress)
             model = FimComModel(name, params, float(job_size), reps=reps, seed=seed, rms_=rms)
             if best is None or rms < best.rms_:
                 best = model

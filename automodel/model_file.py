@@ -1,0 +1,113 @@
+"""Model files: read a model JSON file back into a :class:`~automodel.model.Model`, executing nothing.
+
+:meth:`Model.to_dict <automodel.model.Model.to_dict>` writes the envelope (format, version, parameters,
+roles, ranges, metrics, options) around the core's own body. This module validates the envelope and
+dispatches the body on its ``kind``: ``"terms"`` to :class:`~automodel.model.TermModel`,
+``"template"`` to the ``from_dict`` of the template of that name in :mod:`automodel.templates`. It sits
+above both, so neither the model nor the templates import the other. A malformed or hostile file is a
+one-line :class:`~automodel.errors.ModelFileError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from automodel.errors import ModelFileError
+from automodel.model import FORMAT, VERSION, Core, Model, TermModel
+from automodel.templates import TEMPLATES
+
+__all__ = ["load_model", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES"]
+
+#: larger files are refused before they are parsed
+MAX_FILE_BYTES = 5_000_000
+
+
+def core_from_dict(body: Any, params: frozenset[str]) -> Core:
+    """The fitted core of a model body (``{"kind": "terms" | "template", ...}``).
+
+    Raises
+    ------
+    ModelFileError
+        On an unknown kind or template, or a field the core's own ``from_dict`` refuses.
+    """
+    if not isinstance(body, dict):
+        raise ModelFileError("'model' must be an object")
+    kind = body.get("kind")
+    if kind == "terms":
+        return TermModel.from_dict(body, params)
+    if kind == "template":
+        template = TEMPLATES.get(body.get("template"))  # type: ignore[arg-type]
+        if template is None:
+            raise ModelFileError(f"unknown template {body.get('template')!r}; known: {', '.join(TEMPLATES)}")
+        return template.from_dict(body)
+    raise ModelFileError(f"unknown model kind {kind!r} (expected terms or template)")
+
+
+def model_from_dict(d: Any, source: str = "<dict>") -> Model:
+    """Rebuild a :class:`Model` from :meth:`Model.to_dict` output, validating every field.
+
+    Examples
+    --------
+    >>> model_from_dict({"format": "pickle"})
+    Traceback (most recent call last):
+    automodel.errors.ModelFileError: <dict>: not an automodel model file (expected "format": "automodel-model")
+    """
+    def bad(msg: str) -> ModelFileError:
+        return ModelFileError(f"{source}: {msg}")
+
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise bad(f"not an automodel model file (expected \"format\": \"{FORMAT}\")")
+    if d.get("version") != VERSION:
+        raise bad(f"model file version {d.get('version')!r} is not supported (expected {VERSION})")
+    params = d.get("params")
+    if not isinstance(params, list) or not all(isinstance(q, str) and q.isidentifier() for q in params):
+        raise bad("'params' must be a list of parameter names")
+    roles = d.get("roles", {})
+    if not isinstance(roles, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in roles.items()):
+        raise bad("'roles' must map parameter names to column names")
+    ranges = d.get("ranges", {})
+    if not isinstance(ranges, dict) or not all(
+            isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v)
+            for v in ranges.values()):
+        raise bad("'ranges' must map parameter names to [min, max]")
+    metrics = d.get("metrics", {})
+    if not isinstance(metrics, dict) or not all(
+            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in metrics.values()):
+        raise bad("'metrics' must map names to numbers")
+    try:
+        core = core_from_dict(d.get("model"), frozenset(params))
+    except ModelFileError as exc:
+        raise bad(str(exc)) from None
+    options = d.get("options", {})
+    return Model(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
+                 {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
+                 str(d.get("space", "")), options if isinstance(options, dict) else {})
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not allowed")
+
+
+def load_model(path: str | Path) -> Model:
+    """Read a model JSON file (written by :meth:`Model.save <automodel.model.Model.save>`).
+
+    Raises
+    ------
+    ModelFileError
+        A missing, oversized, malformed or hostile file, in one line naming the file.
+    """
+    path = Path(path)
+    src = str(path)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        raise ModelFileError(f"{src}: no such model file") from None
+    if size > MAX_FILE_BYTES:
+        raise ModelFileError(f"{src}: {size} bytes, larger than a model file can be ({MAX_FILE_BYTES})")
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ModelFileError(f"{src}: not a valid model JSON file ({str(exc).splitlines()[0][:120]})") from None
+    return model_from_dict(d, src)
