@@ -57,7 +57,7 @@ def pool(rng: np.random.Generator, n_candidates: int, runs: pd.DataFrame, option
 
 def bench_memory(n_candidates: int, n_updates: int, seed: int = 0) -> dict[str, float]:
     rng = np.random.default_rng(seed)
-    opts = OnlineOptions(prune_percentile=100.0)  # keep all candidates alive: measure at full size
+    opts = OnlineOptions.from_dict({"prune_percentile": 100.0})  # keep all candidates alive: measure at full size
     live = pool(rng, n_candidates, synthetic_runs(rng, 100), opts)
     new = synthetic_runs(rng, n_updates)
     nv = term_values(live.terms, {q: new[q].to_numpy(float) for q in ("n", "p", "cpu", "bw")}, len(new))

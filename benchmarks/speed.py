@@ -1,7 +1,7 @@
 """Speed of candidate fitting and of the full staged search, measured in one run.
 
 Prints candidate fits per second per core for k = 1..6 terms on m = 64 runs, for
-  * automodel's batched solver (:func:`automodel.solve.batched.solve`, unconstrained and non-negative),
+  * automodel's batched solver (:func:`automodel.solve.lstsq.solve`, unconstrained and non-negative),
   * a Python loop of ``np.linalg.lstsq`` (the naive way),
   * batched normal equations on a shared Gram matrix with ``np.linalg.solve`` on a stack (the
     practical limit of the normal-equations approach in plain numpy),
@@ -30,7 +30,7 @@ from itertools import combinations, islice  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from automodel.solve import batched  # noqa: E402
+from automodel.solve import design, lstsq  # noqa: E402
 
 
 def _timed(fn, min_seconds: float = 0.3) -> float:
@@ -49,13 +49,13 @@ def fits_per_second(m: int = 64, n_terms_pool: int = 40, n_candidates: int = 100
     rng = np.random.default_rng(seed)
     A = rng.uniform(0.1, 2.0, size=(m, n_terms_pool))
     y = A[:, :3] @ np.array([1.0, 2.0, 3.0]) * (1 + 0.01 * rng.standard_normal(m))
-    des = batched.design(A, y)
+    des = design.design(A, y)
     rows = []
     for k in range(1, 7):
         combos = np.array(list(islice(combinations(range(n_terms_pool), k), n_candidates)), dtype=np.intp)
         combos = np.resize(combos, (n_candidates, k))  # repeat small pools up to n_candidates
-        t_batched = _timed(lambda: batched.solve(des, combos, nonnegative=False))
-        t_nonneg = _timed(lambda: batched.solve(des, combos, nonnegative=True))
+        t_batched = _timed(lambda: lstsq.solve(des, combos, nonnegative=False))
+        t_nonneg = _timed(lambda: lstsq.solve(des, combos, nonnegative=True))
         sub = combos[:loop_candidates]
 
         def loop():
@@ -65,8 +65,8 @@ def fits_per_second(m: int = 64, n_terms_pool: int = 40, n_candidates: int = 100
         t_loop = _timed(loop) * (n_candidates / loop_candidates)
 
         def gram_solve():
-            G = des.gram[combos[:, :, None], combos[:, None, :]]
-            b = des.moment[combos]
+            G = des.gram[0][combos[:, :, None], combos[:, None, :]]
+            b = des.moment[0][combos]
             np.linalg.solve(G, b[..., None])
 
         t_gram = _timed(gram_solve)

@@ -8,7 +8,7 @@ search space and ranking metric :func:`automodel.fit` uses, but shares the work 
 * when the space's search is a single stage for these parameters (one parameter ``p``: the p-only
   P-terms of bayesian-kohashi-2022.txt, eqs. 1-6; one extra parameter; the ``pmnf`` space), its
   candidate list does not depend on the measured values, so every (candidate, kernel) pair of the
-  group is solved in one batched call (:mod:`automodel.solve.multi`) and each kernel gets the candidate
+  group is solved in one batched call (:mod:`automodel.kernels.choice`) and each kernel gets the candidate
   that automodel.fit chooses among the searched ones (its ranking metric and selection rule,
   :mod:`automodel.search.select`): the same model as ``automodel.fit(..., templates=())``;
 * a multi-stage search (``n`` present, several parameters) prunes per kernel between stages, so those
@@ -44,7 +44,8 @@ from automodel import data as data_mod
 from automodel.errors import DataError, ModelFileError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formula, formulas
-from automodel.kernels.groups import Group, best_per_kernel, choose, groups, noise
+from automodel.kernels.choice import best_per_kernel, choose
+from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.model_file import model_from_dict
 from automodel.space.config import SearchSpace

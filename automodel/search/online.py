@@ -8,14 +8,14 @@ automatically removing the training data which contains anomalies".
 All live candidates draw their columns from one pool of ``T`` distinct terms. The pool keeps the
 sufficient statistics of the weighted regression, ``G = A'WA`` (T x T), ``b = A'Wy`` and ``y'Wy``, so a
 new run is a rank-one update (O(T^2)) and each candidate's normal equations are the gather
-``G[c, c] x = b[c]``, solved for all candidates of one width at once with the batch-last Cholesky of
-:mod:`automodel.solve.batched` (O(k^3) elementwise operations over the candidate axis, no Python loop
-per candidate). Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1) are warm-started from the
-previous support; a vectorised active-set pass settles the rest (KKT-checked), and the few it cannot
-settle are solved exactly by :func:`scipy.optimize.nnls` on ``k + 1`` virtual rows rebuilt from the
-statistics.
+``G[c, c] x = b[c]``. They are solved by the solver of the search (:func:`automodel.solve.lstsq.solve`
+on a design built from the statistics, :func:`automodel.solve.design.from_stats`), all candidates of
+one width at once. Non-negative fits (bayesian-kohashi-2022.txt, sec. 2.1) are warm-started from the
+previous support; the vectorised active set settles the rest (KKT-checked), and the few it cannot
+settle go through the exact fallback of the search, on virtual rows rebuilt from the statistics.
 
-Ranking metric: the standard error of the weighted regression, ``s_w = sqrt(RSS_w / (m - k))`` over
+Ranking metric: the standard error of the weighted regression, ``s_w = sqrt(RSS_w / (m - k))``
+(:func:`automodel.solve.metrics.standard_error`) over
 the ``m`` admitted runs (not aggregated), which is ``rel_s`` for the relative weighting ``w = 1/y^2``
 (bayesian-kohashi-2022.txt, eq. 7) and ``s`` for no weighting.
 
@@ -29,49 +29,63 @@ kept, so a changed machine moves the ranking instead of being set aside.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from scipy.optimize import nnls
-
-from automodel.solve import batched
-from automodel.search.select import select, thresholds
+from automodel.options import WEIGHTINGS, FitOptions, weights
 from automodel.search.prune import prune, rank
+from automodel.search.select import select, thresholds
+from automodel.solve import lstsq, metrics
+from automodel.solve.design import from_stats
 from automodel.space.terms import Term
 
-__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "run_weights", "term_values",
-           "refit"]
+__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "term_values", "refit"]
 
 _MAD_TO_SIGMA = 1.4826
+
+#: the fit options of the online stage: the search's, keeping more candidates alive
+ONLINE_FIT = FitOptions(prune_percentile=90.0, min_survivors=32)
+_SHARED = ("weighting", "nonnegative", "prune_percentile", "min_survivors", "selection")
 
 
 @dataclass(frozen=True)
 class OnlineOptions:
-    """How the live pool is fitted, pruned and screened for anomalies (stored with the application)."""
+    """How the live pool is fitted, pruned and screened for anomalies (stored with the application).
 
-    weighting: str = "relative"
-    nonnegative: bool = True
-    prune_percentile: float = 90.0
-    min_survivors: int = 32
+    ``fit`` is the one options record of the search (:class:`automodel.options.FitOptions`) with the
+    online defaults (:data:`ONLINE_FIT`); the online stage reads its weighting, sign constraint,
+    pruning and selection rule. The anomaly rule adds three fields (module docstring).
+    """
+
+    fit: FitOptions = ONLINE_FIT
     anomaly_mad: float = 5.0
     anomaly_floor: float = 0.05
     n_leaders: int = 5
-    selection: str = "simplest"  # which live candidate leads: see automodel/search/select.py
+
+    weighting = property(lambda self: self.fit.weighting)
+    nonnegative = property(lambda self: self.fit.nonnegative)
+    prune_percentile = property(lambda self: self.fit.prune_percentile)
+    min_survivors = property(lambda self: self.fit.min_survivors)
+    selection = property(lambda self: self.fit.selection)  # which live candidate leads: search/select.py
+
+    @property
+    def metric(self) -> str:
+        """The metric the online score ``s_w`` is: the standard error of the weighting's fit."""
+        return WEIGHTINGS[self.fit.weighting].standard_error
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Flat keys, as stores have always held them."""
+        return {**{k: getattr(self, k) for k in _SHARED},
+                **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "fit"}}
 
     @classmethod
     def from_dict(cls, d: dict) -> "OnlineOptions":
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def run_weights(y: np.ndarray, weighting: str) -> np.ndarray:
-    """Regression weights: ``1 / y^2`` for relative errors (bayesian-kohashi-2022.txt, eq. 7), else 1."""
-    y = np.asarray(y, float)
-    return 1.0 / y ** 2 if weighting == "relative" else np.ones_like(y)
+        """Options from flat keys (:meth:`to_dict`, or a dict stored by an older version); unknown keys
+        are ignored, missing ones keep the online defaults."""
+        own = {f.name for f in fields(cls)} - {"fit"}
+        return cls(replace(ONLINE_FIT, **{k: v for k, v in d.items() if k in _SHARED}),
+                   **{k: v for k, v in d.items() if k in own})
 
 
 def term_values(terms: list[Term], columns: dict[str, np.ndarray], n_rows: int) -> np.ndarray:
@@ -129,86 +143,16 @@ class Refit:
     coef: np.ndarray
     rss: np.ndarray
     score: np.ndarray
-    n_exact: int = 0  # candidates the warm start could not settle (solved by batched.solve)
-
-
-def _scaled(stats: PoolStats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    d = np.sqrt(np.diag(stats.gram))
-    d = np.where(np.isfinite(d) & (d > 0), d, 1.0)
-    return stats.gram / d[:, None] / d[None, :], stats.moment / d, d
-
-
-def _masked_solve(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Batch-last solves with the variables outside ``free`` pinned at zero (identity rows)."""
-    both = free[:, None, :] & free[None, :, :]
-    eye = np.eye(gram.shape[0], dtype=bool)[:, :, None]
-    x, pivot = batched.cholesky_solve(np.where(both, gram, np.where(eye, 1.0, 0.0)), np.where(free, rhs, 0.0))
-    return np.where(free, x, 0.0), pivot
-
-
-def _exact_nnls(gram: np.ndarray, rhs: np.ndarray, target_ss: float) -> tuple[np.ndarray, np.ndarray]:
-    """Exact NNLS of a few candidates from their statistics: (k, F) solutions and RSS (F,).
-
-    ``M = [[G, b], [b', y'y]] = R'R`` with ``R = sqrt(L) V'`` (a batched ``eigh``): least squares on the
-    ``k + 1`` rows of ``R`` has the solutions and residual sums of squares of least squares on the
-    runs, so :func:`scipy.optimize.nnls` on it is the exact constrained fit.
-    """
-    k, _, F = gram.shape
-    M = np.empty((F, k + 1, k + 1))
-    M[:, :k, :k] = gram.transpose(2, 0, 1)
-    M[:, :k, k] = M[:, k, :k] = rhs.T
-    M[:, k, k] = target_ss
-    lam, V = np.linalg.eigh(M)
-    R = np.sqrt(np.clip(lam, 0.0, None))[:, :, None] * V.transpose(0, 2, 1)
-    x = np.zeros((k, F))
-    rss = np.empty(F)
-    for j in range(F):  # rare: only candidates the vectorised active-set pass could not settle
-        x[:, j], r = nnls(R[j, :, :k], R[j, :, k], maxiter=50 * k)
-        rss[j] = r * r
-    return x, rss
-
-
-def _active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, x: np.ndarray, pivot: np.ndarray,
-                target_ss: float) -> np.ndarray:
-    """Vectorised active-set iterations for non-negative fits, in place; returns which are settled.
-
-    Each pass pins negative coefficients at zero and frees the pinned variable whose gradient most
-    wants to grow (KKT violation), then re-solves only the unsettled candidates. A gradient counts
-    as zero below :data:`automodel.solve.batched.KKT_TOL` times the candidate's residual norm (as in the
-    batched solver; a tolerance relative to ``|y|`` accepts wrong supports on ill-conditioned terms).
-    """
-    k = gram.shape[0]
-
-    def settled(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        xi = np.where(np.isfinite(x[:, idx]), x[:, idx], 0.0)
-        grad = rhs[:, idx] - np.einsum("ijn,jn->in", gram[:, :, idx], xi)
-        tol = batched.KKT_TOL * np.sqrt(np.maximum(target_ss - np.einsum("kn,kn->n", xi, rhs[:, idx]), 0.0))
-        return ((x[:, idx] >= 0).all(axis=0) & (np.where(free[:, idx], 0.0, grad) <= tol).all(axis=0)
-                & (pivot[idx] > batched.PIVOT_TOL)), grad, tol
-
-    todo = np.arange(x.shape[1])
-    ok, grad, tol = settled(todo)
-    todo, grad, tol = todo[~ok], grad[:, ~ok], tol[~ok]
-    for _ in range(3 * k):
-        if not len(todo):
-            break
-        neg = ~(x[:, todo] >= 0)
-        f = free[:, todo] & ~neg
-        g = np.where(f, -np.inf, grad)
-        release = ~neg.any(axis=0) & (g.max(axis=0) > tol)
-        f[np.argmax(g, axis=0)[release], np.flatnonzero(release)] = True
-        free[:, todo] = f
-        x[:, todo], pivot[todo] = _masked_solve(gram[:, :, todo], rhs[:, todo], f)
-        ok, grad, tol = settled(todo)
-        todo, grad, tol = todo[~ok], grad[:, ~ok], tol[~ok]
-    done = np.ones(x.shape[1], bool)
-    done[todo] = False
-    return done
+    n_exact: int = 0  # candidates the warm start could not settle (solved by the exact fallback)
 
 
 def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: bool = True,
           warm: np.ndarray | None = None) -> Refit:
     """Solve every candidate from the pool statistics; one batched solve per width.
+
+    The statistics make a design without columns (:func:`automodel.solve.design.from_stats`) solved by
+    :func:`automodel.solve.lstsq.solve`, the solver of the search; the score is the standard error of
+    the weighted regression (:func:`automodel.solve.metrics.standard_error`).
 
     Parameters
     ----------
@@ -222,49 +166,24 @@ def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: b
         Previous support (coefficient > 0) of each candidate, the start of the active-set pass.
     """
     n, K = index.shape
-    gs, bs, d = _scaled(stats)
+    des = from_stats(stats.gram, stats.moment, stats.target_ss)
     coef = np.full((n, K), np.nan)
     rss = np.full(n, np.inf)
     n_exact = 0
     for k in np.flatnonzero(np.bincount(width)):
         members = np.flatnonzero(width == k)
         if k == 0:
-            coef[members] = np.nan
             rss[members] = stats.target_ss
             continue
-        combos = index[members, :k]
-        ct = np.ascontiguousarray(combos.T)
-        gram = gs[ct[:, None, :], ct[None, :, :]]
-        rhs = bs[ct]
-        free = np.ones((k, len(members)), bool)
-        if warm is not None and nonnegative:
-            free = warm[members, :k].T.copy()
-        x, pivot = _masked_solve(gram, rhs, free)
-        if nonnegative:
-            ok = _active_set(gram, rhs, free, x, pivot, stats.target_ss)
-        else:
-            ok = (pivot > batched.PIVOT_TOL) & np.isfinite(x).all(axis=0)
-        x = np.where(np.isfinite(x), x, 0.0)
-        r = stats.target_ss - np.einsum("kn,kn->n", x, rhs)
-        bad = np.flatnonzero(~ok)
-        if len(bad):
-            n_exact += len(bad)
-            if nonnegative:
-                x[:, bad], r[bad] = _exact_nnls(gram[:, :, bad], rhs[:, bad], stats.target_ss)
-            else:  # dependent columns: minimum-norm least squares from the pseudo-inverse
-                g = gram[:, :, bad].transpose(2, 0, 1)
-                x[:, bad] = (np.linalg.pinv(g, rcond=1e-10, hermitian=True) @ rhs[:, bad].T[:, :, None])[..., 0].T
-                r[bad] = stats.target_ss - np.einsum("kn,kn->n", x[:, bad], rhs[:, bad])
-        coef[members, :k] = (x / d[ct]).T
-        rss[members] = r
-    rss = np.maximum(rss, 0.0)
-    k_all = width.astype(float)
-    dof = stats.n_runs - k_all
+        sol = lstsq.solve(des, index[members, :k], nonnegative=nonnegative, rss="fast",
+                          start=None if warm is None else warm[members, :k])
+        n_exact += sol.n_exact
+        c = sol.coef_scaled
+        coef[members, :k] = np.where(np.isfinite(c), c, 0.0) / des.scale[0, index[members, :k]]
+        rss[members] = sol.rss
     valid = np.append(stats.usable, True)[np.where(index >= 0, index, -1)].all(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where((dof > 0) & valid, np.sqrt(rss / dof), np.inf)
-    score = np.where(np.isfinite(score), score, np.inf)
-    return Refit(coef, rss, score, n_exact)
+    score = np.where(valid, metrics.standard_error(np.maximum(rss, 0.0), stats.n_runs, width), np.inf)
+    return Refit(coef, rss, np.where(np.isfinite(score), score, np.inf), n_exact)
 
 
 def predict(values: np.ndarray, index: np.ndarray, width: np.ndarray, coef: np.ndarray) -> np.ndarray:
@@ -356,7 +275,7 @@ class LivePool:
         best = int(np.argmin(s))
         if not np.isfinite(s[best]) or self.options.selection == "best":
             return best if self.alive.any() else -1
-        metric = "rel_s" if self.options.weighting == "relative" else "s"
+        metric = self.options.metric
 
         def n_terms(rows):
             return np.count_nonzero(np.nan_to_num(self.coef[rows]) != 0, axis=-1)
@@ -393,7 +312,7 @@ class LivePool:
         return fit.n_exact
 
     def _weights(self, y: np.ndarray) -> np.ndarray:
-        return run_weights(y, self.options.weighting)
+        return weights(y, self.options.weighting)
 
     def admit(self, values: np.ndarray, y: np.ndarray) -> None:
         """Add runs to the fit (no refit)."""

@@ -1,9 +1,13 @@
-"""Score many candidate models on one row set: the column cache, batched solves and all metrics.
+"""Score candidate models on one row set for one or many targets: the column cache, batched solves, metrics.
 
 A candidate is a :class:`Structure`: its computation part, communication part and extra terms
 (adaptive-model-sanjay-slides.txt, slides 20-21 keep the parts apart so later stages can transform
 each one). Scoring goes through a :class:`TermCache` that evaluates each distinct term once per
-dataset; candidates of the same width are solved in one batched call (:mod:`automodel.solve.batched`).
+dataset. :func:`prepare` makes the designs of a row set once (``K`` target columns: the one time
+column of a search, or every kernel of a group); :func:`score_pairs` fits (candidate, target) pairs of
+one width in one batched call (:func:`automodel.solve.lstsq.solve`) and computes their metrics
+(:func:`automodel.solve.metrics.compute`). :func:`score` does that for the staged search, one target;
+:mod:`automodel.kernels.choice` for many kernels.
 """
 
 from __future__ import annotations
@@ -12,10 +16,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from automodel.solve import batched, metrics
+from automodel.options import METRICS, weights
+from automodel.solve import design as design_mod
+from automodel.solve import lstsq, metrics
 from automodel.space.terms import Term
 
-__all__ = ["Structure", "TermCache", "Scores", "score"]
+__all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "predict", "score"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,101 @@ class Scores:
         return self.metrics[name]
 
 
+@dataclass(frozen=True)
+class Rows:
+    """One row set prepared for scoring many widths: term values, ``K`` targets and their designs.
+
+    Attributes
+    ----------
+    values : (m, T) array
+        Term values, non-finite ones set to zero (``usable`` says which terms are finite everywhere).
+    usable : (T,) bool array
+    y : (m, K) array
+        The targets.
+    sqrt_w : (m, K) array
+        Square roots of the row weights of each target.
+    design : Design
+        All rows (:func:`automodel.solve.design.design`).
+    hold : (m,) bool array or None
+        The held-out rows of the ``holdout`` metric.
+    held : Design or None
+        The rows outside ``hold`` (when the hold-out error is asked for).
+    """
+
+    values: np.ndarray
+    usable: np.ndarray
+    y: np.ndarray
+    sqrt_w: np.ndarray
+    design: design_mod.Design
+    hold: np.ndarray | None = None
+    held: design_mod.Design | None = None
+
+
+def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray | None = None) -> Rows:
+    """The :class:`Rows` of term values ``values`` (m, T) and targets ``y`` ((m,) or (m, K)) weighted by
+    ``weighting`` (:func:`automodel.options.weights`); ``hold`` (m,) marks rows to hold out."""
+    Y = np.asarray(y, float)
+    Y = Y if Y.ndim == 2 else Y[:, None]
+    W = weights(Y, weighting)
+    usable = np.isfinite(values).all(axis=0)
+    A = np.where(np.isfinite(values), values, 0.0)
+    held = None if hold is None else design_mod.design(A[~hold], Y[~hold], W[~hold])
+    return Rows(A, usable, Y, np.sqrt(W), design_mod.design(A, Y, W), hold, held)
+
+
+def predict(values: np.ndarray, cols: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """Predictions (m, B) of every pair: term values ``values`` (m, T), columns (B, k), coefficients (B, k)."""
+    pred = np.zeros((len(cols), values.shape[0]))
+    rows = values.T
+    for j in range(cols.shape[1]):
+        pred += rows.take(cols[:, j], axis=0) * coef[:, j, None]
+    return pred.T
+
+
+def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, nonnegative: bool = True,
+                names: tuple[str, ...] = tuple(METRICS), with_loo: bool = True) -> tuple[np.ndarray, dict]:
+    """Fit and score (candidate, target) pairs of one width: target ``kern[b]`` with columns ``cols[b]``.
+
+    Parameters
+    ----------
+    rows : Rows
+    cols : (B, k) int array
+    kern : (B,) int array, optional
+        Target of each pair (default: the first and only one).
+    nonnegative : bool
+    names : tuple of str
+        The metrics to compute (:func:`automodel.solve.metrics.compute`).
+    with_loo : bool
+        Compute the leverages of ``loo`` (when ``names`` asks for it); the Gram matrices are factorised
+        once for the solve and the leverages.
+
+    Returns
+    -------
+    coef : (B, k) array
+        Term coefficients.
+    metrics : dict of (B,) arrays
+    """
+    kern = np.zeros(len(cols), np.intp) if kern is None else kern
+    k = cols.shape[1]
+    need = set(names) | ({"loo", "holdout"} if "forward" in names else set())
+    with_loo = with_loo and "loo" in need
+    des = rows.design
+    sol = lstsq.solve(des, cols, kern, nonnegative, rss=None, keep_factor=with_loo)
+    single = rows.y.shape[1] == 1
+    y = rows.y[:, 0] if single else rows.y[:, kern]
+    r = design_mod.residuals(des, kern, cols, sol.coef_scaled)  # (B, m), weighted
+    pred = y[:, None] - r.T / rows.sqrt_w[:, :1] if single else y - r.T / rows.sqrt_w[:, kern]
+    wrss = np.einsum("bm,bm->b", r, r) if "aic" in need else None
+    lev = lstsq.leverages(des, sol) if with_loo else None
+    hold_err = None
+    if rows.held is not None and "holdout" in need:
+        held = lstsq.solve(rows.held, cols, kern, nonnegative, rss=None)
+        pred_h = predict(rows.values[rows.hold], cols, held.coefficients(rows.held))
+        y_h = rows.y[rows.hold][:, 0:1] if single else rows.y[rows.hold][:, kern]
+        hold_err = metrics.holdout_errors(pred_h, y_h, len(y) - int(rows.hold.sum()), k)
+    return sol.coefficients(des), metrics.compute(y, pred, k, wrss, lev, hold_err, names=names)
+
+
 def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[Structure],
           weighting: str = "relative", nonnegative: bool = True, with_loo: bool = True,
           holdout: np.ndarray | None = None) -> Scores:
@@ -91,45 +192,25 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
     """
     rows = np.asarray(rows, bool)
     term_idx = [[cache.index(t) for t in s.terms] for s in structures]
-    A = cache.matrix[rows]
-    yr = np.asarray(y, float)[rows]
-    w = 1.0 / yr ** 2 if weighting == "relative" else np.ones_like(yr)
-    usable = np.isfinite(A).all(axis=0)
-    A = np.where(np.isfinite(A), A, 0.0)
-    des = batched.design(A, yr, w)
-    sqrt_w = np.sqrt(w)
-    hold = None if holdout is None else np.asarray(holdout, bool)[rows]
-    if hold is not None:
-        des_fit = batched.design(A[~hold], yr[~hold], w[~hold])
-
+    prep = prepare(cache.matrix[rows], np.asarray(y, float)[rows], weighting,
+                   None if holdout is None else np.asarray(holdout, bool)[rows])
     n = len(structures)
     k_arr = np.array([len(t) for t in term_idx], dtype=int)
-    out = {name: np.full(n, np.inf) for name in metrics.METRICS}
+    out = {name: np.full(n, np.inf) for name in METRICS}
     coefs = np.full((n, int(k_arr.max(initial=0))), np.nan)
     valid = np.zeros(n, bool)
     n_fits = 0
     for k in np.unique(k_arr):
         members = np.flatnonzero(k_arr == k)
         combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
-        ok = usable[combos].all(axis=1) if k else np.ones(len(members), bool)
+        ok = prep.usable[combos].all(axis=1) if k else np.ones(len(members), bool)
         members, combos = members[ok], combos[ok]
         if not len(members):
             continue
-        fit = batched.solve(des, combos, nonnegative=nonnegative)
+        coef, scores = score_pairs(prep, combos, nonnegative=nonnegative, with_loo=with_loo)
         n_fits += len(members)
-        pred = yr[:, None] - batched.residuals(des, combos, fit.coef_scaled) / sqrt_w[:, None]
-        lev = batched.leverages(des, combos) if with_loo else None
-        hold_err = None
-        if hold is not None:
-            fit_h = batched.solve(des_fit, combos, nonnegative=nonnegative)
-            c_h = fit_h.coefficients(des_fit)
-            pred_h = np.zeros((int(hold.sum()), len(members)))
-            for j in range(k):
-                pred_h += A[hold][:, combos[:, j]] * c_h[:, j]
-            hold_err = np.where(len(yr) - hold.sum() > k, 1.0, np.inf) * (pred_h / yr[hold][:, None] - 1.0)
-        scores = metrics.compute(yr, pred, k, fit.rss, lev, hold_err)
         for name, values in scores.items():
             out[name][members] = values
-        coefs[members, :k] = fit.coefficients(des)
+        coefs[members, :k] = coef
         valid[members] = True
     return Scores(list(structures), coefs, out, k_arr, n_fits, valid)

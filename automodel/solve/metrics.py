@@ -34,7 +34,28 @@ import numpy as np
 
 from automodel.options import METRICS
 
-__all__ = ["METRICS", "compute"]
+__all__ = ["METRICS", "compute", "standard_error", "holdout_errors"]
+
+
+def standard_error(rss: np.ndarray | float, n_points: np.ndarray | int, n_terms: np.ndarray | int) -> np.ndarray:
+    """Standard error of the regression ``sqrt(RSS / (m - k))``; ``inf`` where ``m <= k``.
+
+    With a weighted RSS this is ``s_w``, the metric of the weighted fit (``rel_s`` for ``w = 1/y^2``).
+
+    Examples
+    --------
+    >>> standard_error(np.array([6.0, 1.0]), 4, np.array([2, 4])).tolist()
+    [1.7320508075688772, inf]
+    """
+    dof = np.asarray(n_points, float) - np.asarray(n_terms, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(dof > 0, np.sqrt(np.asarray(rss, float) / dof), np.inf)
+
+
+def holdout_errors(pred: np.ndarray, y: np.ndarray, n_left: int, n_terms: int) -> np.ndarray:
+    """Relative errors ``pred / y - 1`` on held-out rows of candidates refitted without them; ``inf``
+    when the ``n_left`` rows they were fitted on leave no degree of freedom for ``n_terms`` terms."""
+    return (1.0 if n_left > n_terms else np.inf) * (pred / y - 1.0)
 
 
 def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray | None,
@@ -71,10 +92,10 @@ def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted
     out: dict[str, np.ndarray] = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         if "s" in names:
-            out["s"] = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", e, e) / dof), np.inf)
+            out["s"] = standard_error(np.einsum("ij,ij->j", e, e), m, k)
         rel = e / y if names & {"rel_s", "loo"} else None
         if "rel_s" in names:
-            out["rel_s"] = np.where(dof > 0, np.sqrt(np.einsum("ij,ij->j", rel, rel) / dof), np.inf)
+            out["rel_s"] = standard_error(np.einsum("ij,ij->j", rel, rel), m, k)
         if "aic" in names:
             aic = m * np.log(np.maximum(weighted_rss, 1e-300) / m) + 2 * (k + 1)
             corr = np.where(m - k - 2 > 0, 2 * (k + 1) * (k + 2) / (m - k - 2), np.inf)

@@ -190,7 +190,7 @@ def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame
     prepared = None
     if existing is None:  # the search runs outside the write lock
         sp = space if isinstance(space, SearchSpace) else load_space(space)
-        opts = options or OnlineOptions(weighting=sp.fit.weighting, nonnegative=sp.fit.nonnegative)
+        opts = options or OnlineOptions.from_dict({"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative})
         prepared = (sp, opts, *search_pool(ds, sp))
     with st.write() as conn:
         current = find_app(conn, app)

@@ -85,7 +85,7 @@ def leader_model(store: str | Path | Store, app: str, position: int = 0) -> Mode
     w = int(pool.width[i])
     core = TermModel(tuple(pool.terms[j] for j in pool.index[i, :w]),
                      tuple(float(c) if np.isfinite(c) else 0.0 for c in pool.coef[i, :w]), name=f"candidate {ids[i]}")
-    metric = "rel_s" if a.options.weighting == "relative" else "s"
+    metric = a.options.metric
     ranges = {q: [float(fitted[q].min()), float(fitted[q].max())] for q in a.params} if len(fitted) else {}
     return Model(core, a.params, dict(a.roles), ranges, {metric: float(pool.score[i])}, a.space,
                  {"weighting": a.options.weighting, "nonnegative": a.options.nonnegative, "metric": metric})

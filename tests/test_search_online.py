@@ -9,8 +9,10 @@ import pytest
 
 from automodel import store as S
 from automodel.errors import DataError
-from automodel.solve import batched
-from automodel.search.online import LivePool, OnlineOptions, PoolStats, anomalous, refit, run_weights, term_values
+from automodel.options import weights as run_weights
+from automodel.solve.design import design
+from automodel.solve.lstsq import solve
+from automodel.search.online import LivePool, OnlineOptions, PoolStats, anomalous, refit, term_values
 from automodel.space.parse import parse_term
 
 TERMS = ["1", "n", "n^2", "n^3/p", "n^2*log2(p)", "n^2*log2(p)/bw", "n^3/p/cpu", "log2(p)", "p", "sqrt(n)/p"]
@@ -43,10 +45,10 @@ def test_refit_from_statistics_matches_batched_solver(nonnegative):
     _, values, y, index, width = _pool(rng)
     w = run_weights(y, "relative")
     fit = refit(PoolStats.from_runs(values, y, w), index, width, nonnegative)
-    des = batched.design(values, y, w)
+    des = design(values, y, w)
     for k in np.unique(width):
         rows = np.flatnonzero(width == k)
-        ref = batched.solve(des, index[rows, :k], nonnegative=nonnegative)
+        ref = solve(des, index[rows, :k], nonnegative=nonnegative)
         np.testing.assert_allclose(fit.rss[rows], ref.rss, rtol=1e-6, atol=1e-12)
         np.testing.assert_allclose(fit.coef[rows, :k], ref.coefficients(des), rtol=1e-5, atol=1e-14)
         dof = len(y) - k
@@ -167,7 +169,7 @@ def test_leader_is_the_simplest_equivalent_candidate_unless_asked_for_the_best()
     y = y * np.exp(0.2 * rng.standard_normal(len(y)))  # noisy enough that rank 1 is an overfit
     stats = PoolStats.from_runs(values, y, run_weights(y, "relative"))
     pools = {rule: LivePool(terms, index, width, np.ones(len(index), bool), stats, values, y,
-                            OnlineOptions(selection=rule)) for rule in ("best", "simplest")}
+                            OnlineOptions.from_dict({"selection": rule})) for rule in ("best", "simplest")}
     for pool in pools.values():
         pool.refit()
     best, simplest = pools["best"], pools["simplest"]
@@ -198,3 +200,14 @@ def test_refit_exact_on_ill_conditioned_power_terms():
     # RSS from pooled statistics (y'y - b'x) keeps ~1e-3 of an RSS that is 1e-12 of y'y; a wrong
     # support costs far more (up to 3x the least RSS)
     np.testing.assert_allclose(fit.rss, ref, rtol=1e-2)
+
+
+def test_options_share_the_fit_record_and_old_flat_dicts_load():
+    opts = OnlineOptions()
+    assert (opts.prune_percentile, opts.min_survivors, opts.weighting, opts.metric) == (90.0, 32, "relative", "rel_s")
+    old = {"weighting": "none", "nonnegative": False, "prune_percentile": 80.0, "min_survivors": 16,
+           "anomaly_mad": 4.0, "anomaly_floor": 0.1, "n_leaders": 3, "selection": "best", "retired": 1}
+    back = OnlineOptions.from_dict(old)
+    assert back.fit.weighting == "none" and back.nonnegative is False and back.metric == "s"
+    assert back.to_dict() == {k: v for k, v in old.items() if k != "retired"}
+    assert OnlineOptions.from_dict(opts.to_dict()) == opts

@@ -1,10 +1,9 @@
-"""fit_many: the many-target solver against the single-target one, the same models as automodel.fit,
-groups, notes, errors, formulas, parallel runs, model files and the ``automodel kernels`` command."""
+"""fit_many: the same models as automodel.fit, groups, notes, errors, formulas, parallel runs, model files
+and the ``automodel kernels`` command."""
 
 from __future__ import annotations
 
 import json
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import automodel
 from automodel.cli import main
 from automodel.errors import DataError, ModelFileError, SpaceError
 from automodel.export import to_text
-from automodel.solve import batched, metrics, multi
+from automodel.solve import metrics
 from automodel import printing as formula_text
 from automodel.printing import formula, prime_orders
 from automodel.kernels.fit_many import fit_many, load_models, save_models
@@ -36,56 +35,6 @@ def _kernels(param: str, values: np.ndarray, n_kernels: int, seed: int = 0, reps
                 t = (a + b * x ** e * np.log2(x) ** l) * (1 + 0.03 * rng.standard_normal())
                 rows.append({"kernel": f"k{k}", param: x, "time": t})
     return pd.DataFrame(rows)
-
-
-def _design(seed: int = 1, m: int = 6, K: int = 40):
-    rng = np.random.default_rng(seed)
-    x = np.linspace(1, 10, m)
-    A = np.column_stack([np.ones(m), x, x ** 2, np.log2(x), 1 / x, np.sqrt(x), x * np.log2(x),
-                         x + 1e-9 * x ** 2])  # the last column is numerically dependent on x
-    Y = np.abs(rng.normal(size=(m, K))) + A[:, [0, 1]] @ rng.uniform(0.1, 2, (2, K))
-    return A, Y
-
-
-@pytest.mark.parametrize("k", [0, 1, 2, 3, 4])
-@pytest.mark.parametrize("nonnegative", [False, True])
-def test_many_target_solver_matches_the_single_target_solver(k, nonnegative):
-    A, Y = _design()
-    W = 1.0 / Y ** 2
-    combos = np.array(list(combinations(range(A.shape[1]), k)), dtype=np.intp).reshape(-1, k) if k else np.zeros((1, 0), np.intp)
-    cand, kern = multi.pairs(len(combos), Y.shape[1])
-    des = multi.designs(A, Y, W)
-    coef, rss = multi.solve(des, kern, combos[cand], nonnegative)
-    coef = coef / des.scale[kern[:, None], combos[cand]]
-    lev = multi.leverages(des, kern, combos[cand])
-    n = len(combos)
-    for j in range(Y.shape[1]):
-        d = batched.design(A, Y[:, j], W[:, j])
-        fit = batched.solve(d, combos, nonnegative=nonnegative)
-        cut = slice(j * n, (j + 1) * n)
-        np.testing.assert_allclose(rss[cut], fit.rss, rtol=1e-7, atol=1e-12)
-        pred = np.einsum("mnk,nk->mn", A[:, combos], coef[cut])  # coefficients are not unique where
-        want = np.einsum("mnk,nk->mn", A[:, combos], fit.coefficients(d))  # columns are dependent
-        np.testing.assert_allclose(pred, want, rtol=1e-6, atol=1e-9)
-        np.testing.assert_allclose(lev[:, cut], batched.leverages(d, combos), atol=1e-9)
-    if nonnegative:
-        assert (coef >= 0).all()
-
-
-def test_metrics_for_per_column_targets_match_compute():
-    rng = np.random.default_rng(2)
-    m, B = 6, 30
-    Y = rng.uniform(0.1, 100, (m, B))
-    pred = Y * (1 + 0.05 * rng.standard_normal((m, B)))
-    wrss, lev, hold = rng.uniform(0.01, 1, B), rng.uniform(0, 0.9, (m, B)), rng.normal(0, 0.1, (1, B))
-    got = metrics.compute(Y, pred, 2, wrss, lev, hold)
-    for b in range(B):
-        want = metrics.compute(Y[:, b], pred[:, [b]], 2, wrss[[b]], lev[:, [b]], hold[:, [b]])
-        for name in metrics.METRICS:
-            np.testing.assert_allclose(got[name][b], want[name][0], rtol=1e-9, err_msg=name)
-    only = metrics.compute(Y, pred, 2, None, names=("rel_s",))  # a subset needs no weighted RSS
-    assert set(only) == {"rel_s"}
-    np.testing.assert_allclose(only["rel_s"], got["rel_s"], rtol=1e-12)
 
 
 def _same_as_fit(result, frame: pd.DataFrame, param: str, **options):
@@ -254,14 +203,3 @@ def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
         _same_as_fit(result, frame.drop(columns=["callpath", "metric"]), "p")
 
 
-def test_repetition_noise_per_kernel_matches_the_dataset():
-    from automodel.kernels.groups import groups, noise
-
-    frame = _kernels("p", 2.0 ** np.arange(1, 6), 4, seed=9, reps=3)
-    for aggregate in ("median", "mean"):
-        _, (group,), _ = groups(frame, "kernel", "time", ["p"], "<t>", 0, aggregate)
-        rel, absolute = noise(group, aggregate)
-        for j, name in enumerate(group.names):
-            want = automodel.load(frame[frame["kernel"] == name].drop(columns="kernel"),
-                                  aggregate=aggregate).aggregate_se()
-            np.testing.assert_allclose([rel[j], absolute[j]], want, rtol=1e-12)

@@ -1,10 +1,14 @@
+"""The batched solve (automodel.solve.lstsq): least squares and exact NNLS against numpy and scipy."""
+
 from itertools import combinations
 
 import numpy as np
 import pytest
 from scipy.optimize import nnls
 
-from automodel.solve import batched, metrics
+from automodel.solve.design import design, gather, pairs
+from automodel.solve.lstsq import _exact, leverages, solve
+from automodel.solve.nnls import active_set
 
 
 @pytest.fixture
@@ -19,8 +23,8 @@ def problem():
 def test_batched_solve_matches_lstsq(problem, k):
     A, y = problem
     combos = np.array(list(combinations(range(A.shape[1]), k)))
-    des = batched.design(A, y)
-    fit = batched.solve(des, combos, nonnegative=False)
+    des = design(A, y)
+    fit = solve(des, combos, nonnegative=False)
     coef = fit.coefficients(des)
     for i in range(0, len(combos), 7):
         ref, *_ = np.linalg.lstsq(A[:, combos[i]], y, rcond=None)
@@ -33,8 +37,8 @@ def test_batched_solve_matches_lstsq(problem, k):
 def test_nonnegative_is_exact_nnls(problem, k):
     A, y = problem
     combos = np.array(list(combinations(range(A.shape[1]), k)))
-    des = batched.design(A, y)
-    fit = batched.solve(des, combos, nonnegative=True)
+    des = design(A, y)
+    fit = solve(des, combos, nonnegative=True)
     coef = fit.coefficients(des)
     assert (coef >= 0).all()
     for i in range(len(combos)):
@@ -47,8 +51,8 @@ def test_weights_give_relative_fit():
     y = 3.0 * x * (1 + 0.05 * np.sin(7 * x))
     A = x[:, None]
     w = 1.0 / y ** 2
-    des = batched.design(A, y, w)
-    c = batched.solve(des, np.array([[0]]), nonnegative=False).coefficients(des)[0, 0]
+    des = design(A, y, w)
+    c = solve(des, np.array([[0]]), nonnegative=False).coefficients(des)[0, 0]
     # minimise sum(((c x - y) / y)^2): c = sum(x/y) / sum(x^2/y^2)
     assert c == pytest.approx(np.sum(x / y) / np.sum(x ** 2 / y ** 2), rel=1e-10)
 
@@ -57,42 +61,10 @@ def test_collinear_columns_fall_back_to_svd():
     x = np.linspace(1, 2, 12)
     A = np.column_stack([x, 2 * x, x ** 2])
     y = 1.0 + 0 * x + x ** 2
-    des = batched.design(A, y)
-    fit = batched.solve(des, np.array([[0, 1, 2]]), nonnegative=False)
+    des = design(A, y)
+    fit = solve(des, np.array([[0, 1, 2]]), nonnegative=False)
     assert np.isfinite(fit.coef_scaled).all()
     assert fit.rss[0] < y @ y
-
-
-def test_metrics_and_leave_one_out_against_refits(problem):
-    A, y = problem
-    y = np.abs(y) + 1.0
-    combos = np.array([[0, 3, 4], [1, 2, 5]])
-    w = 1.0 / y ** 2
-    des = batched.design(A, y, w)
-    fit = batched.solve(des, combos, nonnegative=False)
-    pred = y[:, None] - batched.residuals(des, combos, fit.coef_scaled) / np.sqrt(w)[:, None]
-    lev = batched.leverages(des, combos)
-    got = metrics.compute(y, pred, combos.shape[1], fit.rss, lev)
-    for j, cols in enumerate(combos):
-        X = A[:, cols]
-        e = y - pred[:, j]
-        m, k = len(y), len(cols)
-        assert got["s"][j] == pytest.approx(np.sqrt(e @ e / (m - k)))
-        assert got["rel_s"][j] == pytest.approx(np.sqrt(np.sum((e / y) ** 2) / (m - k)))
-        assert got["smape"][j] == pytest.approx(100 * np.mean(2 * np.abs(e) / (np.abs(y) + np.abs(pred[:, j]))))
-        loo = []
-        for i in range(m):  # explicit refits without row i
-            keep = np.arange(m) != i
-            sw = np.sqrt(w[keep])
-            c, *_ = np.linalg.lstsq(X[keep] * sw[:, None], y[keep] * sw, rcond=None)
-            loo.append((y[i] - X[i] @ c) / y[i])
-        assert got["loo"][j] == pytest.approx(np.sqrt(np.mean(np.square(loo))), rel=1e-6)
-
-
-def test_no_degrees_of_freedom_is_infinite():
-    y = np.array([1.0, 2.0])
-    got = metrics.compute(y, y[:, None], 2, np.array([0.0]))
-    assert np.isinf(got["s"][0]) and np.isinf(got["aic"][0])
 
 
 def _nnls_problem(case, m=40, T=12):
@@ -109,20 +81,20 @@ def _nnls_problem(case, m=40, T=12):
 @pytest.mark.parametrize("case", ["random", "collinear", "dependent"])
 def test_nonnegative_matches_scipy_nnls_up_to_six_terms(case):
     rng, A, y = _nnls_problem(case)
-    des = batched.design(A, y)
+    des = design(A, y)
     n_infeasible = 0
     for k in range(1, 7):
         combos = np.array(list(combinations(range(A.shape[1]), k)))
         combos = combos[rng.permutation(len(combos))[:600]]
-        fit = batched.solve(des, combos, nonnegative=True)
-        n_infeasible += (batched.solve(des, combos, nonnegative=False).coef_scaled < 0).any(axis=1).sum()
+        fit = solve(des, combos, nonnegative=True)
+        n_infeasible += (solve(des, combos, nonnegative=False).coef_scaled < 0).any(axis=1).sum()
         coef = fit.coefficients(des)
         assert (coef >= 0).all()
         for i, c in enumerate(combos):
             ref, rnorm = nnls(A[:, c], y, maxiter=100 * k)
             assert fit.rss[i] == pytest.approx(rnorm ** 2, rel=1e-9, abs=1e-12 * (y @ y))
             if case != "dependent":  # on the scaled (unit) columns, coefficients compare with |y|
-                np.testing.assert_allclose(coef[i] * des.scale[c], ref * des.scale[c], rtol=0,
+                np.testing.assert_allclose(coef[i] * des.scale[0, c], ref * des.scale[0, c], rtol=0,
                                            atol=1e-7 * np.sqrt(y @ y))
     assert n_infeasible > 1500  # most candidates took the constrained path
 
@@ -130,17 +102,18 @@ def test_nonnegative_matches_scipy_nnls_up_to_six_terms(case):
 @pytest.mark.parametrize("case", ["random", "collinear"])
 def test_active_set_certifies_and_agrees_with_subset_search(case):
     _, A, y = _nnls_problem(case)
-    des = batched.design(A, y)
+    des = design(A, y)
     combos = np.array(list(combinations(range(A.shape[1]), 6)))
-    fit = batched.solve(des, combos, nonnegative=False)
+    fit = solve(des, combos, nonnegative=False)
     coef, rss = fit.coef_scaled.copy(), fit.rss.copy()
     infeasible = np.flatnonzero((coef < 0).any(axis=1))
-    gram, rhs = batched._gather(des, combos[infeasible])
-    x, ok = batched.active_set(gram, rhs, coef[infeasible].T > 0, des.target_ss)
+    zeros = np.zeros(len(infeasible), np.intp)
+    gram, rhs = gather(des, zeros, combos[infeasible])
+    x, ok = active_set(gram, rhs, coef[infeasible].T > 0, des.target_ss[0])
     assert ok.all()  # nothing left for the exhaustive search
-    batched._exhaustive(des, combos, coef, rss, infeasible)
-    np.testing.assert_allclose(x.T, coef[infeasible], rtol=0, atol=1e-9 * np.sqrt(des.target_ss))
-    np.testing.assert_allclose(batched.solve(des, combos).rss, rss, rtol=1e-10)
+    coef[infeasible], rss[infeasible] = _exact(des, zeros, combos[infeasible], "fast")
+    np.testing.assert_allclose(x.T, coef[infeasible], rtol=0, atol=1e-9 * np.sqrt(des.target_ss[0]))
+    np.testing.assert_allclose(solve(des, combos).rss, rss, rtol=1e-10)
 
 
 def test_nonnegative_exact_on_ill_conditioned_power_terms():
@@ -151,6 +124,40 @@ def test_nonnegative_exact_on_ill_conditioned_power_terms():
     A = np.column_stack([x ** rng.uniform(0, 3) * np.log2(x + 1) ** rng.integers(0, 3) for _ in range(10)])
     y = A @ rng.standard_normal(10) + rng.standard_normal(30)
     combos = np.array(list(combinations(range(10), 6)))
-    fit = batched.solve(batched.design(A, y), combos)
+    fit = solve(design(A, y), combos)
     ref = np.array([nnls(A[:, c], y, maxiter=1000)[1] ** 2 for c in combos])
     np.testing.assert_allclose(fit.rss, ref, rtol=1e-8)
+
+
+def _design(seed: int = 1, m: int = 6, K: int = 40):
+    rng = np.random.default_rng(seed)
+    x = np.linspace(1, 10, m)
+    A = np.column_stack([np.ones(m), x, x ** 2, np.log2(x), 1 / x, np.sqrt(x), x * np.log2(x),
+                         x + 1e-9 * x ** 2])  # the last column is numerically dependent on x
+    Y = np.abs(rng.normal(size=(m, K))) + A[:, [0, 1]] @ rng.uniform(0.1, 2, (2, K))
+    return A, Y
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("nonnegative", [False, True])
+def test_many_target_solver_matches_the_single_target_solver(k, nonnegative):
+    A, Y = _design()
+    W = 1.0 / Y ** 2
+    combos = np.array(list(combinations(range(A.shape[1]), k)), dtype=np.intp).reshape(-1, k) if k else np.zeros((1, 0), np.intp)
+    cand, kern = pairs(len(combos), Y.shape[1])
+    des = design(A, Y, W)
+    sol = solve(des, combos[cand], kern, nonnegative, rss="exact", keep_factor=True)
+    coef, rss = sol.coefficients(des), sol.rss
+    lev = leverages(des, sol)
+    n = len(combos)
+    for j in range(Y.shape[1]):
+        d = design(A, Y[:, j], W[:, j])
+        fit = solve(d, combos, nonnegative=nonnegative)
+        cut = slice(j * n, (j + 1) * n)
+        np.testing.assert_allclose(rss[cut], fit.rss, rtol=1e-7, atol=1e-12)
+        pred = np.einsum("mnk,nk->mn", A[:, combos], coef[cut])  # coefficients are not unique where
+        want = np.einsum("mnk,nk->mn", A[:, combos], fit.coefficients(d))  # columns are dependent
+        np.testing.assert_allclose(pred, want, rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(lev[:, cut], leverages(d, fit), atol=1e-9)
+    if nonnegative:
+        assert (coef >= 0).all()

@@ -1,0 +1,112 @@
+"""The batched choice of one model per kernel: every candidate fitted to every kernel of a group at once.
+
+:func:`best_per_kernel` scores every (candidate, kernel) pair of a group with the one scorer of the
+search (:func:`automodel.search.score.score_pairs`, many target columns) and chooses per kernel with
+the rule automodel.fit uses (:func:`choose`, :mod:`automodel.search.select`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from automodel.options import METRICS
+from automodel.search.score import prepare, score_pairs
+from automodel.search.select import select_rows
+from automodel.solve.design import pairs
+from automodel.space.config import SearchSpace
+
+__all__ = ["best_per_kernel", "choose", "CHUNK_PAIRS"]
+
+CHUNK_PAIRS = 1 << 13  # (candidate, kernel) pairs solved per vectorised step
+
+
+def _needs_holdout(names: tuple[str, ...]) -> bool:
+    return any(METRICS[name].holdout for name in names)
+
+
+def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
+                    hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
+    its metrics (index -1 when none can be fitted).
+
+    Parameters
+    ----------
+    values : (m, T) array
+        Values of every term of the candidates at the group's points.
+    Y : (m, K) array
+        The kernels' values.
+    term_idx : list of lists of int
+        Each candidate's columns of ``values``.
+    sp : SearchSpace
+        Its ``fit`` options give the weighting, metric, selection and sign constraint.
+    hold : (m,) bool array or None
+        Held-out rows of the ``holdout`` metric.
+    noise_se : pair of (K,) arrays
+        Relative and absolute standard errors of the kernels' aggregated values.
+    """
+    opt = sp.fit
+    K, N = Y.shape[1], len(term_idx)
+    need = (opt.metric,)
+    rows = prepare(values, Y, opt.weighting, hold if _needs_holdout(need) else None)
+    widths = np.array([len(t) for t in term_idx])
+    score = np.full((K, N), np.inf)
+    n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
+    valid = np.zeros(N, bool)
+    for k in np.unique(widths):
+        members = np.flatnonzero(widths == k)
+        combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
+        ok = rows.usable[combos].all(axis=1)
+        members, combos = members[ok], combos[ok]
+        valid[members] = True
+        step = max(1, CHUNK_PAIRS // K)
+        for lo in range(0, len(members), step):
+            part = combos[lo:lo + step]
+            cand, kern = pairs(len(part), K)
+            coef, mets = score_pairs(rows, part[cand], kern, opt.nonnegative, need)
+            score[:, members[lo:lo + step]] = mets[opt.metric].reshape(K, len(part))
+            n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
+    score = np.where(np.isfinite(score) & valid, score, np.inf)
+    best = choose(score, n_terms, valid, len(Y), sp, noise_se)
+    width = int(widths.max(initial=0))
+    coefs = np.full((K, width), np.nan)
+    mets = {name: np.full(K, np.nan) for name in METRICS}
+    for k in np.unique(widths[best[best >= 0]]):  # refit the chosen candidates with every metric
+        kern = np.flatnonzero((best >= 0) & (widths[best] == k))
+        combos = np.array([term_idx[i] for i in best[kern]], dtype=np.intp).reshape(len(kern), k)
+        chosen = prepare(values, Y[:, kern], opt.weighting, hold)
+        coef, got = score_pairs(chosen, combos, np.arange(len(kern)), opt.nonnegative, tuple(METRICS))
+        coefs[kern, :k] = coef
+        for name in mets:
+            mets[name][kern] = got[name]
+    return best, coefs, mets
+
+
+def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
+           noise_se: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Each kernel's candidate by the space's selection rule (:func:`automodel.search.select.select_rows`,
+    the rule automodel.fit applies to its ranked candidates, for all kernels at once); the first valid
+    one when no score is finite, as the staged search ranks them.
+
+    Parameters
+    ----------
+    score : (K, N) array
+        Each kernel's score of each candidate (lower is better).
+    n_terms : (K, N) int array
+    valid : (N,) bool array
+        Candidates that could be fitted.
+    n_points : int
+    sp : SearchSpace
+    noise_se : pair of (K,) arrays
+
+    Returns
+    -------
+    (K,) int array
+        The chosen candidate of each kernel, -1 when none is valid.
+    """
+    best, _ = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se)
+    finite = np.isfinite(score[np.arange(len(score)), best])
+    if valid.any():
+        best[~finite] = int(np.argmax(valid))
+    best[~valid[best]] = -1
+    return best

@@ -1,0 +1,59 @@
+"""The one scorer (automodel.search.score): one target, many targets, hold-out, against naive refits."""
+
+import numpy as np
+import pytest
+
+from automodel.options import METRICS
+from automodel.search.score import Structure, TermCache, prepare, score, score_pairs
+from automodel.solve.design import pairs
+from automodel.space.parse import parse_term
+
+
+def _values(m: int = 8, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    p = 2.0 ** np.arange(1, m + 1)
+    A = np.column_stack([np.ones(m), p, np.log2(p), np.sqrt(p), 1 / p])
+    Y = A[:, [0, 2]] @ rng.uniform(0.5, 2, (2, 5)) * (1 + 0.02 * rng.standard_normal((m, 5)))
+    return p, A, Y
+
+
+def test_many_targets_score_as_each_target_alone():
+    _, A, Y = _values()
+    hold = np.zeros(len(A), bool)
+    hold[-1] = True
+    combos = np.array([[0, 1], [0, 2], [1, 3], [2, 4]], dtype=np.intp)
+    cand, kern = pairs(len(combos), Y.shape[1])
+    coef, got = score_pairs(prepare(A, Y, "relative", hold), combos[cand], kern)
+    for j in range(Y.shape[1]):
+        c1, one = score_pairs(prepare(A, Y[:, j], "relative", hold), combos)
+        cut = slice(j * len(combos), (j + 1) * len(combos))
+        np.testing.assert_allclose(coef[cut], c1, rtol=1e-12)
+        for name in METRICS:
+            np.testing.assert_allclose(got[name][cut], one[name], rtol=1e-9, err_msg=name)
+
+
+def test_score_matches_a_naive_weighted_fit_and_hold_out():
+    p, A, Y = _values()
+    y = Y[:, 0]
+    cache = TermCache({"p": p}, len(p))
+    structures = [Structure((parse_term("1"), parse_term("log2(p)"))), Structure((parse_term("p"),))]
+    hold = np.zeros(len(p), bool)
+    hold[-1] = True
+    sc = score(cache, np.ones(len(p), bool), y, structures, holdout=hold)
+    for i, s in enumerate(structures):
+        X = np.column_stack([t.evaluate({"p": p}, len(p)) for t in s.terms])
+        c, *_ = np.linalg.lstsq(X / y[:, None], np.ones_like(y), rcond=None)
+        c = np.maximum(c, 0.0)
+        np.testing.assert_allclose(sc.coefficients[i, :len(c)], c, rtol=1e-8)
+        rel = (y - X @ c) / y
+        assert sc.metric("rel_s")[i] == pytest.approx(np.sqrt(rel @ rel / (len(y) - len(c))))
+        ch, *_ = np.linalg.lstsq(X[~hold] / y[~hold, None], np.ones(int((~hold).sum())), rcond=None)
+        assert sc.metric("holdout")[i] == pytest.approx(abs(X[hold] @ ch / y[hold] - 1.0)[0], rel=1e-8)
+    assert sc.n_fits == 2 and sc.valid.all()
+
+
+def test_non_finite_terms_make_a_candidate_invalid():
+    p, _, Y = _values()
+    cache = TermCache({"p": p - 2.0}, len(p))  # log2(0) at the first row
+    sc = score(cache, np.ones(len(p), bool), Y[:, 0], [Structure((parse_term("log2(p)"),))])
+    assert not sc.valid[0] and np.isinf(sc.metric("rel_s")[0])
