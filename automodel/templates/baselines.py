@@ -13,9 +13,12 @@ from typing import Any, ClassVar, Iterable, Sequence
 import numpy as np
 import pandas as pd
 import sympy
-from scipy.optimize import nnls
 
 from automodel.errors import DataError, ModelFileError
+from automodel.options import weights
+from automodel.solve import metrics
+from automodel.solve.design import design, residuals
+from automodel.solve.lstsq import solve
 from automodel.space.symbols import log2, symbol
 
 __all__ = [
@@ -111,10 +114,7 @@ class ColumnTemplate:
 
 def standard_error(residuals: np.ndarray, n_coefficients: int) -> float:
     """Standard error of the regression ``sqrt(RSS / (m - k))`` (``inf`` when ``m <= k``)."""
-    m = residuals.size
-    if m <= n_coefficients:
-        return math.inf
-    return float(np.sqrt(np.sum(residuals**2) / (m - n_coefficients)))
+    return float(metrics.standard_error(np.sum(residuals**2), residuals.size, n_coefficients))
 
 
 def solve_weighted(
@@ -122,21 +122,14 @@ def solve_weighted(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Least squares ``basis @ c ~ t``; rows weighted by ``1/t`` when ``relative`` (bayesian-kohashi eq. 7).
 
-    Columns are scaled to unit norm before solving (so NNLS and lstsq are well conditioned) and
-    the coefficients scaled back. Returns ``(coefficients, weighted residuals)``.
+    Solved by the solver of the search (:func:`automodel.solve.lstsq.solve`, one candidate of every
+    column, exact NNLS when ``nonnegative``). Returns ``(coefficients, weighted residuals)``.
     """
-    w = 1.0 / t if relative else np.ones_like(t)
-    a = basis * w[:, None]
-    b = t * w
-    norms = np.linalg.norm(a, axis=0)
-    norms[norms == 0] = 1.0
-    a_scaled = a / norms
-    if nonnegative:
-        c_scaled, _ = nnls(a_scaled, b, maxiter=50 * a.shape[1] + 100)
-    else:
-        c_scaled = np.linalg.lstsq(a_scaled, b, rcond=None)[0]
-    coef = c_scaled / norms
-    return coef, a @ coef - b
+    w = weights(t, "relative" if relative else "none")
+    des = design(basis, t, w)
+    sol = solve(des, np.arange(basis.shape[1])[None], nonnegative=nonnegative, rss=None)
+    coef = sol.coefficients(des)[0]
+    return coef, -residuals(des, sol.kern, sol.cols, sol.coef_scaled)[0]
 
 
 def read_header(d: Any, template: str) -> dict:
