@@ -209,7 +209,8 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
     from automodel.templates import TEMPLATES
     unknown = [t for t in sp.fit.templates if t not in TEMPLATES]
     if unknown:
-        raise SpaceError(f"{sp.source}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
+        where = "templates" if named else sp.source
+        raise SpaceError(f"{where}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
     y = ds.frame["time"].to_numpy(float)
     w = weights(y, sp.fit.weighting)
     ctx = model_context(ds, sp)

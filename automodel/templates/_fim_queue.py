@@ -102,20 +102,26 @@ class Draws:
         return self.pattern, self.data.shape[1:], self.recv_tail.shape[1:]
 
 
-def tails(service: np.ndarray) -> np.ndarray:
+def tails(service: np.ndarray, max_over_receivers: bool = False) -> np.ndarray:
     """``tail_j = sum_{i >= j} service_i`` along the last axis: a FIFO server's work from job j on.
 
     Lindley's recursion (:func:`lindley`) unrolled gives the last departure ``max_j(a_j + tail_j)``.
+    With ``max_over_receivers`` (``service`` of shape (reps, receivers, jobs)), the maximum over
+    axis 1, kept as length 1. Accumulated job by job from the last: one pass over ``service``, no
+    temporary of its size (receivers run into thousands).
 
     Examples
     --------
     >>> tails(np.array([1.0, 2.0, 3.0])).tolist()
     [6.0, 5.0, 3.0]
     """
-    tail = np.cumsum(service, axis=-1)
-    last = tail[..., -1:].copy()
-    tail -= service  # work before job j
-    return np.subtract(last, tail, out=tail)
+    jobs = service.shape[-1]
+    out = np.empty((service.shape[0], 1, jobs) if max_over_receivers else service.shape)
+    acc = np.zeros(service.shape[:-1])
+    for j in range(jobs - 1, -1, -1):
+        acc += service[..., j]
+        out[..., j] = acc.max(axis=1, keepdims=True) if max_over_receivers else acc
+    return out
 
 
 def stack(draws: list[Draws]) -> Draws:
@@ -167,9 +173,7 @@ def draw(pattern: str, n: float, p: int, job_size: float, reps: int, rng: np.ran
         sender_shape, recv_shape = (reps, peers, jobs), (reps, 1, peers * jobs)
     data, meta = rng.random(sender_shape), rng.standard_exponential(sender_shape)
     init, recv = rng.standard_exponential(sender_shape), rng.standard_exponential(recv_shape)
-    tail = tails(recv)
-    if pattern == "broadcast":
-        tail = tail.max(axis=1, keepdims=True)
+    tail = tails(recv, max_over_receivers=pattern == "broadcast")
     return Draws(pattern, peers, np.tile(sizes, peers) if pattern == "scatter" else sizes, data, meta, init, tail)
 
 

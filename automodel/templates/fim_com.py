@@ -30,7 +30,7 @@ _PARAM_NAMES: tuple[str, ...] = ("zeta_max", "meta_mean", "meta_log", "init_mean
 # in a default calibration (least_squares with a finite-difference Jacobian), seconds per variate
 # drawn, per sender job simulated, per vectorised pass
 _EVALUATIONS = 400
-_SECONDS_PER_VARIATE = 2e-8
+_SECONDS_PER_VARIATE = 1.5e-8
 _SECONDS_PER_JOB = 2e-8
 _SECONDS_PER_PASS = 2e-5
 
