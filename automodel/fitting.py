@@ -22,6 +22,8 @@ from automodel.space.config import SearchSpace, load_space
 __all__ = ["FitResult", "fit", "with_options", "model_context", "template_names"]
 
 _NOT_RUN = "not run by default"  # the note of a slow template that was not named
+#: a slow template whose estimated time on the data is at most this runs by default too
+TEMPLATE_BUDGET_SECONDS = 1.0
 
 LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "choice", "note"]
 
@@ -201,8 +203,9 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
                    ) -> tuple[list[dict], list[Model | None]]:
     """One leaderboard row per template of the space's fit options (and its model, None when none).
 
-    A template of cost ``"slow"`` (:data:`automodel.model.COSTS`) runs only when ``named``; otherwise
-    its row says so, with its estimated time. Slow templates show their own progress bar.
+    A template of cost ``"slow"`` (:data:`automodel.model.COSTS`) runs when ``named`` or when its
+    estimated time on these data is within :data:`TEMPLATE_BUDGET_SECONDS`; otherwise its row says so,
+    with the estimate. Slow templates show their own progress bar.
     """
     if not sp.fit.templates:
         return [], []
@@ -222,7 +225,9 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
         template = TEMPLATES[name]
         reason = template.applicable(frame)
         if reason is None and template.cost == "slow" and not named:
-            reason = f"{_NOT_RUN}: ~{template.seconds(frame):.2g} s; --templates {name} runs it"
+            seconds = template.seconds(frame)
+            if seconds > TEMPLATE_BUDGET_SECONDS:
+                reason = f"{_NOT_RUN}: ~{seconds:.2g} s; --templates {name} runs it"
         if reason is None:
             try:
                 fitted = template.fit(frame, progress=progress) if template.cost == "slow" else template.fit(frame)

@@ -34,7 +34,7 @@ VERSION = 1
 COSTS: dict[str, str] = {
     "fast": "well under a second on typical data; runs by default",
     "slow": "a simulation or a posterior, whose time grows with the data (to seconds or more); runs "
-            "only when named",
+            "when named, or by default when its estimate on the data is within a second",
 }
 
 
@@ -72,8 +72,9 @@ class Template(Protocol):
     requires : tuple of str
         Columns it needs (``applicable`` says why it does not apply otherwise).
     cost : str
-        A key of :data:`COSTS`: ``"fast"`` templates run in every fit, ``"slow"`` ones only when named
-        (``automodel fit --templates NAME``); a slow template's ``fit`` takes ``progress=True`` and
+        A key of :data:`COSTS`: ``"fast"`` templates run in every fit, ``"slow"`` ones when named
+        (``automodel fit --templates NAME``) or when their estimate is within the budget of
+        :mod:`automodel.fitting`; a slow template's ``fit`` takes ``progress=True`` and
         shows a progress bar once it has run for a second.
     """
 
