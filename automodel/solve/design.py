@@ -91,9 +91,9 @@ def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None)
 
     Examples
     --------
-    >>> des = design(np.array([[1.0], [2.0]]), np.array([2.0, 4.0]))
-    >>> des.n_targets, des.scale.tolist(), des.gram.tolist()
-    (1, [[2.23606797749979]], [[[1.0000000000000002]]])
+    >>> des = design(np.array([[1.0, 1.0], [2.0, 1.0]]), np.array([2.0, 4.0]))
+    >>> des.n_targets, des.scale.round(3).tolist(), des.target_ss.tolist()
+    (1, [[2.236, 1.414]], [20.0])
     """
     values = np.asarray(values, float)
     Y = np.asarray(y, float)

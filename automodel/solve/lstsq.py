@@ -77,11 +77,16 @@ def residual_ss(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarra
     return out
 
 
+def _tss(des: Design, kern: np.ndarray) -> np.ndarray | float:
+    """``t't`` of every pair: one number for a one-target design (no gather)."""
+    return float(des.target_ss[0]) if des.n_targets == 1 else des.target_ss[kern]
+
+
 def _rss(des: Design, kern: np.ndarray, cols: np.ndarray, x: np.ndarray, rhs: np.ndarray, mode: str,
          exact: np.ndarray | None = None) -> np.ndarray:
     """RSS (B,) of least-squares solutions ``x`` (k, B) on their support, by ``mode`` (:data:`RSS_MODES`);
     ``exact`` marks pairs whose RSS comes from the residuals in the ``fast`` mode."""
-    tss = des.target_ss[kern]
+    tss = _tss(des, kern)
     if mode == "exact":
         return residual_ss(des, kern, cols, x.T)
     rss = tss - np.einsum("kb,kb->b", rhs, x)
@@ -97,7 +102,7 @@ def _unconstrained(des: Design, kern: np.ndarray, cols: np.ndarray, mode: str | 
     sides, Cholesky factors and smallest pivots (None for k = 0); SVD for dependent columns."""
     n, k = cols.shape
     if k == 0:
-        return np.zeros((n, 0)), des.target_ss[kern].copy(), None, None, None, None
+        return np.zeros((n, 0)), np.broadcast_to(_tss(des, kern), (n,)).copy(), None, None, None, None
     gram, rhs = gather(des, kern, cols)
     x, L, pivot = cholesky_solve(gram, rhs)
     bad = ~(pivot > PIVOT_TOL) | ~np.isfinite(x).all(axis=0)  # over axis 0 of (k, B): fast
@@ -125,7 +130,7 @@ def _exact(des: Design, kern: np.ndarray, cols: np.ndarray, mode: str) -> tuple[
 
 
 def _nonnegative(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarray, rss: np.ndarray | None,
-                 gram: np.ndarray, rhs: np.ndarray, mode: str, start: np.ndarray | None = None) -> int:
+                 mode: str, start: np.ndarray | None = None) -> int:
     """Replace infeasible solutions (a negative coefficient) by the exact NNLS solution, in place.
 
     With ``start`` (B, k) every pair runs the active set from that support; else only the infeasible
@@ -139,8 +144,8 @@ def _nonnegative(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarr
         idx = np.arange(len(kern))
     if not len(idx):
         return 0
-    tss = des.target_ss[kern[idx]]
-    g, b = gram.take(idx, axis=2), rhs.take(idx, axis=1)
+    tss = _tss(des, kern[idx])
+    g, b = gather(des, kern[idx], cols[idx])
     if start is None and k == 1:  # the only proper support is the empty one
         x, ok = np.zeros((1, len(idx))), np.ones(len(idx), bool)
     elif start is None and k <= 3:
@@ -150,7 +155,7 @@ def _nonnegative(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarr
     coef[idx[ok]] = x[:, ok].T
     if rss is not None and ok.any():
         done = idx[ok]
-        rss[done] = np.where((x[:, ok] == 0).all(axis=0), des.target_ss[kern[done]],
+        rss[done] = np.where((x[:, ok] == 0).all(axis=0), _tss(des, kern[done]),
                              _rss(des, kern[done], cols[done], x[:, ok], b[:, ok], mode))
     rest = idx[~ok]
     if len(rest):
@@ -187,30 +192,41 @@ def solve(des: Design, cols: np.ndarray, kern: np.ndarray | None = None, nonnega
     cols = np.asarray(cols, dtype=np.intp)
     if cols.ndim != 2:
         raise ValueError("cols must be a 2-D array of column indices")
-    kern = np.zeros(len(cols), np.intp) if kern is None else np.asarray(kern, dtype=np.intp)
     n, k = cols.shape
+    kern = np.broadcast_to(np.intp(0), (n,)) if kern is None else np.asarray(kern, dtype=np.intp)  # no copy
     mode = rss or "fast"
-    coef = np.empty((n, k))
     out_rss = None if rss is None else np.empty(n)
     factor = np.empty((k, k, n)) if keep_factor and k else None
     pivot = np.empty(n) if keep_factor and k else None
     n_exact = 0
+    if start is not None and nonnegative and k:  # warm start: the active set on every pair
+        coef = np.zeros((n, k))
+        for lo in range(0, n, chunk):
+            part = slice(lo, lo + chunk)
+            n_exact += _nonnegative(des, kern[part], cols[part], coef[part],
+                                    None if out_rss is None else out_rss[part], mode, start[part])
+        return Solution(kern, cols, coef, out_rss, None, None, n_exact)
+    coef = np.empty((n, k))
     for lo in range(0, n, chunk):
         part = slice(lo, lo + chunk)
-        kp, cp = kern[part], cols[part]
-        if start is not None and nonnegative and k:
-            gram, rhs = gather(des, kp, cp)
-            c, r = np.zeros((len(kp), k)), None if rss is None else np.empty(len(kp))
-            n_exact += _nonnegative(des, kp, cp, c, r, gram, rhs, mode, start[part])
-        else:
-            c, r, gram, rhs, L, pv = _unconstrained(des, kp, cp, rss)
-            if factor is not None:
-                factor[:, :, part], pivot[part] = L, pv
-            if nonnegative and k:
-                n_exact += _nonnegative(des, kp, cp, c, r, gram, rhs, mode)
+        c, r, gram, rhs, L, pv = _unconstrained(des, kern[part], cols[part], rss)
+        del gram, rhs  # freed before the next chunk allocates its own
+        if factor is not None:
+            factor[:, :, part], pivot[part] = L, pv
+        del L, pv
         coef[part] = c
         if out_rss is not None:
             out_rss[part] = r
+    if nonnegative and k:  # the infeasible pairs of every chunk together, ``chunk`` at a time
+        rows = np.flatnonzero(coef < 0) // k  # .any(axis=1) is slow on short rows
+        infeasible = rows[np.diff(rows, prepend=-1) > 0]
+        for lo in range(0, len(infeasible), chunk):
+            idx = infeasible[lo:lo + chunk]
+            c, r = coef[idx], None if out_rss is None else out_rss[idx]
+            n_exact += _nonnegative(des, kern[idx], cols[idx], c, r, mode)
+            coef[idx] = c
+            if r is not None:
+                out_rss[idx] = r
     return Solution(kern, cols, coef, out_rss, factor, pivot, n_exact)
 
 

@@ -17,7 +17,7 @@ Error"), so an extra term must pay for itself. The others:
     symmetric mean absolute percentage error ``mean(2 |e| / (|y| + |yhat|))`` in percent.
 ``holdout``
     root mean square relative error on the largest configurations when the candidate is refitted
-    without them (forward extrapolation; computed by :func:`automodel.search.score.score`).
+    without them (forward extrapolation; :func:`holdout_errors`, refits by :func:`automodel.search.score.score_pairs`).
 ``forward``
     ``sqrt((loo^2 + holdout^2) / 2)``: leave-one-out inside the range and hold-out beyond it in one
     number (``loo`` alone when there is no hold-out).

@@ -74,7 +74,7 @@ def active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: n
     x = np.zeros((k, n))
     ok = np.zeros(n, bool)
     live = np.arange(n)
-    tss = np.broadcast_to(np.asarray(target_ss, float), (n,))
+    tss = np.asarray(target_ss, float)  # one number, or one per system
     P, xf = free.copy(), np.zeros((k, n))  # support and feasible point of the live systems
     feasible = np.zeros(n, bool)
     for _ in range(4 * k):
@@ -107,7 +107,8 @@ def active_set(gram: np.ndarray, rhs: np.ndarray, free: np.ndarray, target_ss: n
         if not len(keep):
             break
         live, gram, rhs, tss, P, xf, feasible = (
-            live[keep], gram.take(keep, axis=2), rhs.take(keep, axis=1), tss[keep], P.take(keep, axis=1),
+            live[keep], gram.take(keep, axis=2), rhs.take(keep, axis=1), tss if tss.ndim == 0 else tss[keep],
+            P.take(keep, axis=1),
             xf.take(keep, axis=1), feasible[keep])
     return x, ok
 
@@ -142,7 +143,7 @@ def kkt_small(gram: np.ndarray, rhs: np.ndarray, target_ss: np.ndarray | float) 
     Returns the coefficients (k, B) and which systems are certified (B,).
     """
     k, n = rhs.shape
-    tss = np.broadcast_to(np.asarray(target_ss, float), (n,))
+    tss = np.asarray(target_ss, float)
     x = np.zeros((k, n))
     found = (rhs <= KKT_TOL * np.sqrt(tss)).all(axis=0).astype(np.int8)  # the empty support
     for sub in [s for size in range(1, k) for s in combinations(range(k), size)]:
