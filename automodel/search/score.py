@@ -164,8 +164,9 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     need = set(names) | ({"loo", "holdout"} if "forward" in names else set())
     with_loo = with_loo and "loo" in need
     des = rows.design
-    sol = lstsq.solve(des, cols, kern, nonnegative, rss=None, keep_factor=with_loo)
     single = rows.y.shape[1] == 1
+    chunk = 4096 if single else max(len(cols), 1)  # many targets: the caller chunks the pairs
+    sol = lstsq.solve(des, cols, kern, nonnegative, rss=None, keep_factor=with_loo, chunk=chunk)
     y = rows.y[:, 0] if single else rows.y[:, kern]
     r = design_mod.residuals(des, kern, cols, sol.coef_scaled)  # (B, m), weighted
     pred = y[:, None] - r.T / rows.sqrt_w[:, :1] if single else y - r.T / rows.sqrt_w[:, kern]
@@ -173,7 +174,7 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     lev = lstsq.leverages(des, sol) if with_loo else None
     hold_err = None
     if rows.held is not None and "holdout" in need:
-        held = lstsq.solve(rows.held, cols, kern, nonnegative, rss=None)
+        held = lstsq.solve(rows.held, cols, kern, nonnegative, rss=None, chunk=chunk)
         pred_h = predict(rows.values[rows.hold], cols, held.coefficients(rows.held))
         y_h = rows.y[rows.hold][:, 0:1] if single else rows.y[rows.hold][:, kern]
         hold_err = metrics.holdout_errors(pred_h, y_h, len(y) - int(rows.hold.sum()), k)
