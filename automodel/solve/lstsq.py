@@ -130,11 +130,13 @@ def _exact(des: Design, kern: np.ndarray, cols: np.ndarray, mode: str) -> tuple[
 
 
 def _nonnegative(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarray, rss: np.ndarray | None,
-                 mode: str, start: np.ndarray | None = None) -> int:
+                 mode: str, start: np.ndarray | None = None,
+                 gathered: tuple[np.ndarray, np.ndarray] | None = None) -> int:
     """Replace infeasible solutions (a negative coefficient) by the exact NNLS solution, in place.
 
     With ``start`` (B, k) every pair runs the active set from that support; else only the infeasible
-    ones, by KKT enumeration when k <= 3. Returns how many pairs needed the exact fallback.
+    ones, by KKT enumeration when k <= 3. ``gathered``: the pairs' Gram matrices and right-hand sides,
+    when the caller has them. Returns how many pairs needed the exact fallback.
     """
     k = cols.shape[1]
     if start is None:
@@ -145,7 +147,10 @@ def _nonnegative(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarr
     if not len(idx):
         return 0
     tss = _tss(des, kern[idx])
-    g, b = gather(des, kern[idx], cols[idx])
+    if gathered is None:
+        g, b = gather(des, kern[idx], cols[idx])
+    else:
+        g, b = gathered[0].take(idx, axis=2), gathered[1].take(idx, axis=1)
     if start is None and k == 1:  # the only proper support is the empty one
         x, ok = np.zeros((1, len(idx))), np.ones(len(idx), bool)
     elif start is None and k <= 3:
@@ -210,14 +215,16 @@ def solve(des: Design, cols: np.ndarray, kern: np.ndarray | None = None, nonnega
     for lo in range(0, n, chunk):
         part = slice(lo, lo + chunk)
         c, r, gram, rhs, L, pv = _unconstrained(des, kern[part], cols[part], rss)
-        del gram, rhs  # freed before the next chunk allocates its own
         if factor is not None:
             factor[:, :, part], pivot[part] = L, pv
-        del L, pv
+        del L, pv  # freed before the next chunk allocates its own
+        if nonnegative and k and n <= chunk:  # one chunk: its Gram matrices serve the NNLS pass
+            n_exact += _nonnegative(des, kern, cols, c, r, mode, gathered=(gram, rhs))
+        del gram, rhs
         coef[part] = c
         if out_rss is not None:
             out_rss[part] = r
-    if nonnegative and k:  # the infeasible pairs of every chunk together, ``chunk`` at a time
+    if nonnegative and k and n > chunk:  # the infeasible pairs of every chunk together, ``chunk`` at a time
         rows = np.flatnonzero(coef < 0) // k  # .any(axis=1) is slow on short rows
         infeasible = rows[np.diff(rows, prepend=-1) > 0]
         for lo in range(0, len(infeasible), chunk):
