@@ -16,11 +16,17 @@ import numpy as np
 
 from automodel.errors import SpaceError
 
-__all__ = ["ROLE_NAMES", "AGGREGATES", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+__all__ = ["ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
            "FitOptions", "check_choice"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
 ROLE_NAMES: tuple[str, ...] = ("n", "p", "cpu", "bw")
+
+#: relative differences below this are rounding, not measurement: the solver works on normal equations in
+#: double precision, whose residuals carry relative errors of about ``eps * cond``. A fitted term that
+#: contributes less than this fraction of the smallest time is not part of the model (its coefficient
+#: is zero), and scores closer than this to the best are equivalent (:mod:`automodel.search.select`).
+RELATIVE_RESOLUTION = 1e-10
 
 #: how repetitions of one configuration are combined
 AGGREGATES: tuple[str, ...] = ("median", "mean", "min")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from automodel.options import METRICS, weights
+from automodel.options import METRICS, RELATIVE_RESOLUTION, weights
 from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics
 from automodel.space.terms import Term
@@ -178,7 +178,18 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
         pred_h = predict(rows.values[rows.hold], cols, held.coefficients(rows.held))
         y_h = rows.y[rows.hold][:, 0:1] if single else rows.y[rows.hold][:, kern]
         hold_err = metrics.holdout_errors(pred_h, y_h, len(y) - int(rows.hold.sum()), k)
-    return sol.coefficients(des), metrics.compute(y, pred, k, wrss, lev, hold_err, names=names)
+    coef = sol.coefficients(des)
+    return _drop_negligible(rows, cols, kern, coef), metrics.compute(y, pred, k, wrss, lev, hold_err, names=names)
+
+
+def _drop_negligible(rows: Rows, cols: np.ndarray, kern: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """``coef`` with zero for every term that contributes less than :data:`RELATIVE_RESOLUTION` of the
+    smallest target on every row (rounding, not model: on noise-free runs the solver leaves terms of
+    coefficient 1e-18 beside the exact ones, and they must not count as terms of the model)."""
+    with np.errstate(invalid="ignore"):
+        largest = np.abs(coef) * np.abs(rows.values).max(axis=0)[cols]
+        smallest = np.abs(rows.y).min(axis=0)[kern]
+        return np.where(largest < RELATIVE_RESOLUTION * smallest[:, None], 0.0, coef)
 
 
 def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[Structure],

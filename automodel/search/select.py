@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automodel.options import METRICS, SELECTIONS
+from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS
 
 __all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows"]
 
@@ -60,12 +60,6 @@ class Selection:
     threshold: float
     equivalent: np.ndarray
     reason: str
-
-
-#: relative errors below this are rounding, not fit: the solver works on normal equations in double
-#: precision, whose residuals carry relative errors of about ``eps * cond``. Without it, on noise-free
-#: runs a model with extra terms of coefficient 1e-19 wins by 1e-16 and is chosen over the exact one.
-RELATIVE_RESOLUTION = 1e-10
 
 
 def _floor(metric: str, noise_relative, noise_absolute):
