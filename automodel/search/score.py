@@ -104,6 +104,9 @@ class Rows:
         The held-out rows of the ``holdout`` metric.
     held : Design or None
         The rows outside ``hold`` (when the hold-out error is asked for).
+    value_max : (T,) array
+        Largest absolute value of each term, and ``y_min`` (K,) the smallest target, for
+        :func:`_drop_negligible`.
     """
 
     values: np.ndarray
@@ -113,6 +116,8 @@ class Rows:
     design: design_mod.Design
     hold: np.ndarray | None = None
     held: design_mod.Design | None = None
+    value_max: np.ndarray | None = None
+    y_min: np.ndarray | None = None
 
 
 def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray | None = None) -> Rows:
@@ -124,7 +129,8 @@ def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray 
     usable = np.isfinite(values).all(axis=0)
     A = np.where(np.isfinite(values), values, 0.0)
     held = None if hold is None else design_mod.design(A[~hold], Y[~hold], W[~hold])
-    return Rows(A, usable, Y, np.sqrt(W), design_mod.design(A, Y, W), hold, held)
+    return Rows(A, usable, Y, np.sqrt(W), design_mod.design(A, Y, W), hold, held, np.abs(A).max(axis=0, initial=0.0),
+                np.abs(Y).min(axis=0))
 
 
 def predict(values: np.ndarray, cols: np.ndarray, coef: np.ndarray) -> np.ndarray:
@@ -187,9 +193,8 @@ def _drop_negligible(rows: Rows, cols: np.ndarray, kern: np.ndarray, coef: np.nd
     smallest target on every row (rounding, not model: on noise-free runs the solver leaves terms of
     coefficient 1e-18 beside the exact ones, and they must not count as terms of the model)."""
     with np.errstate(invalid="ignore"):
-        largest = np.abs(coef) * np.abs(rows.values).max(axis=0)[cols]
-        smallest = np.abs(rows.y).min(axis=0)[kern]
-        return np.where(largest < RELATIVE_RESOLUTION * smallest[:, None], 0.0, coef)
+        negligible = np.abs(coef) * rows.value_max[cols] < RELATIVE_RESOLUTION * rows.y_min[kern][:, None]
+    return np.where(negligible, 0.0, coef)
 
 
 def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[Structure],
