@@ -86,7 +86,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     data : path or DataFrame
         One row per run; see :func:`automodel.data.load` for the column roles.
     space : name, path or SearchSpace
-        The search space (``search_spaces/<name>.toml``).
+        The search space (a name of ``automodel/spaces/<name>.toml``, or a TOML file).
     metric, weighting, nonnegative, selection :
         Override the space's fit options (``selection``: ``"simplest"`` or ``"best"``, see
         :mod:`automodel.search.select`).

@@ -66,7 +66,7 @@ def revision(root: Path = Path(__file__).resolve().parents[1]) -> str | None:
                               check=True).stdout
     try:
         commit = git("rev-parse", "--short", "HEAD").strip()
-        dirty = git("status", "--porcelain", "--", "automodel", "search_spaces", "benchmarks",
+        dirty = git("status", "--porcelain", "--", "automodel", "benchmarks",
                     *(f":!benchmarks/{out}" for out in OUTPUTS)).splitlines()
     except (OSError, subprocess.SubprocessError):
         return None

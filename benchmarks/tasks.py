@@ -134,8 +134,10 @@ SPECS: tuple[_Spec, ...] = (
           "msg_bytes <= 262144", "msg_bytes > 262144"),
 )
 
-#: The stand-in task of ``bundled_tasks`` (SMPI runs shipped in ``examples/data``).
+#: The stand-in task of ``bundled_tasks`` (SMPI runs shipped in ``examples/data``; the demo's
+#: ``cg_fast.csv`` is package data, ``automodel/demo/``).
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "examples" / "data"
+DEMO_DIR = Path(__file__).resolve().parents[1] / "automodel" / "demo"
 BUNDLED_FILES: tuple[str, ...] = ("cg_fast.csv", "jacobi_slow.csv")
 BUNDLED_SPEC = _Spec("bundled-smpi-p", "examples/data/{" + ",".join(BUNDLED_FILES) + "}", ("workload",),
                      {"n": "n", "p": "p"}, "p <= 8", "p > 8")
@@ -251,7 +253,8 @@ def bundled_tasks(data_dir: Path | str = BUNDLED_DIR) -> list[Task]:
     datasets are absent (a clean clone, CI), so that every code path of the benchmark still runs.
     """
     data_dir = Path(data_dir)
-    frames = [pd.read_csv(data_dir / name).assign(workload=Path(name).stem) for name in BUNDLED_FILES]
+    paths = [data_dir / name if (data_dir / name).exists() else DEMO_DIR / name for name in BUNDLED_FILES]
+    frames = [pd.read_csv(path).assign(workload=path.stem) for path in paths]
     return _spec_tasks(BUNDLED_SPEC, pd.concat(frames, ignore_index=True))[0]
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the bundled datasets in examples/data/ by running the MPI workloads under SimGrid SMPI
+# Regenerate the bundled datasets in examples/data/ (and the demo dataset automodel/demo/cg_fast.csv) by running the MPI workloads under SimGrid SMPI
 # through `automodel run`. Needs smpicc/smpirun (apt-get install -y libsimgrid-dev) and automodel
 # importable (run from the repository root or pip install -e .). Takes a few minutes on 2 cores.
 #
@@ -28,10 +28,11 @@ LOAD=(--capture 'cpu=cpu=(\S+)' --capture 'bw=bw=(\S+)')
 
 campaign() {  # name, then `automodel run` arguments
     local name="$1"; shift
+    local out="${DEST:-$DATA}/$name.csv"
     if [ "${#SELECTED[@]}" -gt 0 ] && [[ ! " ${SELECTED[*]} " =~ " $name " ]]; then return; fi
-    [ "${RESUME:-0}" = 1 ] || rm -f "$DATA/$name.csv"
+    [ "${RESUME:-0}" = 1 ] || rm -f "$out"
     echo "== $name" >&2
-    "$PYTHON" -m automodel.cli.run run "$@" "${COMMON[@]}" -o "$DATA/$name.csv"
+    "$PYTHON" -m automodel run "$@" "${COMMON[@]}" -o "$out"
 }
 SELECTED=("$@")
 
@@ -41,7 +42,7 @@ campaign matmul_fast \
 campaign jacobi_slow \
     --cmd "$SMPI -np {p} -platform $PLAT/slow_cluster.xml $WL/jacobi {n} 20" \
     --n 256:1024:4 --p 1:256:*2
-campaign cg_fast \
+DEST="$HERE/../automodel/demo" campaign cg_fast \
     --cmd "$SMPI -np {p} -platform $PLAT/fast_cluster.xml $WL/cg {n} 50" \
     --n 50000:400000:4:log --p 1:256:*2
 campaign bucketsort_slow \

@@ -27,3 +27,8 @@ def test_malformed_space(tmp_path, text, fragment):
     with pytest.raises(SpaceError) as err:
         load_space(path)
     assert fragment in str(err.value) and str(path) in str(err.value)
+
+
+def test_unknown_space_names_the_shipped_ones():
+    with pytest.raises(SpaceError, match="no search space named 'nope'; known: default, pmnf"):
+        load_space("nope")

@@ -7,11 +7,12 @@ formula, the predictions against the measured times and the best process count; 
 from __future__ import annotations
 
 import argparse
+from importlib.resources import files
 from pathlib import Path
 
-#: the bundled dataset: conjugate gradient under SimGrid SMPI on a simulated 256-host cluster
-#: (examples/data/README.md gives the exact command, platform file and date)
-DEMO_DATA = Path(__file__).resolve().parents[2] / "examples" / "data" / "cg_fast.csv"
+#: the bundled dataset (package data): conjugate gradient under SimGrid SMPI on a simulated 256-host
+#: cluster (examples/data/README.md in the source tree gives the exact command, platform file and date)
+DEMO_DATA = Path(str(files("automodel") / "demo" / "cg_fast.csv"))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

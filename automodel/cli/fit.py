@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("data", metavar="DATA.csv")
     add_role_options(p)
     p.add_argument("--space", default="default", metavar="NAME|FILE",
-                   help="search space: a name in search_spaces/ or a TOML file (default: default)")
+                   help="search space: a shipped one (default, pmnf) or a TOML file (default: default)")
     p.add_argument("--metric", default=None,
                    help="ranking metric (s, rel_s, loo, aic, smape, holdout, forward; default: the space's)")
     p.add_argument("--selection", default=None, choices=("simplest", "best"),

@@ -1,4 +1,7 @@
-"""Search spaces are data: read and validate a TOML file of ``search_spaces/`` into a :class:`SearchSpace`.
+"""Search spaces are data: read and validate a TOML file into a :class:`SearchSpace`.
+
+The shipped spaces are package data, ``automodel/spaces/<name>.toml`` (in the wheel as in a checkout);
+any other TOML file is given by its path.
 
 Stage definitions, term families, top-K per stage, pruning percentile, ranking metric and fit options
 all live in the file; this module only checks them and turns term strings into :class:`Term` objects.
@@ -7,6 +10,7 @@ all live in the file; this module only checks them and turns term strings into :
 from __future__ import annotations
 
 import tomllib
+from importlib.resources import files
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,9 +22,8 @@ from automodel.space.terms import Term
 
 __all__ = ["SearchSpace", "Group", "load_space", "space_path", "SPACES_DIR"]
 
-#: the search spaces shipped with automodel (``search_spaces/`` in a source checkout, a copy in the wheel)
-SPACES_DIR = Path(__file__).resolve().parents[2] / "search_spaces"
-_PACKAGED = Path(__file__).resolve().parents[1] / "spaces"
+#: the search spaces shipped with automodel (package data)
+SPACES_DIR = Path(str(files("automodel") / "spaces"))
 
 @dataclass(frozen=True)
 class Group:
@@ -58,11 +61,10 @@ def space_path(name_or_file: str | Path) -> Path:
     p = Path(name_or_file)
     if p.suffix == ".toml" or p.exists():
         return p
-    for folder in (SPACES_DIR, _PACKAGED):
-        candidate = folder / f"{name_or_file}.toml"
-        if candidate.exists():
-            return candidate
-    known = sorted(f.stem for f in SPACES_DIR.glob("*.toml")) if SPACES_DIR.exists() else []
+    candidate = SPACES_DIR / f"{name_or_file}.toml"
+    if candidate.exists():
+        return candidate
+    known = sorted(f.stem for f in SPACES_DIR.glob("*.toml"))
     raise SpaceError(f"no search space named {str(name_or_file)!r}; known: {', '.join(known) or 'none'}, "
                      f"or give a path to a .toml file")
 
