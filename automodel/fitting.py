@@ -11,7 +11,7 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.errors import SpaceError
-from automodel.export import to_text
+from automodel.printing import formula, to_text
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
 from automodel.options import weights
@@ -168,7 +168,7 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
         core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)])
         mets = {m: float(v[i]) for m, v in sc.metrics.items()}
         models.append(Model(core, metrics=mets, **ctx))
-        rows.append({"formula": to_text(core.expr), "n_terms": len(core.terms), **mets, "kind": "searched",
+        rows.append({"formula": formula(core.terms, core.coefficients), "n_terms": len(core.terms), **mets, "kind": "searched",
                      "note": ""})
     return rows, models
 

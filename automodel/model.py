@@ -23,7 +23,8 @@ import pandas as pd
 import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.space.terms import Term, term_from_dict
+from automodel import printing
+from automodel.space.terms import Term, term_from_dict, term_sum
 
 __all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "FORMAT", "VERSION"]
 
@@ -111,8 +112,7 @@ class TermModel:
 
     @property
     def expr(self) -> sympy.Expr:
-        return sympy.Add(*[sympy.Float(c) * t.expr for c, t in zip(self.coefficients, self.terms)
-                           if c != 0.0]) if any(self.coefficients) else sympy.Float(0.0)
+        return term_sum(self.terms, self.coefficients)
 
     def predict(self, frame: Mapping[str, Any]) -> np.ndarray:
         n_rows = len(frame[next(iter(frame))]) if len(frame) else 1
@@ -190,8 +190,10 @@ class Model:
 
     @property
     def formula(self) -> str:
-        from automodel.export import to_text
-        return to_text(self.expr)
+        """The formula as one line of text (:mod:`automodel.printing`)."""
+        if isinstance(self.core, TermModel):
+            return printing.formula(self.core.terms, self.core.coefficients)
+        return printing.to_text(self.expr)
 
     def _columns(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>"
                  ) -> pd.DataFrame:

@@ -13,14 +13,8 @@ import pytest
 import automodel
 from automodel.cli import main
 from automodel.errors import DataError, ModelFileError, SpaceError
-from automodel.export import to_text
 from automodel.solve import metrics
-from automodel import printing as formula_text
-from automodel.printing import formula, prime_orders
 from automodel.kernels.fit_many import fit_many, load_models, save_models
-from automodel.model import TermModel
-from automodel.space.config import load_space
-from automodel.space.parse import parse_term
 
 
 def _kernels(param: str, values: np.ndarray, n_kernels: int, seed: int = 0, reps: int = 1) -> pd.DataFrame:
@@ -104,35 +98,6 @@ def test_bad_input_raises_one_line_errors():
         fit_many(frame, params=["q"])
     with pytest.raises(SpaceError, match="unknown metric"):
         fit_many(frame, metric="r2")
-
-
-def test_formula_text_equals_sympy_text():
-    space = load_space("default")
-    terms = {t for stage in space.stages.values() for v in stage.values() if isinstance(v, tuple)
-             for t in v if hasattr(t, "factors")}
-    terms |= {t * parse_term(f) for t in list(terms) for f in ("1/p", "log2(p)", "1/cpu")}
-    terms |= {parse_term("sigmoid(p, n/48)")}
-    terms = sorted(terms, key=str)
-    rng = np.random.default_rng(7)
-    cases = []
-    for _ in range(300):
-        chosen = tuple(terms[i] for i in rng.choice(len(terms), rng.integers(1, 5), replace=False))
-        coefs = tuple(float(rng.choice([1, 1, -1]) * 10 ** rng.uniform(-12, 12)) for _ in chosen)
-        if rng.random() < 0.2:
-            coefs = (0.0,) + coefs[1:]  # a coefficient NNLS set to zero
-        cases.append((chosen, coefs))
-    for primed in (False, True):  # print orders found one sum at a time, or all in one sympy call
-        formula_text._ORDERS.clear()
-        if primed:
-            prime_orders(tuple(t for t, c in zip(*case) if c != 0.0) for case in cases)
-        for chosen, coefs in cases:
-            assert formula(chosen, coefs) == to_text(TermModel(chosen, coefs).expr)
-    one = parse_term("1")
-    for t in terms:  # two terms with the constant: sympy has a special order for "c0 - c1*x"
-        for coefs in ((2.0, -1.5), (-2.0, 1.5), (2.0, 1.5), (-2.0, -1.5)):
-            assert formula((t, one), coefs) == to_text(TermModel((t, one), coefs).expr)
-    assert formula((one,), (3.0,)) == to_text(TermModel((one,), (3.0,)).expr)
-    assert formula((parse_term("p"), one), (-1.5, 2.0)) == "2.0 - 1.5*p"
 
 
 def test_parallel_groups_give_the_serial_result():

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import automodel
-from automodel.export import FORMATS, export
 from automodel.model import Core, TermModel
 
 
@@ -18,20 +17,6 @@ def fitted():
                      np.linspace(1000, 8000, 6), [1, 2, 4, 8], noise=0.02, seed=2, load=True)
     return automodel.fit(runs.rename(columns={"n": "size", "time": "secs"}), time="secs", n="size",
                          progress=False), runs
-
-
-def test_exports_evaluate_to_predictions(fitted):
-    result, runs = fitted
-    model = result.best
-    namespace = {}
-    exec(export(model, "python"), namespace)  # the test runs the printed code; the library never does
-    row = runs.iloc[5]
-    args = {q: float(row[q]) for q in model.params}
-    assert namespace["predicted_time"](**args) == pytest.approx(model.predict(runs.iloc[[5]])[0], rel=1e-12)
-    c = export(model, "c")
-    assert "double predicted_time(double n, double p, double cpu, double bw)" in c and "log2(p)" in c
-    assert r"\log_{2}" in export(model, "latex")
-    assert set(FORMATS) == {"text", "latex", "python", "c", "json"}
 
 
 def test_best_p_is_argmin_over_integers(fitted):

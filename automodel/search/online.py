@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from automodel import printing
 from automodel.options import WEIGHTINGS, FitOptions, weights
 from automodel.search.prune import prune, rank
 from automodel.search.select import select, thresholds
@@ -283,6 +284,22 @@ class LivePool:
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
         near = np.flatnonzero(s <= thresholds(s[best], metric, len(self.y) - n_terms(best)))
         return int(near[select(s[near], n_terms(near), len(self.y), metric).index])
+
+    def terms_of(self, i: int) -> tuple[Term, ...]:
+        """The terms of candidate ``i``."""
+        return tuple(self.terms[j] for j in self.index[i, :int(self.width[i])])
+
+    def coefficients_of(self, i: int) -> tuple[float, ...]:
+        """The fitted coefficients of candidate ``i`` (0 where it has no finite fit)."""
+        return tuple(float(c) if np.isfinite(c) else 0.0 for c in self.coef[i, :int(self.width[i])])
+
+    def formula(self, i: int) -> str:
+        """The fitted formula of candidate ``i`` as text (:func:`automodel.printing.formula`)."""
+        return printing.formula(self.terms_of(i), self.coefficients_of(i))
+
+    def structure(self, i: int) -> str:
+        """Candidate ``i`` without its coefficients (:func:`automodel.printing.terms_text`)."""
+        return printing.terms_text(self.terms_of(i))
 
     def ranking(self) -> np.ndarray:
         """Indices of the live candidates, best first."""

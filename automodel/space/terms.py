@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Mapping, Union
+from typing import Any, Iterable, Mapping, Union
 
 import numpy as np
 import sympy
@@ -26,7 +26,7 @@ import sympy
 from automodel.errors import ModelFileError
 from automodel.space.symbols import log2, symbol
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict"]
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum"]
 
 Columns = Mapping[str, np.ndarray]
 
@@ -224,6 +224,12 @@ class Term:
 
 
 ONE = Term()
+
+
+def term_sum(terms: Iterable[Term], coefficients: Iterable[float]) -> sympy.Expr:
+    """The sympy expression ``sum(c * t)`` of a term model (terms with coefficient 0 left out)."""
+    parts = [sympy.Float(c) * t.expr for c, t in zip(coefficients, terms) if c != 0.0]
+    return sympy.Add(*parts) if parts else sympy.Float(0.0)
 
 
 def power(param: str, exponent: Fraction | int | str = 1, log_exponent: int = 0) -> Term:

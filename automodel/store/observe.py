@@ -15,8 +15,6 @@ from sqlalchemy.engine import Connection
 
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
-from automodel.export import to_text
-from automodel.model import TermModel
 from automodel.search.online import LivePool, OnlineOptions, PoolStats, Update, term_values
 from automodel.search.score import Structure
 from automodel.search.staged import staged_search
@@ -27,7 +25,7 @@ from automodel.store.db import Store, now, open_store
 from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
                                    require_app, save_pool)
 
-__all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants", "formula"]
+__all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants"]
 
 
 @dataclass
@@ -103,14 +101,6 @@ def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], l
     return terms, structures, notes
 
 
-def formula(pool: LivePool, i: int) -> str:
-    """The fitted formula of candidate ``i`` as text."""
-    w = int(pool.width[i])
-    terms = tuple(pool.terms[j] for j in pool.index[i, :w])
-    coefs = tuple(float(c) if np.isfinite(c) else 0.0 for c in pool.coef[i, :w])
-    return to_text(TermModel(terms, coefs).expr)
-
-
 def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, store: Store) -> data_mod.Dataset:
     if app is not None and not roles:  # the columns the application was first observed with
         roles = {r: app.roles.get(r) for r in ("time", "n", "p", "cpu", "bw")}
@@ -147,7 +137,7 @@ def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, up
                          .values(pruned_score=s if np.isfinite(s) else None))
     save_pool(conn, app, pool)
     lead = pool.leader
-    text = formula(pool, lead) if lead >= 0 else None
+    text = pool.formula(lead) if lead >= 0 else None
     score = float(pool.score[lead]) if lead >= 0 else float("inf")
     top = [[int(cand_ids[i]), float(pool.score[i])] for i in pool.ranking()[:10] if np.isfinite(pool.score[i])]
     conn.execute(insert(schema.history).values(
@@ -245,7 +235,7 @@ def _leader(pool: LivePool, cand_ids: np.ndarray) -> tuple[str | None, int | Non
     i = pool.leader
     if i < 0 or not np.isfinite(pool.score[i]):
         return None, None
-    return formula(pool, i), int(cand_ids[i])
+    return pool.formula(i), int(cand_ids[i])
 
 
 def _set_status(store: str | Path | Store, app: str, run_ids: Iterable[int], admit: bool) -> ObserveReport:

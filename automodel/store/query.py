@@ -15,7 +15,6 @@ from automodel.model import Model, TermModel
 from automodel.search.online import PoolStats
 from automodel.store import schema
 from automodel.store.db import Store, open_store
-from automodel.store.observe import formula
 from automodel.store.pool import ADMITTED, load_pool, require_app, run_frame
 
 __all__ = ["ranking", "history", "runs", "leader_model", "verify"]
@@ -35,18 +34,14 @@ def ranking(store: str | Path | Store, app: str, top: int | None = 10, pruned: b
                                 .order_by(c.c.pruned_update, c.c.pruned_score)).all()
             rows = rows[:top] if top else rows
             return pd.DataFrame([{"id": r.id, "update": r.pruned_update, "at": r.pruned_at, "score": r.pruned_score,
-                                  "n_terms": int(pool.width[r.idx]), "structure": _structure(pool, r.idx),
+                                  "n_terms": int(pool.width[r.idx]), "structure": pool.structure(r.idx),
                                   "reason": r.pruned_reason} for r in rows],
                                 columns=["id", "update", "at", "score", "n_terms", "structure", "reason"])
     order = pool.ranking()
     order = order[:top] if top else order
     return pd.DataFrame([{"rank": r + 1, "id": int(ids[i]), "score": float(pool.score[i]),
-                          "n_terms": int(pool.width[i]), "formula": formula(pool, i)} for r, i in enumerate(order)],
+                          "n_terms": int(pool.width[i]), "formula": pool.formula(i)} for r, i in enumerate(order)],
                         columns=["rank", "id", "score", "n_terms", "formula"])
-
-
-def _structure(pool, i: int) -> str:
-    return " + ".join(str(pool.terms[j]) for j in pool.index[i, :pool.width[i]])
 
 
 def history(store: str | Path | Store, app: str) -> pd.DataFrame:
@@ -82,9 +77,7 @@ def leader_model(store: str | Path | Store, app: str, position: int = 0) -> Mode
     if position >= len(order) or not np.isfinite(pool.score[order[position]]):
         raise StoreError(f"application {app!r}: no fitted candidate at rank {position + 1}")
     i = order[position]
-    w = int(pool.width[i])
-    core = TermModel(tuple(pool.terms[j] for j in pool.index[i, :w]),
-                     tuple(float(c) if np.isfinite(c) else 0.0 for c in pool.coef[i, :w]), name=f"candidate {ids[i]}")
+    core = TermModel(pool.terms_of(i), pool.coefficients_of(i), name=f"candidate {ids[i]}")
     metric = a.options.metric
     ranges = {q: [float(fitted[q].min()), float(fitted[q].max())] for q in a.params} if len(fitted) else {}
     return Model(core, a.params, dict(a.roles), ranges, {metric: float(pool.score[i])}, a.space,

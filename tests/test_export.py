@@ -1,0 +1,22 @@
+"""Exports of a fitted model: the printed Python and C functions compute its predictions."""
+
+import pytest
+
+from automodel.export import FORMATS, export
+from test_model import fitted  # noqa: F401  (the fixture)
+
+
+def test_exports_evaluate_to_predictions(fitted):
+    result, runs = fitted
+    model = result.best
+    namespace = {}
+    exec(export(model, "python"), namespace)  # the test runs the printed code; the library never does
+    row = runs.iloc[5]
+    args = {q: float(row[q]) for q in model.params}
+    assert namespace["predicted_time"](**args) == pytest.approx(model.predict(runs.iloc[[5]])[0], rel=1e-12)
+    c = export(model, "c")
+    assert "double predicted_time(double n, double p, double cpu, double bw)" in c and "log2(p)" in c
+    assert r"\log_{2}" in export(model, "latex")
+    assert set(FORMATS) == {"text", "latex", "python", "c", "json"}
+    with pytest.raises(ValueError, match="unknown export format 'svg'"):
+        export(model, "svg")
