@@ -1,6 +1,11 @@
-"""Shared fixtures: synthetic runs of known formulas with a little noise."""
+"""Shared fixtures: synthetic runs of known formulas with a little noise, a fitted model, a small
+least-squares problem."""
 
 from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,3 +34,50 @@ def runs_loaded():
     """c n^3/(p cpu) + d n^2 log2 p / bw + e on p in 1..8, n in 1000..8000 (issue 2's example)."""
     return make_runs(lambda n, p, c, b: 2e-10 * n ** 3 / (p * c) + 3e-8 * n ** 2 * np.log2(p) / b + 0.5,
                      np.linspace(1000, 8000, 8), [1, 2, 4, 8], reps=2, noise=0.02, seed=1, load=True)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    """automodel.fit on loaded runs with renamed columns (size, secs), and the runs."""
+    import automodel
+
+    runs = make_runs(lambda n, p, c, b: 2e-10 * n ** 3 / (p * c) + 3e-8 * n ** 2 * np.log2(p) / b + 0.5,
+                     np.linspace(1000, 8000, 6), [1, 2, 4, 8], noise=0.02, seed=2, load=True)
+    return automodel.fit(runs.rename(columns={"n": "size", "time": "secs"}), time="secs", n="size",
+                         progress=False), runs
+
+
+@pytest.fixture
+def problem():
+    """30 rows of 9 positive columns; y uses three of them, one with a negative coefficient."""
+    rng = np.random.default_rng(3)
+    A = rng.uniform(0.1, 2.0, size=(30, 9))
+    y = A[:, [0, 3]] @ [2.0, 0.5] - 0.3 * A[:, 5] + 0.01 * rng.standard_normal(30)
+    return A, y
+
+
+#: ``app N P [print|sleep]``: takes 0.002*N/P + 0.01 s, prints comp= and time=; N=666 fails, N=999 hangs.
+FAKE_APP = textwrap.dedent(
+    """
+    import sys, time
+    n, p = float(sys.argv[1]), float(sys.argv[2])
+    mode = sys.argv[3] if len(sys.argv) > 3 else "sleep"
+    if n == 666:
+        sys.stderr.write("line one\\nboom: bad n\\n")
+        sys.exit(3)
+    if n == 999:
+        time.sleep(30)
+    t = 0.002 * n / p + 0.01
+    if mode == "sleep":
+        time.sleep(t)
+    print(f"comp={0.002 * n / p:.6f} time={t:.6f}")
+    """
+)
+
+
+@pytest.fixture()
+def app(tmp_path: Path) -> str:
+    """The command that starts :data:`FAKE_APP` (a template prefix: add ``{n} {p}``)."""
+    path = tmp_path / "fake_app.py"
+    path.write_text(FAKE_APP)
+    return f"{sys.executable} {path}"

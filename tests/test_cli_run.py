@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from automodel.runner.campaign import iter_rows
-from tests.test_runner_measure import app  # noqa: F401  (the fake application fixture)
 
 
 def test_cli_dry_run_and_run(app: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

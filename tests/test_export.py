@@ -3,7 +3,6 @@
 import pytest
 
 from automodel.export import FORMATS, export
-from test_model import fitted  # noqa: F401  (the fixture)
 
 
 def test_exports_evaluate_to_predictions(fitted):

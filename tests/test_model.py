@@ -10,15 +10,6 @@ import automodel
 from automodel.model import Core, TermModel
 
 
-@pytest.fixture(scope="module")
-def fitted():
-    from tests.conftest import make_runs
-    runs = make_runs(lambda n, p, c, b: 2e-10 * n ** 3 / (p * c) + 3e-8 * n ** 2 * np.log2(p) / b + 0.5,
-                     np.linspace(1000, 8000, 6), [1, 2, 4, 8], noise=0.02, seed=2, load=True)
-    return automodel.fit(runs.rename(columns={"n": "size", "time": "secs"}), time="secs", n="size",
-                         progress=False), runs
-
-
 def test_best_p_is_argmin_over_integers(fitted):
     model = fitted[0].best
     p, t = model.best_p(n=8000, p_max=512)

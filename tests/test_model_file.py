@@ -10,15 +10,6 @@ from automodel.errors import ModelFileError
 from automodel.model_file import MAX_FILE_BYTES, load_model, model_from_dict
 
 
-@pytest.fixture(scope="module")
-def fitted():
-    from tests.conftest import make_runs
-    runs = make_runs(lambda n, p, c, b: 2e-10 * n ** 3 / (p * c) + 3e-8 * n ** 2 * np.log2(p) / b + 0.5,
-                     np.linspace(1000, 8000, 6), [1, 2, 4, 8], noise=0.02, seed=2, load=True)
-    return automodel.fit(runs.rename(columns={"n": "size", "time": "secs"}), time="secs", n="size",
-                         progress=False), runs
-
-
 def test_json_round_trip_predicts_exactly(fitted, tmp_path):
     result, runs = fitted
     path = tmp_path / "m.json"

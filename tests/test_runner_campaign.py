@@ -13,7 +13,6 @@ from automodel.errors import DataError
 from automodel.runner.campaign import Campaign, columns_for, iter_rows, plan, run_campaign
 from automodel.runner.grid import substitute
 from automodel.runner.measure import STATUS_TIMEOUT, run_once
-from tests.test_runner_measure import app  # noqa: F401  (the fake application fixture)
 
 
 def test_plan_and_columns() -> None:

@@ -1,14 +1,13 @@
 """Tests of automodel.runner.measure: one timed run, the free CPU fraction, the bandwidth probe.
 
-The fake application :data:`FAKE_APP` and its fixture ``app`` are shared with the campaign and
-``automodel run`` tests, which import them from here.
+The fake application and its fixture ``app`` (tests/conftest.py) are shared with the campaign and
+``automodel run`` tests.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -25,33 +24,6 @@ from automodel.runner.measure import (
     read_cpu_times,
     run_once,
 )
-
-#: ``app N P [print|sleep]``: takes 0.002*N/P + 0.01 s, prints comp= and time=; N=666 fails, N=999 hangs.
-FAKE_APP = textwrap.dedent(
-    """
-    import sys, time
-    n, p = float(sys.argv[1]), float(sys.argv[2])
-    mode = sys.argv[3] if len(sys.argv) > 3 else "sleep"
-    if n == 666:
-        sys.stderr.write("line one\\nboom: bad n\\n")
-        sys.exit(3)
-    if n == 999:
-        time.sleep(30)
-    t = 0.002 * n / p + 0.01
-    if mode == "sleep":
-        time.sleep(t)
-    print(f"comp={0.002 * n / p:.6f} time={t:.6f}")
-    """
-)
-
-
-@pytest.fixture()
-def app(tmp_path: Path) -> str:
-    """The command that starts :data:`FAKE_APP` (a template prefix: add ``{n} {p}``)."""
-    path = tmp_path / "fake_app.py"
-    path.write_text(FAKE_APP)
-    return f"{sys.executable} {path}"
-
 
 def test_run_once_time_regex_and_missing_program(app: str) -> None:
     printed = run_once(substitute(f"{app} 100 4 print", {}), time_regex=r"time=(\S+)", captures={"comp": r"comp=(\S+)"})

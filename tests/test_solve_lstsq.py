@@ -11,14 +11,6 @@ from automodel.solve.lstsq import _exact, leverages, solve
 from automodel.solve.nnls import active_set
 
 
-@pytest.fixture
-def problem():
-    rng = np.random.default_rng(3)
-    A = rng.uniform(0.1, 2.0, size=(30, 9))
-    y = A[:, [0, 3]] @ [2.0, 0.5] - 0.3 * A[:, 5] + 0.01 * rng.standard_normal(30)
-    return A, y
-
-
 @pytest.mark.parametrize("k", [1, 2, 3, 4])
 def test_batched_solve_matches_lstsq(problem, k):
     A, y = problem

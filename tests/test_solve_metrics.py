@@ -8,14 +8,6 @@ from automodel.solve.design import design, residuals
 from automodel.solve.lstsq import leverages, solve
 
 
-@pytest.fixture
-def problem():
-    rng = np.random.default_rng(3)
-    A = rng.uniform(0.1, 2.0, size=(30, 9))
-    y = A[:, [0, 3]] @ [2.0, 0.5] - 0.3 * A[:, 5] + 0.01 * rng.standard_normal(30)
-    return A, y
-
-
 def test_metrics_and_leave_one_out_against_refits(problem):
     A, y = problem
     y = np.abs(y) + 1.0
