@@ -81,3 +81,22 @@ def app(tmp_path: Path) -> str:
     path = tmp_path / "fake_app.py"
     path.write_text(FAKE_APP)
     return f"{sys.executable} {path}"
+
+
+@pytest.fixture(scope="module")
+def runs_csv(tmp_path_factory):
+    """A CSV of runs of 1e-9 n^3/p + 2e-7 n^2 log2 p + 0.1 (7 n x 4 p x 2 repetitions)."""
+    path = tmp_path_factory.mktemp("cli") / "runs.csv"
+    make_runs(lambda n, p, c, b: 1e-9 * n ** 3 / p + 2e-7 * n ** 2 * np.log2(p) + 0.1,
+              np.linspace(200, 1400, 7), [1, 2, 4, 8], reps=2, noise=0.02).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_json(runs_csv):
+    """The model automodel fit writes for :func:`runs_csv`."""
+    from automodel.cli import main
+
+    out = runs_csv.parent / "model.json"
+    assert main(["fit", str(runs_csv), "--quiet", "-o", str(out)]) == 0
+    return out
