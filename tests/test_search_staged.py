@@ -75,15 +75,6 @@ def test_overhead_reduction_saves_fits(runs_loaded):
     assert fitted < full
 
 
-def test_leaderboard_columns_and_metric_choice(runs_loaded):
-    result = automodel.fit(runs_loaded, metric="aic", progress=False)
-    board = result.leaderboard
-    assert list(board.columns[:4]) == ["rank", "formula", "n_terms", "s"]
-    ranked = board.dropna(subset=["rank"])
-    assert (np.diff(ranked["aic"].to_numpy()) >= 0).all()
-    assert result.best.formula == ranked["formula"].iloc[0]
-
-
 def test_pmnf_space_is_extrap_like():
     f = lambda n, p, c, b: 3.0 + 0.02 * n * np.log2(n)
     train = make_runs(f, [2.0 ** k for k in range(4, 10)], [1], noise=0.01).drop(columns="p")

@@ -1,0 +1,11 @@
+"""automodel demo: the packaged dataset end to end, with a plot."""
+
+from automodel.cli import main
+
+
+def test_demo_prints_the_whole_job_and_writes_the_plot(tmp_path, capsys):
+    png = tmp_path / "demo.png"
+    assert main(["demo", "--plot", str(png), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "demo data:" in out and "chosen model: T = " in out and "best process count" in out
+    assert png.stat().st_size > 10_000

@@ -1,0 +1,33 @@
+"""automodel kernels: one line per kernel of an Extra-P text file or a CSV, models or a summary written."""
+
+import numpy as np
+import pandas as pd
+
+from automodel.cli import main
+from automodel.kernels.fit_many import load_models
+
+
+def test_kernels_command(tmp_path, capsys):
+    from benchmarks.extrap_text import format_text
+
+    p = np.array([2.0, 4, 8, 16, 32])
+    text = format_text(["p"], p[:, None], {"a": [[v] for v in 3 + p], "b": [[v] for v in 2 * p * np.log2(p)]})
+    src = tmp_path / "profile.txt"
+    src.write_text(text)
+    assert main(["kernels", str(src), "--out", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("a [time]") and "T = " in out[0] and out[1].startswith("b [time]")
+    assert set(load_models(tmp_path / "m.json")) == {"a [time]", "b [time]"}
+
+    csv = tmp_path / "runs.csv"
+    pd.DataFrame({"name": ["x"] * 5, "p": p, "secs": 3 + p, "note": "run"}).to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs", "--param", "p",
+                 "--out", str(tmp_path / "s.csv")]) == 0
+    summary = pd.read_csv(tmp_path / "s.csv")
+    assert summary["kernel"].tolist() == ["x"] and summary["formula"].notna().all()
+
+    assert main(["kernels", str(csv), "--out", str(tmp_path / "s.txt")]) == 2
+    assert "expected a file name ending in .json" in capsys.readouterr().err
+    assert not (tmp_path / "s.txt").exists()
+    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 2  # 'note' is not numeric
+    assert "column 'note'" in capsys.readouterr().err

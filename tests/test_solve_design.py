@@ -1,0 +1,41 @@
+"""Designs: scaled weighted columns and their Gram statistics, from data or from pooled statistics."""
+
+import numpy as np
+
+from automodel.solve.design import design, from_stats, gather, pairs
+
+
+def test_design_of_many_targets_is_a_stack_of_one_target_designs():
+    rng = np.random.default_rng(0)
+    A = rng.uniform(0.5, 2.0, (12, 5))
+    Y = rng.uniform(1.0, 3.0, (12, 3))
+    W = 1.0 / Y ** 2
+    many = design(A, Y, W)
+    for j in range(3):
+        one = design(A, Y[:, j], W[:, j])
+        assert np.allclose(many.gram[j], one.gram[0]) and np.allclose(many.moment[j], one.moment[0])
+        assert np.allclose(many.scale[j], np.sqrt(((A * np.sqrt(W[:, [j]])) ** 2).sum(axis=0)))
+    assert np.allclose(np.diagonal(many.gram, axis1=1, axis2=2), 1.0)  # unit-diagonal Gram matrices
+
+
+def test_gather_and_pairs():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((10, 4))
+    des = design(A, rng.standard_normal((10, 2)))
+    cand, kern = pairs(3, 2)
+    assert cand.tolist() == [0, 1, 2, 0, 1, 2] and kern.tolist() == [0, 0, 0, 1, 1, 1]
+    cols = np.array([[0, 2], [1, 3], [2, 3]])[cand]
+    gram, rhs = gather(des, kern, cols)
+    for b in range(len(cand)):
+        c = cols[b]
+        assert np.allclose(gram[:, :, b], des.gram[kern[b]][np.ix_(c, c)])
+        assert np.allclose(rhs[:, b], des.moment[kern[b]][c])
+
+
+def test_from_stats_has_the_statistics_of_the_runs():
+    rng = np.random.default_rng(2)
+    A = rng.uniform(0.5, 2.0, (15, 3))
+    y = rng.uniform(1.0, 2.0, 15)
+    direct, pooled = design(A, y), from_stats(A.T @ A, A.T @ y, float(y @ y))
+    assert np.allclose(direct.gram, pooled.gram) and np.allclose(direct.moment, pooled.moment)
+    assert np.allclose(direct.target_ss, pooled.target_ss)
