@@ -24,7 +24,7 @@ from automodel.solve import nnls as nnls_mod
 from automodel.solve.cholesky import PIVOT_TOL, cholesky, cholesky_solve, forward
 from automodel.solve.design import Design, gather, pair_columns, residuals
 
-__all__ = ["RSS_MODES", "Solution", "solve", "leverages", "residual_ss"]
+__all__ = ["RSS_MODES", "Solution", "solve", "solve_one", "leverages", "residual_ss"]
 
 #: how :func:`solve` computes the weighted RSS. ``fast``: ``t't - x'b``, from the residuals where that
 #: is below 1e-6 of ``t't`` (it cancels there) or the solution came from the pseudo-inverse;
@@ -258,3 +258,27 @@ def leverages(des: Design, sol: Solution) -> np.ndarray:
         L[:, :, redo] = cholesky(gram + PIVOT_TOL * np.eye(k)[:, :, None])[0]
     z = forward(L, pair_columns(des, kern, cols))
     return np.clip(np.einsum("kmb,kmb->mb", z, z), 0.0, 1.0)
+
+
+def solve_one(des: Design, nonnegative: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The one system of a one-target design on all its columns, solved on the columns themselves.
+
+    A template fits one model with every column of its basis, often nearly dependent (Kohashi's
+    sigmoid beside ``p``, a cubic in ``n``), many times inside an optimiser: the normal equations would
+    square its condition number, and the batched machinery costs more than the solve. So this is
+    :func:`scipy.optimize.nnls` (through :func:`automodel.solve.nnls.scipy_nnls`, the exact fallback of
+    wide candidates) or LAPACK least squares on the weighted, scaled columns.
+
+    Returns
+    -------
+    coef : (T,) array
+        Coefficients of the original (unscaled) terms.
+    residuals : (m,) array
+        Weighted residuals ``X c - t``.
+    """
+    X, t = des.columns[0].T, des.target[0]
+    if nonnegative:
+        c, _ = nnls_mod.scipy_nnls(X, t)
+    else:
+        c = np.linalg.lstsq(X, t, rcond=None)[0]
+    return c / des.scale[0], X @ c - t

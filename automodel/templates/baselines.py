@@ -17,8 +17,8 @@ import sympy
 from automodel.errors import DataError, ModelFileError
 from automodel.options import weights
 from automodel.solve import metrics
-from automodel.solve.design import design, residuals
-from automodel.solve.lstsq import solve
+from automodel.solve.design import design
+from automodel.solve.lstsq import solve_one
 from automodel.space.symbols import log2, symbol
 
 __all__ = [
@@ -122,14 +122,10 @@ def solve_weighted(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Least squares ``basis @ c ~ t``; rows weighted by ``1/t`` when ``relative`` (bayesian-kohashi eq. 7).
 
-    Solved by the solver of the search (:func:`automodel.solve.lstsq.solve`, one candidate of every
-    column, exact NNLS when ``nonnegative``). Returns ``(coefficients, weighted residuals)``.
+    One system on its weighted, unit-scaled columns (:func:`automodel.solve.lstsq.solve_one`; exact
+    NNLS when ``nonnegative``). Returns ``(coefficients, weighted residuals)``.
     """
-    w = weights(t, "relative" if relative else "none")
-    des = design(basis, t, w)
-    sol = solve(des, np.arange(basis.shape[1])[None], nonnegative=nonnegative, rss=None)
-    coef = sol.coefficients(des)[0]
-    return coef, -residuals(des, sol.kern, sol.cols, sol.coef_scaled)[0]
+    return solve_one(design(basis, t, weights(t, "relative" if relative else "none")), nonnegative)
 
 
 def read_header(d: Any, template: str) -> dict:
