@@ -131,18 +131,19 @@ def _exact(des: Design, kern: np.ndarray, cols: np.ndarray, mode: str) -> tuple[
 
 def _nonnegative(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarray, rss: np.ndarray | None,
                  mode: str, start: np.ndarray | None = None,
-                 gathered: tuple[np.ndarray, np.ndarray] | None = None) -> int:
+                 gathered: tuple[np.ndarray, np.ndarray] | None = None, idx: np.ndarray | None = None) -> int:
     """Replace infeasible solutions (a negative coefficient) by the exact NNLS solution, in place.
 
     With ``start`` (B, k) every pair runs the active set from that support; else only the infeasible
     ones, by KKT enumeration when k <= 3. ``gathered``: the pairs' Gram matrices and right-hand sides,
-    when the caller has them. Returns how many pairs needed the exact fallback.
+    when the caller has them; ``idx``: the infeasible pairs, when the caller has found them. Returns how
+    many pairs needed the exact fallback.
     """
     k = cols.shape[1]
-    if start is None:
+    if idx is None and start is None:
         rows = np.flatnonzero(coef < 0) // max(k, 1)  # .any(axis=1) is slow on short rows
         idx = rows[np.diff(rows, prepend=-1) > 0]
-    else:
+    elif idx is None:
         idx = np.arange(len(kern))
     if not len(idx):
         return 0
@@ -228,12 +229,7 @@ def solve(des: Design, cols: np.ndarray, kern: np.ndarray | None = None, nonnega
         rows = np.flatnonzero(coef < 0) // k  # .any(axis=1) is slow on short rows
         infeasible = rows[np.diff(rows, prepend=-1) > 0]
         for lo in range(0, len(infeasible), chunk):
-            idx = infeasible[lo:lo + chunk]
-            c, r = coef[idx], None if out_rss is None else out_rss[idx]
-            n_exact += _nonnegative(des, kern[idx], cols[idx], c, r, mode)
-            coef[idx] = c
-            if r is not None:
-                out_rss[idx] = r
+            n_exact += _nonnegative(des, kern, cols, coef, out_rss, mode, idx=infeasible[lo:lo + chunk])
     return Solution(kern, cols, coef, out_rss, factor, pivot, n_exact)
 
 
