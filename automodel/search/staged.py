@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from automodel.data import Dataset
 from automodel.errors import DataError
+from automodel.options import METRICS
 from automodel.search.score import Scores, Structure, TermCache, score
 from automodel.search.prune import prune, rank
 from automodel.space.config import SearchSpace
@@ -103,7 +104,7 @@ class _Search:
         if not unique:
             return [], None
         sc = score(self.cache, rows, self.y, unique, self.opt.weighting, self.opt.nonnegative,
-                   with_loo=final or self.opt.metric in ("loo", "forward"), holdout=holdout_rows(self.ds, rows))
+                   with_loo=final or METRICS[self.opt.metric].leverages, holdout=holdout_rows(self.ds, rows))
         report.n_fits = sc.n_fits
         kept, n_deleted = prune(sc.metric(self.opt.metric), self.opt.prune_percentile,
                                 self.opt.min_survivors, top)
