@@ -8,8 +8,8 @@ Writes ``RESULTS.md`` (``benchmarks.report``; its hand-written analysis section 
 
 ``--quick`` runs one representative group per task, the short speed measurements, never installs
 Extra-P, and writes to ``out/benchmarks-quick/`` (it refuses to overwrite the published results).
-Without the shared datasets it falls back to a task built from ``examples/data`` (but never into the
-published results).
+Without the shared datasets it falls back to a task built from the bundled SMPI runs
+(``benchmarks.tasks.BUNDLED_FILES``), but never into the published results.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def run_accuracy(args: argparse.Namespace, notes: list[str]) -> dict:
     fallback = None
     if args.bundled:
         tasks, skipped = bundled_tasks(), []
-        notes.append("--bundled: the task built from examples/data replaces the canonical tasks")
+        notes.append("--bundled: the task built from the bundled SMPI runs replaces the canonical tasks")
     else:
         tasks, skipped, fallback = tasks_or_bundled(args.datasets, args.quick)
         notes += [fallback] if fallback else []

@@ -134,12 +134,11 @@ SPECS: tuple[_Spec, ...] = (
           "msg_bytes <= 262144", "msg_bytes > 262144"),
 )
 
-#: The stand-in task of ``bundled_tasks`` (SMPI runs shipped in ``examples/data``; the demo's
-#: ``cg_fast.csv`` is package data, ``automodel/demo/``).
-BUNDLED_DIR = Path(__file__).resolve().parents[1] / "examples" / "data"
-DEMO_DIR = Path(__file__).resolve().parents[1] / "automodel" / "demo"
-BUNDLED_FILES: tuple[str, ...] = ("cg_fast.csv", "jacobi_slow.csv")
-BUNDLED_SPEC = _Spec("bundled-smpi-p", "examples/data/{" + ",".join(BUNDLED_FILES) + "}", ("workload",),
+#: The stand-in task of ``bundled_tasks``: SMPI runs shipped in the checkout (the demo's data is
+#: package data, ``automodel/demo/``; the others are in ``examples/data``), relative to its root.
+BUNDLED_ROOT = Path(__file__).resolve().parents[1]
+BUNDLED_FILES: tuple[str, ...] = ("automodel/demo/cg_fast.csv", "examples/data/jacobi_slow.csv")
+BUNDLED_SPEC = _Spec("bundled-smpi-p", ",".join(BUNDLED_FILES), ("workload",),
                      {"n": "n", "p": "p"}, "p <= 8", "p > 8")
 
 #: Datasets (or parts) deliberately not used, with the reason.
@@ -245,15 +244,14 @@ def build_tasks(datasets_dir: Path | str | None = None,
     return tasks, skipped
 
 
-def bundled_tasks(data_dir: Path | str = BUNDLED_DIR) -> list[Task]:
-    """The stand-in task built from the bundled SMPI runs (``examples/data``).
+def bundled_tasks(root: Path | str = BUNDLED_ROOT) -> list[Task]:
+    """The stand-in task built from the bundled SMPI runs (``BUNDLED_FILES`` under ``root``).
 
     One group per file of ``BUNDLED_FILES`` (``workload=<file stem>``), parameters ``n`` and ``p``,
     train ``p <= 8``, predict ``p > 8`` (``examples/data/README.md``).  Used when the shared
     datasets are absent (a clean clone, CI), so that every code path of the benchmark still runs.
     """
-    data_dir = Path(data_dir)
-    paths = [data_dir / name if (data_dir / name).exists() else DEMO_DIR / name for name in BUNDLED_FILES]
+    paths = [Path(root) / name for name in BUNDLED_FILES]
     frames = [pd.read_csv(path).assign(workload=path.stem) for path in paths]
     return _spec_tasks(BUNDLED_SPEC, pd.concat(frames, ignore_index=True))[0]
 
@@ -273,7 +271,7 @@ def tasks_or_bundled(datasets_dir: Path | str | None = None,
         tasks, skipped = build_tasks(datasets_dir, quick)
     except FileNotFoundError as error:
         note = (f"{error}; the canonical tasks were not run: falling back to the bundled task "
-                f"{BUNDLED_SPEC.name} ({', '.join(BUNDLED_FILES)} of examples/data)")
+                f"{BUNDLED_SPEC.name} ({', '.join(BUNDLED_FILES)})")
         return bundled_tasks(), [], note
     return tasks, skipped, None
 
