@@ -10,8 +10,8 @@ all live in the file; this module only checks them and turns term strings into :
 from __future__ import annotations
 
 import tomllib
-from importlib.resources import files
 from dataclasses import dataclass, field, replace
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = ["SearchSpace", "Group", "load_space", "space_path", "SPACES_DIR"]
 
 #: the search spaces shipped with automodel (package data)
 SPACES_DIR = Path(str(files("automodel") / "spaces"))
+
 
 @dataclass(frozen=True)
 class Group:
