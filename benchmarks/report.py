@@ -246,7 +246,7 @@ def _staged_lines(r: Mapping) -> list[str]:
     """A full ``automodel.fit`` in CPU seconds on one core: search only, default templates, every template."""
     rows = []
     for name, x in (("4 parameters (n, p, cpu, bw)", r), ("hommexx (n = nelem, p = nnode)", r.get("hommexx"))):
-        if not isinstance(x, Mapping):
+        if not isinstance(x, Mapping) or "seconds" not in x:  # hommexx absent: {"status": ...}
             continue
         every = x.get("all_seconds", x["seconds"])
         rows.append([name, str(x["n_runs"]), str(x["n_fits"]), f"{x['search_seconds']:.3f}", f"{x['seconds']:.3f}",
