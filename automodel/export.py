@@ -1,14 +1,15 @@
 """Exports of a fitted model: its formula in every format, a Python or C function, its JSON.
 
-The formulas come from the printers of :mod:`automodel.printing`; this module adds what needs the
-model around them (the function signature, the default load of a dedicated machine, the JSON file).
+The formulas come from the printers of :mod:`automodel.printing` (``text`` is ``Model.formula``, the
+string every other view shows); this module adds what needs the model around them (the function
+signature, the default load of a dedicated machine, the JSON file).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from automodel.printing import to_c, to_latex, to_python, to_text
+from automodel.printing import to_c, to_latex, to_python
 
 if TYPE_CHECKING:
     from automodel.model import Model
@@ -39,7 +40,7 @@ def c_function(model: "Model") -> str:
 
 
 FORMATS: dict[str, Callable[["Model"], str]] = {
-    "text": lambda m: to_text(m.expr, 6),
+    "text": lambda m: m.formula,
     "latex": lambda m: to_latex(m.expr),
     "python": python_function,
     "c": c_function,

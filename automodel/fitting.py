@@ -11,7 +11,6 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.errors import SpaceError
-from automodel.printing import formula, to_text
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
 from automodel.options import weights
@@ -168,7 +167,7 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
         core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)])
         mets = {m: float(v[i]) for m, v in sc.metrics.items()}
         models.append(Model(core, metrics=mets, **ctx))
-        rows.append({"formula": formula(core.terms, core.coefficients), "n_terms": len(core.terms), **mets, "kind": "searched",
+        rows.append({"formula": models[-1].formula, "n_terms": len(core.terms), **mets, "kind": "searched",
                      "note": ""})
     return rows, models
 
@@ -242,6 +241,6 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
         e = (y - pred) * np.sqrt(w)
         mets = {m: float(v[0]) for m, v in metrics_mod.compute(y, pred[:, None], k, np.array([e @ e])).items()}
         models.append(Model(fitted, metrics=mets, **ctx))
-        rows.append({"formula": to_text(fitted.expr), "n_terms": k, **mets, "kind": f"template:{name}",
+        rows.append({"formula": models[-1].formula, "n_terms": k, **mets, "kind": f"template:{name}",
                      "note": getattr(fitted, "note", "")})
     return rows, models

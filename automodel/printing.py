@@ -11,28 +11,29 @@ kernel summary of ``automodel kernels``, the store's ranking, the ``formula`` of
 ``latex``
     ``\\log_{2}`` for ``log2`` (sympy prints ``\\operatorname{log}_{2}``), rounded coefficients.
 ``python``, ``c``
-    Floats with 17 significant digits, so the code reproduces the model exactly; ``log2`` is
+    Floats as Python's ``repr`` (the shortest text that reads back as the same double, at most 17
+    significant digits), so the code reproduces the model exactly; ``log2`` is
     :class:`sympy.codegen.cfunctions.log2`, which C prints as ``log2(p)`` and Python as
     ``math.log2(p)`` natively.
 
 A fitted term model is a sum ``c_1 t_1 + ... + c_k t_k`` of terms from a small set, so
-:func:`formula` prints each term once (cached per :class:`~automodel.space.terms.Term`) and each set
-of terms' order once (the printer's own order of a sum, asked of sympy once per set), and only formats
-the coefficients per model, with the text printer's own number format. It gives the text printer's
-output for the model's expression (tested on random models) at a small fraction of the cost, which is
-what lets ``automodel kernels`` print thousands of formulas.
+:func:`formula` prints each term once (:func:`term_text`, cached per
+:class:`~automodel.space.terms.Term`), takes each set of terms' order once from the printer's own
+order of a sum (:func:`prime_orders`, one sympy call for many sets), and per model prints only the
+coefficients, with the text printer's own number format. The result is the text printer's output for
+the model's expression (tested on random models) at a small fraction of the cost, which is what lets
+``automodel kernels`` print thousands of formulas; every path that shows a term model's formula
+(``Model.formula``, the leaderboard, the kernel summary, the store) goes through :func:`formula`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
 import numpy as np
 import sympy
-from mpmath.libmp import dps_to_prec, from_float, to_str
 from sympy.printing.c import C99CodePrinter
 from sympy.printing.latex import LatexPrinter
 from sympy.printing.precedence import precedence
@@ -42,13 +43,14 @@ from sympy.printing.str import StrPrinter
 from automodel.space.terms import ONE, Term, term_sum
 
 __all__ = ["TextPrinter", "PRINTERS", "to_text", "to_latex", "to_python", "to_c", "formula", "formulas", "prime_orders",
-           "terms_text"]
+           "term_text", "terms_text"]
 
 
 class TextPrinter(StrPrinter):
     """One-line formulas: ``1.0e-6*n^2/p + 0.0001*p``.
 
-    Settings: ``digits``, the significant digits of every coefficient (default 4).
+    Settings: ``digits``, the significant digits of every coefficient (default 4); trailing zeros are
+    stripped (``full_prec=False``) wherever the number stands.
 
     Examples
     --------
@@ -58,20 +60,15 @@ class TextPrinter(StrPrinter):
     '1.235e-6*n^2/p + 0.5*sqrt(p)'
     """
 
-    _default_settings = {**StrPrinter._default_settings, "digits": 4}
+    _default_settings = {**StrPrinter._default_settings, "digits": 4, "full_prec": False}
 
     def number(self, value: float) -> str:
-        """``value`` with the printer's significant digits, as sympy prints a ``Float`` of that precision."""
-        digits = self._settings["digits"]
-        text = to_str(from_float(value, dps_to_prec(digits), "n"), digits, strip_zeros=True)
-        if text.startswith("-.0"):
-            text = "-0." + text[3:]
-        elif text.startswith(".0"):
-            text = "0." + text[2:]
-        return text.removeprefix("+")
+        """``value`` as this printer prints a coefficient: ``0.0032``, ``1.235e-6``, ``2.0``."""
+        return self._print_Float(sympy.Float(value))
 
     def _print_Float(self, expr: sympy.Float) -> str:
-        return self.number(float(expr))
+        """sympy's own format of ``expr`` rounded to ``digits`` significant digits, zeros stripped."""
+        return super()._print_Float(sympy.Float(expr, self._settings["digits"]))
 
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
         special = expr.exp is sympy.S.Half or (expr.is_commutative and (-expr.exp is sympy.S.Half
@@ -139,92 +136,84 @@ _PRINTER = TextPrinter()  # the default settings: 4 digits
 
 
 @lru_cache(maxsize=None)
-def _piece(term: Term) -> str | None:
-    """The text after the coefficient in ``c * term`` (None when the printer does not print it so)."""
+def term_text(term: Term) -> str | None:
+    """The text after the coefficient in ``c*term`` (``"*n^2/p"``; ``""`` for the constant), printed once
+    per term; None when the printer does not print ``c*term`` as the coefficient and the term (a number
+    times a sum is distributed: ``c*(p + 1)`` is ``c*p + c``).
+
+    Examples
+    --------
+    >>> from automodel.space.terms import power
+    >>> term_text(power("n", 2) * power("p", -1))
+    '*n^2/p'
+    """
     if term == ONE:
         return ""
-    text = _PRINTER.doprint(sympy.Float(1.5) * term.expr)
+    product = sympy.Float(1.5) * term.expr
+    if not (product.is_Mul and product.as_coeff_Mul() == (sympy.Float(1.5), term.expr)):
+        return None
+    text = _PRINTER.doprint(product)
     return text[3:] if text.startswith("1.5") and text[3:4] in ("*", "/") else None
 
 
-_ORDERS: dict[tuple[Term, ...], tuple[int, ...] | None] = {}
+#: terms (with nonzero coefficients) -> the printer's order of their sum; filled by :func:`prime_orders`
+_ORDERS: dict[tuple[Term, ...], tuple[int, ...]] = {}
 
 
 def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
-    """Find the printer's order of many sums of terms with one sympy call.
+    """The printer's order of many sums of terms, from one sympy call.
 
-    The order of a sum (:meth:`StrPrinter._as_ordered_terms`) compares the terms' exponent vectors
-    over all the sum's generators; a generator that two terms both lack does not change how they
-    compare, so the order of any subset is the order of the whole set restricted to it. A probe sum
-    with coefficients 2, 3, ... names each term by its coefficient.
+    The order of a sum (:meth:`~sympy.core.expr.Expr.as_ordered_terms`) compares the terms' exponent
+    vectors lexicographically, over the generators of the whole sum in one fixed order; a generator
+    that two terms both lack does not change how they compare, so the order of any subset of terms is
+    the order of the whole set restricted to it. The sum of all distinct terms is ordered once, with
+    coefficients 2, 3, ... that name each term; each sum's order is read off from it.
     """
-    todo = [s for s in dict.fromkeys(sums) if s not in _ORDERS and len(s) > 1]
-    distinct = list(dict.fromkeys(t for s in todo for t in s))
-    if len(distinct) < 2:
-        _ORDERS.update({s: tuple(range(len(s))) for s in todo})
+    todo = [s for s in dict.fromkeys(sums) if s not in _ORDERS and _printable(s)]
+    exprs = list(dict.fromkeys(t.expr for s in todo for t in s))
+    if len(exprs) < 2:
+        _ORDERS.update(dict.fromkeys(todo, (0,)))
         return
-    probe = sympy.Add(*[sympy.Float(2 + i) * t.expr for i, t in enumerate(distinct)])
-    ordered = _PRINTER._as_ordered_terms(probe)
-    rank = {distinct[int(float(a.as_coeff_Mul()[0])) - 2]: r for r, a in enumerate(ordered)}
-    if len(ordered) != len(distinct) or len(rank) != len(distinct):  # merged terms: one sum at a time
-        if len(todo) > 1:
-            for s in todo:
-                prime_orders([s])
-        else:
-            _ORDERS[todo[0]] = None  # formula() prints the expression itself
+    ordered = _PRINTER._as_ordered_terms(sympy.Add(*[sympy.Float(2 + i) * e for i, e in enumerate(exprs)]))
+    if len(ordered) != len(exprs):  # term_text() rules this out; formula() then prints the expression
         return
+    position = {exprs[int(a.as_coeff_Mul()[0]) - 2]: r for r, a in enumerate(ordered)}
     for s in todo:
-        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: rank[s[i]]))
+        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: position[s[i].expr]))
+
+
+def _printable(terms: tuple[Term, ...]) -> bool:
+    """Whether the sum of these terms (nonzero coefficients) prints as each coefficient and its term's
+    text: every term has a text, no two terms are equal, and it is not the constant alone."""
+    return (bool(terms) and terms != (ONE,) and all(term_text(t) is not None for t in terms)
+            and len({t.expr for t in terms}) == len(terms))
 
 
 @lru_cache(maxsize=4096)
-def _single_factor(term: Term) -> bool:
-    """Whether ``c * term`` is a product of two factors (the coefficient and one more)."""
+def _lone_factor(term: Term) -> bool:
+    """Whether ``c*term`` is a product of two factors, the coefficient and one more."""
     return not isinstance(term.expr, sympy.Mul)
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """How the printer prints a sum of distinct terms with nonzero coefficients: the order of the
-    terms, the text after each coefficient, and which term (if any) sympy's ``c0 - c1*x`` rule puts
-    first."""
-
-    order: tuple[int, ...]
-    pieces: tuple[str, ...]
-    constant_first: int
-
-
-def _layout(terms: tuple[Term, ...]) -> _Layout | None:
-    pieces = tuple(_piece(t) for t in terms)
-    if not terms or None in pieces or (len(terms) == 1 and terms[0] == ONE) or len(set(terms)) < len(terms):
-        return None
-    if len(terms) > 1 and terms not in _ORDERS:
-        prime_orders([terms])
-    order = _ORDERS[terms] if len(terms) > 1 else (0,)
-    if order is None:
-        return None
-    first = -1
+def _order(terms: tuple[Term, ...], coefficients: Sequence[float]) -> tuple[int, ...] | None:
+    """The printer's order of ``sum(c*t)``: its order of the terms' sum, except sympy's one special
+    case, ``c0 - c1*x`` with the positive constant first (``Expr.as_ordered_terms``)."""
     if len(terms) == 2 and ONE in terms:
         i = terms.index(ONE)
-        first = i if _single_factor(terms[1 - i]) else -1
-    return _Layout(order, pieces, first)
-
-
-def _render(layout: _Layout, coefficients: Sequence[float]) -> str:
-    order = layout.order
-    i = layout.constant_first
-    if i >= 0 and coefficients[i] > 0 > coefficients[1 - i]:  # sympy prints "c0 - c1*x" constant first
-        order = (i, 1 - i)
-    text = ""
-    for i in order:
-        c = float(coefficients[i])
-        sign = ("-" if c < 0 else "") if not text else (" - " if c < 0 else " + ")
-        text += sign + _PRINTER.number(abs(c)) + layout.pieces[i]
-    return text
+        if _lone_factor(terms[1 - i]) and coefficients[i] > 0 > coefficients[1 - i]:
+            return i, 1 - i
+    if terms not in _ORDERS:
+        prime_orders([terms])
+    return _ORDERS.get(terms)
 
 
 def formula(terms: Sequence[Term], coefficients: Sequence[float]) -> str:
-    """The text of the term model ``sum(c * t)``: :func:`to_text` of its expression, from cached parts.
+    """The text of the term model ``sum(c*t)``: :func:`to_text` of its expression, from cached parts.
+
+    Each term's text (:func:`term_text`) and each set of terms' order (:func:`prime_orders`) is found
+    once; per model only the coefficients are printed, with the text printer's number format. A model
+    whose expression is not a plain sum of its terms (a term twice, a lone constant, a term sympy
+    distributes, a coefficient that is not finite) is printed from its expression.
 
     Examples
     --------
@@ -232,33 +221,30 @@ def formula(terms: Sequence[Term], coefficients: Sequence[float]) -> str:
     >>> formula((power("n", 2) * power("p", -1), power("p")), (1e-6, 1e-4))
     '1.0e-6*n^2/p + 0.0001*p'
     """
-    nz = [(t, c) for t, c in zip(terms, coefficients) if c != 0.0]
-    layout = _layout(tuple(t for t, _ in nz)) if all(math.isfinite(c) for _, c in nz) else None
-    if layout is None:
+    kept = [(t, float(c)) for t, c in zip(terms, coefficients) if c != 0.0]
+    nonzero = tuple(t for t, _ in kept)
+    order = (_order(nonzero, [c for _, c in kept])
+             if _printable(nonzero) and all(math.isfinite(c) for _, c in kept) else None)
+    if order is None:
         return to_text(term_sum(terms, coefficients))
-    return _render(layout, tuple(c for _, c in nz))
+    text = ""
+    for i in order:
+        c = kept[i][1]
+        text += (" - " if c < 0 else " + ") if text else ("-" if c < 0 else "")
+        text += _PRINTER.number(abs(c)) + term_text(kept[i][0])
+    return text
 
 
 def formulas(terms: list[tuple[Term, ...]], best: np.ndarray, coefs: np.ndarray) -> list[str]:
-    """The formula of every kernel's model (candidate ``best[j]`` with coefficients ``coefs[j]``; an
-    empty string where ``best[j] < 0``); the layout of each distinct set of nonzero terms is found once."""
-    finite = np.isfinite(np.where(np.isnan(coefs), 0.0, coefs)).all(axis=1)
-    keys = [(int(b), tuple(coefs[j, :len(terms[b])] != 0.0)) if b >= 0 else None for j, b in enumerate(best)]
-    chosen = {k: tuple(t for t, keep in zip(terms[k[0]], k[1]) if keep) for k in set(keys) - {None}}
-    prime_orders(chosen.values())
-    layouts = {k: _layout(t) for k, t in chosen.items()}
-    out = []
-    for j, key in enumerate(keys):
-        if key is None:
-            out.append("")
-            continue
-        c = coefs[j, :len(key[1])]
-        layout = layouts[key]
-        out.append(_render(layout, c[list(key[1])]) if layout is not None and finite[j]
-                   else formula(terms[key[0]], tuple(c)))
-    return out
+    """The formula of every kernel's model: candidate ``best[j]`` with coefficients ``coefs[j]`` (an
+    empty string where ``best[j] < 0``); the orders of all the models' sets of terms come from one
+    sympy call (:func:`prime_orders`)."""
+    rows = [tuple(coefs[j, :len(terms[b])].tolist()) if b >= 0 else None for j, b in enumerate(best)]
+    prime_orders(tuple(t for t, c in zip(terms[b], row) if c != 0.0)
+                 for b, row in zip(best, rows) if row is not None and all(map(math.isfinite, row)))
+    return [formula(terms[b], row) if row is not None else "" for b, row in zip(best, rows)]
 
 
 def terms_text(terms: Iterable[Term]) -> str:
-    """The structure of a candidate without its coefficients: ``n^2/p + log2(p)``."""
+    """The structure of a candidate without its coefficients, in its own order: ``n^2/p + log2(p)``."""
     return " + ".join(_PRINTER.doprint(t.expr) for t in terms)

@@ -43,7 +43,7 @@ import pandas as pd
 from automodel import data as data_mod
 from automodel.errors import DataError, ModelFileError
 from automodel.solve import metrics as metrics_mod
-from automodel.printing import formula, formulas
+from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
@@ -151,7 +151,7 @@ def _row(name: str, model: Model | None, n_points: int, note: str = "", text: st
         return {"kernel": name, "formula": "", "n_terms": 0, "n_points": n_points,
                 **{m: np.nan for m in metrics_mod.METRICS}, "note": note}
     core = model.core
-    return {"kernel": name, "formula": formula(core.terms, core.coefficients) if text is None else text,
+    return {"kernel": name, "formula": model.formula if text is None else text,
             "n_terms": len(core.terms), "n_points": n_points, **model.metrics,
             "note": note}
 
@@ -327,5 +327,3 @@ def load_models(path: str | Path) -> dict[str, Model]:
         raise ModelFileError(f"{src}: 'models' must map kernel names to models")
     return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
 
-
-# -- formulas --------------------------------------------------------------------------------------
