@@ -92,18 +92,20 @@ class LatexFormulaPrinter(LatexPrinter):
         return rf"{base}^{{{exp}}}" if exp else base
 
 
-class CFormulaPrinter(C99CodePrinter):
-    """C99 with floats that round-trip exactly (sympy prints ``0.0032000000000000002``)."""
+class _ExactFloats:
+    """Code printers' floats: ``repr``, which reads back as the same double (sympy's code printers
+    print ``0.0032000000000000002``)."""
 
     def _print_Float(self, expr: sympy.Float) -> str:
         return repr(float(expr))
 
 
-class PythonFormulaPrinter(PythonCodePrinter):
+class CFormulaPrinter(_ExactFloats, C99CodePrinter):
+    """C99 (``<math.h>``) with floats that round-trip exactly."""
+
+
+class PythonFormulaPrinter(_ExactFloats, PythonCodePrinter):
     """Python (``math`` module) with floats that round-trip exactly."""
-
-    def _print_Float(self, expr: sympy.Float) -> str:
-        return repr(float(expr))
 
 
 #: format name -> printer class
