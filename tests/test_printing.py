@@ -125,3 +125,13 @@ def test_formulas_of_many_kernels_equal_one_at_a_time():
                      for j, b in enumerate(best)]
     assert all(t == to_text(TermModel(candidates[b], tuple(coefs[j, :len(candidates[b])])).expr)
                for j, (b, t) in enumerate(zip(best, texts)) if b >= 0)
+
+
+def test_number_is_the_printers_float_text():
+    rng = np.random.default_rng(11)
+    values = np.concatenate([rng.choice([-1, 1], 3000) * 10 ** rng.uniform(-14, 14, 3000),
+                             [0.0, 1.0, -1.0, 0.5, 1e-4, 9.9995, 99995.0, 123456.0, 0.00012345]])
+    for digits in (4, 6):
+        printer = TextPrinter({"digits": digits})
+        for v in values:
+            assert printer.number(v) == printer._print_Float(sympy.Float(float(v))), (digits, v)

@@ -185,9 +185,17 @@ class Term:
 
     factors: tuple[Factor, ...] = ()
     _expr: sympy.Expr = field(default=None, init=False, repr=False, compare=False, hash=False)
+    _hash: int = field(default=0, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", _merge(tuple(self.factors)))
+        object.__setattr__(self, "_hash", hash(self.factors))
+
+    def __hash__(self) -> int:  # computed once: terms key every cache (exponents are Fractions, slow to hash)
+        return self._hash
+
+    def __reduce__(self) -> tuple:  # rebuilt, not copied: string hashes differ between processes
+        return Term, (self.factors,)
 
     def __mul__(self, other: "Term") -> "Term":
         return Term(self.factors + other.factors)
