@@ -20,8 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="chosen model: the simplest statistically equivalent to rank 1, or rank 1 "
                         "(default: the space's, simplest)")
     p.add_argument("--templates", default=None, metavar="none|all|NAME,...",
-                   help="seeded templates beside the search (default: the space's fast ones; the slow "
-                        "ones are listed with their estimated time; see 'automodel templates')")
+                   help="seeded templates beside the search (default: the space's; a slow one runs "
+                        "when its estimate is within 1 s, else its row gives the estimate; see "
+                        "'automodel templates')")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json", help="write the chosen model here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
