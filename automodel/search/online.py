@@ -35,6 +35,7 @@ import numpy as np
 
 from automodel import printing
 from automodel.options import WEIGHTINGS, FitOptions, weights
+from automodel.search import score
 from automodel.search.prune import prune, rank
 from automodel.search.select import select, thresholds
 from automodel.solve import lstsq, metrics
@@ -188,13 +189,10 @@ def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: b
 
 
 def predict(values: np.ndarray, index: np.ndarray, width: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """(m, N) predictions of candidates (rows of ``index``/``coef``) on runs with pool values (m, T)."""
-    out = np.zeros((values.shape[0], len(index)))
-    for j in range(index.shape[1]):  # K columns, vectorised over runs and candidates
-        use = width > j
-        cols = np.where(use, index[:, j], 0)
-        out += np.where(use, np.nan_to_num(coef[:, j]), 0.0) * np.nan_to_num(values[:, cols])
-    return out
+    """(m, N) predictions of candidates (rows of ``index``/``coef``, padded beyond ``width``) on runs with
+    pool values (m, T): :func:`automodel.search.score.predict` with the padding contributing zero."""
+    pad = np.arange(index.shape[1])[None, :] >= width[:, None]
+    return score.predict(np.nan_to_num(values), np.where(pad, 0, index), np.where(pad, 0.0, np.nan_to_num(coef)))
 
 
 def anomalous(values: np.ndarray, y: np.ndarray, test: np.ndarray, index: np.ndarray, width: np.ndarray,
