@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 from automodel.data import Dataset
 from automodel.errors import DataError
 from automodel.options import METRICS
+from automodel.printing import terms_text
 from automodel.search.score import Scores, Structure, TermCache, score
 from automodel.search.prune import prune, rank
 from automodel.space.config import SearchSpace
@@ -183,7 +184,7 @@ def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: 
     for g in groups:
         hits = [s for s in survivors if any(_contains(t, g.representative) for t in part_of(s))]
         if hits:
-            hit_groups.append(str(g.representative))
+            hit_groups.append(terms_text([g.representative]))
         expanded += [with_part(s, tuple(_swap(t, g.representative, member) for t in part_of(s)))
                      for s in hits for member in g.members]
     if expanded:
