@@ -167,8 +167,7 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     """
     kern = np.zeros(len(cols), np.intp) if kern is None else kern
     k = cols.shape[1]
-    need = set(names) | ({"loo", "holdout"} if "forward" in names else set())
-    with_loo = with_loo and "loo" in need
+    with_loo = with_loo and any(METRICS[name].leverages for name in names)
     des = rows.design
     single = rows.y.shape[1] == 1
     chunk = 4096 if single else max(len(cols), 1)  # many targets: the caller chunks the pairs
@@ -176,10 +175,10 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     y = rows.y[:, 0] if single else rows.y[:, kern]
     r = design_mod.residuals(des, kern, cols, sol.coef_scaled)  # (B, m), weighted
     pred = y[:, None] - r.T / rows.sqrt_w[:, :1] if single else y - r.T / rows.sqrt_w[:, kern]
-    wrss = np.einsum("bm,bm->b", r, r) if "aic" in need else None
+    wrss = np.einsum("bm,bm->b", r, r) if "aic" in names else None
     lev = lstsq.leverages(des, sol) if with_loo else None
     hold_err = None
-    if rows.held is not None and "holdout" in need:
+    if rows.held is not None and any(METRICS[name].holdout for name in names):
         held = lstsq.solve(rows.held, cols, kern, nonnegative, rss=None, chunk=chunk)
         pred_h = predict(rows.values[rows.hold], cols, held.coefficients(rows.held))
         y_h = rows.y[rows.hold][:, 0:1] if single else rows.y[rows.hold][:, kern]
