@@ -13,7 +13,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from automodel.search.online import LivePool, OnlineOptions, PoolStats, term_values
+from automodel.search.online import LivePool, OnlineOptions, PoolStats
+from automodel.space.terms import term_values
 from automodel.space.parse import parse_term
 
 COMP = ["1", "n", "n^2", "n^3", "log2(n)", "n*log2(n)", "n^2*log2(n)", "sqrt(n)", "n^(3/2)", "n^(5/2)"]

@@ -12,7 +12,8 @@ from automodel.errors import DataError
 from automodel.options import weights as run_weights
 from automodel.solve.design import design
 from automodel.solve.lstsq import solve
-from automodel.search.online import LivePool, OnlineOptions, PoolStats, anomalous, refit, term_values
+from automodel.search.online import LivePool, OnlineOptions, PoolStats, anomalous, refit
+from automodel.space.terms import term_values
 from automodel.space.parse import parse_term
 
 TERMS = ["1", "n", "n^2", "n^3/p", "n^2*log2(p)", "n^2*log2(p)/bw", "n^3/p/cpu", "log2(p)", "p", "sqrt(n)/p"]

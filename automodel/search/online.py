@@ -42,7 +42,7 @@ from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
 from automodel.space.terms import Term
 
-__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "term_values", "refit"]
+__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "refit"]
 
 _MAD_TO_SIGMA = 1.4826
 
@@ -88,16 +88,6 @@ class OnlineOptions:
         own = {f.name for f in fields(cls)} - {"fit"}
         return cls(replace(ONLINE_FIT, **{k: v for k, v in d.items() if k in _SHARED}),
                    **{k: v for k, v in d.items() if k in own})
-
-
-def term_values(terms: list[Term], columns: dict[str, np.ndarray], n_rows: int) -> np.ndarray:
-    """(n_rows, T) values of every pool term; non-finite values become NaN."""
-    out = np.empty((n_rows, len(terms)))
-    with np.errstate(all="ignore"):
-        for j, t in enumerate(terms):  # once per distinct term, vectorised over runs
-            out[:, j] = t.evaluate(columns, n_rows)
-    out[~np.isfinite(out)] = np.nan
-    return out
 
 
 @dataclass

@@ -19,7 +19,7 @@ import numpy as np
 from automodel.options import METRICS, RELATIVE_RESOLUTION, weights
 from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics
-from automodel.space.terms import Term
+from automodel.space.terms import Term, term_values
 
 __all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "predict", "score"]
 
@@ -54,9 +54,7 @@ class TermCache:
     def index(self, term: Term) -> int:
         i = self._index.get(term)
         if i is None:
-            with np.errstate(all="ignore"):
-                v = term.evaluate(self._columns, self._n_rows)
-            v = np.where(np.isfinite(v), v, np.nan)
+            v = term_values([term], self._columns, self._n_rows)[:, 0]
             i = self._index[term] = len(self._values)
             self._values.append(v)
             self._matrix = None

@@ -26,7 +26,7 @@ import sympy
 from automodel.errors import ModelFileError
 from automodel.space.symbols import log2, symbol
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum"]
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum", "term_values"]
 
 Columns = Mapping[str, np.ndarray]
 
@@ -232,6 +232,18 @@ class Term:
 
 
 ONE = Term()
+
+
+def term_values(terms: Iterable[Term], columns: Columns, n_rows: int) -> np.ndarray:
+    """(n_rows, T) values of ``terms`` on every row, one vectorised evaluation per term; values that are
+    not finite (an overflow, log2 of 0) become NaN, so callers can tell which terms are usable."""
+    terms = list(terms)
+    out = np.empty((n_rows, len(terms)))
+    with np.errstate(all="ignore"):
+        for j, t in enumerate(terms):
+            out[:, j] = t.evaluate(columns, n_rows)
+    out[~np.isfinite(out)] = np.nan
+    return out
 
 
 def term_sum(terms: Iterable[Term], coefficients: Iterable[float]) -> sympy.Expr:

@@ -15,11 +15,11 @@ from sqlalchemy.engine import Connection
 
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
-from automodel.search.online import LivePool, OnlineOptions, PoolStats, Update, term_values
+from automodel.search.online import LivePool, OnlineOptions, PoolStats, Update
 from automodel.search.score import Structure
 from automodel.search.staged import staged_search
 from automodel.space.config import SearchSpace, load_space
-from automodel.space.terms import Term, power
+from automodel.space.terms import Term, power, term_values
 from automodel.store import schema
 from automodel.store.db import Store, now, open_store
 from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,

@@ -11,9 +11,9 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection
 
 from automodel.errors import DataError, ModelFileError, StoreError
-from automodel.search.online import LivePool, OnlineOptions, PoolStats, term_values
+from automodel.search.online import LivePool, OnlineOptions, PoolStats
 from automodel.search.score import Structure
-from automodel.space.terms import Term, term_from_dict
+from automodel.space.terms import Term, term_from_dict, term_values
 from automodel.store import schema
 from automodel.store.db import now, pack, unpack
 
