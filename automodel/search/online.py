@@ -170,8 +170,8 @@ def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: b
         sol = lstsq.solve(des, index[members, :k], nonnegative=nonnegative, rss="fast",
                           start=None if warm is None else warm[members, :k])
         n_exact += sol.n_exact
-        c = sol.coef_scaled
-        coef[members, :k] = np.where(np.isfinite(c), c, 0.0) / des.scale[0, index[members, :k]]
+        c = sol.coefficients(des)
+        coef[members, :k] = np.where(np.isfinite(c), c, 0.0)
         rss[members] = sol.rss
     valid = np.append(stats.usable, True)[np.where(index >= 0, index, -1)].all(axis=1)
     score = np.where(valid, metrics.standard_error(np.maximum(rss, 0.0), stats.n_runs, width), np.inf)
