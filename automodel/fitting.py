@@ -14,7 +14,7 @@ from automodel.errors import SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
 from automodel.options import weights
-from automodel.search.select import SELECTIONS, Selection, select
+from automodel.search.select import Selection, select
 from automodel.search.staged import SearchOutcome, StageReport, staged_search
 from automodel.space.config import SearchSpace, load_space
 
@@ -91,8 +91,9 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         :mod:`automodel.search.select`).
     templates : None, "none", "all", "NAME,..." or list of names
         Seeded templates beside the search (:func:`template_names`). ``None``: the space's, of which
-        the slow ones (a simulation, a posterior) are listed with their estimated time but not run;
-        named templates all run.
+        a slow one (a simulation, a posterior) runs when its estimate on the data is within
+        :data:`TEMPLATE_BUDGET_SECONDS` and is otherwise listed with that estimate; named templates
+        all run.
     max_rows : int
         Searched candidates kept in the leaderboard (templates are always listed).
 
@@ -141,13 +142,14 @@ def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace) -> Selec
 
 def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:
     """The search space (a name, file or SearchSpace) with the fit ``options`` that are not None replaced;
-    an unknown metric or selection is a one-line :class:`SpaceError`."""
+    an unknown metric, selection or weighting is a one-line :class:`SpaceError` (:meth:`FitOptions.check`)."""
     sp = space if isinstance(space, SearchSpace) else load_space(space)
     options = {k: v for k, v in options.items() if v is not None}
-    for key, known in (("metric", metrics_mod.METRICS), ("selection", SELECTIONS)):
-        if key in options and options[key] not in known:
-            raise SpaceError(f"unknown {key} {options[key]!r}; expected one of {', '.join(known)}")
-    return replace(sp, fit=replace(sp.fit, **options)) if options else sp
+    if not options:
+        return sp
+    fit_options = replace(sp.fit, **options)
+    fit_options.check()
+    return replace(sp, fit=fit_options)
 
 
 def model_context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
@@ -176,7 +178,7 @@ def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[s
                    ) -> tuple[tuple[str, ...], bool]:
     """The templates a fit considers, and whether they were named (so the slow ones run too).
 
-    ``spec`` is ``None`` (the space's templates; the slow ones are listed, not run), ``"none"``,
+    ``spec`` is ``None`` (the space's templates; a slow one runs only within the time budget), ``"none"``,
     ``"all"`` (every registered template), a comma-separated string or a list of names.
 
     Examples
