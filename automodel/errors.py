@@ -19,6 +19,10 @@ class ModelFileError(AutomodelError, ValueError):
     """A model JSON file is malformed, of an unknown version, or hostile."""
 
 
+class OutputError(AutomodelError, OSError):
+    """An output file cannot be written (its folder is missing or read-only, the disk is full, ...)."""
+
+
 class StoreError(AutomodelError, RuntimeError):
     """The persistent store cannot be opened, read or written."""
 

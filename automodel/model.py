@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
@@ -23,6 +21,7 @@ import pandas as pd
 import sympy
 
 from automodel.errors import DataError, ModelFileError
+from automodel.files import write_text
 from automodel import printing
 from automodel.space.terms import Term, term_from_dict, term_sum
 
@@ -265,15 +264,6 @@ class Model:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def save(self, path: str | Path) -> None:
-        """Write the JSON file atomically (a temporary file renamed into place); read it back with
+        """Write the JSON file atomically (:func:`automodel.files.write_text`); read it back with
         :func:`automodel.model_file.load_model`."""
-        path = Path(path)
-        text = self.to_json()
-        fd, tmp = tempfile.mkstemp(prefix=".automodel-", suffix=".json", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text(path, self.to_json())

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from automodel.errors import ModelFileError
+from automodel.files import check_input, read_text
 from automodel.model import FORMAT, VERSION, Core, Model, TermModel
 from automodel.templates import TEMPLATES
 
@@ -98,16 +99,14 @@ def load_model(path: str | Path) -> Model:
     ModelFileError
         A missing, oversized, malformed or hostile file, in one line naming the file.
     """
-    path = Path(path)
+    path = check_input(path, "a model JSON file", ModelFileError)
     src = str(path)
-    try:
-        size = path.stat().st_size
-    except OSError:
-        raise ModelFileError(f"{src}: no such model file") from None
+    size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise ModelFileError(f"{src}: {size} bytes, larger than a model file can be ({MAX_FILE_BYTES})")
+    text = read_text(path, "a model JSON file", ModelFileError)
     try:
-        d = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        d = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
         raise ModelFileError(f"{src}: not a valid model JSON file ({str(exc).splitlines()[0][:120]})") from None
     return model_from_dict(d, src)

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from automodel.files import write_atomic
+
 __all__ = ["plot_model"]
 
 
@@ -64,6 +66,6 @@ def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame 
     fig.suptitle(title or f"T = {model.formula}", fontsize=9)
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=110)
+    write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png"))
     plt.close(fig)
     return path

@@ -109,7 +109,7 @@ def test_missing_and_binary_files(tmp_path):
         read_extrap_text(tmp_path / "absent.txt")
     binary = tmp_path / "bin.txt"
     binary.write_bytes(b"\xff\xfe\x00PARAMETER")
-    with pytest.raises(DataError, match="not a text file"):
+    with pytest.raises(DataError, match="not UTF-8 text"):
         read_extrap_text(binary)
 
 

@@ -69,7 +69,7 @@ def test_corrupt_model_files(tmp_path, text):
 
 
 def test_missing_and_oversized_files(tmp_path):
-    with pytest.raises(ModelFileError, match="no such model file"):
+    with pytest.raises(ModelFileError, match="no such file"):
         load_model(tmp_path / "absent.json")
     big = tmp_path / "big.json"
     big.write_text(" " * (MAX_FILE_BYTES + 1))

@@ -1,12 +1,8 @@
-"""Pieces shared by the subcommands: data-role and forecast options, NAME=VALUE parameters, atomic output files."""
+"""Pieces shared by the subcommands: data-role and forecast options, NAME=VALUE parameters."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
-from pathlib import Path
-from typing import Callable
 
 from automodel.errors import DataError
 
@@ -59,17 +55,3 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
         except ValueError:
             raise DataError(f"--param {item!r}: expected NAME=NUMBER") from None
     return values
-
-
-def write_atomic(path: str | Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp)`` on a temporary file beside ``path`` and rename it into place on success."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        raise DataError(f"{path}: the folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".automodel-", suffix=path.suffix, dir=path.parent or ".")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_role_options, role_kwargs, write_atomic
+from automodel.cli.common import add_role_options, role_kwargs
+from automodel.files import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,6 +48,6 @@ def run(args: argparse.Namespace) -> int:
                            templates=args.templates, progress=not args.quiet, **role_kwargs(args))
     print_result(result, args.top)
     if args.output:
-        write_atomic(args.output, lambda tmp: tmp.write_text(result.best.to_json(), encoding="utf-8"))
+        write_text(args.output, result.best.to_json())
         print(f"model written to {args.output}")
     return 0

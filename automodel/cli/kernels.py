@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from automodel.cli.common import write_atomic
+from automodel.files import write_atomic
 from automodel.errors import DataError
 
 OUT_SUFFIXES = (".json", ".csv")
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(f"note: {n}" for n in result.notes))
     if out is not None:
         if out.suffix.lower() == ".json":
-            write_atomic(out, lambda tmp: save_models(result.models, tmp))
+            save_models(result.models, out)
             print(f"{len(result.models)} models written to {out}")
         else:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_forecast_options, parse_param_values, write_atomic
+from automodel.cli.common import add_forecast_options, parse_param_values
+from automodel.files import write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
 

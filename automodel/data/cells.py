@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from automodel.errors import DataError, where
+from automodel.files import check_input
 
 __all__ = ["read_csv", "numeric", "RULES"]
 
@@ -29,10 +30,7 @@ RULES = {
 def read_csv(path: Path) -> pd.DataFrame:
     """Read a CSV file of runs; a missing, empty or unreadable file is a one-line :class:`DataError`."""
     src = str(path)
-    if not path.exists():
-        raise DataError(f"{src}: no such file")
-    if path.is_dir():
-        raise DataError(f"{src}: is a directory, expected a CSV file")
+    check_input(path, "a CSV file", DataError)
     try:
         frame = pd.read_csv(path, skipinitialspace=True)
     except pd.errors.EmptyDataError:

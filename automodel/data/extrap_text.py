@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from automodel.errors import DataError
+from automodel.files import read_text
 
 __all__ = ["read_extrap_text", "is_extrap_text", "kernel_name", "KEYWORDS"]
 
@@ -234,16 +235,8 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
     DataError
         A missing, unreadable or malformed file, with the line and what was expected.
     """
-    path = Path(path)
     src = str(path)
-    if not path.exists():
-        raise DataError(f"{src}: no such file")
-    if path.is_dir():
-        raise DataError(f"{src}: is a directory, expected an Extra-P text file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise DataError(f"{src}: not a text file (not UTF-8), expected Extra-P text input") from None
+    text = read_text(path, "an Extra-P text file", DataError)
     reader = _Reader(src)
     for reader.line_no, line in enumerate(text.splitlines(), start=1):
         reader.line(line)

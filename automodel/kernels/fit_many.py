@@ -42,6 +42,7 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.errors import DataError, ModelFileError
+from automodel.files import read_text, write_text
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
@@ -307,17 +308,16 @@ def save_models(models: dict[str, Model], path: str | Path) -> None:
     """Write models as one JSON file: ``{"format": "automodel-models", "version": 1, "models": {kernel:
     model}}``, each model in the form of :meth:`automodel.Model.to_dict`."""
     body = {"format": MODELS_FORMAT, "version": 1, "models": {k: m.to_dict() for k, m in models.items()}}
-    Path(path).write_text(json.dumps(body, indent=1, allow_nan=False), encoding="utf-8")
+    write_text(path, json.dumps(body, indent=1, allow_nan=False))
 
 
 def load_models(path: str | Path) -> dict[str, Model]:
     """Read a file of :func:`save_models`; every model is validated as :func:`automodel.load_model` does."""
     src = str(path)
+    text = read_text(path, "a models JSON file", ModelFileError)
     try:
-        body = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError:
-        raise ModelFileError(f"{src}: no such models file") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+        body = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         raise ModelFileError(f"{src}: not a valid models JSON file ({str(exc).splitlines()[0][:120]})") from None
     if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or body.get("version") != 1:
         raise ModelFileError(f"{src}: not an automodel models file (expected \"format\": \"{MODELS_FORMAT}\", "

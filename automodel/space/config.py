@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from automodel.errors import SpaceError
+from automodel.files import read_text
 from automodel.options import FitOptions
 from automodel.space.parse import parse_term
 from automodel.space.terms import Term
@@ -92,11 +93,10 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
     """Read a search space by name or path; every problem is a one-line :class:`SpaceError`."""
     path = space_path(name_or_file)
     src = str(path)
+    text = read_text(path, "a search-space TOML file", SpaceError)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpaceError(f"{src}: no such search-space file") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raw = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise SpaceError(f"{src}: not valid TOML ({exc})") from None
     unknown = set(raw) - {"name", "description", "fit", "stages"}
     if unknown:

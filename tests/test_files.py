@@ -1,0 +1,81 @@
+"""The one reader of input text and writer of output files: every OS failure is one line naming the path."""
+
+from __future__ import annotations
+
+import errno
+import tempfile
+
+import pytest
+
+import automodel
+from automodel.errors import DataError, ModelFileError, OutputError, SpaceError
+from automodel.files import read_text, write_atomic, write_text
+
+
+def test_directories_given_as_input_files_are_named(tmp_path):
+    """Root cause 6 of issue 17: a directory as model file or search space was an IsADirectoryError."""
+    with pytest.raises(ModelFileError, match=rf"^{tmp_path}: is a directory, expected a model JSON file$"):
+        automodel.load_model(tmp_path)
+    folder = tmp_path / "space.toml"
+    folder.mkdir()
+    with pytest.raises(SpaceError, match="is a directory, expected a search-space TOML file"):
+        automodel.fit(_runs(tmp_path), space=folder)
+    with pytest.raises(DataError, match="is a directory, expected a CSV file"):
+        automodel.fit(tmp_path)
+
+
+def _runs(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("n,p,time\n1,1,1\n2,1,2\n3,1,3\n4,1,4\n")
+    return path
+
+
+def test_bytes_that_are_not_utf8_name_the_offset(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_bytes(b'{"a": "\xff"}')
+    with pytest.raises(ModelFileError, match=r"not UTF-8 text \(byte 0xff at offset 7\)"):
+        read_text(path, "a model JSON file", ModelFileError)
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path):
+    path = tmp_path / "m.txt"
+    path.write_bytes("\ufeffhello".encode("utf-8"))
+    assert read_text(path, "text", DataError) == "hello"
+
+
+def test_output_through_a_regular_file_is_an_output_error(tmp_path):
+    """Root cause 6: a path through a regular file was a NotADirectoryError traceback."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OutputError, match=f"{blocker} is not a folder"):
+        write_text(blocker / "model.json", "{}")
+    with pytest.raises(OutputError, match="is a directory"):
+        write_text(tmp_path, "{}")
+    with pytest.raises(OutputError, match="does not exist"):
+        write_text(tmp_path / "absent" / "model.json", "{}")
+
+
+def test_an_unwritable_folder_leaves_nothing(tmp_path, monkeypatch):
+    """A read-only folder (simulated: the tests may run as root, who may write anywhere)."""
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(OutputError, match=r"cannot write in .*\(permission denied\)"):
+        write_text(tmp_path / "model.json", "{}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_write_leaves_neither_file_nor_temporary(tmp_path):
+    def full(tmp):
+        tmp.write_text("partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(OutputError, match=r"out.csv: cannot be written \(no space left on device\)"):
+        write_atomic(tmp_path / "out.csv", full)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_successful_write_replaces_the_file(tmp_path):
+    path = tmp_path / "out.txt"
+    path.write_text("old")
+    write_text(path, "new")
+    assert path.read_text() == "new" and len(list(tmp_path.iterdir())) == 1
