@@ -81,3 +81,18 @@ def test_pmnf_space_is_extrap_like():
     result = automodel.fit(train, space="pmnf", progress=False)
     assert result.best.core.n_coefficients == 2
     assert "n*log2(n)" in str(result.best.expr)
+
+
+def test_three_distinct_n_at_the_second_p_level_is_a_valid_campaign():
+    """Issue 17, root cause 2: with 3 configurations at p = 2 every computation model plus a
+    communication term had no residual degree of freedom, scored inf, was pruned, and the search
+    ended with 'no stage could run on these data'. The stage now takes the lowest p levels together."""
+    f = lambda n, p, c, b: 2e-6 * n ** 1.5 / p + 1e-4 * n * np.log2(p + 1) + 1e-3
+    runs = pd.concat([make_runs(f, ns, [p], reps=2, noise=0.02, seed=p) for p, ns in
+                      [(1, [100, 300, 600, 800, 1500]), (2, [400, 500, 1400]),
+                       (4, [200, 700, 1100, 1500]), (8, [300, 400, 600, 1600])]], ignore_index=True)
+    result = automodel.fit(runs, progress=False, templates="none")
+    comm = next(r for r in result.reports if r.name == "communication")
+    assert comm.rows == "p <= 2" and comm.n_rows == 8 and "2 lowest p levels together" in comm.note
+    test = make_runs(f, [3200.0], [16], noise=0.0)
+    assert held_out_error(result, test).max() < 0.5

@@ -96,9 +96,18 @@ class _Search:
 
     def run(self, name: str, rows: np.ndarray, rows_text: str, structures: list[Structure],
             top: int, note: str = "", final: bool = False) -> tuple[list[Structure], Scores | None]:
-        """Score structures on rows, prune by percentile, keep the top; record the stage."""
+        """Score structures on rows, prune by percentile, keep the top; record the stage.
+
+        A structure with as many terms as the rows have configurations (no residual degree of
+        freedom: its score is undefined) is not fitted; the report says how many were skipped.
+        """
         unique = list({s.key: s for s in structures}.values())
         n_rows = int(np.count_nonzero(rows))
+        supported = [s for s in unique if len(s.terms) < n_rows]
+        if len(supported) < len(unique):
+            wide = f"{len(unique) - len(supported)} with {n_rows}+ terms not fitted on {n_rows} rows"
+            note = f"{note}; {wide}" if note else wide
+            unique = supported
         report = StageReport(name, rows_text, n_rows, len(unique), note=note)
         self.reports.append(report)
         self.bar.update(1)
@@ -173,6 +182,10 @@ def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: 
     survivors, _ = S.run(name, rows, rows_text, build(_subsets(base, max_terms, min_terms)),
                          cfg.get("top", 16), note, final)
     fitted = S.reports[-1].n_candidates
+    if not survivors and part == "comm":  # hand on what the stage got: the computation models
+        S.notes.append(f"{name}: no candidate could be fitted on {rows_text}; the computation models "
+                       "go on without communication terms")
+        return seeds
     def part_of(s: Structure) -> tuple[Term, ...]:
         return s.comp if part == "comp" else s.comm
 
@@ -330,14 +343,11 @@ def _search_with_n(S: _Search, p_levels: np.ndarray, has_p: bool, all_rows: np.n
     else:
         single = not has_p
         seeds = _part_stage(S, "computation", rows1, text1, [Structure()], "comp", (ONE,), single)
+        if not seeds:
+            raise DataError(f"{ds.source}: no computation model could be fitted on the "
+                            f"{int(rows1.sum())} configurations at {text1}")
         if has_p:
-            rows2 = (frame["p"] == p_levels[1]).to_numpy()
-            text2 = f"p = {p_levels[1]:g}"
-            note = ""
-            if frame.loc[rows2, "n"].nunique() < 3:
-                rows2 = (frame["p"] <= p_levels[1]).to_numpy()
-                text2 = f"p <= {p_levels[1]:g}"
-                note = f"fewer than 3 distinct n at p = {p_levels[1]:g}: the two lowest p levels together"
+            rows2, text2, note = _communication_rows(frame, p_levels, min(len(s.terms) for s in seeds) + 2)
         else:
             rows2, text2, note = all_rows, "all runs", ""
         seeds = _part_stage(S, "communication", rows2, text2, seeds, "comm", (ONE,), single, note)
@@ -345,6 +355,22 @@ def _search_with_n(S: _Search, p_levels: np.ndarray, has_p: bool, all_rows: np.n
             seeds = _stage_processors(S, seeds, all_rows, final=True)
     if ds.extra_params:
         _stage_parameters(S, seeds, all_rows)
+
+
+def _communication_rows(frame, p_levels: np.ndarray, need: int) -> tuple[np.ndarray, str, str]:
+    """Rows of the communication stage: the second-lowest p level when it has at least 3 distinct n
+    and ``need`` configurations (the narrowest computation model, one communication term and one
+    residual degree of freedom); else the lowest levels together, as few as give that (all runs at most)."""
+    p, n = frame["p"].to_numpy(), frame["n"].to_numpy()
+    second = p_levels[1]
+    options = [(p == second, f"p = {second:g}")] + [(p <= level, f"p <= {level:g}") for level in p_levels[1:]]
+    for i, (rows, text) in enumerate(options):
+        if np.unique(n[rows]).size >= 3 and rows.sum() >= need:
+            why = "" if i == 0 else (f"too few distinct n or configurations at p = {second:g} for the "
+                                     f"computation models and a communication term: the {i + 1} lowest "
+                                     "p levels together")
+            return rows, text, why
+    return np.ones(len(p), bool), "all runs", "too few configurations at any p level: all runs"
 
 
 def _final(S: _Search) -> SearchOutcome:
