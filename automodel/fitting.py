@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
-from automodel.errors import SpaceError
+from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
 from automodel.options import weights
@@ -111,6 +111,8 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     outcome = staged_search(ds, sp, progress=progress)
     rows, models = _searched_rows(outcome, ds, sp, max_rows)
     t_rows, t_models = _template_rows(ds, sp, named, progress)
+    if not any(m is not None for m in models + t_models):
+        raise DataError(_nothing_fitted(ds, outcome, t_rows))
     board = pd.DataFrame(rows + t_rows)
     all_models = models + t_models
     order = np.argsort(np.where(np.isfinite(board[sp.fit.metric]), board[sp.fit.metric], np.inf), kind="stable")
@@ -125,6 +127,19 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
     return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports,
                      [*outcome.notes, *skipped], chosen)
+
+
+def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[dict]) -> str:
+    """Why no candidate could be fitted: the data's configurations and ranges, each stage's and template's
+    note."""
+    ranges = "; ".join(f"{q} from {lo:g} to {hi:g}" for q, (lo, hi) in ds.ranges().items())
+    fitted = sum(r.n_candidates for r in outcome.reports)
+    why = (f"{ds.source}: no candidate model could be fitted on {ds.n_points} configurations ({ranges}): "
+           f"of {fitted} searched candidates none has terms that are finite there and a fit that is not T = 0")
+    notes = [f"{row['kind'].removeprefix('template:')} {row['note']}" for row in t_rows if row["note"]]
+    if len(notes) > 3:
+        notes = notes[:3] + [f"{len(notes) - 3} more"]
+    return why + (f"; templates: {'; '.join(notes)}" if notes else "")
 
 
 def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace) -> Selection:

@@ -33,3 +33,52 @@ def test_read_csv_errors(tmp_path):
     ok = tmp_path / "ok.csv"
     ok.write_text("time, n\n1.5, 10\n")
     assert np.allclose(read_csv(ok)["n"], [10])  # spaces after commas are skipped
+
+
+# -- issue 17: the one place that validates the numeric range of the data --------------------------
+def test_cause1_times_and_parameters_outside_the_supported_range_are_named():
+    """Times near 1e-300 gave ``T = 0`` and a model predicting 0; a parameter of 1e300 hung the SVD."""
+    frame = pd.DataFrame({"time": [1.0, 1e-300], "n": [1.0, 1e300], "k": [0.0, 1e-200]})
+    with pytest.raises(DataError, match=r"runs.csv, row 3, column 'time': expected a positive time in seconds "
+                                        r"between 1e-100 and 1e\+100 \(the range automodel fits\), got 1e-300"):
+        numeric(frame, "time", "time", "runs.csv", 2)
+    with pytest.raises(DataError, match=r"column 'n': .* between 1e-100 and 1e\+100 .*got 1e\+300"):
+        numeric(frame, "n", "n", "runs.csv", 2)
+    with pytest.raises(DataError, match=r"column 'k': expected a finite number 0 or of magnitude 1e-100 to "
+                                        r"1e\+100 \(the range automodel fits\), got 1e-200"):
+        numeric(frame, "k", "k", "runs.csv", 2)
+    assert numeric(frame.iloc[:1], "k", "k", "runs.csv", 2).tolist() == [0.0]
+
+
+def test_cause5_an_integer_too_large_for_a_float_is_a_data_error(tmp_path):
+    """A 400-digit cell raised OverflowError inside pandas."""
+    path = tmp_path / "runs.csv"
+    path.write_text("n,time\n" + "1" * 400 + ",1\n2,2\n")
+    frame = read_csv(path)
+    with pytest.raises(DataError, match=r"row 2, column 'n': expected a positive problem size between 1e-100 "
+                                        r"and 1e\+100 \(the range automodel fits\), got 1{28}\.\.\. \(400 chars\)"):
+        numeric(frame, "n", "n", str(path), 2)
+    with pytest.raises(DataError, match="row 0, column 'n'"):
+        numeric(pd.DataFrame({"n": [10 ** 400, 2]}), "n", "n", "<DataFrame>", 0)
+
+
+def test_cause12_a_huge_cell_is_cut_in_the_message_and_numbers_print_plainly():
+    """A 2 MB cell was echoed whole; ``inf`` printed as ``np.float64(inf)``."""
+    frame = pd.DataFrame({"n": ["x" * 2_000_000, "2"], "time": [np.float64(np.inf), 1.0]})
+    with pytest.raises(DataError) as err:
+        numeric(frame, "n", "n", "runs.csv", 2)
+    assert len(str(err.value)) < 200 and "(2000002 chars)" in str(err.value)
+    with pytest.raises(DataError, match=r"got inf$"):
+        numeric(frame, "time", "time", "runs.csv", 2)
+
+
+def test_cause14_a_column_named_twice_is_an_error(tmp_path):
+    """A second ``time`` column was silently renamed ``time.1`` and ignored; a DataFrame with two
+    columns of one name crashed inside pandas."""
+    path = tmp_path / "runs.csv"
+    path.write_text("n,time,time\n1,1,9\n2,2,9\n")
+    with pytest.raises(DataError, match=rf"^{path}, row 1, column 'time': the header names this column twice"):
+        read_csv(path)
+    frame = pd.DataFrame([[1.0, 2.0, 3.0]], columns=["time", "n", "time"])
+    with pytest.raises(DataError, match=r"column 'time': 2 columns have this name, expected one"):
+        numeric(frame, "time", "time", "<DataFrame>", 0)

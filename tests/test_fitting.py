@@ -1,6 +1,7 @@
 """automodel.fit: the leaderboard (searched and seeded rows, ranked by the metric), the choice, the summary."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import automodel
@@ -24,3 +25,17 @@ def test_summary_and_options(runs_loaded):
     assert (result.leaderboard["choice"] == "chosen").sum() == 1
     with pytest.raises(automodel.SpaceError, match="unknown metric 'r2'"):
         automodel.fit(runs_loaded, metric="r2", progress=False)
+
+
+def test_cause3_no_fittable_candidate_is_one_data_error(tmp_path):
+    """Issue 17, cause 3: an empty or all-non-finite candidate set ended in ``KeyError: 's'`` (fit) or a
+    bare ``ValueError`` (select)."""
+    space = tmp_path / "log.toml"
+    space.write_text('name = "log"\n[stages.pmnf]\nterms = ["log2(x)"]\n')
+    runs = pd.DataFrame({"k": [0.0, -1.0, -2.0, -3.0], "time": [4.0, 3.0, 2.0, 1.0]})
+    with pytest.raises(automodel.DataError, match=r"^<DataFrame>: no candidate model could be fitted on 4 "
+                                                  r"configurations \(k from -3 to 0\)"):
+        automodel.fit(runs, params=["k"], space=space, templates="none", progress=False)
+    from automodel.search.select import select
+    with pytest.raises(automodel.DataError, match="no candidate has a finite rel_s"):
+        select(np.array([np.inf, np.nan]), np.array([1, 2]), 5, "rel_s")

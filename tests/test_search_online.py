@@ -212,3 +212,14 @@ def test_options_share_the_fit_record_and_old_flat_dicts_load():
     assert back.fit.weighting == "none" and back.nonnegative is False and back.metric == "s"
     assert back.to_dict() == {k: v for k, v in old.items() if k != "retired"}
     assert OnlineOptions.from_dict(opts.to_dict()) == opts
+
+
+def test_cause1_pooled_statistics_that_overflow_make_the_term_unusable():
+    """Issue 17, cause 1, in the online stage: ``a'a`` of a term near 1e300 overflowed into the pooled
+    Gram matrix, which then reached a factorisation; the term is now unusable and its row zero."""
+    from automodel.search.online import PoolStats
+    values = np.array([[1.0, 1e200], [2.0, 3e200], [3.0, 1e201]])
+    stats = PoolStats.from_runs(values, np.array([1.0, 2.0, 3.0]), np.ones(3))
+    assert stats.usable.tolist() == [True, False]
+    assert np.isfinite(stats.gram).all() and stats.gram[1].tolist() == [0.0, 0.0]
+    assert stats.gram[0, 0] == 14.0 and stats.moment[0] == 14.0

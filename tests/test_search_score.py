@@ -57,3 +57,16 @@ def test_non_finite_terms_make_a_candidate_invalid():
     cache = TermCache({"p": p - 2.0}, len(p))  # log2(0) at the first row
     sc = score(cache, np.ones(len(p), bool), Y[:, 0], [Structure((parse_term("log2(p)"),))])
     assert not sc.valid[0] and np.isinf(sc.metric("rel_s")[0])
+
+
+def test_cause4_a_candidate_with_all_coefficients_zero_is_invalid():
+    """Issue 17, cause 4: a model whose coefficients are all zero (a term identically 0) was chosen,
+    with ``best p = 1 (predicted 0 s)``. T = 0 is no model of a time: it scores inf and is invalid."""
+    k = np.array([0.0, 0.0, 0.0, 0.0])
+    n = np.array([1.0, 2.0, 3.0, 4.0])
+    cache = TermCache({"k": k, "n": n}, 4)
+    structures = [Structure((parse_term("k"),)), Structure((parse_term("n"),))]
+    sc = score(cache, np.ones(4, bool), 2.0 * n, structures)
+    assert sc.valid.tolist() == [False, True]
+    assert all(np.isinf(v[0]) for v in sc.metrics.values())
+    assert np.isclose(sc.metrics["rel_s"][1], 0.0)

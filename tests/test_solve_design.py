@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from automodel.solve.design import design, from_stats, gather, pairs
+from automodel.solve.design import design, from_stats, gather, pairs, usable
 
 
 def test_design_of_many_targets_is_a_stack_of_one_target_designs():
@@ -39,3 +39,17 @@ def test_from_stats_has_the_statistics_of_the_runs():
     direct, pooled = design(A, y), from_stats(A.T @ A, A.T @ y, float(y @ y))
     assert np.allclose(direct.gram, pooled.gram) and np.allclose(direct.moment, pooled.moment)
     assert np.allclose(direct.target_ss, pooled.target_ss)
+
+
+def test_cause1_design_is_finite_for_columns_whose_squares_overflow():
+    """Issue 17, cause 1: ``cols.T @ cols`` overflowed and an infinite norm was replaced by 1 with the
+    column kept; a column beyond the range of floats is now unusable, the others exact."""
+    n = np.array([1e90, 2e95, 3e99, 5e99])
+    A = np.column_stack([n, n ** 3, np.ones(4)])  # n^3 ~ 1e297: its square overflows
+    y = 2e-199 * n  # relative weights 1 / y^2 up to 1e218
+    des = design(A, y, 1.0 / y ** 2)
+    assert np.isfinite(des.gram).all() and np.isfinite(des.moment).all() and np.isfinite(des.columns).all()
+    assert usable(des).tolist() == [True, False, True]  # sqrt(w) n^3 = n^2 / 2e-199 > 1e308
+    assert np.allclose(np.diagonal(des.gram[0])[[0, 2]], 1.0) and des.gram[0, 1, 1] == 0.0
+    assert np.allclose(des.scale[0, 0], 2 / 2e-199)  # |sqrt(w) n| = |(1 / 2e-199) * (1, 1, 1, 1)|
+    assert np.allclose(des.moment[0, 0] * des.scale[0, 0], 4 / 2e-199)  # sum sqrt(w) n * sqrt(w) y

@@ -153,3 +153,27 @@ def test_many_target_solver_matches_the_single_target_solver(k, nonnegative):
         np.testing.assert_allclose(lev[:, cut], leverages(d, fit), atol=1e-9)
     if nonnegative:
         assert (coef >= 0).all()
+
+
+def test_cause1_no_svd_on_non_finite_columns(monkeypatch):
+    """Issue 17, cause 1: with inf in a column OpenBLAS's SVD never returned (``automodel fit`` hung).
+    Dependent columns go to the pseudo-inverse only when finite; the others get NaN coefficients."""
+    from automodel.solve import lstsq as lstsq_mod
+    des = design(np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]]), np.array([1.0, 2.0, 3.0]))
+    columns = des.columns.copy()
+    columns[0, 1, 0] = np.inf
+    hostile = type(des)(des.scale, des.gram, des.moment, des.target_ss, (columns, des.target))
+    seen = []
+    real = np.linalg.pinv
+    monkeypatch.setattr(np.linalg, "pinv", lambda X, **kw: seen.append(np.isfinite(X).all()) or real(X, **kw))
+    x = lstsq_mod._pseudo_inverse_solve(hostile, np.zeros(2, np.intp), np.array([[0, 1], [0, 0]]))
+    assert np.isnan(x[:, 0]).all() and np.isfinite(x[:, 1]).all() and seen == [True]
+
+
+def test_cause1_one_system_with_non_finite_values_is_refused():
+    from automodel.solve.lstsq import solve_one
+    des = design(np.array([[1.0], [2.0], [3.0]]), np.array([1.0, 2.0, 3.0]))
+    columns = des.columns.copy()
+    columns[0, 0, 1] = np.nan
+    with pytest.raises(ValueError, match="non-finite"):
+        solve_one(type(des)(des.scale, des.gram, des.moment, des.target_ss, (columns, des.target)))

@@ -15,7 +15,14 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["read_csv", "numeric", "RULES"]
+__all__ = ["read_csv", "numeric", "RULES", "MAGNITUDE", "shown"]
+
+#: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
+#: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
+#: design finite (:func:`automodel.solve.design.design` scales what terms of these numbers produce).
+MAGNITUDE = (1e-100, 1e100)
+#: characters of a cell quoted in an error message
+SHOWN_CHARACTERS = 40
 
 #: what each role must hold: (predicate, description used in error messages)
 RULES = {
@@ -40,19 +47,69 @@ def read_csv(path: Path) -> pd.DataFrame:
         raise DataError(f"{src}: not a readable CSV file ({msg})") from None
     if frame.empty:
         raise DataError(f"{src}: the file has a header but no rows, expected one row per run")
+    header = pd.read_csv(path, header=None, nrows=1, dtype=str, skipinitialspace=True).iloc[0]
+    twice = header[header.duplicated()]
+    if len(twice):
+        raise DataError(f"{where(src, 1, str(twice.iloc[0]))}: the header names this column twice, "
+                        "expected distinct column names")
     return frame
 
 
+def shown(cell: object) -> str:
+    """A cell as an error message quotes it: its repr, cut to :data:`SHOWN_CHARACTERS` characters;
+    numbers as plain numbers (``inf``, not ``np.float64(inf)``)."""
+    if isinstance(cell, (float, np.floating)) or (isinstance(cell, (int, np.integer)) and not isinstance(cell, bool)
+                                                   and abs(cell) < 10 ** 20):
+        return f"{float(cell):g}"
+    text = repr(cell)
+    return text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS - 12]}... ({len(text)} chars)"
+
+
+def _floats(raw: pd.Series) -> np.ndarray:
+    """The cells as floats, NaN where a cell is not a number or its value is beyond the range of floats
+    (a 400-digit integer)."""
+    try:
+        return pd.to_numeric(raw, errors="coerce").to_numpy(float)
+    except OverflowError:
+        return np.array([_float(cell) for cell in raw], float)
+
+
+def _beyond_floats(cell: object) -> bool:
+    """Whether ``cell`` is a number too large (or too small) for a float: ``10**400``, ``'1e999'``."""
+    try:
+        value = float(cell)
+    except OverflowError:
+        return True
+    except (TypeError, ValueError):
+        return False
+    return np.isinf(value) and "inf" not in str(cell).lower()
+
+
+def _float(cell: object) -> float:
+    try:
+        return float(cell)
+    except (TypeError, ValueError, OverflowError):
+        return np.nan
+
+
 def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset: int) -> np.ndarray:
-    """The column as floats; the first non-numeric, missing or non-finite cell is an error."""
+    """The column as floats; the first non-numeric, missing, non-finite or out-of-range cell is an error.
+
+    Every value must be 0 or of a magnitude in :data:`MAGNITUDE`, and satisfy its role's rule
+    (:data:`RULES`).
+    """
     raw = frame[column]
-    values = pd.to_numeric(raw, errors="coerce").to_numpy(float)
+    if isinstance(raw, pd.DataFrame):
+        raise DataError(f"{where(source, column=column)}: {raw.shape[1]} columns have this name, expected one")
+    values = _floats(raw)
+    what = RULES[role][1] if role in RULES else "a finite number"
     bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.argmax(bad))
         cell = raw.iloc[i]
-        got = "an empty cell" if pd.isna(cell) else repr(cell)
-        what = RULES[role][1] if role in RULES else "a finite number"
+        got = "an empty cell" if pd.isna(cell) else shown(cell)
+        if _beyond_floats(cell):
+            what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
         raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {got}")
     if role in RULES:
         ok, what = RULES[role]
@@ -60,4 +117,12 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
         if bad.any():
             i = int(np.argmax(bad))
             raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {values[i]:g}")
+    low, high = MAGNITUDE
+    size = np.abs(values)
+    bad = (size > high) | ((size < low) & (size > 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        span = f"between {low:g} and {high:g}" if role in RULES else f"0 or of magnitude {low:g} to {high:g}"
+        raise DataError(f"{where(source, i + row_offset, column)}: expected {what} {span} (the range "
+                        f"automodel fits), got {values[i]:g}")
     return values

@@ -94,8 +94,9 @@ class OnlineOptions:
 class PoolStats:
     """Sufficient statistics of the weighted regression on the pool's terms.
 
-    ``usable[j]`` is false once term ``j`` was non-finite on an admitted run; its column is zero in the
-    statistics and every candidate using it scores ``inf``.
+    ``usable[j]`` is false once term ``j`` was non-finite on an admitted run, or its weighted sums
+    overflowed; its row and column are zero in the statistics and every candidate using it scores
+    ``inf``.
     """
 
     gram: np.ndarray  # (T, T)
@@ -115,8 +116,13 @@ class PoolStats:
             self.usable &= np.isfinite(values).all(axis=0)
         a = np.where(np.isfinite(values), values, 0.0) * np.sqrt(weights)[:, None]
         t = np.asarray(y, float) * np.sqrt(weights)
-        self.gram += sign * (a.T @ a)
-        self.moment += sign * (a.T @ t)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.gram += sign * (a.T @ a)
+            self.moment += sign * (a.T @ t)
+        self.usable &= np.isfinite(np.diag(self.gram)) & np.isfinite(self.moment)
+        self.gram[~self.usable] = 0.0
+        self.gram[:, ~self.usable] = 0.0
+        self.moment[~self.usable] = 0.0
         self.target_ss += sign * float(t @ t)
         self.n_runs += int(sign) * len(t)
 

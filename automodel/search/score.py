@@ -90,7 +90,8 @@ class Rows:
     Attributes
     ----------
     values : (m, T) array
-        Term values, non-finite ones set to zero (``usable`` says which terms are finite everywhere).
+        Term values, non-finite ones set to zero (``usable`` says which terms are finite everywhere and
+        have weighted columns within the range of floats, :func:`automodel.solve.design.usable`).
     usable : (T,) bool array
     y : (m, K) array
         The targets.
@@ -124,10 +125,13 @@ def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray 
     Y = np.asarray(y, float)
     Y = Y if Y.ndim == 2 else Y[:, None]
     W = weights(Y, weighting)
-    usable = np.isfinite(values).all(axis=0)
     A = np.where(np.isfinite(values), values, 0.0)
+    des = design_mod.design(A, Y, W)
     held = None if hold is None else design_mod.design(A[~hold], Y[~hold], W[~hold])
-    return Rows(A, usable, Y, np.sqrt(W), design_mod.design(A, Y, W), hold, held, np.abs(A).max(axis=0, initial=0.0),
+    usable = np.isfinite(values).all(axis=0) & design_mod.usable(des)
+    if held is not None:
+        usable &= design_mod.usable(held)
+    return Rows(A, usable, Y, np.sqrt(W), des, hold, held, np.abs(A).max(axis=0, initial=0.0),
                 np.abs(Y).min(axis=0))
 
 
@@ -162,6 +166,7 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     coef : (B, k) array
         Term coefficients.
     metrics : dict of (B,) arrays
+        ``inf`` for a pair whose coefficients are all zero: it predicts ``T = 0``.
     """
     kern = np.zeros(len(cols), np.intp) if kern is None else kern
     k = cols.shape[1]
@@ -181,8 +186,13 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
         pred_h = predict(rows.values[rows.hold], cols, held.coefficients(rows.held))
         y_h = rows.y[rows.hold][:, 0:1] if single else rows.y[rows.hold][:, kern]
         hold_err = metrics.holdout_errors(pred_h, y_h, len(y) - int(rows.hold.sum()), k)
-    coef = sol.coefficients(des)
-    return _drop_negligible(rows, cols, kern, coef), metrics.compute(y, pred, k, wrss, lev, hold_err, names=names)
+    coef = _drop_negligible(rows, cols, kern, sol.coefficients(des))
+    scores = metrics.compute(y, pred, k, wrss, lev, hold_err, names=names)
+    empty = ~(coef != 0).any(axis=1)  # every coefficient zero (or NaN): T = 0 is no model of a time
+    if empty.any():
+        for values in scores.values():
+            values[empty] = np.inf
+    return coef, scores
 
 
 def _drop_negligible(rows: Rows, cols: np.ndarray, kern: np.ndarray, coef: np.ndarray) -> np.ndarray:
@@ -201,8 +211,8 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
 
     ``holdout`` (a mask over all rows, within ``rows``) marks the largest configurations: every
     candidate is fitted a second time without them and the ``holdout`` metric is its RMS relative
-    error on them, a forward-extrapolation check. Terms that are not finite on the selected rows make a
-    candidate invalid (all metrics ``inf``).
+    error on them, a forward-extrapolation check. Terms that are not finite on the selected rows, and
+    coefficients that are all zero or not finite, make a candidate invalid (all metrics ``inf``).
     """
     rows = np.asarray(rows, bool)
     term_idx = [[cache.index(t) for t in s.terms] for s in structures]
@@ -226,5 +236,5 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
         for name, values in scores.items():
             out[name][members] = values
         coefs[members, :k] = coef
-        valid[members] = True
+        valid[members] = np.isfinite(coef).all(axis=1) & (coef != 0).any(axis=1)
     return Scores(list(structures), coefs, out, k_arr, n_fits, valid)

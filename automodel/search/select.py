@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS
+from automodel.errors import DataError
+from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
 __all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows"]
 
@@ -140,8 +141,7 @@ def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     >>> select_rows(v, np.array([4, 2, 1]), n_points=12, metric="rel_s")[0].tolist()
     [1, 2]
     """
-    if rule not in SELECTIONS:
-        raise ValueError(f"unknown selection rule {rule!r}; expected one of {', '.join(SELECTIONS)}")
+    check_choice("selection rule", rule, SELECTIONS)
     scores = np.asarray(values, float)
     scores = np.where(np.isfinite(scores), scores, np.inf)
     n_terms = np.broadcast_to(np.asarray(n_terms), scores.shape)
@@ -172,7 +172,7 @@ def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
     """
     values = np.asarray(values, float)
     if not np.isfinite(values).any():
-        raise ValueError("no candidate has a finite score")
+        raise DataError(f"no candidate has a finite {metric}: nothing to choose from")
     n_terms = np.asarray(n_terms)
     (chosen,), (threshold,) = select_rows(values[None], n_terms[None], n_points, metric, rule,
                                           noise_relative, noise_absolute)

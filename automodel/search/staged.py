@@ -374,9 +374,11 @@ def _communication_rows(frame, p_levels: np.ndarray, need: int) -> tuple[np.ndar
 
 
 def _final(S: _Search) -> SearchOutcome:
-    """Merge every stage scored on all runs; keep the best score per distinct term set."""
+    """Merge every stage scored on all runs; keep the best score per distinct term set (none when no
+    stage could fit a candidate on all runs: the caller says so, with what else it has)."""
     if not S.final:
-        raise DataError(f"{S.ds.source}: no stage could run on these data")
+        empty = Scores([], np.zeros((0, 0)), {m: np.zeros(0) for m in METRICS}, np.zeros(0, int))
+        return SearchOutcome(empty, np.zeros(0, int), S.reports, S.notes)
     structures = [s for sc in S.final for s in sc.structures]
     metric_names = S.final[0].metrics.keys()
     width = max(sc.coefficients.shape[1] for sc in S.final)

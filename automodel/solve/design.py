@@ -20,7 +20,7 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["Design", "design", "from_stats", "pairs", "gather", "pair_columns", "residuals"]
+__all__ = ["Design", "design", "usable", "from_stats", "pairs", "gather", "pair_columns", "residuals"]
 
 
 @dataclass(frozen=True)
@@ -99,13 +99,31 @@ def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None)
     Y = np.asarray(y, float)
     Y = Y if Y.ndim == 2 else Y[:, None]
     sw = np.ones_like(Y) if weights is None else np.sqrt(np.asarray(weights, float)).reshape(Y.shape)
-    cols = sw.T[:, None, :] * values.T[None, :, :]
-    scale = np.sqrt(np.einsum("kti,kti->kt", cols, cols))
-    scale[~np.isfinite(scale) | (scale == 0)] = 1.0
-    cols /= scale[:, :, None]
+    # the columns are formed on values and weights divided by their largest magnitudes (at most 1), so
+    # neither the products nor the squares of the norms overflow; the largest magnitudes go into the scale
+    v_max, w_max = _magnitude(values), _magnitude(sw)
+    cols = (sw / w_max).T[:, None, :] * (values / v_max).T[None, :, :]
+    norm = np.sqrt(np.einsum("kti,kti->kt", cols, cols))
+    norm[norm == 0] = 1.0
+    cols /= norm[:, :, None]
+    with np.errstate(over="ignore"):
+        scale = norm * v_max[None, :] * w_max[:, None]
+    cols[~np.isfinite(scale)] = 0.0  # a column beyond the range of floats: unusable (see :func:`usable`)
     target = (Y * sw).T.copy()
     return Design(scale, np.einsum("kai,kbi->kab", cols, cols), np.einsum("kai,ki->ka", cols, target),
                   np.einsum("ki,ki->k", target, target), (cols, target))
+
+
+def _magnitude(a: np.ndarray) -> np.ndarray:
+    """Largest absolute value of each column of ``a`` (m, T), 1 where that is 0 or not finite."""
+    big = np.max(np.abs(a), axis=0, initial=0.0)
+    return np.where(np.isfinite(big) & (big > 0), big, 1.0)
+
+
+def usable(des: Design) -> np.ndarray:
+    """(T,) whether every target's column of each term has a finite scale: a column whose
+    weighted norm exceeds the range of floats (``inf``) cannot carry a coefficient and is not fitted."""
+    return np.isfinite(des.scale).all(axis=0)
 
 
 def from_stats(gram: np.ndarray, moment: np.ndarray, target_ss: float) -> Design:

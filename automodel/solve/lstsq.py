@@ -107,10 +107,24 @@ def _unconstrained(des: Design, kern: np.ndarray, cols: np.ndarray, mode: str | 
     x, L, pivot = cholesky_solve(gram, rhs)
     bad = ~(pivot > PIVOT_TOL) | ~np.isfinite(x).all(axis=0)  # over axis 0 of (k, B): fast
     if bad.any():  # numerically dependent columns: minimum-norm solution from the pseudo-inverse
-        X = pair_columns(des, kern[bad], cols[bad]).transpose(2, 1, 0)  # (Nbad, m, k)
-        x[:, bad] = (np.linalg.pinv(X, rcond=1e-10) @ des.target[kern[bad]][:, :, None])[..., 0].T
+        x[:, bad] = _pseudo_inverse_solve(des, kern[bad], cols[bad])
     rss = None if mode is None else _rss(des, kern, cols, x, rhs, mode, bad)
     return x.T.copy(), rss, gram, rhs, L, pivot
+
+
+def _pseudo_inverse_solve(des: Design, kern: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Minimum-norm least-squares coefficients (k, B) from the SVD of each pair's columns.
+
+    The SVD only ever sees finite columns and targets (LAPACK's SVD may never return on ``inf``): a
+    pair with a non-finite entry gets NaN coefficients, which score ``inf``.
+    """
+    X = pair_columns(des, kern, cols).transpose(2, 1, 0)  # (B, m, k)
+    t = des.target[kern]
+    finite = np.isfinite(X).all(axis=(1, 2)) & np.isfinite(t).all(axis=1)
+    x = np.full((cols.shape[1], len(kern)), np.nan)
+    if finite.any():
+        x[:, finite] = (np.linalg.pinv(X[finite], rcond=1e-10) @ t[finite][:, :, None])[..., 0].T
+    return x
 
 
 def _exact(des: Design, kern: np.ndarray, cols: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
@@ -273,6 +287,8 @@ def solve_one(des: Design, nonnegative: bool = True) -> tuple[np.ndarray, np.nda
         Weighted residuals ``X c - t``.
     """
     X, t = des.columns[0].T, des.target[0]
+    if not (np.isfinite(X).all() and np.isfinite(t).all()):
+        raise ValueError("the design has non-finite values (a term or a time beyond the range of floats)")
     if nonnegative:
         c, _ = nnls_mod.scipy_nnls(X, t)
     else:

@@ -55,7 +55,8 @@ def standard_error(rss: np.ndarray | float, n_points: np.ndarray | int, n_terms:
 def holdout_errors(pred: np.ndarray, y: np.ndarray, n_left: int, n_terms: int) -> np.ndarray:
     """Relative errors ``pred / y - 1`` on held-out rows of candidates refitted without them; ``inf``
     when the ``n_left`` rows they were fitted on leave no degree of freedom for ``n_terms`` terms."""
-    return (1.0 if n_left > n_terms else np.inf) * (pred / y - 1.0)
+    rel = pred / y - 1.0
+    return rel if n_left > n_terms else np.full_like(rel, np.inf)
 
 
 def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray | None,

@@ -199,6 +199,9 @@ def exhaustive(solve_subset: Callable[[list[int]], tuple[np.ndarray, np.ndarray]
 
 
 def scipy_nnls(X: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, float]:
-    """One system by :func:`scipy.optimize.nnls` on its columns ``X`` (m, k): coefficients and RSS."""
+    """One system by :func:`scipy.optimize.nnls` on its columns ``X`` (m, k): coefficients and RSS
+    (NaN for a system with a non-finite entry, which no factorisation is given)."""
+    if not (np.isfinite(X).all() and np.isfinite(t).all()):
+        return np.full(X.shape[1], np.nan), np.nan
     coef, r = nnls(X, t, maxiter=50 * X.shape[1] + 100)
     return coef, r * r
