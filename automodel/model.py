@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import sympy
 
+from automodel.data.cells import numeric, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.files import write_text
 from automodel import printing
@@ -59,6 +60,14 @@ class Core(Protocol):
     def predict(self, frame: pd.DataFrame) -> np.ndarray: ...
 
     def to_dict(self) -> dict[str, Any]: ...
+
+
+def _float(value: int | float) -> float:
+    """``float(value)``, ``inf`` for an integer beyond the range of floats (a 400-digit number)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 @runtime_checkable
@@ -142,8 +151,8 @@ class TermModel:
         if len(terms) > 64:
             raise ModelFileError(f"model body: {len(terms)} terms, at most 64 expected")
         for i, c in enumerate(coefs):
-            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c):
-                raise ModelFileError(f"model body: coefficient {i} must be a finite number, got {c!r}")
+            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(_float(c)):
+                raise ModelFileError(f"model body: coefficient {i} must be a finite number, got {shown(c)}")
         return cls(tuple(term_from_dict(t, params, f"term {i}") for i, t in enumerate(terms)),
                    tuple(float(c) for c in coefs))
 
@@ -199,7 +208,6 @@ class Model:
         """Canonical parameter columns from user data (user column names first, canonical names second)."""
         frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(
             {k: np.atleast_1d(np.asarray(v, float)) for k, v in data.items()})
-        from automodel.data import numeric  # one place validates cells
         out = {}
         for q in self.params:
             col = self.roles.get(q, q)
@@ -219,8 +227,29 @@ class Model:
         """Predicted time for every row of ``data`` (columns named as in training, or canonically).
 
         Missing ``cpu``/``bw`` columns mean a dedicated machine (1.0).
+
+        Raises
+        ------
+        DataError
+            When the model gives no finite time for a row (a fractional power of a negative number, an
+            overflow far outside the training range): the row, its parameters and the value.
         """
-        return np.asarray(self.core.predict(self._columns(data, source)), float)
+        columns = self._columns(data, source)
+        with np.errstate(all="ignore"):
+            t = np.asarray(self.core.predict(columns), float)
+        bad = ~np.isfinite(t)
+        if bad.any():
+            i = int(np.argmax(bad))
+            at = ", ".join(f"{self.roles.get(q, q)} = {columns[q].iloc[i]:g}" for q in self.params)
+            row = i + (2 if source != "<DataFrame>" else 0)
+            raise DataError(f"{source}, row {row}: the model predicts no finite time at {at or 'this row'} "
+                            f"(got {t[i]:g}; trained on {self._training_ranges()})")
+        return t
+
+    def _training_ranges(self) -> str:
+        """``n in [1000, 8000], p in [1, 8]``: where the model was fitted, for messages."""
+        return ", ".join(f"{self.roles.get(q, q)} in [{lo:g}, {hi:g}]" for q, (lo, hi) in self.ranges.items()
+                         ) or "no parameter"
 
     def predict_interval(self, data: pd.DataFrame | Mapping[str, Any], level: float = 0.95
                          ) -> tuple[np.ndarray, np.ndarray] | None:

@@ -11,9 +11,11 @@ one-line :class:`~automodel.errors.ModelFileError` naming the file.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+from automodel.data.cells import shown
 from automodel.errors import ModelFileError
 from automodel.files import check_input, read_text
 from automodel.model import FORMAT, VERSION, Core, Model, TermModel
@@ -39,11 +41,12 @@ def core_from_dict(body: Any, params: frozenset[str]) -> Core:
     if kind == "terms":
         return TermModel.from_dict(body, params)
     if kind == "template":
-        template = TEMPLATES.get(body.get("template"))  # type: ignore[arg-type]
+        name = body.get("template")
+        template = TEMPLATES.get(name) if isinstance(name, str) else None
         if template is None:
-            raise ModelFileError(f"unknown template {body.get('template')!r}; known: {', '.join(TEMPLATES)}")
+            raise ModelFileError(f"unknown template {shown(name)}; known: {', '.join(TEMPLATES)}")
         return template.from_dict(body)
-    raise ModelFileError(f"unknown model kind {kind!r} (expected terms or template)")
+    raise ModelFileError(f"unknown model kind {shown(kind)} (expected terms or template)")
 
 
 def model_from_dict(d: Any, source: str = "<dict>") -> Model:
@@ -61,7 +64,7 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise bad(f"not an automodel model file (expected \"format\": \"{FORMAT}\")")
     if d.get("version") != VERSION:
-        raise bad(f"model file version {d.get('version')!r} is not supported (expected {VERSION})")
+        raise bad(f"model file version {shown(d.get('version'))} is not supported (expected {VERSION})")
     params = d.get("params")
     if not isinstance(params, list) or not all(isinstance(q, str) and q.isidentifier() for q in params):
         raise bad("'params' must be a list of parameter names")
@@ -70,13 +73,11 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
         raise bad("'roles' must map parameter names to column names")
     ranges = d.get("ranges", {})
     if not isinstance(ranges, dict) or not all(
-            isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v)
-            for v in ranges.values()):
-        raise bad("'ranges' must map parameter names to [min, max]")
+            isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v) for v in ranges.values()):
+        raise bad("'ranges' must map parameter names to [min, max], two finite numbers")
     metrics = d.get("metrics", {})
-    if not isinstance(metrics, dict) or not all(
-            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in metrics.values()):
-        raise bad("'metrics' must map names to numbers")
+    if not isinstance(metrics, dict) or not all(v is None or _finite(v) for v in metrics.values()):
+        raise bad("'metrics' must map names to finite numbers or null")
     try:
         core = core_from_dict(d.get("model"), frozenset(params))
     except ModelFileError as exc:
@@ -85,6 +86,16 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
     return Model(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
                  {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
                  str(d.get("space", "")), options if isinstance(options, dict) else {})
+
+
+def _finite(x: Any) -> bool:
+    """Whether ``x`` is a JSON number (not a boolean) that is a finite float (not a 400-digit integer)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(x))
+    except OverflowError:
+        return False
 
 
 def _refuse_constant(name: str) -> float:

@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import automodel
@@ -25,3 +26,17 @@ def test_term_model_is_a_core_and_model_imports_no_template(fitted):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
     assert not hasattr(automodel.model, "TEMPLATE_LOADERS") and not hasattr(automodel.model, "load_model")
+
+
+def test_cause9_predict_never_returns_a_non_finite_time_silently():
+    """Issue 17, cause 9: ``predict`` returned NaN (a fractional power of a negative offset) or inf (an
+    exponent of 1e30 far outside the training range) for loaded models, without a word."""
+    from automodel.space.parse import parse_term
+    core = TermModel((parse_term("n^(1000)"),), (1.0,))
+    model = automodel.Model(core, params=("n",), roles={"n": "size"}, ranges={"n": [1.0, 2.0]})
+    assert model.predict({"n": [1.5]}).tolist() == [1.5 ** 1000]
+    with pytest.raises(automodel.DataError, match=r"^runs.csv, row 3: the model predicts no finite time at "
+                                                  r"size = 1e\+06 \(got inf; trained on size in \[1, 2\]\)$"):
+        model.predict(pd.DataFrame({"size": [1.5, 1e6]}), source="runs.csv")
+    with pytest.raises(automodel.DataError, match=r"<DataFrame>, row 1: .*got inf"):
+        model.predict(pd.DataFrame({"n": [1.5, 1e6]}))

@@ -10,3 +10,15 @@ from automodel.space.parse import parse_term
 def test_parse_rejects(bad):
     with pytest.raises(SpaceError):
         parse_term(bad)
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("p^(1/0)", "an exponent is a fraction a/b"),  # issue 17, cause 11: was a ZeroDivisionError
+    ("n^(10000000000000000000000)", "|a| <= 1000"),
+    ("n^(1/" + "9" * 10000 + ")", "(10008 chars)"),  # echoes are cut, parsing stays linear
+    ("sigmoid(p, 1e999)", "bad sigmoid centre"),
+])
+def test_cause11_exponents_are_bounded_fractions(text, fragment):
+    with pytest.raises(SpaceError) as err:
+        parse_term(text)
+    assert fragment in str(err.value) and len(str(err.value)) < 300

@@ -16,9 +16,11 @@ Examples
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
+from automodel.data.cells import shown
 from automodel.errors import SpaceError
 from automodel.space.terms import CeilLog2, ONE, PowerLog, Sigmoid, Term
 
@@ -34,49 +36,59 @@ _ATOM = re.compile(
 )
 
 
-def _exponent(m: re.Match) -> Fraction:
+#: largest numerator and denominator of an exponent (``n^(7/4)``): beyond it a term is no model of a cost
+MAX_EXPONENT_PART = 1000
+
+
+def _exponent(m: re.Match, text: str) -> Fraction:
     num, den, num2, den2 = m.groups()[-4:]  # the exponent groups close the pattern
-    if num is not None:
-        return Fraction(int(num), int(den) if den else 1)
-    if num2 is not None:
-        return Fraction(int(num2), int(den2) if den2 else 1)
-    return Fraction(1)
+    num, den = (num, den) if num is not None else (num2, den2)
+    if num is None:
+        return Fraction(1)
+    # numbers of at most 7 digits: int() of a string of any length would be quadratic in its length
+    if len(num.lstrip("-")) > 7 or (den and len(den) > 7) or abs(int(num)) > MAX_EXPONENT_PART or (
+            den and not 0 < int(den) <= MAX_EXPONENT_PART):
+        raise SpaceError(f"in term {shown(text)}: an exponent is a fraction a/b with |a| <= {MAX_EXPONENT_PART} "
+                         f"and b from 1 to {MAX_EXPONENT_PART}, got {shown(m.group(0).strip())}")
+    return Fraction(int(num), int(den) if den else 1)
 
 
 def parse_term(text: str) -> Term:
     """Parse ``text`` (see module docstring) into a :class:`Term`; raise SpaceError if it does not parse."""
     if not isinstance(text, str) or not text.strip():
-        raise SpaceError(f"expected a term such as 'n^2*log2(n)/p', got {text!r}")
+        raise SpaceError(f"expected a term such as 'n^2*log2(n)/p', got {shown(text)}")
     pos, sign, term = 0, 1, ONE
     s = text.strip()
     while True:
         m = _ATOM.match(s, pos)
         if not m or m.end() == pos:
-            raise SpaceError(f"cannot read term {text!r} at position {pos}: expected an atom such as "
+            raise SpaceError(f"cannot read term {shown(text)} at position {pos}: expected an atom such as "
                              f"n, n^(3/2), sqrt(n), log2(n), ceil_log2(p), sigmoid(p, n/64) or 1")
-        e = _exponent(m)
+        e = _exponent(m, text)
         if m.group("one"):
             factor = ONE
         elif m.group("sqrt"):
             factor = Term((PowerLog(m.group("sqrt"), Fraction(1, 2) * e),))
         elif m.group("log"):
             if e.denominator != 1 or e < 0:
-                raise SpaceError(f"in term {text!r}: log2(...) takes a non-negative integer power")
+                raise SpaceError(f"in term {shown(text)}: log2(...) takes a non-negative integer power")
             factor = Term((PowerLog(m.group("log"), Fraction(0), int(e)),))
         elif m.group("ceil"):
             if e != 1:
-                raise SpaceError(f"in term {text!r}: ceil_log2(...) cannot take a power")
+                raise SpaceError(f"in term {shown(text)}: ceil_log2(...) cannot take a power")
             factor = Term((CeilLog2(m.group("ceil")),))
         elif m.group("sig"):
             if e != 1:
-                raise SpaceError(f"in term {text!r}: sigmoid(...) cannot take a power")
+                raise SpaceError(f"in term {shown(text)}: sigmoid(...) cannot take a power")
             try:
                 if m.group("pcpar"):
                     sig = Sigmoid(m.group("sig"), 0.0, m.group("pcpar"), 1.0 / float(m.group("pcdiv")))
                 else:
                     sig = Sigmoid(m.group("sig"), float(m.group("pcnum") or 0.0))
+                if not (math.isfinite(sig.center) and math.isfinite(sig.center_scale)):
+                    raise ValueError("not finite")
             except (ValueError, ZeroDivisionError):
-                raise SpaceError(f"in term {text!r}: bad sigmoid centre") from None
+                raise SpaceError(f"in term {shown(text)}: bad sigmoid centre") from None
             factor = Term((sig,))
         else:
             factor = Term((PowerLog(m.group("var"), e),))
@@ -88,7 +100,7 @@ def parse_term(text: str) -> Term:
             return term
         op = s[pos]
         if op not in "*/":
-            raise SpaceError(f"cannot read term {text!r} at position {pos}: expected '*' or '/'")
+            raise SpaceError(f"cannot read term {shown(text)} at position {pos}: expected '*' or '/'")
         sign = -1 if op == "/" else 1
         pos += 1
 
