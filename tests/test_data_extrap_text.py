@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import automodel
+
 from automodel.errors import DataError
 from automodel.data.extrap_text import is_extrap_text, kernel_name, read_extrap_text
 
@@ -170,3 +172,16 @@ def test_benchmark_reads_extrap_functions_without_evaluating_them():
     for hostile in ("__import__('os').system('true')", "p.__class__", "q**2"):
         with pytest.raises(ValueError):
             extrap_terms(hostile)
+
+
+def test_cause12_errors_in_values_name_the_line_of_the_file(tmp_path):
+    """Issue 17, cause 12: a bad value of an Extra-P file was reported at "row 0", not at its line."""
+    path = tmp_path / "profile.txt"
+    path.write_text("PARAMETER p\nPOINTS 0 2 4 8\n\nREGION main\nDATA 1.0\nDATA 2.0\nDATA 1e-300\nDATA 3\n")
+    frame = read_extrap_text(path)
+    assert frame.attrs["lines"].tolist() == [5, 6, 7, 8]
+    with pytest.raises(automodel.DataError, match=rf"^{path}, line 5, column 'p': expected a positive process count"):
+        automodel.fit_many(path)
+    path.write_text(path.read_text().replace("POINTS 0", "POINTS 1"))
+    with pytest.raises(automodel.DataError, match=rf"^{path}, line 7, column 'time': .* got 1e-300$"):
+        automodel.fit_many(path)

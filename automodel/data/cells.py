@@ -15,7 +15,7 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["read_csv", "numeric", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["read_csv", "numeric", "located", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -92,11 +92,21 @@ def _float(cell: object) -> float:
         return np.nan
 
 
-def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset: int) -> np.ndarray:
+def located(source: str, i: int, column: str, rows: int | np.ndarray) -> str:
+    """Where row ``i`` is: ``row i + rows`` of a CSV file, or ``line rows[i]`` of a file whose rows come
+    from given lines (an Extra-P text file)."""
+    if isinstance(rows, np.ndarray):
+        return f"{source}, line {int(rows[i])}, column '{column}'"
+    return where(source, i + rows, column)
+
+
+def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset: int | np.ndarray
+            ) -> np.ndarray:
     """The column as floats; the first non-numeric, missing, non-finite or out-of-range cell is an error.
 
     Every value must be 0 or of a magnitude in :data:`MAGNITUDE`, and satisfy its role's rule
-    (:data:`RULES`).
+    (:data:`RULES`). Errors name row ``i + row_offset`` (a CSV file's line: ``row_offset`` 2 after the
+    header), or line ``row_offset[i]`` when ``row_offset`` is an array of the rows' lines.
     """
     raw = frame[column]
     if isinstance(raw, pd.DataFrame):
@@ -110,19 +120,19 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
         got = "an empty cell" if pd.isna(cell) else shown(cell)
         if _beyond_floats(cell):
             what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
-        raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {got}")
+        raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {got}")
     if role in RULES:
         ok, what = RULES[role]
         bad = ~ok(values)
         if bad.any():
             i = int(np.argmax(bad))
-            raise DataError(f"{where(source, i + row_offset, column)}: expected {what}, got {values[i]:g}")
+            raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {values[i]:g}")
     low, high = MAGNITUDE
     size = np.abs(values)
     bad = (size > high) | ((size < low) & (size > 0))
     if bad.any():
         i = int(np.argmax(bad))
         span = f"between {low:g} and {high:g}" if role in RULES else f"0 or of magnitude {low:g} to {high:g}"
-        raise DataError(f"{where(source, i + row_offset, column)}: expected {what} {span} (the range "
+        raise DataError(f"{located(source, i, column, row_offset)}: expected {what} {span} (the range "
                         f"automodel fits), got {values[i]:g}")
     return values

@@ -151,7 +151,7 @@ class _Reader:
         if len(rows) == len(self.points):
             raise self.fail(f"more DATA lines than the {len(self.points)} POINTS for region "
                             f"{self.callpath!r}{self._metric_text()}")
-        rows.append(values)
+        rows.append((self.line_no, values))
 
     def _metric_text(self) -> str:
         return f", metric {self.metric!r}" if self.metric else ""
@@ -189,15 +189,16 @@ class _Reader:
             raise self.fail("no POINTS line", 1)
         if not self.kernels:
             raise self.fail("no DATA lines; expected REGION and DATA lines after the POINTS", 1)
-        names, callpaths, metrics, counts, point_idx, values = [], [], [], [], [], []
+        names, callpaths, metrics, counts, point_idx, values, lines = [], [], [], [], [], [], []
         for (callpath, metric), (first, rows) in self.kernels.items():
             if len(rows) != len(self.points):
                 raise self.fail(f"region {callpath!r}{', metric ' + repr(metric) if metric else ''} has "
                                 f"{len(rows)} DATA line(s) for {len(self.points)} POINTS", first)
             n = 0
-            for i, reps in enumerate(rows):
+            for i, (line, reps) in enumerate(rows):
                 point_idx.extend([i] * len(reps))
                 values.extend(reps)
+                lines.extend([line] * len(reps))
                 n += len(reps)
             names.append(kernel_name(callpath, metric))
             callpaths.append(callpath)
@@ -211,7 +212,7 @@ class _Reader:
         columns.update({q: coords[:, j] for j, q in enumerate(self.params)})
         columns["time"] = np.asarray(values, float)
         out = pd.DataFrame(columns)
-        out.attrs.update(params=list(self.params), source=self.source)
+        out.attrs.update(params=list(self.params), source=self.source, lines=np.asarray(lines, np.int64))
         return out
 
 
@@ -227,8 +228,9 @@ def read_extrap_text(path: str | Path) -> pd.DataFrame:
     DataFrame
         One row per repetition: ``kernel`` (call path and metric, see :func:`kernel_name`), ``callpath``,
         ``metric``, one column per parameter (in the file's order) and ``time`` (the measured value of
-        the metric, whatever its unit). ``frame.attrs["params"]`` lists the parameter columns and
-        ``frame.attrs["source"]`` the file.
+        the metric, whatever its unit). ``frame.attrs["params"]`` lists the parameter columns,
+        ``frame.attrs["source"]`` the file and ``frame.attrs["lines"]`` the DATA line of every row (for
+        messages).
 
     Raises
     ------

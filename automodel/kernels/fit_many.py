@@ -99,10 +99,11 @@ class ManyResult:
 
 
 # -- input -----------------------------------------------------------------------------------------
-def load_kernels(data: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, int]:
+def load_kernels(data: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, int | np.ndarray]:
     """The table of kernels in ``data``: an Extra-P text file, a CSV file, or a DataFrame.
 
-    Returns the frame, its source name and the line offset of its first row (for messages).
+    Returns the frame, its source name and where its rows are (for messages): the line offset of the
+    first row, or the line of every row (an Extra-P file's DATA lines).
     """
     if isinstance(data, pd.DataFrame):
         return data, data.attrs.get("source", "<DataFrame>"), 0
@@ -110,7 +111,7 @@ def load_kernels(data: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, in
     path = Path(data)
     if path.is_file() and is_extrap_text(path):
         frame = read_extrap_text(path)
-        return frame, str(path), 0
+        return frame, str(path), frame.attrs["lines"]
     return data_mod.read_csv(path), str(path), 2
 
 

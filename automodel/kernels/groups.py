@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
+from automodel.data.cells import located
 from automodel.errors import DataError
 from automodel.options import AGGREGATES
 
@@ -32,8 +33,8 @@ class Group:
     aggregate: str = "median"
 
 
-def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], source: str, offset: int,
-            aggregate: str) -> tuple[list[str], list[Group], dict[int, tuple[int, str]]]:
+def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], source: str,
+           offset: int | np.ndarray, aggregate: str) -> tuple[list[str], list[Group], dict[int, tuple[int, str]]]:
     """Aggregate repetitions per (kernel, point); group kernels by their point set.
 
     Returns every kernel name (input order), the groups, and kernel index -> (points, note) for the
@@ -46,7 +47,7 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     codes, names = pd.factorize(frame[kernel], use_na_sentinel=True)
     if (codes < 0).any():
         i = int(np.argmax(codes < 0))
-        raise DataError(f"{source}, row {i + offset}, column '{kernel}': expected a kernel name, got an empty cell")
+        raise DataError(f"{located(source, i, kernel, offset)}: expected a kernel name, got an empty cell")
     points, pcode = np.unique(P, axis=0, return_inverse=True)
     bad: dict[int, tuple[int, str]] = {}
     nonpos = np.flatnonzero(y <= 0)  # every run must have a positive time, as automodel.fit requires
