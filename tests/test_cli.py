@@ -43,3 +43,17 @@ def test_malformed_space_and_model(tmp_path, runs_csv, capsys):
 def test_console_script_help():
     done = subprocess.run([sys.executable, "-m", "automodel", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "fit" in done.stdout and "demo" in done.stdout
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path, fitted):
+    """``automodel predict ... | head -3`` ended in a BrokenPipeError traceback (issue 15; issue 13)."""
+    model = tmp_path / "m.json"
+    fitted[0].best.save(model)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("n,p\n" + "".join(f"{1000 + i},{1 + i % 8}\n" for i in range(40000)))
+    proc = subprocess.Popen([sys.executable, "-m", "automodel", "predict", str(model), str(rows)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away, as head does after its lines
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == ""

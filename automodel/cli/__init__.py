@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import import_module
 
@@ -38,6 +39,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("automodel: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``automodel templates | head``): stop quietly
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by a broken pipe
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null so that the interpreter's final flush of what is left in its
+    buffer does not raise a second BrokenPipeError (the recipe of the Python documentation, signal
+    module, "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":  # pragma: no cover
