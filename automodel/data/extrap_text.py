@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from automodel.data.cells import shown
 from automodel.errors import DataError
 from automodel.files import read_text
 
@@ -85,9 +86,9 @@ class _Reader:
             try:
                 v = float(word)
             except ValueError:
-                raise self.fail(f"expected {what}, got {word!r}") from None
+                raise self.fail(f"expected {what}, got {shown(word)}") from None
             if not np.isfinite(v):
-                raise self.fail(f"expected {what}, got {word!r}")
+                raise self.fail(f"expected {what}, got {shown(word)}")
             out.append(v)
         return out
 
@@ -97,9 +98,9 @@ class _Reader:
         for name in value.split():
             if not name.isidentifier() or name in _RESERVED:
                 raise self.fail(f"expected a parameter name made of letters, digits and '_' (not one of "
-                                f"{', '.join(sorted(_RESERVED))}), got {name!r}")
+                                f"{', '.join(sorted(_RESERVED))}), got {shown(name)}")
             if name in self.params:
-                raise self.fail(f"parameter {name!r} is named twice")
+                raise self.fail(f"parameter {shown(name)} is named twice")
             self.params.append(name)
         if not value.split():
             raise self.fail("PARAMETER needs at least one name")
@@ -113,13 +114,13 @@ class _Reader:
         if "(" in value or ")" in value:
             groups = _TUPLE.findall(value)
             if _TUPLE.sub(" ", value).strip():
-                raise self.fail(f"expected points as ( x{' y' if d > 1 else ''} ... ) tuples, got {value!r}")
+                raise self.fail(f"expected points as ( x{' y' if d > 1 else ''} ... ) tuples, got {shown(value)}")
             coords = [tuple(self.numbers(g, "a number")) for g in groups]
         elif d == 1:
             coords = [(v,) for v in self.numbers(value, "a number")]
         else:
             raise self.fail(f"expected one ( ... ) tuple of {d} numbers per point for parameters "
-                            f"{', '.join(self.params)}, got {value!r}")
+                            f"{', '.join(self.params)}, got {shown(value)}")
         if not coords:
             raise self.fail("POINTS needs at least one point")
         for c in coords:
@@ -144,17 +145,17 @@ class _Reader:
         if self.current is None:
             key = (self.callpath, self.metric)
             if key in self.kernels:
-                raise self.fail(f"region {key[0]!r}{self._metric_text()} is given again (first on line "
+                raise self.fail(f"region {shown(key[0])}{self._metric_text()} is given again (first on line "
                                 f"{self.kernels[key][0]})")
             self.current = self.kernels[key] = [self.line_no, []]
         rows = self.current[1]
         if len(rows) == len(self.points):
             raise self.fail(f"more DATA lines than the {len(self.points)} POINTS for region "
-                            f"{self.callpath!r}{self._metric_text()}")
+                            f"{shown(self.callpath)}{self._metric_text()}")
         rows.append((self.line_no, values))
 
     def _metric_text(self) -> str:
-        return f", metric {self.metric!r}" if self.metric else ""
+        return f", metric {shown(self.metric)}" if self.metric else ""
 
     def line(self, text: str) -> None:
         stripped = text.strip()
@@ -179,7 +180,7 @@ class _Reader:
         elif keyword == "PARAMETER":
             self.parameter(value)
         else:
-            raise self.fail(f"unknown keyword {keyword!r}; expected one of {', '.join(KEYWORDS)} "
+            raise self.fail(f"unknown keyword {shown(keyword)}; expected one of {', '.join(KEYWORDS)} "
                             "or a # comment")
 
     def frame(self) -> pd.DataFrame:
@@ -192,7 +193,7 @@ class _Reader:
         names, callpaths, metrics, counts, point_idx, values, lines = [], [], [], [], [], [], []
         for (callpath, metric), (first, rows) in self.kernels.items():
             if len(rows) != len(self.points):
-                raise self.fail(f"region {callpath!r}{', metric ' + repr(metric) if metric else ''} has "
+                raise self.fail(f"region {shown(callpath)}{', metric ' + shown(metric) if metric else ''} has "
                                 f"{len(rows)} DATA line(s) for {len(self.points)} POINTS", first)
             n = 0
             for i, (line, reps) in enumerate(rows):

@@ -15,6 +15,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from automodel.data.cells import shown
 from automodel.errors import SpaceError
 from automodel.files import read_text
 from automodel.options import FitOptions
@@ -105,7 +106,9 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
     if not isinstance(name, str):
         raise SpaceError(f"{src}: 'name' must be a string")
     fit_raw = raw.get("fit", {})
-    if not isinstance(fit_raw, dict) or set(fit_raw) - _FIT_KEYS:
+    if not isinstance(fit_raw, dict):
+        raise SpaceError(f"{src}: 'fit' must be a [fit] table, got {shown(fit_raw)}")
+    if set(fit_raw) - _FIT_KEYS:
         raise SpaceError(f"{src}: [fit] has unknown key(s) {sorted(set(fit_raw) - _FIT_KEYS)}; "
                          f"expected {sorted(_FIT_KEYS)}")
     fit = FitOptions(**fit_raw)
