@@ -82,3 +82,23 @@ def test_cause14_a_column_named_twice_is_an_error(tmp_path):
     frame = pd.DataFrame([[1.0, 2.0, 3.0]], columns=["time", "n", "time"])
     with pytest.raises(DataError, match=r"column 'time': 2 columns have this name, expected one"):
         numeric(frame, "time", "time", "<DataFrame>", 0)
+
+
+def test_measured_process_counts_are_whole_numbers_points_to_predict_need_not_be():
+    frame = pd.DataFrame({"p": [1.0, 2.5]})
+    with pytest.raises(DataError, match=r"row 3, column 'p': expected a process count \(an integer >= 1\), got 2.5"):
+        numeric(frame, "p", "p", "runs.csv", 2, measured=True)
+    assert numeric(frame, "p", "p", "runs.csv", 2).tolist() == [1.0, 2.5]  # a curve over p may pass 2.5
+
+
+def test_a_file_with_another_separator_says_so(tmp_path):
+    path = tmp_path / "runs.csv"
+    path.write_text("time;n;p\n1;2;3\n")
+    with pytest.raises(DataError, match=r"row 1: one column 'time;n;p'; automodel reads comma-separated "
+                                        r"values and this file seems to use ';'"):
+        read_csv(path)
+    path.write_text("time,n\nnan,1\n,2\n")
+    with pytest.raises(DataError, match=r"row 2, column 'time': expected a positive time in seconds, got 'nan'"):
+        numeric(read_csv(path), "time", "time", str(path), 2)
+    with pytest.raises(DataError, match=r"row 3, column 'time': .*got an empty cell"):
+        numeric(read_csv(path).iloc[1:].reset_index(drop=True), "time", "time", str(path), 3)

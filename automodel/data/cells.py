@@ -24,7 +24,8 @@ MAGNITUDE = (1e-100, 1e100)
 #: characters of a cell quoted in an error message
 SHOWN_CHARACTERS = 40
 
-#: what each role must hold: (predicate, description used in error messages)
+#: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
+#: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
 RULES = {
     "time": (lambda v: v > 0, "a positive time in seconds"),
     "n": (lambda v: v > 0, "a positive problem size"),
@@ -34,12 +35,16 @@ RULES = {
 }
 
 
+#: what a role must hold in measured runs besides :data:`RULES`
+MEASURED = {"p": (lambda v: (v >= 1) & (v == np.floor(v)), "a process count (an integer >= 1)")}
+
+
 def read_csv(path: Path) -> pd.DataFrame:
     """Read a CSV file of runs; a missing, empty or unreadable file is a one-line :class:`DataError`."""
     src = str(path)
     check_input(path, "a CSV file", DataError)
     try:
-        frame = pd.read_csv(path, skipinitialspace=True)
+        frame = pd.read_csv(path, skipinitialspace=True, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
         raise DataError(f"{src}: the file is empty, expected a CSV header and one row per run") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -47,6 +52,11 @@ def read_csv(path: Path) -> pd.DataFrame:
         raise DataError(f"{src}: not a readable CSV file ({msg})") from None
     if frame.empty:
         raise DataError(f"{src}: the file has a header but no rows, expected one row per run")
+    if frame.shape[1] == 1:
+        sep = next((s for s in (";", "\t", "|") if s in str(frame.columns[0])), None)
+        if sep is not None:
+            raise DataError(f"{src}, row 1: one column {shown(str(frame.columns[0]))}; automodel reads "
+                            f"comma-separated values and this file seems to use {sep!r}")
     header = pd.read_csv(path, header=None, nrows=1, dtype=str, skipinitialspace=True).iloc[0]
     twice = header[header.duplicated()]
     if len(twice):
@@ -100,12 +110,12 @@ def located(source: str, i: int, column: str, rows: int | np.ndarray) -> str:
     return where(source, i + rows, column)
 
 
-def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset: int | np.ndarray
-            ) -> np.ndarray:
+def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset: int | np.ndarray,
+            measured: bool = False) -> np.ndarray:
     """The column as floats; the first non-numeric, missing, non-finite or out-of-range cell is an error.
 
     Every value must be 0 or of a magnitude in :data:`MAGNITUDE`, and satisfy its role's rule
-    (:data:`RULES`). Errors name row ``i + row_offset`` (a CSV file's line: ``row_offset`` 2 after the
+    (:data:`RULES`; and :data:`MEASURED` when ``measured``: the column holds runs). Errors name row ``i + row_offset`` (a CSV file's line: ``row_offset`` 2 after the
     header), or line ``row_offset[i]`` when ``row_offset`` is an array of the rows' lines.
     """
     raw = frame[column]
@@ -121,12 +131,13 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
         if _beyond_floats(cell):
             what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
         raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {got}")
-    if role in RULES:
-        ok, what = RULES[role]
-        bad = ~ok(values)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {values[i]:g}")
+    for rules in (RULES, MEASURED) if measured else (RULES,):
+        if role in rules:
+            ok, what = rules[role]
+            bad = ~ok(values)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {values[i]:g}")
     low, high = MAGNITUDE
     size = np.abs(values)
     bad = (size > high) | ((size < low) & (size > 0))

@@ -177,7 +177,7 @@ def load(
     if len(set(used)) != len(used):
         raise DataError(f"{src}: one column is mapped to two roles ({mapping})")
 
-    canon = {role: numeric(raw, col, role, src, row_offset) for role, col in mapping.items()}
+    canon = {role: numeric(raw, col, role, src, row_offset, measured=True) for role, col in mapping.items()}
     params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
         q for q in mapping if q not in ROLE_NAMES and q != "time")
     runs = pd.DataFrame({q: canon[q] for q in params_present + ("time",)})
