@@ -15,7 +15,7 @@ from typing import Callable
 
 from automodel.errors import AutomodelError, OutputError
 
-__all__ = ["read_text", "write_atomic", "write_text", "os_reason", "check_input"]
+__all__ = ["read_text", "write_atomic", "write_text", "os_reason", "check_input", "check_output"]
 
 
 def os_reason(exc: OSError) -> str:
@@ -61,6 +61,21 @@ def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
                     f"expected {what}") from None
 
 
+def check_output(path: str | Path) -> Path:
+    """``path`` as a Path when a file can be written there (its folder exists, it is not a directory):
+    checked before the work whose result it will hold, so a typo costs no fit; else an
+    :class:`OutputError` in one line."""
+    path = Path(path)
+    folder = path.parent
+    if path.is_dir():
+        raise OutputError(f"{path}: is a directory, expected a file name to write")
+    if not folder.exists():
+        raise OutputError(f"{path}: the folder {folder} does not exist")
+    if not folder.is_dir():
+        raise OutputError(f"{path}: {folder} is not a folder")
+    return path
+
+
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path`` and rename it into place on success.
 
@@ -70,14 +85,8 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
         One line naming ``path`` when its folder does not exist, is not a folder or cannot be written,
         or ``path`` is a directory; nothing is left behind.
     """
-    path = Path(path)
+    path = check_output(path)
     folder = path.parent
-    if path.is_dir():
-        raise OutputError(f"{path}: is a directory, expected a file name to write")
-    if not folder.exists():
-        raise OutputError(f"{path}: the folder {folder} does not exist")
-    if not folder.is_dir():
-        raise OutputError(f"{path}: {folder} is not a folder")
     try:
         fd, tmp = tempfile.mkstemp(prefix=".automodel-", suffix=path.suffix, dir=folder)
     except OSError as exc:

@@ -10,6 +10,8 @@ import argparse
 from importlib.resources import files
 from pathlib import Path
 
+from automodel.files import check_output
+
 #: the bundled dataset (package data): conjugate gradient under SimGrid SMPI on a simulated 256-host
 #: cluster (examples/data/README.md in the source tree gives the exact command, platform file and date)
 DEMO_DATA = Path(str(files("automodel") / "demo" / "cg_fast.csv"))
@@ -47,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from automodel.cli.fit import print_result
     from automodel.plot import plot_model
 
+    check_output(args.plot)
     ds = automodel.load(args.data)
     frame = ds.runs
     mask, text = split(ds.frame, ds.params)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import add_role_options, role_kwargs
-from automodel.files import write_text
+from automodel.files import check_output, write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +44,8 @@ def print_result(result, top: int = 10) -> None:
 def run(args: argparse.Namespace) -> int:
     import automodel
 
+    if args.output:
+        check_output(args.output)
     result = automodel.fit(args.data, space=args.space, metric=args.metric, selection=args.selection,
                            templates=args.templates, progress=not args.quiet, **role_kwargs(args))
     print_result(result, args.top)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from automodel.files import write_atomic
+from automodel.files import check_output, write_atomic
 from automodel.errors import DataError
 
 OUT_SUFFIXES = (".json", ".csv")
@@ -40,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in OUT_SUFFIXES:
         raise DataError(f"--out {args.out}: expected a file name ending in .json (models) or .csv (summary)")
+    if out is not None:
+        check_output(out)
     result = fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                       aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs)
     print("\n".join(result.lines()))

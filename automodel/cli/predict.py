@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import add_forecast_options, parse_param_values
-from automodel.files import write_atomic
+from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
 
@@ -50,6 +50,8 @@ def predict(args: argparse.Namespace) -> int:
     if not (args.model and args.data):
         from automodel.errors import DataError
         raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
+    if args.output:
+        check_output(args.output)
     model = load_model(args.model)
     frame = read_csv(Path(args.data))
     out = frame.copy()
