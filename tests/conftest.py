@@ -100,3 +100,7 @@ def model_json(runs_csv):
     out = runs_csv.parent / "model.json"
     assert main(["fit", str(runs_csv), "--quiet", "-o", str(out)]) == 0
     return out
+
+
+#: the store tests' PostgreSQL server and ``store_url``, a store on every backend (tests/postgres_server.py)
+pytest_plugins = ["postgres_server"]

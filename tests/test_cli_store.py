@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+import pandas as pd
 
 from automodel import store as S
+from automodel.cli import main
 from automodel.cli import predict as cli_predict
 from automodel.cli import store as cli_store
 from test_store_observe import _grid, _runs
@@ -28,6 +32,8 @@ def test_store_subcommands(tmp_path, capsys):
     assert _cli("observe", "--store", path, "--app", "lu", "--time", "secs", str(data)) == 0
     out = capsys.readouterr().out
     assert "new application: staged search" in out and "new leader: T =" in out
+    assert _cli("observe", "--store", path, "--app", "lu", str(data)) == 0
+    assert "nothing added, no update: its 32 run(s) are in the store already" in capsys.readouterr().out
     more = tmp_path / "more.csv"
     bad = _runs(3, 3).rename(columns={"time": "secs"})
     bad.loc[2, ["n", "secs"]] = [4000.0, 500.0]
@@ -47,3 +53,36 @@ def test_store_subcommands(tmp_path, capsys):
     assert "cpu forecast:" in out and "bw forecast:" in out and "predicted time" in out
     assert _cli("load", "forecast", "--store", path, "--app", "lu") == 0
     assert "postcast error" in capsys.readouterr().out
+
+
+def test_observe_aggregate_and_duplicates(tmp_path, capsys):
+    path, data = str(tmp_path / "s.db"), tmp_path / "runs.csv"
+    grid = _grid()
+    pd.concat([grid, grid.assign(time=grid["time"] * 1.5)]).to_csv(data, index=False)
+    assert _cli("observe", "--store", path, "--app", "lu", "--aggregate", "min", str(data)) == 0
+    assert "32 run(s) added" in capsys.readouterr().out
+    assert _cli("observe", "--store", path, "--app", "lu", "--allow-duplicates", str(data)) == 0
+    assert "update 2: 64 run(s) added" in capsys.readouterr().out
+    assert len(S.runs(path, "lu")) == 96
+
+
+def test_store_errors_are_one_line(tmp_path, capsys):
+    typo = str(tmp_path / "typo.db")
+    for argv in (["ranking", "--app", "lu"], ["runs", "--app", "lu"], ["load", "forecast"],
+                 ["predict", "--app", "lu", "--n", "9000", "--p", "16"]):
+        assert main([*argv, "--store", typo]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{typo}: no such store" in err
+    assert not Path(typo).exists()  # a mistyped store is not created
+    path, empty = str(tmp_path / "s.db"), tmp_path / "empty.csv"
+    empty.write_text("")
+    for argv, message in ([["load", "record", "--cpu", "0.5", "--at", at], "--at: expected a time"]
+                          for at in ("nan", "inf", "-5")):
+        assert main([*argv, "--store", path]) == 2 and message in capsys.readouterr().err
+    assert not Path(path).exists()  # rejected before the store is opened
+    assert main(["load", "record", "--store", path, "--cpu", "0.5", "--at", "5"]) == 0
+    assert main(["load", "forecast", "--store", path, "--window", "-5"]) == 2
+    assert "--window: expected a number of postcasts >= 1" in capsys.readouterr().err
+    assert main(["observe", "--store", path, "--app", "lu", str(empty)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "empty.csv: the file is empty" in err

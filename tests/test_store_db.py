@@ -1,9 +1,14 @@
-"""The database: a missing folder or a file that is not a database is a one-line StoreError."""
+"""Opening a store: paths and URLs, one-line errors, readers that create nothing, what is retried."""
+
+import sqlite3
+import sys
 
 import pytest
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from automodel import store as S
 from automodel.errors import StoreError
+from automodel.store.db import database_url, transient
 
 
 def test_open_errors(tmp_path):
@@ -11,8 +16,41 @@ def test_open_errors(tmp_path):
         S.Store(tmp_path / "missing" / "s.db")
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(StoreError, match="cannot open"):
+    with pytest.raises(StoreError, match="junk.db: file is not a database"):
         S.Store(junk)
+    with pytest.raises(StoreError, match="no such store"):
+        S.Store(tmp_path / "typo.db", create=False)
+    assert not (tmp_path / "typo.db").exists()
+    with pytest.raises(StoreError, match="not a database URL"):
+        S.Store("nosuchdialect://host/db")
     store = S.Store(tmp_path / "new.db")
     assert (tmp_path / "new.db").exists()
     store.dispose()
+
+
+def test_urls_and_what_is_shown():
+    assert database_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert database_url("postgresql+psycopg2://u@h/db") == "postgresql+psycopg2://u@h/db"
+    assert database_url("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_a_missing_driver_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg raises ImportError
+    with pytest.raises(StoreError, match=r"u:\*\*\*@127.0.0.1:1/db: the database driver is missing .*"
+                                         r"pip install 'automodel\[postgres\]'"):
+        S.Store("postgresql://u:secret@127.0.0.1:1/db")
+
+
+def test_what_is_transient():
+    def error(cls, cause):
+        return cls("SELECT", {}, cause)
+
+    locked, missing = sqlite3.OperationalError("database is locked"), sqlite3.OperationalError("no such table: x")
+    assert transient(error(OperationalError, locked), sqlite=True)
+    assert not transient(error(OperationalError, missing), sqlite=True)
+    for state, expected in (("40001", True), ("40P01", True), ("57P01", True), ("08006", True), ("23505", False),
+                            ("42P01", False)):
+        cause = type("PgError", (Exception,), {"sqlstate": state})("x")
+        assert transient(error(OperationalError, cause), sqlite=False) is expected
+    assert transient(error(OperationalError, OSError("connection refused")), sqlite=False)
+    assert not transient(error(IntegrityError, ValueError("duplicate")), sqlite=False)

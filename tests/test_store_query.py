@@ -6,8 +6,8 @@ from automodel import store as S
 from test_store_observe import _grid, _runs
 
 
-def test_ranking_history_leader_and_verify(tmp_path):
-    path = tmp_path / "s.db"
+def test_ranking_history_leader_and_verify(store_url):
+    path = store_url
     S.observe(path, "app", _grid())
     S.observe(path, "app", _runs(5, 4))
     board = S.ranking(path, "app", top=5)

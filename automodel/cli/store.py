@@ -9,9 +9,13 @@ from automodel.cli.common import add_forecast_options, add_role_options, role_kw
 __all__ = ["register"]
 
 
+#: what ``--store`` takes, for every command that has it
+STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs pip install "
+              "'automodel[postgres]'); observe and load record create a missing store")
+
+
 def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
-    p.add_argument("--store", required=True, metavar="PATH|URL",
-                   help="SQLite file (created if missing) or SQLAlchemy URL, e.g. postgresql://host/db")
+    p.add_argument("--store", required=True, metavar="PATH|URL", help=STORE_HELP)
     if app:
         p.add_argument("--app", required=True, metavar="NAME", help="application name")
 
@@ -19,10 +23,18 @@ def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     o = sub.add_parser("observe", help="add runs to the store, refit, re-rank and prune the live models",
                        description="Add the runs of DATA.csv to an application; the first observe runs the "
-                                   "staged search. Prints the new leader, pruned count and flagged runs.")
+                                   "staged search. Prints the new leader, pruned count and flagged runs. Runs "
+                                   "the store already has (same parameters and time) are skipped, so "
+                                   "observing a file again adds nothing.",
+                       conflict_handler="resolve")
     _store_option(o)
     o.add_argument("data", metavar="DATA.csv")
     add_role_options(o)
+    o.add_argument("--aggregate", choices=("median", "mean", "min"), default=None,
+                   help="combine repetitions (identical parameters) of DATA.csv into one run each "
+                        "(default: store every run)")
+    o.add_argument("--allow-duplicates", action="store_true",
+                   help="store runs the store already has (genuinely repeated measurements)")
     o.add_argument("--space", default="default", metavar="NAME|FILE", help="search space of the first observe")
     o.set_defaults(handler=observe)
 
@@ -63,10 +75,11 @@ def observe(args: argparse.Namespace) -> int:
     from automodel.store import observe as do_observe
 
     kwargs = role_kwargs(args)
-    kwargs.pop("aggregate", None)
+    aggregate = kwargs.pop("aggregate")
     if not kwargs["explicit"] and not kwargs["params"]:
         kwargs = {}  # the application's remembered columns
-    report = do_observe(args.store, args.app, args.data, space=args.space, **kwargs)
+    report = do_observe(args.store, args.app, args.data, space=args.space, aggregate=aggregate,
+                        allow_duplicates=args.allow_duplicates, **kwargs)
     print("\n".join(report.lines()))
     return 0
 
@@ -117,15 +130,16 @@ def load_record(args: argparse.Namespace) -> int:
 
 def load_forecast(args: argparse.Namespace) -> int:
     from automodel.errors import StoreError
-    from automodel.store import forecast_load
+    from automodel.store import forecast_load, opened
 
     done = 0
-    for res in ("cpu", "bw"):
-        try:
-            f, src = forecast_load(args.store, res, args.app, args.host, args.error, args.window)
-        except StoreError as exc:
-            print(f"{res}: {exc}")
-            continue
-        print(f"{res}: {f.line()}; history: {src}")
-        done += 1
+    with opened(args.store) as store:
+        for res in ("cpu", "bw"):
+            try:
+                f, src = forecast_load(store, res, args.app, args.host, args.error, args.window)
+            except StoreError as exc:
+                print(f"{res}: {exc}")
+                continue
+            print(f"{res}: {f.line()}; history: {src}")
+            done += 1
     return 0 if done else 2

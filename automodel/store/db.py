@@ -1,42 +1,105 @@
-"""Opening a store (SQLite path or any SQLAlchemy URL) and its write transactions.
+"""Opening a store (SQLite path or any SQLAlchemy URL) and running its transactions.
 
-Every write is one transaction that holds the application's write lock from its first statement:
-on SQLite ``BEGIN IMMEDIATE`` (so two observers never read the same state and both write it back);
-elsewhere ``SELECT ... FOR UPDATE`` on the application row (:func:`lock_application`). SQLite runs
-in WAL mode, so readers never wait and a process killed mid-write leaves the last committed state.
+Every call on a store is one transaction run by :meth:`Store.transaction`. A write holds the
+application's write lock from the statement that reads the application: on SQLite the database
+lock (``BEGIN IMMEDIATE``, so two observers never read the same state and both write it back);
+elsewhere ``SELECT ... FOR UPDATE`` on the application row (:func:`automodel.store.pool.find_app`).
+A read sees one snapshot (a plain ``BEGIN`` on SQLite, ``REPEATABLE READ`` elsewhere). SQLite runs in
+WAL mode, so readers never wait and a process killed mid-write leaves the last committed state.
+
+A transient failure (a serialisation failure, a deadlock, a lost connection or a restarting server,
+a locked SQLite file) is retried :data:`ATTEMPTS` times with jittered exponential backoff; then, as
+every other database error, it is a one-line :class:`~automodel.errors.StoreError` naming the store
+(the URL's password masked) and the cause.
+
+PostgreSQL URLs (``postgresql://user@host/db``) use the psycopg 3 driver (``pip install
+'automodel[postgres]'``).
 """
 
 from __future__ import annotations
 
 import io
+import random
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
-from sqlalchemy import create_engine, event, select
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy import create_engine, event, inspect, text
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
 from automodel.errors import StoreError
 from automodel.store import schema
 
-__all__ = ["Store", "open_store", "pack", "unpack"]
+__all__ = ["Store", "open_store", "opened", "database_url", "transient", "pack", "unpack", "now",
+           "ATTEMPTS"]
 
+T = TypeVar("T")
+
+#: how long SQLite waits for another writer's lock before the attempt fails
 BUSY_TIMEOUT_S = 120.0
+#: how long connecting to a database server may take
+CONNECT_TIMEOUT_S = 10
+#: attempts of a transaction that fails transiently; the waits between them double from BACKOFF_S
+ATTEMPTS = 6
+BACKOFF_S = 0.1
+#: PostgreSQL SQLSTATEs retried (besides class 08, connection exceptions): serialization_failure,
+#: deadlock_detected, admin_shutdown, crash_shutdown, cannot_connect_now
+TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
+#: the PostgreSQL advisory lock that serialises creating and migrating the tables
+SCHEMA_LOCK = 0x6175746F
+#: schemes that mean the psycopg 3 driver (SQLAlchemy's default for them is psycopg2)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+#: the execution option that marks a read-only transaction (a plain ``BEGIN`` on SQLite)
+READ_ONLY = "automodel_read_only"
 
 
-def _url(target: str | Path) -> str:
-    text = str(target)
-    if "://" in text:
-        return text
-    path = Path(text).expanduser().resolve()
+def database_url(target: str | Path) -> str:
+    """The SQLAlchemy URL of a store: a path becomes ``sqlite:///ABSOLUTE``; ``postgresql://`` and
+    ``postgres://`` become ``postgresql+psycopg://``; any other URL is kept.
+
+    Examples
+    --------
+    >>> database_url("postgresql://me@db.example.org/runs")
+    'postgresql+psycopg://me@db.example.org/runs'
+    """
+    text_ = str(target)
+    if text_.startswith(POSTGRES_SCHEMES):
+        return "postgresql+psycopg://" + text_.partition("://")[2]
+    if "://" in text_:
+        return text_
+    path = Path(text_).expanduser().resolve()
     if not path.parent.is_dir():
-        raise StoreError(f"{text}: the folder {path.parent} does not exist")
+        raise StoreError(f"{text_}: the folder {path.parent} does not exist")
     if path.is_dir():
-        raise StoreError(f"{text}: is a directory, expected a store file (SQLite) or a database URL")
+        raise StoreError(f"{text_}: is a directory, expected a store file (SQLite) or a database URL")
     return f"sqlite:///{path}"
+
+
+def _shown(target: str | Path) -> str:
+    """The store as messages name it: the path as given, or the URL with its password masked."""
+    text_ = str(target)
+    if "://" not in text_:
+        return text_
+    try:
+        return make_url(text_).render_as_string(hide_password=True)
+    except SQLAlchemyError:
+        return text_.partition("://")[0] + "://..."
+
+
+def transient(exc: DBAPIError, sqlite: bool) -> bool:
+    """Whether a failed transaction may succeed when run again (see the module docstring)."""
+    cause = str(exc.orig).lower()
+    if sqlite:
+        return isinstance(exc, OperationalError) and ("locked" in cause or "busy" in cause)
+    if exc.connection_invalidated:
+        return True
+    state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
+    if state is None:  # the driver failed before the server answered: no connection
+        return isinstance(exc, OperationalError)
+    return state in TRANSIENT_SQLSTATES or state.startswith("08")
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -52,50 +115,83 @@ def _sqlite_engine(url: str) -> Engine:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(conn) -> None:  # pragma: no cover
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    def _begin(conn: Connection) -> None:  # pragma: no cover
+        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READ_ONLY) else "BEGIN IMMEDIATE")
 
     return engine
 
 
-class Store:
-    """A handle on one store; cheap to create, safe to share between threads of one process."""
+def _server_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    args = {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" and \
+        "connect_timeout" not in parsed.query else {}
+    return create_engine(url, pool_pre_ping=True, connect_args=args)
 
-    def __init__(self, target: str | Path) -> None:
-        self.target = str(target)
-        url = _url(target)
+
+class Store:
+    """A handle on one store; cheap to create, safe to share between threads of one process.
+
+    Parameters
+    ----------
+    target : path or URL
+        A SQLite file or a SQLAlchemy URL.
+    create : bool
+        Create the store when it does not exist (writers); otherwise a missing SQLite file or a
+        database without the store's tables is a :class:`StoreError` (readers: a mistyped path
+        must not leave an empty store behind).
+    """
+
+    def __init__(self, target: str | Path, create: bool = True) -> None:
+        self.target = _shown(target)
+        url = database_url(target)
         self.is_sqlite = url.startswith("sqlite")
         try:
-            self.engine = _sqlite_engine(url) if self.is_sqlite else create_engine(url)
-            with self.write() as conn:
-                schema.metadata.create_all(conn)
-        except StoreError:
-            raise
-        except (SQLAlchemyError, ImportError, ValueError) as exc:
-            raise StoreError(f"{self.target}: cannot open the store ({_short(exc)})") from None
+            database = make_url(url).database
+            if self.is_sqlite and not create and database not in (None, "", ":memory:") and \
+                    not Path(database).exists():
+                raise StoreError(f"{self.target}: no such store (automodel observe or automodel load record "
+                                 "creates one)")
+            self.engine = _sqlite_engine(url) if self.is_sqlite else _server_engine(url)
+        except ImportError as exc:
+            raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
+                             "pip install 'automodel[postgres]'") from None
+        except (SQLAlchemyError, ValueError) as exc:
+            raise StoreError(f"{self.target}: not a database URL ({_short(exc)})") from None
+        if self.transaction(schema.outdated, write=False):
+            self.transaction(lambda conn: self._setup(conn, create))
 
-    @contextmanager
-    def write(self) -> Iterator[Connection]:
-        """One write transaction: committed on success, rolled back on any error."""
-        try:
-            with self.engine.begin() as conn:
-                yield conn
-        except OperationalError as exc:
-            raise StoreError(f"{self.target}: write failed ({_short(exc)})") from None
+    def _setup(self, conn: Connection, create: bool) -> None:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
+        if not create and not inspect(conn).has_table(schema.applications.name):
+            raise StoreError(f"{self.target}: not an automodel store (it has no applications table)")
+        schema.migrate(conn)
 
-    @contextmanager
-    def read(self) -> Iterator[Connection]:
-        try:
-            with self.engine.connect() as conn:
-                yield conn
-        except OperationalError as exc:
-            raise StoreError(f"{self.target}: read failed ({_short(exc)})") from None
+    def transaction(self, work: Callable[[Connection], T], write: bool = True) -> T:
+        """``work(conn)`` in one transaction, committed when it returns, rolled back when it raises.
 
-    def lock_application(self, conn: Connection, app_id: int) -> None:
-        """Row lock on servers that have one (SQLite already holds the database write lock)."""
-        if not self.is_sqlite:
-            conn.execute(select(schema.applications.c.id).where(schema.applications.c.id == app_id)
-                         .with_for_update())
+        Transient failures run it again (up to :data:`ATTEMPTS` times), so ``work`` must have no
+        effect outside the database. Every database error ends as a one-line :class:`StoreError`.
+        """
+        attempt = 1
+        while True:
+            try:
+                with self.engine.connect() as conn:
+                    if not write:
+                        conn.execution_options(**self._read_options())
+                    with conn.begin():
+                        return work(conn)
+            except DBAPIError as exc:
+                if attempt == ATTEMPTS or not transient(exc, self.is_sqlite):
+                    retried = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
+                    raise StoreError(f"{self.target}: {_short(exc)}{retried}") from None
+            except SQLAlchemyError as exc:
+                raise StoreError(f"{self.target}: {_short(exc)}") from None
+            time.sleep(BACKOFF_S * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
+            attempt += 1
+
+    def _read_options(self) -> dict[str, object]:
+        return {READ_ONLY: True} if self.is_sqlite else {"isolation_level": "REPEATABLE READ"}
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -104,13 +200,24 @@ class Store:
 def _short(exc: BaseException) -> str:
     if isinstance(exc, DBAPIError) and exc.orig is not None:
         exc = exc.orig
-    text = str(exc).strip().splitlines()
-    return text[0][:200] if text else type(exc).__name__
+    text_ = str(exc).strip().splitlines()
+    return text_[0][:200] if text_ else type(exc).__name__
 
 
-def open_store(target: str | Path | Store) -> Store:
+def open_store(target: str | Path | Store, create: bool = True) -> Store:
     """A :class:`Store` for a SQLite file path or a SQLAlchemy URL (``postgresql://...``)."""
-    return target if isinstance(target, Store) else Store(target)
+    return target if isinstance(target, Store) else Store(target, create)
+
+
+@contextmanager
+def opened(target: str | Path | Store, create: bool = False) -> Iterator[Store]:
+    """:func:`open_store` for one call: a store opened here is closed (its connections too) after it."""
+    st = open_store(target, create)
+    try:
+        yield st
+    finally:
+        if st is not target:
+            st.dispose()
 
 
 def pack(**arrays: np.ndarray) -> bytes:

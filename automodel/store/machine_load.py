@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -12,10 +13,12 @@ from sqlalchemy import insert, select
 
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
-from automodel.forecast import Forecast, forecast, min_avg_avail
 from automodel.store import schema
-from automodel.store.db import Store, now, open_store
-from automodel.store.pool import require_app, run_frame
+from automodel.store.db import Store, now, opened
+from automodel.store.pool import read_app, run_frame
+
+if TYPE_CHECKING:  # automodel.forecast imports scipy.signal (0.6 s); observe and record need none of it
+    from automodel.forecast import Forecast
 
 __all__ = ["record", "import_samples", "samples", "fill_run_loads", "forecast_load"]
 
@@ -30,15 +33,25 @@ def _fraction(value: float | None, what: str) -> float | None:
     return float(value)
 
 
+def _instant(value: float, what: str) -> float:
+    if not (np.isfinite(value) and value >= 0):
+        raise DataError(f"{what}: expected a time in seconds since the epoch (a finite number >= 0), "
+                        f"got {value!r}")
+    return float(value)
+
+
+def _insert_samples(store: str | Path | Store, rows: list[dict]) -> None:
+    with opened(store, create=True) as st:
+        st.transaction(lambda conn: conn.execute(insert(schema.load_samples), rows))
+
+
 def record(store: str | Path | Store, cpu: float | None = None, bw: float | None = None,
            host: str | None = None, at: float | None = None) -> None:
     """Record one load sample of ``host`` (this machine by default) at ``at`` (now by default)."""
     if cpu is None and bw is None:
         raise DataError("a load sample needs --cpu and/or --bw")
-    row = {"host": host or socket.gethostname(), "at": now() if at is None else float(at),
-           "cpu": _fraction(cpu, "--cpu"), "bw": _fraction(bw, "--bw")}
-    with open_store(store).write() as conn:
-        conn.execute(insert(schema.load_samples).values(**row))
+    _insert_samples(store, [{"host": host or socket.gethostname(), "at": now() if at is None else _instant(at, "--at"),
+                             "cpu": _fraction(cpu, "--cpu"), "bw": _fraction(bw, "--bw")}])
 
 
 def import_samples(store: str | Path | Store, path: str | Path) -> int:
@@ -53,12 +66,15 @@ def import_samples(store: str | Path | Store, path: str | Path) -> int:
     if not have:
         raise DataError(f"{src}: no 'cpu' or 'bw' column; a load-sample file has time (or at), host, cpu, bw")
     at = data_mod.numeric(frame, tcol, tcol, src, 2)
+    if (at < 0).any():
+        i = int(np.argmax(at < 0))
+        raise DataError(f"{src}, row {i + 2}, column '{tcol}': expected a time in seconds since the epoch "
+                        f"(>= 0), got {at[i]:g}")
     vals = {r: data_mod.numeric(frame, r, r, src, 2) for r in have}
     hosts = frame["host"].astype(str).to_numpy()
     rows = [{"host": hosts[i], "at": float(at[i]), **{r: float(vals[r][i]) if r in vals else None
                                                      for r in RESOURCES}} for i in range(len(frame))]
-    with open_store(store).write() as conn:
-        conn.execute(insert(schema.load_samples), rows)
+    _insert_samples(store, rows)
     return len(rows)
 
 
@@ -68,8 +84,8 @@ def samples(store: str | Path | Store, host: str | None = None) -> pd.DataFrame:
     q = select(t.c.host, t.c.at, t.c.cpu, t.c.bw).order_by(t.c.at, t.c.id)
     if host is not None:
         q = q.where(t.c.host == host)
-    with open_store(store).read() as conn:
-        rows = conn.execute(q).all()
+    with opened(store) as st:
+        rows = st.transaction(lambda conn: conn.execute(q).all(), write=False)
     return pd.DataFrame(rows, columns=["host", "at", "cpu", "bw"])
 
 
@@ -77,6 +93,8 @@ def fill_run_loads(store: str | Path | Store, frame: pd.DataFrame, roles: dict, 
     """Add ``cpu``/``bw`` columns to runs with ``start`` and ``end`` columns: min over hosts of the
     per-host average of the samples during the run (an optional ``hosts`` column, ``h1;h2``, limits
     the hosts)."""
+    from automodel.forecast import min_avg_avail
+
     smp = samples(store)
     out = frame.copy()
     start = data_mod.numeric(frame, "start", "start", source, 2)
@@ -110,8 +128,12 @@ def forecast_load(store: str | Path | Store, resource: str, app: str | None = No
     will see the least available host), else from the application's run history.
     Returns the forecast and a description of the history used.
     """
+    from automodel.forecast import forecast
+
     if resource not in RESOURCES:
         raise DataError(f"resource must be cpu or bw, got {resource!r}")
+    if window is not None and window < 1:
+        raise DataError(f"--window: expected a number of postcasts >= 1, got {window}")
     smp = samples(store, host).dropna(subset=[resource])
     if not smp.empty:
         best: tuple[Forecast, str] | None = None
@@ -122,10 +144,7 @@ def forecast_load(store: str | Path | Store, resource: str, app: str | None = No
         return best
     if app is None:
         raise StoreError(f"no {resource} load samples in the store; record some with automodel load record")
-    st = open_store(store)
-    with st.read() as conn:
-        a = require_app(conn, app, st.target)
-        runs = run_frame(conn, a)
+    a, runs = read_app(store, app, lambda conn, a: (a, run_frame(conn, a)))
     if resource not in a.params or runs.empty:
         raise StoreError(f"no {resource} history: no load samples and application {app!r} has no {resource} column")
     return forecast(runs[resource].to_numpy(float), metric, window), f"the {len(runs)} runs of {app}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -21,9 +21,9 @@ from automodel.search.staged import staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import Term, power, term_values
 from automodel.store import schema
-from automodel.store.db import Store, now, open_store
+from automodel.store.db import Store, now, opened
 from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
-                                   require_app, save_pool)
+                                   require_app, save_pool, stored_identities)
 
 __all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants"]
 
@@ -47,15 +47,21 @@ class ObserveReport:
     notes: list[str] = field(default_factory=list)
     leader_id_before: int | None = None
     leader_id_after: int | None = None
+    n_skipped: int = 0  # runs the store had already
 
     @property
     def leader_changed(self) -> bool:
         return self.leader_id_before != self.leader_id_after
 
     def lines(self) -> list[str]:
+        if not self.run_ids:
+            return [f"{self.app}: nothing added, no update: its {self.n_skipped} run(s) are in the store already",
+                    "  (--allow-duplicates stores repeated measurements)", f"  leader: T = {self.leader_after}"]
         out = [f"{self.app}: update {self.update_no}: {len(self.run_ids)} run(s) added"
                + (" (new application: staged search)" if self.created else "")
                + f", {self.n_admitted} runs fitted, {self.n_live} candidates live"]
+        if self.n_skipped:
+            out.append(f"  skipped {self.n_skipped} run(s) the store has already (--allow-duplicates stores them)")
         out += [f"  note: {n}" for n in self.notes]
         for rid, r in self.flagged:
             out.append(f"  flagged run {rid} as anomalous (relative residual {r:+.3g} under the leader)")
@@ -101,24 +107,21 @@ def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], l
     return terms, structures, notes
 
 
-def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, store: Store) -> data_mod.Dataset:
+def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, aggregate: str,
+          store: Store) -> data_mod.Dataset:
+    """The runs of ``data`` with the application's remembered columns (when no role is given); runs
+    with ``start`` and ``end`` columns but no load columns get their loads from the load samples."""
     if app is not None and not roles:  # the columns the application was first observed with
         roles = {r: app.roles.get(r) for r in ("time", "n", "p", "cpu", "bw")}
         roles.update(params=[q for q in app.params if q not in ("n", "p", "cpu", "bw")],
                      explicit=[r for r in ("time", "n", "p", "cpu", "bw") if r in app.roles])
-    frame = data if isinstance(data, pd.DataFrame) else None
-    if frame is None and _needs_load_fill(data, roles):
-        frame = data_mod.read_csv(Path(data))
-    if frame is not None and {"start", "end"} <= set(frame.columns):
+    source = "<DataFrame>" if isinstance(data, pd.DataFrame) else str(data)
+    frame = data if isinstance(data, pd.DataFrame) else data_mod.read_csv(Path(data))
+    loads = {roles.get("cpu") or "cpu", roles.get("bw") or "bw"}
+    if {"start", "end"} <= set(frame.columns) and not loads <= set(frame.columns):
         from automodel.store.machine_load import fill_run_loads
-        frame = fill_run_loads(store, frame, roles, str(data) if frame is not data else "<DataFrame>")
-    source = str(data) if not isinstance(data, pd.DataFrame) else "<DataFrame>"
-    return data_mod.load(frame if frame is not None else data, source=source, **roles)
-
-
-def _needs_load_fill(data, roles: dict) -> bool:
-    header = pd.read_csv(data, nrows=0, skipinitialspace=True).columns if Path(data).is_file() else []
-    return {"start", "end"} <= set(header) and not {roles.get("cpu", "cpu"), roles.get("bw", "bw")} <= set(header)
+        data = fill_run_loads(store, frame, roles, source)
+    return data_mod.load(data, source=source, aggregate=aggregate, **roles)
 
 
 def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
@@ -164,46 +167,96 @@ def _flag(conn: Connection, run_ids: np.ndarray, pool: LivePool, values: np.ndar
     return out
 
 
+class _Search(NamedTuple):
+    """The staged search of a new application's first runs (:func:`search_pool`), done before the
+    write transaction so that it holds no lock."""
+
+    space: SearchSpace
+    options: OnlineOptions
+    terms: list[Term]
+    structures: list[Structure]
+    notes: list[str]
+
+
 def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame, *,
             space: str | Path | SearchSpace = "default", options: OnlineOptions | None = None,
-            **roles) -> ObserveReport:
+            aggregate: str | None = None, allow_duplicates: bool = False, **roles) -> ObserveReport:
     """Add runs of ``app``, refit every live candidate, re-rank, prune, set aside anomalous runs.
 
     The first observe of an application runs the staged search (:func:`search_pool`) and makes its
-    candidates the live pool. ``roles`` are the column options of :func:`automodel.data.load`
-    (remembered from the first observe).
+    candidates the live pool.
+
+    Parameters
+    ----------
+    store : path, URL or Store
+        The store; created when it does not exist.
+    app : str
+        The application's name.
+    data : path or DataFrame
+        The runs, one row each.
+    space, options
+        Search space and online options of the first observe.
+    aggregate : {"median", "mean", "min"} or None
+        Combine the repetitions of ``data`` (rows with identical parameters) into one run each
+        first, as :func:`automodel.fit` does; None stores every row as a run.
+    allow_duplicates : bool
+        Store every run, even one the store already has (a repeated measurement); by default a run
+        whose content (:func:`automodel.store.schema.run_identities`) is stored is skipped.
+    **roles
+        The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
-    st = open_store(store)
-    with st.read() as conn:
-        existing = find_app(conn, app)
-    ds = _read(data, existing, roles, st)
-    prepared = None
-    if existing is None:  # the search runs outside the write lock
-        sp = space if isinstance(space, SearchSpace) else load_space(space)
-        opts = options or OnlineOptions.from_dict({"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative})
-        prepared = (sp, opts, *search_pool(ds, sp))
-    with st.write() as conn:
-        current = find_app(conn, app)
-        if current is None:
-            if prepared is None:
-                raise StoreError(f"{st.target}: application {app!r} disappeared during the observe")
-            return _create(conn, st, app, ds, *prepared)
-        st.lock_application(conn, current.id)
-        check_params(current, ds.params, ds.source)
-        return _observe(conn, current, ds)
+    with opened(store, create=True) as st:
+        existing = st.transaction(lambda conn: find_app(conn, app), write=False)
+        ds = _read(data, existing, roles, aggregate or "median", st)
+        runs = ds.frame[[*ds.params, "time"]] if aggregate else ds.runs
+        search = None if existing is not None else _search(ds, space, options)
+        return st.transaction(lambda conn: _write(conn, st, app, ds, runs, search, allow_duplicates))
 
 
-def _create(conn: Connection, st: Store, name: str, ds: data_mod.Dataset, sp: SearchSpace, opts: OnlineOptions,
-            terms: list[Term], structures: list[Structure], notes: list[str]) -> ObserveReport:
-    app = create_app(conn, name, ds.params, dict(ds.roles), opts, sp.name, terms, structures)
+def _search(ds: data_mod.Dataset, space: str | Path | SearchSpace, options: OnlineOptions | None) -> _Search:
+    sp = space if isinstance(space, SearchSpace) else load_space(space)
+    opts = options or OnlineOptions.from_dict({"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative})
+    return _Search(sp, opts, *search_pool(ds, sp))
+
+
+def _write(conn: Connection, st: Store, name: str, ds: data_mod.Dataset, runs: pd.DataFrame,
+           search: _Search | None, allow_duplicates: bool) -> ObserveReport:
+    """The write transaction of :func:`observe`: lock (or create) the application, skip the runs it
+    has, add the others as one update."""
+    app, created = find_app(conn, name, lock=True), False
+    if app is None and search is not None:
+        app = create_app(conn, name, ds.params, dict(ds.roles), search.options, search.space.name, search.terms,
+                         search.structures)
+        created = app is not None
+        app = app or find_app(conn, name, lock=True)  # another observer created it first
+    if app is None:
+        raise StoreError(f"{st.target}: application {name!r} disappeared during the observe")
+    check_params(app, ds.params, ds.source)
+    identities = [None] * len(runs) if allow_duplicates else schema.run_identities(
+        {**{q: r[q] for q in app.params}, "time": r["time"]} for r in runs.to_dict("records"))
+    known = stored_identities(conn, app, [i for i in identities if i is not None])
+    new = np.array([i is None or i not in known for i in identities], bool)
+    if not new.any():
+        return _unchanged(conn, app, len(runs))
+    runs, identities = runs[new].reset_index(drop=True), [i for i, keep in zip(identities, new) if keep]
+    if created:
+        pool, cand_ids = _new_pool(conn, app, search), np.array(_cand_ids(conn, app))
+        return _apply(conn, app, pool, runs, identities, cand_ids, 1, "search", search.notes, True, 0)
+    pool, cand_ids, _ = load_pool(conn, app)
+    return _apply(conn, app, pool, runs, identities, cand_ids, app.n_updates + 1, "observe", [], False,
+                  len(known))
+
+
+def _new_pool(conn: Connection, app: App, search: _Search) -> LivePool:
+    """The live pool of a new application: every candidate of the search, no run yet."""
+    structures, terms = search.structures, search.terms
     index = np.full((len(structures), max(len(s.terms) for s in structures)), -1, dtype=np.intp)
     pos = {t: i for i, t in enumerate(terms)}
     for i, s in enumerate(structures):
         index[i, :len(s.terms)] = [pos[t] for t in s.terms]
     width = np.array([len(s.terms) for s in structures], dtype=np.intp)
-    pool = LivePool(terms, index, width, np.ones(len(structures), bool), PoolStats.empty(len(terms)),
-                    np.empty((0, len(terms))), np.empty(0), opts)
-    return _apply(conn, app, pool, ds, np.array([c for c in _cand_ids(conn, app)]), 1, "search", notes, True)
+    return LivePool(terms, index, width, np.ones(len(structures), bool), PoolStats.empty(len(terms)),
+                    np.empty((0, len(terms))), np.empty(0), search.options)
 
 
 def _cand_ids(conn: Connection, app: App) -> list[int]:
@@ -211,15 +264,10 @@ def _cand_ids(conn: Connection, app: App) -> list[int]:
     return [r.id for r in conn.execute(select(c.c.id).where(c.c.app_id == app.id).order_by(c.c.idx))]
 
 
-def _observe(conn: Connection, app: App, ds: data_mod.Dataset) -> ObserveReport:
-    pool, cand_ids, _ = load_pool(conn, app)
-    return _apply(conn, app, pool, ds, cand_ids, app.n_updates + 1, "observe", [], False)
-
-
-def _apply(conn: Connection, app: App, pool: LivePool, ds: data_mod.Dataset, cand_ids: np.ndarray,
-           update_no: int, event: str, notes: list[str], created: bool) -> ObserveReport:
-    runs = ds.runs
-    run_ids = insert_runs(conn, app, runs, update_no)
+def _apply(conn: Connection, app: App, pool: LivePool, runs: pd.DataFrame, identities: list[str | None],
+           cand_ids: np.ndarray, update_no: int, event: str, notes: list[str], created: bool,
+           n_skipped: int) -> ObserveReport:
+    run_ids = insert_runs(conn, app, runs, update_no, identities)
     values = term_values(pool.terms, {q: runs[q].to_numpy(float) for q in app.params}, len(runs))
     y = runs["time"].to_numpy(float)
     before, id_before = _leader(pool, cand_ids)
@@ -228,7 +276,16 @@ def _apply(conn: Connection, app: App, pool: LivePool, ds: data_mod.Dataset, can
     text, score = _record(conn, app, pool, cand_ids, update_no, event, len(runs), len(flagged), upd)
     return ObserveReport(app.name, created, update_no, [int(i) for i in run_ids], flagged, len(upd.pruned),
                          int(pool.alive.sum()), int(pool.stats.n_runs), before, text, score, upd.cutoff, notes,
-                         id_before, _leader(pool, cand_ids)[1])
+                         id_before, _leader(pool, cand_ids)[1], n_skipped)
+
+
+def _unchanged(conn: Connection, app: App, n_skipped: int) -> ObserveReport:
+    """The report of an observe whose runs were all stored already: no update, the last one's leader."""
+    h = schema.history  # every application has one: its creation writes update 1
+    last = conn.execute(select(h).where(h.c.app_id == app.id).order_by(h.c.update_no.desc(), h.c.id.desc())).first()
+    score = float("inf") if last.leader_score is None else last.leader_score
+    return ObserveReport(app.name, False, app.n_updates, [], [], 0, last.n_live, last.n_admitted, last.leader_formula,
+                         last.leader_formula, score, float("inf"), [], last.leader_id, last.leader_id, n_skipped)
 
 
 def _leader(pool: LivePool, cand_ids: np.ndarray) -> tuple[str | None, int | None]:
@@ -239,36 +296,38 @@ def _leader(pool: LivePool, cand_ids: np.ndarray) -> tuple[str | None, int | Non
 
 
 def _set_status(store: str | Path | Store, app: str, run_ids: Iterable[int], admit: bool) -> ObserveReport:
-    st = open_store(store)
     ids = sorted({int(i) for i in run_ids})
-    with st.write() as conn:
-        a = require_app(conn, app, st.target)
-        st.lock_application(conn, a.id)
-        t = schema.runs
-        rows = {r.id: r for r in conn.execute(select(t).where(t.c.app_id == a.id).where(t.c.id.in_(ids)))}
-        for i in ids:
-            if i not in rows:
-                raise DataError(f"run {i}: not a run of application {app!r}")
-            if admit and rows[i].status in ADMITTED:
-                raise DataError(f"run {i}: already fitted (status {rows[i].status}); nothing to re-admit")
-            if not admit and rows[i].status not in ADMITTED:
-                raise DataError(f"run {i}: not fitted (status {rows[i].status}); nothing to exclude")
-        pool, cand_ids, admitted_ids = load_pool(conn, a)
-        before, id_before = _leader(pool, cand_ids)
-        if admit:
-            frame = pd.DataFrame([{**json.loads(rows[i].params), "cpu": rows[i].cpu, "bw": rows[i].bw,
-                                   "time": rows[i].time} for i in ids])
-            pool.admit(term_values(pool.terms, {q: frame[q].to_numpy(float) for q in a.params}, len(frame)),
-                       frame["time"].to_numpy(float))
-        else:
-            pool.exclude(np.flatnonzero(np.isin(admitted_ids, ids)))
-        pool.refit()
-        conn.execute(update(t).where(t.c.id.in_(ids)).values(
-            status="readmitted" if admit else "excluded",
-            note=("re-admitted by hand" if admit else "excluded by hand") + f" at update {a.n_updates + 1}"))
-        text, score = _record(conn, a, pool, cand_ids, a.n_updates + 1, "readmit" if admit else "exclude",
-                              0, 0, None)
-    return ObserveReport(app, False, a.n_updates + 1, ids, [], 0, int(pool.alive.sum()), int(pool.stats.n_runs),
+    with opened(store) as st:
+        return st.transaction(lambda conn: _set_status_locked(conn, require_app(conn, app, st.target, lock=True),
+                                                              ids, admit))
+
+
+def _set_status_locked(conn: Connection, a: App, ids: list[int], admit: bool) -> ObserveReport:
+    t = schema.runs
+    rows = {r.id: r for r in conn.execute(select(t).where(t.c.app_id == a.id).where(t.c.id.in_(ids)))}
+    for i in ids:
+        if i not in rows:
+            raise DataError(f"run {i}: not a run of application {a.name!r}")
+        if admit and rows[i].status in ADMITTED:
+            raise DataError(f"run {i}: already fitted (status {rows[i].status}); nothing to re-admit")
+        if not admit and rows[i].status not in ADMITTED:
+            raise DataError(f"run {i}: not fitted (status {rows[i].status}); nothing to exclude")
+    pool, cand_ids, admitted_ids = load_pool(conn, a)
+    before, id_before = _leader(pool, cand_ids)
+    if admit:
+        frame = pd.DataFrame([{**json.loads(rows[i].params), "cpu": rows[i].cpu, "bw": rows[i].bw,
+                               "time": rows[i].time} for i in ids])
+        pool.admit(term_values(pool.terms, {q: frame[q].to_numpy(float) for q in a.params}, len(frame)),
+                   frame["time"].to_numpy(float))
+    else:
+        pool.exclude(np.flatnonzero(np.isin(admitted_ids, ids)))
+    pool.refit()
+    update_no = a.n_updates + 1
+    conn.execute(update(t).where(t.c.id.in_(ids)).values(
+        status="readmitted" if admit else "excluded",
+        note=("re-admitted by hand" if admit else "excluded by hand") + f" at update {update_no}"))
+    text, score = _record(conn, a, pool, cand_ids, update_no, "readmit" if admit else "exclude", 0, 0, None)
+    return ObserveReport(a.name, False, update_no, ids, [], 0, int(pool.alive.sum()), int(pool.stats.n_runs),
                          before, text, score, float("inf"), [], id_before, _leader(pool, cand_ids)[1])
 
 

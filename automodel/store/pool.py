@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TypeVar
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from automodel.errors import DataError, ModelFileError, StoreError
@@ -15,13 +18,17 @@ from automodel.search.online import LivePool, OnlineOptions, PoolStats
 from automodel.search.score import Structure
 from automodel.space.terms import Term, term_from_dict, term_values
 from automodel.store import schema
-from automodel.store.db import now, pack, unpack
+from automodel.store.db import Store, now, opened, pack, unpack
 
-__all__ = ["App", "find_app", "require_app", "create_app", "load_pool", "save_pool", "insert_runs",
-           "run_frame", "ADMITTED"]
+__all__ = ["App", "find_app", "require_app", "read_app", "create_app", "load_pool", "save_pool", "insert_runs",
+           "stored_identities", "run_frame", "ADMITTED"]
+
+T = TypeVar("T")
 
 #: run statuses whose runs are fitted
 ADMITTED = ("admitted", "readmitted")
+#: identities looked up per statement (well under every database's limit of bound parameters)
+IDENTITIES_PER_QUERY = 500
 
 
 @dataclass
@@ -43,13 +50,21 @@ def _app(row) -> App:
                OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""), row.n_updates)
 
 
-def find_app(conn: Connection, name: str) -> App | None:
-    row = conn.execute(select(schema.applications).where(schema.applications.c.name == name)).first()
+def find_app(conn: Connection, name: str, lock: bool = False) -> App | None:
+    """The application called ``name``, or None.
+
+    With ``lock``, the row is locked for the rest of the transaction (``SELECT ... FOR UPDATE``; on
+    SQLite the transaction already holds the database's write lock) and read after the lock is taken,
+    so its update counter is the last committed one.
+    """
+    query = select(schema.applications).where(schema.applications.c.name == name)
+    row = conn.execute(query.with_for_update() if lock else query).first()
     return None if row is None else _app(row)
 
 
-def require_app(conn: Connection, name: str, store: str) -> App:
-    app = find_app(conn, name)
+def require_app(conn: Connection, name: str, store: str, lock: bool = False) -> App:
+    """:func:`find_app`; a missing application is a :class:`StoreError` naming the ones there are."""
+    app = find_app(conn, name, lock)
     if app is None:
         names = [r.name for r in conn.execute(select(schema.applications.c.name))]
         raise StoreError(f"{store}: no application {name!r}; the store has "
@@ -57,13 +72,22 @@ def require_app(conn: Connection, name: str, store: str) -> App:
     return app
 
 
+def read_app(store: str | Path | Store, name: str, work: Callable[[Connection, App], T]) -> T:
+    """``work(conn, app)`` in one read transaction of an existing store, ``app`` the application
+    called ``name`` (:func:`require_app`)."""
+    with opened(store) as st:
+        return st.transaction(lambda conn: work(conn, require_app(conn, name, st.target)), write=False)
+
+
 def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict[str, str],
-               options: OnlineOptions, space: str, terms: list[Term], structures: list[Structure]) -> App:
-    """Insert the application, its term pool and its candidates (all live)."""
-    res = conn.execute(insert(schema.applications).values(
-        name=name, params=json.dumps(list(params)), roles=json.dumps(roles),
-        options=json.dumps({"online": options.to_dict(), "space": space}), created_at=now(), n_updates=0))
-    app_id = int(res.inserted_primary_key[0])
+               options: OnlineOptions, space: str, terms: list[Term], structures: list[Structure]) -> App | None:
+    """Insert the application (locked), its term pool and its candidates (all live); None when another
+    transaction created an application of that name first."""
+    app_id = _insert_new(conn, schema.applications, name=name, params=json.dumps(list(params)),
+                         roles=json.dumps(roles), options=json.dumps({"online": options.to_dict(), "space": space}),
+                         created_at=now(), n_updates=0)
+    if app_id is None:
+        return None
     pos = {t: i for i, t in enumerate(terms)}
     conn.execute(insert(schema.terms), [{"app_id": app_id, "idx": i, "term": json.dumps(t.to_dict())}
                                         for i, t in enumerate(terms)])
@@ -74,18 +98,41 @@ def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict
     return App(app_id, name, params, roles, options, space, 0)
 
 
-def insert_runs(conn: Connection, app: App, frame: pd.DataFrame, update_no: int) -> np.ndarray:
-    """Insert runs (canonical columns) as admitted; returns their ids in order."""
+def _insert_new(conn: Connection, table: Table, **values) -> int | None:
+    """Insert a row unless it would repeat a unique key (``INSERT ... ON CONFLICT DO NOTHING`` where the
+    database has it: an insert of a key another transaction is inserting waits for that one, then does
+    nothing); the new row's id, or None."""
+    dialect = {"postgresql": postgresql, "sqlite": sqlite}.get(conn.dialect.name)
+    if dialect is None:
+        return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
+    return conn.execute(dialect.insert(table).values(**values).on_conflict_do_nothing()
+                        .returning(table.c.id)).scalar()
+
+
+def insert_runs(conn: Connection, app: App, frame: pd.DataFrame, update_no: int,
+                identities: list[str | None]) -> np.ndarray:
+    """Insert runs (canonical columns) as admitted, with their identities; returns their ids in order."""
     others = [q for q in app.params if q not in ("cpu", "bw")]
     at = now()
     ids = []
-    for rec in frame.to_dict("records"):  # one INSERT per run: portable ids on every backend
+    for rec, identity in zip(frame.to_dict("records"), identities):  # one INSERT per run: portable ids
         res = conn.execute(insert(schema.runs).values(
             app_id=app.id, params=json.dumps({q: float(rec[q]) for q in others}),
             cpu=float(rec["cpu"]) if "cpu" in rec else None, bw=float(rec["bw"]) if "bw" in rec else None,
-            time=float(rec["time"]), observed_at=at, update_no=update_no, status="admitted"))
+            time=float(rec["time"]), observed_at=at, update_no=update_no, status="admitted", identity=identity))
         ids.append(int(res.inserted_primary_key[0]))
     return np.array(ids, dtype=np.int64)
+
+
+def stored_identities(conn: Connection, app: App, identities: list[str]) -> set[str]:
+    """Those of ``identities`` that runs of ``app`` already have."""
+    t = schema.runs
+    found: set[str] = set()
+    for start in range(0, len(identities), IDENTITIES_PER_QUERY):
+        chunk = identities[start:start + IDENTITIES_PER_QUERY]
+        found.update(conn.execute(select(t.c.identity).where(t.c.app_id == app.id)
+                                  .where(t.c.identity.in_(chunk))).scalars())
+    return found
 
 
 def run_frame(conn: Connection, app: App, statuses: tuple[str, ...] | None = None) -> pd.DataFrame:

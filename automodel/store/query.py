@@ -9,48 +9,51 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from sqlalchemy import select
+from sqlalchemy.engine import Connection
 
-from automodel.errors import StoreError
+from automodel.errors import DataError, StoreError
 from automodel.model import Model, TermModel
 from automodel.search.online import PoolStats
 from automodel.store import schema
-from automodel.store.db import Store, open_store
-from automodel.store.pool import ADMITTED, load_pool, require_app, run_frame
+from automodel.store.db import Store
+from automodel.store.pool import ADMITTED, App, load_pool, read_app, run_frame
 
 __all__ = ["ranking", "history", "runs", "leader_model", "verify"]
 
 
 def ranking(store: str | Path | Store, app: str, top: int | None = 10, pruned: bool = False) -> pd.DataFrame:
     """Live candidates best first (rank, id, score, n_terms, formula); or, with ``pruned``, the deleted
-    candidates with when and why."""
-    st = open_store(store)
-    with st.read() as conn:
-        a = require_app(conn, app, st.target)
-        pool, ids, _ = load_pool(conn, a)
-        if pruned:
-            c = schema.candidates
-            rows = conn.execute(select(c.c.id, c.c.pruned_update, c.c.pruned_at, c.c.pruned_score, c.c.pruned_reason,
-                                       c.c.idx).where(c.c.app_id == a.id).where(c.c.status == "pruned")
-                                .order_by(c.c.pruned_update, c.c.pruned_score)).all()
-            rows = rows[:top] if top else rows
-            return pd.DataFrame([{"id": r.id, "update": r.pruned_update, "at": r.pruned_at, "score": r.pruned_score,
-                                  "n_terms": int(pool.width[r.idx]), "structure": pool.structure(r.idx),
-                                  "reason": r.pruned_reason} for r in rows],
-                                columns=["id", "update", "at", "score", "n_terms", "structure", "reason"])
-    order = pool.ranking()
-    order = order[:top] if top else order
+    candidates with when and why. ``top``: rows (None or 0: all)."""
+    if top is not None and top < 0:
+        raise DataError(f"top: expected a number of rows >= 0 (0: all), got {top}")
+    return read_app(store, app, lambda conn, a: (_pruned if pruned else _live)(conn, a, top or None))
+
+
+def _live(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
+    pool, ids, _ = load_pool(conn, a)
+    order = pool.ranking()[:top]
     return pd.DataFrame([{"rank": r + 1, "id": int(ids[i]), "score": float(pool.score[i]),
                           "n_terms": int(pool.width[i]), "formula": pool.formula(i)} for r, i in enumerate(order)],
                         columns=["rank", "id", "score", "n_terms", "formula"])
 
 
+def _pruned(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
+    pool, _, _ = load_pool(conn, a)
+    c = schema.candidates
+    rows = conn.execute(select(c.c.id, c.c.pruned_update, c.c.pruned_at, c.c.pruned_score, c.c.pruned_reason, c.c.idx)
+                        .where(c.c.app_id == a.id).where(c.c.status == "pruned")
+                        .order_by(c.c.pruned_update, c.c.pruned_score)).all()[:top]
+    return pd.DataFrame([{"id": r.id, "update": r.pruned_update, "at": r.pruned_at, "score": r.pruned_score,
+                          "n_terms": int(pool.width[r.idx]), "structure": pool.structure(r.idx),
+                          "reason": r.pruned_reason} for r in rows],
+                        columns=["id", "update", "at", "score", "n_terms", "structure", "reason"])
+
+
 def history(store: str | Path | Store, app: str) -> pd.DataFrame:
     """One row per update: update, at, event, added, admitted, flagged, live, pruned, cutoff, leader."""
-    st = open_store(store)
     h = schema.history
-    with st.read() as conn:
-        a = require_app(conn, app, st.target)
-        rows = conn.execute(select(h).where(h.c.app_id == a.id).order_by(h.c.update_no, h.c.id)).all()
+    rows = read_app(store, app, lambda conn, a: conn.execute(
+        select(h).where(h.c.app_id == a.id).order_by(h.c.update_no, h.c.id)).all())
     return pd.DataFrame([{"update": r.update_no, "at": r.at, "event": r.event, "added": r.n_added,
                           "admitted": r.n_admitted, "flagged": r.n_flagged, "live": r.n_live, "pruned": r.n_pruned,
                           "cutoff": r.cutoff, "leader_id": r.leader_id, "leader_score": r.leader_score,
@@ -61,18 +64,13 @@ def history(store: str | Path | Store, app: str) -> pd.DataFrame:
 
 def runs(store: str | Path | Store, app: str, status: tuple[str, ...] | None = None) -> pd.DataFrame:
     """The application's runs (id, parameters, time, observed_at, update_no, status, note)."""
-    st = open_store(store)
-    with st.read() as conn:
-        return run_frame(conn, require_app(conn, app, st.target), status)
+    return read_app(store, app, lambda conn, a: run_frame(conn, a, status))
 
 
 def leader_model(store: str | Path | Store, app: str, position: int = 0) -> Model:
     """The live candidate at ``position`` of the ranking (0: the leader) as a :class:`Model`."""
-    st = open_store(store)
-    with st.read() as conn:
-        a = require_app(conn, app, st.target)
-        pool, ids, _ = load_pool(conn, a)
-        fitted = run_frame(conn, a, ADMITTED)
+    a, (pool, ids, _), fitted = read_app(store, app, lambda conn, a: (a, load_pool(conn, a),
+                                                                       run_frame(conn, a, ADMITTED)))
     order = pool.ranking()
     if position >= len(order) or not np.isfinite(pool.score[order[position]]):
         raise StoreError(f"application {app!r}: no fitted candidate at rank {position + 1}")
@@ -87,12 +85,9 @@ def leader_model(store: str | Path | Store, app: str, position: int = 0) -> Mode
 def verify(store: str | Path | Store, app: str, rtol: float = 1e-8) -> dict[str, int]:
     """Check that the persisted statistics equal a rebuild from the admitted runs, and that every run
     and candidate row is well-formed; raise :class:`StoreError` otherwise. Returns counts."""
-    st = open_store(store)
-    with st.read() as conn:
-        a = require_app(conn, app, st.target)
-        srow = conn.execute(select(schema.state).where(schema.state.c.app_id == a.id)).first()
-        pool, ids, run_ids = load_pool(conn, a)
-        all_runs = run_frame(conn, a)
+    srow, (pool, ids, run_ids), all_runs = read_app(store, app, lambda conn, a: (
+        conn.execute(select(schema.state).where(schema.state.c.app_id == a.id)).first(), load_pool(conn, a),
+        run_frame(conn, a)))
     if srow is None:
         raise StoreError(f"application {app!r}: no fit state")
     fresh = PoolStats.from_runs(pool.values, pool.y, pool._weights(pool.y))

@@ -3,17 +3,29 @@ fit state, the ranking history and per-host load samples.
 
 Terms and candidate structures are JSON (:meth:`automodel.space.terms.Term.to_dict`), numeric arrays
 are ``.npz`` blobs read with ``allow_pickle=False``: nothing in the store is ever executed.
+
+A run's identity is a content hash (:func:`run_identities`), unique per application, so observing
+the same runs twice stores them once. A store written by an older version is brought up to date
+when it is opened (:func:`migrate`): missing columns and indexes are added, and the identities of
+its runs computed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections import Counter
+from typing import Iterable, Mapping
+
 from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
-                        Text, UniqueConstraint)
+                        Text, UniqueConstraint, inspect, select, text, update)
+from sqlalchemy.engine import Connection
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION"]
+           "SCHEMA_VERSION", "run_identities", "outdated", "migrate"]
 
-SCHEMA_VERSION = 1
+#: 2: runs have an ``identity`` (content hash), unique per application
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -69,7 +81,9 @@ runs = Table(
     Column("update_no", Integer, nullable=False),
     Column("status", String(16), nullable=False),
     Column("note", Text),
+    Column("identity", String(64)),  # run_identities(); NULL for a run stored with allow_duplicates
     Index("ix_runs_app", "app_id"),
+    Index("uq_runs_identity", "app_id", "identity", unique=True),
 )
 
 #: the fit state: pool statistics and current coefficients/scores (npz blob), rewritten per update
@@ -112,3 +126,68 @@ load_samples = Table(
     Column("bw", Float),
     Index("ix_load_host_at", "host", "at"),
 )
+
+
+def run_identities(contents: Iterable[Mapping[str, float]]) -> list[str]:
+    """The identity of each run: the SHA-256 of its parameter values and time, and of how many runs
+    with the same content came before it in ``contents`` (so repeated measurements of one batch are
+    distinct runs, and observing the batch again finds each of them).
+
+    Examples
+    --------
+    >>> a, b = run_identities([{"n": 1.0, "time": 2.0}, {"time": 2.0, "n": 1.0}])
+    >>> a != b and a == run_identities([{"n": 1.0, "time": 2.0}])[0]
+    True
+    """
+    seen: Counter[str] = Counter()
+    out = []
+    for content in contents:
+        key = json.dumps(sorted((k, float(v)) for k, v in content.items()))
+        out.append(hashlib.sha256(f"{key}#{seen[key]}".encode()).hexdigest())
+        seen[key] += 1
+    return out
+
+
+def _content(row, params: Iterable[str]) -> dict[str, float]:
+    """What :func:`run_identities` hashes of a stored run: its values of ``params`` and its time."""
+    values = {**json.loads(row.params), "cpu": row.cpu, "bw": row.bw}
+    return {**{q: values[q] for q in params}, "time": row.time}
+
+
+def outdated(conn: Connection) -> bool:
+    """Whether a table or column of this schema is missing from the database."""
+    insp = inspect(conn)
+    have = set(insp.get_table_names())
+    return any(t.name not in have or {c.name for c in t.columns} - {c["name"] for c in insp.get_columns(t.name)}
+               for t in metadata.sorted_tables)
+
+
+def migrate(conn: Connection) -> None:
+    """Create missing tables; add the columns and indexes an older store lacks; identify its runs.
+
+    Columns added to this schema after version 1 are nullable, so ``ALTER TABLE ... ADD COLUMN`` is
+    enough. The caller holds the database's write lock (see :mod:`automodel.store.db`).
+    """
+    metadata.create_all(conn)
+    insp = inspect(conn)
+    added = set()
+    for table in metadata.sorted_tables:
+        have = {c["name"] for c in insp.get_columns(table.name)}
+        for col in table.columns:
+            if col.name not in have:
+                conn.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {col.name} "
+                                  f"{col.type.compile(conn.dialect)}"))
+                added.add(f"{table.name}.{col.name}")
+        for index in table.indexes:
+            index.create(conn, checkfirst=True)
+    if "runs.identity" in added:
+        _identify_runs(conn)
+
+
+def _identify_runs(conn: Connection) -> None:
+    """Give the runs of a store from before run identities theirs, in the order they were stored."""
+    for app in conn.execute(select(applications.c.id, applications.c.params)).all():
+        rows = conn.execute(select(runs).where(runs.c.app_id == app.id).order_by(runs.c.id)).all()
+        params = json.loads(app.params)
+        for row, identity in zip(rows, run_identities(_content(r, params) for r in rows)):
+            conn.execute(update(runs).where(runs.c.id == row.id).values(identity=identity))

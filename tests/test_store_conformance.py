@@ -1,0 +1,256 @@
+"""The store's contract, on every backend (:data:`postgres_server.BACKENDS`: SQLite and a real PostgreSQL
+server): runs stored exactly once whatever the concurrency, update numbers without gaps or repeats, a
+ranking equal to a sequential replay, idempotent observe, old stores migrated, transient failures
+retried, every database failure a one-line error.
+
+Concurrency runs real processes (``python -m automodel observe`` through :func:`automodel.cli.main`),
+N = 4 of them, on small data. Each scenario prints its counts (``pytest -rP``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.exc import OperationalError
+
+from automodel import store as S
+from automodel.cli import main
+from automodel.errors import StoreError
+from automodel.store import db, schema
+from postgres_server import free_port
+from test_store_observe import _grid, _runs
+
+N_PROCESSES = 4
+#: ``python -c WORKER URL CSV...``: observe each CSV in turn through the command line; its status
+WORKER = textwrap.dedent("""
+    import sys
+    from automodel.cli import main
+    for csv in sys.argv[2:]:
+        status = main(["observe", "--store", sys.argv[1], "--app", "app", csv])
+        if status:
+            sys.exit(status)
+""")
+#: ``python -c KILLED URL MARKER CSV``: observe the CSV, and, with its runs and state written but not
+#: committed, write MARKER and sleep (to be killed)
+KILLED = textwrap.dedent("""
+    import pathlib, sys, time
+    from automodel import store as S
+    obs = sys.modules["automodel.store.observe"]
+    real = obs.save_pool
+    def save_and_sleep(*args, **kwargs):
+        real(*args, **kwargs)
+        pathlib.Path(sys.argv[2]).write_text("inside the transaction")
+        time.sleep(60)
+    obs.save_pool = save_and_sleep
+    S.observe(sys.argv[1], "app", sys.argv[3])
+""")
+
+
+def _write(frames: list[pd.DataFrame], folder: Path, stem: str) -> list[str]:
+    paths = []
+    for i, frame in enumerate(frames):
+        paths.append(str(folder / f"{stem}{i}.csv"))
+        frame.to_csv(paths[-1], index=False)
+    return paths
+
+
+def _start(script: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _finish(procs: list[subprocess.Popen]) -> None:
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+
+
+def _content(frame: pd.DataFrame) -> list[tuple[float, ...]]:
+    return sorted(map(tuple, frame[["n", "p", "cpu", "bw", "time"]].to_numpy(float)))
+
+
+def _identities(url: str) -> list[str | None]:
+    with S.opened(url) as st:
+        return st.transaction(lambda conn: conn.execute(select(schema.runs.c.identity)).scalars().all(), write=False)
+
+
+def _replay(url: str, folder: Path) -> pd.DataFrame:
+    """The ranking of a new SQLite store given the runs of ``url``'s updates one after the other."""
+    stored = S.runs(url, "app")
+    replay = str(folder / "replay.db")
+    for _, batch in stored.groupby("update_no", sort=True):
+        S.observe(replay, "app", batch[["n", "p", "cpu", "bw", "time"]].reset_index(drop=True))
+    return S.ranking(replay, "app", top=None)
+
+
+def _check(url: str, written: list[str], n_updates: int, folder: Path, scenario: str) -> None:
+    """Every written run stored once (content and identity), updates 1..n_updates, one search, the
+    persisted statistics right, the ranking that of a sequential replay."""
+    frames = [pd.read_csv(p) for p in written]
+    stored = S.runs(url, "app")
+    assert _content(stored) == _content(pd.concat(frames))
+    identities = _identities(url)
+    expected = {i for f in frames for i in schema.run_identities(f[["n", "p", "cpu", "bw", "time"]]
+                                                                .to_dict("records"))}
+    assert None not in identities and len(set(identities)) == len(identities) and set(identities) == expected
+    history = S.history(url, "app")
+    assert history["update"].tolist() == list(range(1, n_updates + 1))
+    assert history["event"].tolist() == ["search"] + ["observe"] * (n_updates - 1)
+    assert history["added"].sum() == len(stored) and S.verify(url, "app")["runs"] == len(stored)
+    got, want = S.ranking(url, "app", top=None), _replay(url, folder)
+    assert got["formula"].tolist() == want["formula"].tolist()
+    np.testing.assert_allclose(got["score"], want["score"], rtol=1e-9)
+    backend = "sqlite" if "://" not in url else "postgresql"
+    print(f"{scenario} [{backend}]: runs written {sum(map(len, frames))}, runs found {len(stored)}, "
+          f"updates {history['update'].min()}..{history['update'].max()} ({len(history)} distinct)")
+
+
+def test_processes_creating_one_application(store_url, tmp_path):
+    chunks = _write([_grid(seed) for seed in range(N_PROCESSES)], tmp_path, "grid")
+    _finish([_start(WORKER, store_url, chunk) for chunk in chunks])
+    _check(store_url, chunks, N_PROCESSES, tmp_path, "create race")
+
+
+def test_processes_observing_disjoint_chunks(store_url, tmp_path):
+    (first,) = _write([_grid()], tmp_path, "grid")
+    S.observe(store_url, "app", first)
+    chunks = [_write([_runs(100 * w + b, 2) for b in range(3)], tmp_path, f"w{w}_") for w in range(N_PROCESSES)]
+    _finish([_start(WORKER, store_url, *mine) for mine in chunks])
+    _check(store_url, [first] + [c for mine in chunks for c in mine], 1 + 3 * N_PROCESSES, tmp_path,
+           "disjoint chunks")
+
+
+def test_writer_killed_mid_transaction(store_url, tmp_path):
+    (first,) = _write([_grid()], tmp_path, "grid")
+    S.observe(store_url, "app", first)
+    (doomed,) = _write([_runs(7, 3)], tmp_path, "doomed")
+    marker = tmp_path / "marker"
+    started = time.monotonic()
+    killed = _start(KILLED, store_url, str(marker), doomed)
+    others = _write([_runs(50 + i, 2) for i in range(N_PROCESSES - 1)], tmp_path, "other")
+    waiting = [_start(WORKER, store_url, chunk) for chunk in others]
+    while not marker.exists():
+        assert killed.poll() is None and time.monotonic() < started + 90, killed.stderr.read()
+        time.sleep(0.05)
+    time.sleep(max(0.0, started + 2.5 - time.monotonic()))  # the others are started and wait for its lock
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait(30)
+    _finish(waiting)
+    _check(store_url, [first] + others, N_PROCESSES, tmp_path, "writer killed")
+
+
+def test_observing_a_file_again_adds_nothing(store_url, tmp_path):
+    grid = _grid()
+    (path,) = _write([grid], tmp_path, "grid")
+    assert S.observe(store_url, "app", path).run_ids
+    again = S.observe(store_url, "app", path)
+    assert (again.run_ids, again.n_skipped, again.update_no) == ([], 32, 1)
+    assert "nothing added, no update" in again.lines()[0]
+    more = pd.concat([grid.iloc[:2], _runs(3, 2)], ignore_index=True)
+    rep = S.observe(store_url, "app", more)
+    assert (len(rep.run_ids), rep.n_skipped, rep.update_no) == (2, 2, 2)
+    twice = pd.concat([_runs(4, 1)] * 2, ignore_index=True)  # a repeated measurement, same time
+    assert len(S.observe(store_url, "app", twice).run_ids) == 2
+    assert len(S.observe(store_url, "app", grid.iloc[:3], allow_duplicates=True).run_ids) == 3
+    assert S.verify(store_url, "app")["runs"] == 32 + 2 + 2 + 3
+    assert S.observe(store_url, "app", twice).run_ids == []
+    assert _identities(store_url).count(None) == 3
+
+
+def test_aggregate_observes_one_run_per_configuration(store_url):
+    grid = _grid()
+    reps = pd.concat([grid, grid.assign(time=grid["time"] * 1.1), grid.assign(time=grid["time"] * 1.3)])
+    S.observe(store_url, "app", reps, aggregate="median")
+    stored = S.runs(store_url, "app")
+    assert len(stored) == 32
+    np.testing.assert_allclose(np.sort(stored["time"]), np.sort(grid["time"] * 1.1))
+
+
+def test_reading_a_missing_store_creates_nothing(store_url):
+    with pytest.raises(StoreError, match="no such store|not an automodel store") as err:
+        S.ranking(store_url, "app")
+    assert "\n" not in str(err.value)
+    if "://" not in store_url:
+        assert not Path(store_url).exists()
+    else:
+        with S.Store(store_url).engine.connect() as conn:  # a writer creates the tables
+            assert conn.execute(text("SELECT count(*) FROM applications")).scalar() == 0
+
+
+def test_a_store_from_before_run_identities_is_migrated(store_url, tmp_path):
+    (path,) = _write([_grid()], tmp_path, "grid")
+    S.observe(store_url, "app", path)
+    old = S.Store(store_url)
+    with old.engine.begin() as conn:  # back to schema version 1: no identity column, no index
+        conn.execute(text("DROP INDEX uq_runs_identity"))
+        conn.execute(text("ALTER TABLE runs DROP COLUMN identity"))
+    old.dispose()
+    assert len(S.ranking(store_url, "app")) == 10  # opening migrates it
+    assert None not in _identities(store_url)
+    assert S.observe(store_url, "app", path).run_ids == []  # its runs got their identities
+
+
+def _failure(sqlite: bool, transient: bool) -> OperationalError:
+    """An error as the driver raises it: SQLite's locked file, PostgreSQL's serialisation failure, or
+    a missing table."""
+    if sqlite:
+        return OperationalError("SELECT", {}, sqlite3.OperationalError(
+            "database is locked" if transient else "no such table: runs"))
+    cause = type("Failure", (Exception,), {"sqlstate": "40001" if transient else "42P01"})("failure")
+    return OperationalError("SELECT", {}, cause)
+
+
+@pytest.mark.parametrize("transient", [True, False])
+def test_transient_failures_are_retried_others_reported_at_once(store_url, monkeypatch, transient):
+    monkeypatch.setattr(db, "BACKOFF_S", 0.001)
+    store = S.Store(store_url)
+    failure, calls = _failure(store.is_sqlite, transient), []
+
+    def flaky(conn, failures: int) -> int:
+        calls.append(conn)
+        if len(calls) <= failures:
+            raise failure
+        return conn.execute(text("SELECT 1")).scalar()
+
+    if transient:
+        assert store.transaction(lambda conn: flaky(conn, 2)) == 1 and len(calls) == 3
+        calls.clear()
+    with pytest.raises(StoreError) as err:
+        store.transaction(lambda conn: flaky(conn, db.ATTEMPTS))
+    assert len(calls) == (db.ATTEMPTS if transient else 1) and "\n" not in str(err.value)
+    store.dispose()
+
+
+def test_a_restarted_server_is_waited_for(postgres):
+    url = postgres.fresh_database()
+    S.observe(url, "app", _grid())
+    store = S.Store(url)  # its pooled connection dies with the server
+    postgres.stop("fast")
+    restart = threading.Timer(0.5, postgres.start)
+    restart.start()
+    try:
+        assert len(S.ranking(store, "app")) == 10
+    finally:
+        restart.join()
+        store.dispose()
+
+
+def test_an_unreachable_server_is_one_line_within_seconds(capsys):
+    url = f"postgresql://me:secret@127.0.0.1:{free_port()}/runs"
+    started = time.monotonic()
+    assert main(["ranking", "--store", url, "--app", "lu"]) == 2
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 10
+    assert err.count("\n") == 1 and "127.0.0.1" in err and "secret" not in err
