@@ -50,6 +50,11 @@ def unavailable() -> str | None:
         return "the PostgreSQL driver psycopg is not installed (pip install 'automodel[postgres]')"
     if bindir() is None:
         return "no PostgreSQL binaries (initdb, pg_ctl) on PATH or under /usr/lib/postgresql/*/bin"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam(UNPRIVILEGED)
+        except KeyError:
+            return f"running as root, and there is no user {UNPRIVILEGED!r} to run the server (initdb refuses root)"
     return None
 
 

@@ -185,8 +185,8 @@ def test_reading_a_missing_store_creates_nothing(store_url):
     if "://" not in store_url:
         assert not Path(store_url).exists()
     else:
-        with S.Store(store_url).engine.connect() as conn:  # a writer creates the tables
-            assert conn.execute(text("SELECT count(*) FROM applications")).scalar() == 0
+        with S.opened(store_url, create=True) as st:  # a writer creates the tables
+            assert st.transaction(lambda conn: conn.execute(text("SELECT count(*) FROM applications")).scalar()) == 0
 
 
 def test_a_store_from_before_run_identities_is_migrated(store_url, tmp_path):

@@ -53,4 +53,5 @@ def test_what_is_transient():
         cause = type("PgError", (Exception,), {"sqlstate": state})("x")
         assert transient(error(OperationalError, cause), sqlite=False) is expected
     assert transient(error(OperationalError, OSError("connection refused")), sqlite=False)
+    assert not transient(error(OperationalError, OSError("connection timeout expired")), sqlite=False)
     assert not transient(error(IntegrityError, ValueError("duplicate")), sqlite=False)

@@ -38,8 +38,9 @@ __all__ = ["Store", "open_store", "opened", "database_url", "transient", "pack",
 
 T = TypeVar("T")
 
-#: how long SQLite waits for another writer's lock before the attempt fails
-BUSY_TIMEOUT_S = 120.0
+#: how long SQLite waits for another writer's lock before the attempt fails (then retried: at most
+#: ATTEMPTS times this in all)
+BUSY_TIMEOUT_S = 30.0
 #: how long connecting to a database server may take
 CONNECT_TIMEOUT_S = 10
 #: attempts of a transaction that fails transiently; the waits between them double from BACKOFF_S
@@ -97,8 +98,8 @@ def transient(exc: DBAPIError, sqlite: bool) -> bool:
     if exc.connection_invalidated:
         return True
     state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
-    if state is None:  # the driver failed before the server answered: no connection
-        return isinstance(exc, OperationalError)
+    if state is None:  # no connection: refused (a restarting server) is worth retrying, a timeout is not
+        return isinstance(exc, OperationalError) and "timeout" not in cause
     return state in TRANSIENT_SQLSTATES or state.startswith("08")
 
 
@@ -157,8 +158,12 @@ class Store:
                              "pip install 'automodel[postgres]'") from None
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"{self.target}: not a database URL ({_short(exc)})") from None
-        if self.transaction(schema.outdated, write=False):
-            self.transaction(lambda conn: self._setup(conn, create))
+        try:
+            if self.transaction(schema.outdated, write=False):
+                self.transaction(lambda conn: self._setup(conn, create))
+        except StoreError:
+            self.dispose()
+            raise
 
     def _setup(self, conn: Connection, create: bool) -> None:
         if conn.dialect.name == "postgresql":
