@@ -89,10 +89,10 @@ def _identities(url: str) -> list[str | None]:
 def _replay(url: str, folder: Path) -> pd.DataFrame:
     """The ranking of a new SQLite store given the runs of ``url``'s updates one after the other."""
     stored = S.runs(url, "app")
-    replay = str(folder / "replay.db")
-    for _, batch in stored.groupby("update_no", sort=True):
-        S.observe(replay, "app", batch[["n", "p", "cpu", "bw", "time"]].reset_index(drop=True))
-    return S.ranking(replay, "app", top=None)
+    with S.opened(folder / "replay.db", create=True) as replay:
+        for _, batch in stored.groupby("update_no", sort=True):
+            S.observe(replay, "app", batch[["n", "p", "cpu", "bw", "time"]].reset_index(drop=True))
+        return S.ranking(replay, "app", top=None)
 
 
 def _check(url: str, written: list[str], n_updates: int, folder: Path, scenario: str) -> None:
