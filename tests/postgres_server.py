@@ -99,7 +99,7 @@ class Server:
 
     def start(self) -> None:
         options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.root} "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
+                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100")
         self._run("pg_ctl", "start", "-w", "-D", str(self.data), "-l", str(self.root / "log"), "-o", options)
 
     def stop(self, mode: str = "immediate") -> None:

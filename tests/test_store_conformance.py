@@ -82,17 +82,17 @@ def _content(frame: pd.DataFrame) -> list[tuple[float, ...]]:
 
 
 def _identities(url: str) -> list[str | None]:
-    with S.opened(url) as st:
-        return st.transaction(lambda conn: conn.execute(select(schema.runs.c.identity)).scalars().all(), write=False)
+    return S.open_store(url, create=False).transaction(
+        lambda conn: conn.execute(select(schema.runs.c.identity)).scalars().all(), write=False)
 
 
 def _replay(url: str, folder: Path) -> pd.DataFrame:
     """The ranking of a new SQLite store given the runs of ``url``'s updates one after the other."""
     stored = S.runs(url, "app")
-    with S.opened(folder / "replay.db", create=True) as replay:
-        for _, batch in stored.groupby("update_no", sort=True):
-            S.observe(replay, "app", batch[["n", "p", "cpu", "bw", "time"]].reset_index(drop=True))
-        return S.ranking(replay, "app", top=None)
+    replay = str(folder / "replay.db")
+    for _, batch in stored.groupby("update_no", sort=True):
+        S.observe(replay, "app", batch[["n", "p", "cpu", "bw", "time"]].reset_index(drop=True))
+    return S.ranking(replay, "app", top=None)
 
 
 def _check(url: str, written: list[str], n_updates: int, folder: Path, scenario: str) -> None:
@@ -189,8 +189,9 @@ def test_reading_a_missing_store_creates_nothing(store_url):
     if "://" not in store_url:
         assert not Path(store_url).exists()
     else:
-        with S.opened(store_url, create=True) as st:  # a writer creates the tables
-            assert st.transaction(lambda conn: conn.execute(text("SELECT count(*) FROM applications")).scalar()) == 0
+        count = S.open_store(store_url).transaction(  # a writer creates the tables
+            lambda conn: conn.execute(text("SELECT count(*) FROM applications")).scalar())
+        assert count == 0
 
 
 def test_a_store_from_before_run_identities_is_migrated(store_url, tmp_path):

@@ -28,7 +28,17 @@ def test_open_errors(tmp_path):
     store.dispose()
 
 
-def test_urls_and_what_is_shown():
+def test_a_deleted_store_file_is_a_new_store(tmp_path):
+    path = tmp_path / "s.db"
+    S.record(path, cpu=0.5, host="a", at=1.0)  # the process keeps the file's engine
+    path.unlink()
+    with pytest.raises(StoreError, match="no such store"):
+        S.samples(path)
+    S.record(path, cpu=0.6, host="a", at=2.0)
+    assert path.exists() and S.samples(path)["cpu"].tolist() == [0.6]
+
+
+def test_urls():
     assert database_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
     assert database_url("postgresql+psycopg2://u@h/db") == "postgresql+psycopg2://u@h/db"
     assert database_url("sqlite:///x.db") == "sqlite:///x.db"

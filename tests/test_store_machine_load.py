@@ -12,7 +12,7 @@ from test_store_observe import _grid
 
 
 def test_load_samples_fill_runs_and_forecast(store_url, tmp_path):
-    path = S.Store(store_url)  # one store for the 80 samples: a call on a URL opens (and closes) its own
+    path = store_url
     for i in range(40):  # two hosts; host b is the busier one
         S.record(path, cpu=0.9, bw=0.8, host="a", at=float(i))
         S.record(path, cpu=0.5 + 0.01 * (i % 2), bw=0.9, host="b", at=float(i))
@@ -30,4 +30,3 @@ def test_load_samples_fill_runs_and_forecast(store_url, tmp_path):
     with pytest.raises(DataError, match="in \\(0, 1\\]"):
         S.record(path, cpu=1.5)
     assert rep.created
-    path.dispose()

@@ -130,16 +130,16 @@ def load_record(args: argparse.Namespace) -> int:
 
 def load_forecast(args: argparse.Namespace) -> int:
     from automodel.errors import StoreError
-    from automodel.store import forecast_load, opened
+    from automodel.store import forecast_load, open_store
 
+    store = open_store(args.store, create=False)
     done = 0
-    with opened(args.store) as store:
-        for res in ("cpu", "bw"):
-            try:
-                f, src = forecast_load(store, res, args.app, args.host, args.error, args.window)
-            except StoreError as exc:
-                print(f"{res}: {exc}")
-                continue
-            print(f"{res}: {f.line()}; history: {src}")
-            done += 1
+    for res in ("cpu", "bw"):
+        try:
+            f, src = forecast_load(store, res, args.app, args.host, args.error, args.window)
+        except StoreError as exc:
+            print(f"{res}: {exc}")
+            continue
+        print(f"{res}: {f.line()}; history: {src}")
+        done += 1
     return 0 if done else 2

@@ -19,11 +19,11 @@ PostgreSQL URLs (``postgresql://user@host/db``) use the psycopg 3 driver (``pip 
 from __future__ import annotations
 
 import io
+import os
 import random
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, TypeVar
 
 import numpy as np
 from sqlalchemy import create_engine, event, inspect, text
@@ -33,7 +33,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from automodel.errors import StoreError
 from automodel.store import schema
 
-__all__ = ["Store", "open_store", "opened", "database_url", "transient", "pack", "unpack", "now",
+__all__ = ["Store", "open_store", "database_url", "transient", "pack", "unpack", "now",
            "ATTEMPTS"]
 
 T = TypeVar("T")
@@ -129,6 +129,29 @@ def _server_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, connect_args=args)
 
 
+#: the engine (pool of connections) of each database this process opened, its tables checked: an engine
+#: lives as long as the process, so a call on a store path pays neither a new connection nor a check
+#: of the tables, nor, on SQLite, the WAL checkpoint of closing the last connection (10 ms)
+_ENGINES: dict[str, Engine] = {}
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: leave the parent's connections to the parent (dropped, not closed)."""
+    for engine in _ENGINES.values():
+        engine.dispose(close=False)
+    _ENGINES.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def _forget(url: str) -> None:
+    """Close and drop the engine of ``url``, if this process has one."""
+    engine = _ENGINES.pop(url, None)
+    if engine is not None:
+        engine.dispose()
+
+
 class Store:
     """A handle on one store; cheap to create, safe to share between threads of one process.
 
@@ -146,12 +169,17 @@ class Store:
         self.target = _shown(target)
         url = database_url(target)
         self.is_sqlite = url.startswith("sqlite")
+        self._url = url
         try:
             database = make_url(url).database
-            if self.is_sqlite and not create and database not in (None, "", ":memory:") and \
-                    not Path(database).exists():
-                raise StoreError(f"{self.target}: no such store (automodel observe or automodel load record "
-                                 "creates one)")
+            if self.is_sqlite and database not in (None, "", ":memory:") and not Path(database).exists():
+                _forget(url)  # an engine of a deleted file would write into the deleted file
+                if not create:
+                    raise StoreError(f"{self.target}: no such store (automodel observe or automodel load "
+                                     "record creates one)")
+            elif url in _ENGINES:
+                self.engine = _ENGINES[url]
+                return
             self.engine = _sqlite_engine(url) if self.is_sqlite else _server_engine(url)
         except ImportError as exc:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
@@ -162,8 +190,9 @@ class Store:
             if self.transaction(schema.outdated, write=False):
                 self.transaction(lambda conn: self._setup(conn, create))
         except StoreError:
-            self.dispose()
+            self.engine.dispose()
             raise
+        _ENGINES[url] = self.engine
 
     def _setup(self, conn: Connection, create: bool) -> None:
         if conn.dialect.name == "postgresql":
@@ -199,6 +228,8 @@ class Store:
         return {READ_ONLY: True} if self.is_sqlite else {"isolation_level": "REPEATABLE READ"}
 
     def dispose(self) -> None:
+        """Close the store's connections (those of every :class:`Store` on its database)."""
+        _forget(self._url)
         self.engine.dispose()
 
 
@@ -210,19 +241,9 @@ def _short(exc: BaseException) -> str:
 
 
 def open_store(target: str | Path | Store, create: bool = True) -> Store:
-    """A :class:`Store` for a SQLite file path or a SQLAlchemy URL (``postgresql://...``)."""
+    """A :class:`Store` for a SQLite file path or a SQLAlchemy URL (``postgresql://...``); ``create``
+    as for :class:`Store`."""
     return target if isinstance(target, Store) else Store(target, create)
-
-
-@contextmanager
-def opened(target: str | Path | Store, create: bool = False) -> Iterator[Store]:
-    """:func:`open_store` for one call: a store opened here is closed (its connections too) after it."""
-    st = open_store(target, create)
-    try:
-        yield st
-    finally:
-        if st is not target:
-            st.dispose()
 
 
 def pack(**arrays: np.ndarray) -> bytes:

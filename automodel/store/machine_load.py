@@ -14,7 +14,7 @@ from sqlalchemy import insert, select
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
 from automodel.store import schema
-from automodel.store.db import Store, now, opened
+from automodel.store.db import Store, now, open_store
 from automodel.store.pool import read_app, run_frame
 
 if TYPE_CHECKING:  # automodel.forecast imports scipy.signal (0.6 s); observe and record need none of it
@@ -41,8 +41,7 @@ def _instant(value: float, what: str) -> float:
 
 
 def _insert_samples(store: str | Path | Store, rows: list[dict]) -> None:
-    with opened(store, create=True) as st:
-        st.transaction(lambda conn: conn.execute(insert(schema.load_samples), rows))
+    open_store(store, create=True).transaction(lambda conn: conn.execute(insert(schema.load_samples), rows))
 
 
 def record(store: str | Path | Store, cpu: float | None = None, bw: float | None = None,
@@ -84,8 +83,7 @@ def samples(store: str | Path | Store, host: str | None = None) -> pd.DataFrame:
     q = select(t.c.host, t.c.at, t.c.cpu, t.c.bw).order_by(t.c.at, t.c.id)
     if host is not None:
         q = q.where(t.c.host == host)
-    with opened(store) as st:
-        rows = st.transaction(lambda conn: conn.execute(q).all(), write=False)
+    rows = open_store(store, create=False).transaction(lambda conn: conn.execute(q).all(), write=False)
     return pd.DataFrame(rows, columns=["host", "at", "cpu", "bw"])
 
 

@@ -21,7 +21,7 @@ from automodel.search.staged import staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import Term, power, term_values
 from automodel.store import schema
-from automodel.store.db import Store, now, opened
+from automodel.store.db import Store, now, open_store
 from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
                                    require_app, save_pool, stored_identities)
 
@@ -205,12 +205,12 @@ def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame
     **roles
         The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
-    with opened(store, create=True) as st:
-        existing = st.transaction(lambda conn: find_app(conn, app), write=False)
-        ds = _read(data, existing, roles, aggregate or "median", st)
-        runs = ds.frame[[*ds.params, "time"]] if aggregate else ds.runs
-        search = None if existing is not None else _search(ds, space, options)
-        return st.transaction(lambda conn: _write(conn, st, app, ds, runs, search, allow_duplicates))
+    st = open_store(store, create=True)
+    existing = st.transaction(lambda conn: find_app(conn, app), write=False)
+    ds = _read(data, existing, roles, aggregate or "median", st)
+    runs = ds.frame[[*ds.params, "time"]] if aggregate else ds.runs
+    search = None if existing is not None else _search(ds, space, options)
+    return st.transaction(lambda conn: _write(conn, st, app, ds, runs, search, allow_duplicates))
 
 
 def _search(ds: data_mod.Dataset, space: str | Path | SearchSpace, options: OnlineOptions | None) -> _Search:
@@ -297,9 +297,9 @@ def _leader(pool: LivePool, cand_ids: np.ndarray) -> tuple[str | None, int | Non
 
 def _set_status(store: str | Path | Store, app: str, run_ids: Iterable[int], admit: bool) -> ObserveReport:
     ids = sorted({int(i) for i in run_ids})
-    with opened(store) as st:
-        return st.transaction(lambda conn: _set_status_locked(conn, require_app(conn, app, st.target, lock=True),
-                                                              ids, admit))
+    st = open_store(store, create=False)
+    return st.transaction(lambda conn: _set_status_locked(conn, require_app(conn, app, st.target, lock=True),
+                                                          ids, admit))
 
 
 def _set_status_locked(conn: Connection, a: App, ids: list[int], admit: bool) -> ObserveReport:

@@ -18,7 +18,7 @@ from automodel.search.online import LivePool, OnlineOptions, PoolStats
 from automodel.search.score import Structure
 from automodel.space.terms import Term, term_from_dict, term_values
 from automodel.store import schema
-from automodel.store.db import Store, now, opened, pack, unpack
+from automodel.store.db import Store, now, open_store, pack, unpack
 
 __all__ = ["App", "find_app", "require_app", "read_app", "create_app", "load_pool", "save_pool", "insert_runs",
            "stored_identities", "run_frame", "ADMITTED"]
@@ -75,8 +75,8 @@ def require_app(conn: Connection, name: str, store: str, lock: bool = False) -> 
 def read_app(store: str | Path | Store, name: str, work: Callable[[Connection, App], T]) -> T:
     """``work(conn, app)`` in one read transaction of an existing store, ``app`` the application
     called ``name`` (:func:`require_app`)."""
-    with opened(store) as st:
-        return st.transaction(lambda conn: work(conn, require_app(conn, name, st.target)), write=False)
+    st = open_store(store, create=False)
+    return st.transaction(lambda conn: work(conn, require_app(conn, name, st.target)), write=False)
 
 
 def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict[str, str],
