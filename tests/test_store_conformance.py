@@ -126,9 +126,9 @@ def test_processes_creating_one_application(store_url, tmp_path):
 def test_processes_observing_disjoint_chunks(store_url, tmp_path):
     (first,) = _write([_grid()], tmp_path, "grid")
     S.observe(store_url, "app", first)
-    chunks = [_write([_runs(100 * w + b, 2) for b in range(3)], tmp_path, f"w{w}_") for w in range(N_PROCESSES)]
+    chunks = [_write([_runs(100 * w + b, 2) for b in range(2)], tmp_path, f"w{w}_") for w in range(N_PROCESSES)]
     _finish([_start(WORKER, store_url, *mine) for mine in chunks])
-    _check(store_url, [first] + [c for mine in chunks for c in mine], 1 + 3 * N_PROCESSES, tmp_path,
+    _check(store_url, [first] + [c for mine in chunks for c in mine], 1 + 2 * N_PROCESSES, tmp_path,
            "disjoint chunks")
 
 
@@ -144,7 +144,7 @@ def test_writer_killed_mid_transaction(store_url, tmp_path):
     while not marker.exists():
         assert killed.poll() is None and time.monotonic() < started + 90, killed.stderr.read()
         time.sleep(0.05)
-    time.sleep(max(0.0, started + 2.5 - time.monotonic()))  # the others are started and wait for its lock
+    time.sleep(max(0.0, started + 2.0 - time.monotonic()))  # the others are started and wait for its lock
     os.kill(killed.pid, signal.SIGKILL)
     killed.wait(30)
     _finish(waiting)
