@@ -10,7 +10,7 @@ from typing import Callable, TypeVar
 import numpy as np
 import pandas as pd
 from sqlalchemy import Table, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 from automodel.errors import DataError, ModelFileError, StoreError
@@ -99,14 +99,16 @@ def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict
 
 
 def _insert_new(conn: Connection, table: Table, **values) -> int | None:
-    """Insert a row unless it would repeat a unique key (``INSERT ... ON CONFLICT DO NOTHING`` where the
-    database has it: an insert of a key another transaction is inserting waits for that one, then does
-    nothing); the new row's id, or None."""
-    dialect = {"postgresql": postgresql, "sqlite": sqlite}.get(conn.dialect.name)
-    if dialect is None:
-        return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
-    return conn.execute(dialect.insert(table).values(**values).on_conflict_do_nothing()
-                        .returning(table.c.id)).scalar()
+    """Insert a row unless it would repeat a unique key; the new row's id, or None.
+
+    On PostgreSQL ``INSERT ... ON CONFLICT DO NOTHING``: an insert of a key another transaction is
+    inserting waits for that one, then does nothing. SQLite holds the database's write lock already,
+    so a plain insert cannot collide (and needs no RETURNING, which SQLite < 3.35 lacks).
+    """
+    if conn.dialect.name == "postgresql":
+        return conn.execute(postgresql.insert(table).values(**values).on_conflict_do_nothing()
+                            .returning(table.c.id)).scalar()
+    return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
 
 
 def insert_runs(conn: Connection, app: App, frame: pd.DataFrame, update_no: int,
