@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -60,6 +60,58 @@ class Core(Protocol):
     def predict(self, frame: pd.DataFrame) -> np.ndarray: ...
 
     def to_dict(self) -> dict[str, Any]: ...
+
+
+#: the widest range of process counts :meth:`Model.best_p` searches exhaustively
+EXHAUSTIVE_P = 4096
+#: the largest process count it accepts: every integer up to it is exact in a float
+MAX_P = 2 ** 53
+
+
+def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
+    """The integer ``x`` in ``[low, high]`` with the least ``times(x)`` (vectorised), and that value.
+
+    Exhaustive over ranges of at most :data:`EXHAUSTIVE_P` integers; otherwise coarse to fine: the
+    least of about 2000 geometrically spaced integers, then the same inside the bracket of its two
+    neighbours, until the bracket is small enough to search whole. The work is
+    ``O(log(high - low))`` evaluations of 2000 points and the memory bounded; the answer is exact for a
+    cost that has one minimum between the grid points around the coarse one (the usual U shape of
+    run time over p); a narrower dip elsewhere may be missed.
+    """
+    while high - low + 1 > EXHAUSTIVE_P:
+        grid = np.unique(np.round(np.geomspace(low, high, 2048)).astype(np.int64))
+        i = int(np.argmin(times(grid.astype(float))))
+        low, high = int(grid[max(i - 1, 0)]), int(grid[min(i + 1, len(grid) - 1)])
+    ps = np.arange(low, high + 1, dtype=float)
+    t = times(ps)
+    i = int(np.argmin(t))
+    return int(ps[i]), float(t[i])
+
+
+def _whole(name: str, value: Any, low: int) -> int:
+    """``value`` as an int when it is a whole number in ``[low, MAX_P]``; else a one-line DataError."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise DataError(f"{name} must be a whole number >= {low}, got {shown(value)}") from None
+    if not (math.isfinite(number) and number == math.floor(number) and low <= number <= MAX_P):
+        raise DataError(f"{name} must be a whole number from {low} to 2^53, got {number:g}")
+    return int(number)
+
+
+def _argument(name: str, value: Any) -> float:
+    """A parameter value given to :meth:`Model.best_p`: finite, and in (0, 1] for ``cpu`` and ``bw``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise DataError(f"{name} must be a number, got {shown(value)}") from None
+    if not math.isfinite(number):
+        raise DataError(f"{name} must be a finite number, got {number:g}")
+    if name in ("cpu", "bw") and not 0 < number <= 1:
+        raise DataError(f"{name} must be a fraction in (0, 1], got {number:g}")
+    if name in ("n",) and not number > 0:
+        raise DataError(f"{name} must be positive, got {number:g}")
+    return number
 
 
 def _float(value: int | float) -> float:
@@ -262,25 +314,45 @@ class Model:
         """The integer process count in ``[p_min, p_max]`` with the least predicted time.
 
         Returns ``(p, predicted_time)``. ``p_max`` defaults to 4x the largest trained p (at least 64).
+        Ranges of up to :data:`EXHAUSTIVE_P` counts are searched exhaustively; wider ones coarse to fine
+        (:func:`best_integer`), so the work is bounded for any ``p_max`` up to :data:`MAX_P`.
+
+        Raises
+        ------
+        DataError
+            A ``p_min`` or ``p_max`` that is not a whole number in ``[1, MAX_P]``, ``p_max < p_min``, a
+            missing or non-finite ``n`` or extra value, ``cpu`` or ``bw`` outside (0, 1], or a model that
+            predicts no positive finite time at the best count.
         """
         if "p" not in self.params:
             raise DataError("this model does not depend on p, so it has no best process count")
         if p_max is None:
             p_max = int(max(64, 4 * self.ranges.get("p", [1, 16])[1]))
+        p_min, p_max = _whole("p_min", p_min, 1), _whole("p_max", p_max, 1)
         if p_max < p_min:
-            raise DataError(f"p_max must be >= {p_min}, got {p_max}")
-        ps = np.arange(p_min, p_max + 1, dtype=float)
-        values = {"p": ps, "n": n, "cpu": cpu, "bw": bw, **extras}
-        cols = {}
+            raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}")
+        values: dict[str, Any] = {"n": n, "cpu": _argument("cpu", cpu), "bw": _argument("bw", bw), **extras}
+        fixed = {}
         for q in self.params:
+            if q == "p":
+                continue
             v = values.get(q)
             if v is None:
-                raise DataError(f"best p needs a value for '{q}'")
-            cols[q] = np.broadcast_to(np.asarray(v, float), ps.shape)
-        t = np.asarray(self.core.predict(pd.DataFrame(cols)), float)
-        t = np.where(np.isfinite(t), t, np.inf)
-        i = int(np.argmin(t))
-        return int(ps[i]), float(t[i])
+                raise DataError(f"best p needs a value for '{self.roles.get(q, q)}'")
+            fixed[q] = _argument(q, v)
+
+        def times(ps: np.ndarray) -> np.ndarray:
+            cols = {q: np.full(len(ps), fixed[q]) if q != "p" else ps for q in self.params}
+            with np.errstate(all="ignore"):
+                t = np.asarray(self.core.predict(pd.DataFrame(cols)), float)
+            return np.where(np.isfinite(t) & (t > 0), t, np.inf)
+
+        p, t = best_integer(times, p_min, p_max)
+        if not np.isfinite(t):
+            at = ", ".join(f"{self.roles.get(q, q)} = {v:g}" for q, v in fixed.items())
+            raise DataError(f"the model predicts no positive finite time for p in [{p_min}, {p_max}]"
+                            f"{' at ' + at if at else ''}")
+        return p, t
 
     # -- files -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

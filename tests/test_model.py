@@ -40,3 +40,69 @@ def test_cause9_predict_never_returns_a_non_finite_time_silently():
         model.predict(pd.DataFrame({"size": [1.5, 1e6]}), source="runs.csv")
     with pytest.raises(automodel.DataError, match=r"<DataFrame>, row 1: .*got inf"):
         model.predict(pd.DataFrame({"n": [1.5, 1e6]}))
+
+
+def _power_model(formula: str) -> automodel.Model:
+    """A model of ``n`` and ``p`` from a formula of terms (the coefficients are those written)."""
+    from automodel.space.parse import parse_term
+    parts = [part.split("*", 1) for part in formula.split(" + ")]
+    core = TermModel(tuple(parse_term(t) for _, t in parts), tuple(float(c) for c, _ in parts))
+    return automodel.Model(core, params=("n", "p"), roles={}, ranges={"n": [1.0, 8.0], "p": [1.0, 8.0]})
+
+
+@pytest.mark.parametrize("formula, p_max", [
+    ("100*n/p + 0.5*p", 5000),                # U shape, minimum inside
+    ("100*n/p + 2*log2(p)", 9000),            # minimum inside, flat bottom
+    ("100*n/p", 6000),                        # decreasing: the largest p
+    ("100*n/p + 1*n", 7000),                  # decreasing to a plateau
+    ("1*p + 1*n", 5000),                      # increasing: the smallest p
+])
+def test_best_p_coarse_to_fine_equals_the_exhaustive_search(formula, p_max):
+    model = _power_model(formula)
+    ps = np.arange(3, p_max + 1, dtype=float)
+    times = model.predict({"n": np.full(len(ps), 40.0), "p": ps})
+    p, t = model.best_p(n=40, p_min=3, p_max=p_max)  # wider than EXHAUSTIVE_P: coarse to fine
+    assert p_max > automodel.model.EXHAUSTIVE_P and t == pytest.approx(times.min(), rel=1e-12)
+    assert times[p - 3] == pytest.approx(times.min(), rel=1e-12)
+
+
+def test_cause7_best_p_work_is_bounded_for_any_p_max():
+    """Issue 17, cause 7: ``np.arange(p_min, p_max + 1)`` asked 745 GiB for a p_max of 1e11."""
+    import tracemalloc
+    model = _power_model("100*n/p + 0.5*p")
+    tracemalloc.start()
+    p, t = model.best_p(n=1e12, p_max=2 ** 53)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert abs(p - np.sqrt(200 * 1e12)) <= 1 and peak < 50e6
+    with pytest.raises(automodel.DataError, match=r"p_max must be a whole number from 1 to 2\^53, got 1e\+150"):
+        model.best_p(n=1, p_max=1e150)
+
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"p_min": -10}, "p_min must be a whole number from 1 to 2^53, got -10"),
+    ({"p_min": 2.5}, "p_min must be a whole number from 1 to 2^53, got 2.5"),
+    ({"p_max": 0}, "p_max must be a whole number from 1 to 2^53, got 0"),
+    ({"p_min": 9, "p_max": 4}, "p_max must be >= p_min (9), got 4"),
+    ({"n": float("nan")}, "n must be a finite number, got nan"),
+    ({"n": -3}, "n must be positive, got -3"),
+    ({"n": None}, "best p needs a value for 'n'"),
+])
+def test_cause8_best_p_rejects_invalid_arguments(kwargs, fragment):
+    """Issue 17, cause 8: ``--p-min -10``, ``--n nan``, ``--cpu 0`` printed ``best p = -10 (predicted time
+    inf s)`` and exit 0."""
+    with pytest.raises(automodel.DataError) as err:
+        _power_model("100*n/p + 0.5*p").best_p(**{"n": 40, **kwargs})
+    assert fragment in str(err.value)
+
+
+def test_cause8_cpu_and_bw_are_fractions_and_no_time_is_no_answer():
+    from automodel.space.parse import parse_term
+    core = TermModel((parse_term("n/cpu/p"),), (1.0,))
+    model = automodel.Model(core, params=("n", "p", "cpu"), roles={}, ranges={})
+    for cpu in (0, 5, float("nan")):
+        with pytest.raises(automodel.DataError, match="cpu must be"):
+            model.best_p(n=10, cpu=cpu)
+    zero = automodel.Model(TermModel((parse_term("n/p"),), (0.0,)), params=("n", "p"), roles={}, ranges={})
+    with pytest.raises(automodel.DataError, match=r"predicts no positive finite time for p in \[1, 64\]"):
+        zero.best_p(n=10)

@@ -6,6 +6,7 @@ import argparse
 
 from automodel.cli.common import add_role_options, role_kwargs
 from automodel.files import check_output, write_text
+from automodel.errors import DataError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,9 +37,13 @@ def print_result(result, top: int = 10) -> None:
     best = result.best
     if "p" in best.params:
         at = {q: best.ranges[q][1] for q in best.params if q not in ("p", "cpu", "bw")}
-        p, t = best.best_p(**at)
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
-        print(f"best process count{' at ' + where if where else ''}: p = {p} (predicted {t:.4g} s)")
+        try:
+            p, t = best.best_p(**at)
+        except DataError as exc:  # the model is fitted and written all the same
+            print(f"best process count{' at ' + where if where else ''}: none ({exc})")
+        else:
+            print(f"best process count{' at ' + where if where else ''}: p = {p} (predicted {t:.4g} s)")
 
 
 def run(args: argparse.Namespace) -> int:
