@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
+import automodel
 import sympy
 
 from automodel.errors import DataError, ModelFileError
@@ -154,3 +156,19 @@ def test_template_exposes_the_loader():
     model = FimComModel("gather", q, job_size=64.0, reps=8, seed=1)
     frame = pd.DataFrame({"n": [100.0], "p": [8]})
     np.testing.assert_array_equal(TEMPLATE.from_dict(model.to_dict()).predict(frame), model.predict(frame))
+
+
+def test_cause7_fim_com_allocation_is_bounded():
+    """Issue 17, cause 7: a model file's ``reps`` or a prediction at p = 10^6 allocated gigabytes."""
+    import tracemalloc
+    q = fq.QueueParams(zeta_max=20.0, meta_mean=0.5, meta_log=0.1, init_mean=4.0, recv_mean=1.0)
+    d = FimComModel("scatter", q, job_size=128.0, reps=64, seed=2).to_dict()
+    with pytest.raises(ModelFileError, match=r"'reps' must be an integer from 1 to 4096, got 1e\+09"):
+        FimComModel.from_dict({**d, "reps": 10 ** 9})
+    model = FimComModel.from_dict(d)
+    tracemalloc.start()
+    with pytest.raises(automodel.DataError, match=r"FiM-Com: simulating p = 1e\+06 at n = 4096 needs .* the "
+                                                  r"largest p it simulates there is \d+"):
+        model.predict(pd.DataFrame({"n": [4096.0], "p": [10 ** 6]}))
+    assert tracemalloc.get_traced_memory()[1] < 20e6
+    tracemalloc.stop()

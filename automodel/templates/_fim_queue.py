@@ -150,11 +150,22 @@ def job_sizes(n: float, job_size: float) -> np.ndarray:
     return sizes
 
 
+#: most random variates of one kind (uniform, service times, ...) one configuration may draw: 16 MB of
+#: each, about 270 MB at the peak of the simulation. It draws ``reps x (p - 1) x jobs`` of each; a
+#: larger configuration is refused with the largest p it could simulate, rather than using gigabytes.
+MAX_VARIATES = 2 ** 21
+
+
 def draw(pattern: str, n: float, p: int, job_size: float, reps: int, rng: np.random.Generator) -> Draws:
     """Draw every random variate one configuration needs.
 
     ``n`` is the data size per receiver (per sender for gather), as MPI counts are; ``p`` processes
     give ``p - 1`` receivers (scatter, broadcast) or senders (gather), at least one.
+
+    Raises
+    ------
+    DataError
+        When the configuration needs more than :data:`MAX_VARIATES` variates of a kind.
     """
     if pattern not in PATTERNS:
         raise DataError(f"FiM-Com: pattern must be one of {PATTERNS}, got {pattern!r}")
@@ -165,6 +176,11 @@ def draw(pattern: str, n: float, p: int, job_size: float, reps: int, rng: np.ran
     peers = max(int(p) - 1, 1)
     sizes = job_sizes(float(n), float(job_size))
     jobs = sizes.size
+    if reps * peers * jobs > MAX_VARIATES:
+        largest = MAX_VARIATES // (reps * jobs) + 1
+        raise DataError(f"FiM-Com: simulating p = {p:g} at n = {n:g} needs {reps * peers * jobs:.3g} random "
+                        f"variates of each kind ({reps} repetitions x {peers} peers x {jobs} jobs), more than "
+                        f"the {MAX_VARIATES} it allows; the largest p it simulates there is {largest}")
     if pattern == "scatter":  # one sender, a distinct block per receiver, round robin (Fig. 4a)
         sender_shape, recv_shape = (reps, 1, peers * jobs), (reps, peers, jobs)
     elif pattern == "broadcast":  # one sender, each job duplicated to every receiver (Fig. 4b)

@@ -17,6 +17,7 @@ import sympy
 from scipy.optimize import least_squares
 from tqdm.auto import tqdm
 
+from automodel.data.cells import shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates._fim_queue import PATTERNS, QueueParams, config_rng, draw, run, stack
@@ -30,6 +31,8 @@ _PARAM_NAMES: tuple[str, ...] = ("zeta_max", "meta_mean", "meta_log", "init_mean
 # in a default calibration (least_squares with a finite-difference Jacobian), seconds per variate
 # drawn, per sender job simulated, per vectorised pass
 _EVALUATIONS = 400
+#: most simulated repetitions a model file may ask for
+MAX_REPS = 4096
 _SECONDS_PER_VARIATE = 1.5e-8
 _SECONDS_PER_JOB = 2e-8
 _SECONDS_PER_PASS = 2e-5
@@ -233,10 +236,11 @@ class FimComModel:
                 raise ModelFileError(f"FiM-Com model file: '{key}' must be a finite number >= 0, got {v!r}")
             return float(v)
 
-        def integer(key: str, low: int) -> int:
+        def integer(key: str, low: int, high: int) -> int:
             v = d.get(key)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ModelFileError(f"FiM-Com model file: '{key}' must be an integer >= {low}, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
+                raise ModelFileError(f"FiM-Com model file: '{key}' must be an integer from {low} to {high}, "
+                                     f"got {shown(v)}")
             return v
 
         try:
@@ -247,8 +251,8 @@ class FimComModel:
         if job_size <= 0:
             raise ModelFileError("FiM-Com model file: 'job_size' must be > 0")
         rms = d.get("rms", float("nan"))
-        return cls(pattern=d["pattern"], params=params, job_size=job_size, reps=integer("reps", 1),
-                   seed=integer("seed", 0),
+        return cls(pattern=d["pattern"], params=params, job_size=job_size, reps=integer("reps", 1, MAX_REPS),
+                   seed=integer("seed", 0, 2 ** 63 - 1),
                    rms_=float(rms) if isinstance(rms, (int, float)) and not isinstance(rms, bool) else float("nan"))
 
 
