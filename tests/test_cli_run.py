@@ -42,3 +42,49 @@ def test_cli_run_then_fit_and_store(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "32 runs done (0 failed)" in out
     assert "toy: update" in out  # the store's observe report
     assert "chosen model: T = 1.0e-6*n^2/p + 0.0001*p" in out
+
+
+def test_cause7_dry_run_does_not_build_the_whole_grid(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17, cause 7: ``run --dry-run`` built the whole grid list (10^8 points); a typo such as
+    ``1:1e12:+1`` asked for 10^12 values."""
+    import tracemalloc
+
+    from automodel.cli import main
+
+    tracemalloc.start()
+    assert main(["run", "--cmd", "app {n} {p}", "--n", "1:100000:100000", "--p", "1:1000:1000", "--dry-run"]) == 0
+    assert tracemalloc.get_traced_memory()[1] < 100e6  # 10^8 runs listed as 50 and a count
+    tracemalloc.stop()
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 + 50 + 1 and "... and 99,999,950 more" in out
+    assert "# 100,000,000 runs; more than the 1,000,000 a campaign may run" in err
+    assert main(["run", "--cmd", "app {n}", "--n", "1:1e12:+1", "--dry-run"]) == 2
+    assert "gives 1e+12 values, more than the 100000 an axis may have" in capsys.readouterr().err
+
+
+def test_cause13_run_leaves_no_file_when_the_command_cannot_be_split(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17, cause 13: ``run`` left a header-only runs.csv when the template could not be split."""
+    from automodel.cli import main
+
+    out = tmp_path / "runs.csv"
+    assert main(["run", "--cmd", "app 'unclosed {n}", "--n", "1,2", "-o", str(out), "--no-progress"]) == 2
+    assert "cannot split" in capsys.readouterr().err and not out.exists()
+    assert main(["run", "--cmd", "app {n}", "--n", "1:100000:100000", "--p", "1:20:20", "-o", str(out)]) == 2
+    assert "more than the 1,000,000 a campaign may have" in capsys.readouterr().err and not out.exists()
+
+
+def test_cause12_run_errors_name_runs_csv_and_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17, cause 12: a bad measured value after ``automodel run`` was reported at
+    ``<DataFrame>, row 0``; it is reported at runs.csv and the line of that run."""
+    from automodel.cli import main
+
+    app = tmp_path / "app.py"
+    app.write_text("import sys; n, p = float(sys.argv[1]), float(sys.argv[2]); "
+                   "print(f'time={-1 if n == 300 else 1e-6 * n * n / p}')")
+    out = tmp_path / "runs.csv"
+    assert main(["run", "--cmd", f"{sys.executable} {app} {{n}} {{p}}", "--n", "100:500:5", "--p", "1,2",
+                 "--time-regex", r"time=(\S+)", "--no-cpu", "--no-progress", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    line = next(i for i, text in enumerate(out.read_text().splitlines(), start=1) if text.startswith("300,"))
+    assert f"{out}, line {line}, column 'time': expected a positive time in seconds, got -1" in err

@@ -12,11 +12,14 @@ Examples
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
+from pathlib import Path
 from typing import Any
 
 from automodel.errors import DataError
-from automodel.runner import Campaign, format_value, parse_values, plan, run_campaign, substitute
+from automodel.runner import (MAX_RUNS, Campaign, count_runs, format_value, iter_plan, parse_values, run_campaign,
+                              substitute)
 
 __all__ = ["register", "handle"]
 
@@ -92,29 +95,41 @@ def build_campaign(args: argparse.Namespace) -> Campaign:
     )
 
 
+#: runs a dry run lists (the count is always printed; a grid of 10^8 points is not listed)
+DRY_RUN_SHOWN = 50
+
+
 def _dry_run(campaign: Campaign) -> int:
-    runs = plan(campaign)
+    total = count_runs(campaign)
     names = list(campaign.axes) + ["rep"]
     print("\t".join(names + ["command"]))
-    for run in runs:
+    for run in itertools.islice(iter_plan(campaign), DRY_RUN_SHOWN):
         argv = substitute(campaign.command, run)
         print("\t".join([format_value(run[n]) for n in names] + [" ".join(map(repr, argv))]))
-    print(f"# {len(runs)} runs", file=sys.stderr)
+    if total > DRY_RUN_SHOWN:
+        print(f"... and {total - DRY_RUN_SHOWN:,} more")
+    limit = "" if total <= MAX_RUNS else f"; more than the {MAX_RUNS:,} a campaign may run"
+    print(f"# {total:,} runs{limit}", file=sys.stderr)
     return 0
 
 
 def _fit_frame(path: str, campaign: Campaign) -> tuple[Any, dict[str, object]]:
-    """The successful runs (axes, time, cpu, bw columns) and the role options of :func:`automodel.fit`."""
+    """The successful runs (axes, time, cpu, bw columns) and the role options of :func:`automodel.fit`;
+    the frame names ``path`` and each run's line in it (``attrs``), so a bad value is reported there."""
     import pandas as pd
 
-    frame = pd.read_csv(path)
-    ok = frame[frame["status"] == 0]
+    from automodel.data import read_csv
+
+    frame = read_csv(Path(path))
+    ok = frame[pd.to_numeric(frame["status"], errors="coerce") == 0]
     keep = [c for c in list(campaign.axes) + ["time", "cpu", "bw"] if c in ok.columns and ok[c].notna().any()]
     roles: dict[str, object] = {"time": "time",
                                 "params": tuple(c for c in campaign.axes if c not in ("n", "p"))}
     for role in ("n", "p", "cpu", "bw"):
         roles[role] = role if role in keep else None
-    return ok[keep].reset_index(drop=True), roles
+    runs = ok[keep].reset_index(drop=True)
+    runs.attrs.update(source=path, lines=ok.index.to_numpy() + 2)  # the header is line 1
+    return runs, roles
 
 
 def _fit_and_print(path: str, campaign: Campaign, top: int, space: str, progress: bool) -> None:

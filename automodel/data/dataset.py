@@ -121,7 +121,8 @@ def load(
     Parameters
     ----------
     data : path or DataFrame
-        A CSV file (one row per run, header line) or a DataFrame.
+        A CSV file (one row per run, header line) or a DataFrame; its ``attrs`` may hold ``source`` (the
+        file it came from) and ``lines`` (each row's line there), for messages.
     time, n, p, cpu, bw : str or None
         Column holding each role. ``None`` means the role is absent. A role left at its default name
         whose column does not exist is silently absent, except ``time``; a role named explicitly (listed
@@ -138,10 +139,11 @@ def load(
     DataError
         With file, row (as a line number of the file, the header being line 1) and column.
     """
-    if isinstance(data, pd.DataFrame):
-        src = source or "<DataFrame>"
+    if isinstance(data, pd.DataFrame):  # attrs may name the file and the line of every row
+        src = source or data.attrs.get("source", "<DataFrame>")
         raw = data.reset_index(drop=True)
-        row_offset = 0
+        lines = data.attrs.get("lines")
+        row_offset = np.asarray(lines) if lines is not None and len(lines) == len(data) else 0
         if raw.empty:
             raise DataError(f"{src}: no rows, expected one row per run")
     else:

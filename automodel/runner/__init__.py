@@ -6,7 +6,8 @@ machine load around it) and :mod:`~automodel.runner.campaign` (every run of the 
 to a CSV as it finishes and resumed after an interruption).
 """
 
-from automodel.runner.campaign import Campaign, columns_for, iter_rows, plan, run_campaign
+from automodel.runner.campaign import (MAX_RUNS, Campaign, columns_for, count_runs, iter_plan, iter_rows, plan,
+                                       run_campaign)
 from automodel.runner.grid import (
     BUILTIN_PLACEHOLDERS,
     expand_grid,
@@ -47,6 +48,9 @@ __all__ = [
     "parse_values",
     "placeholders",
     "plan",
+    "iter_plan",
+    "count_runs",
+    "MAX_RUNS",
     "probe_bandwidth",
     "read_cpu_times",
     "run_campaign",

@@ -35,7 +35,7 @@ from automodel.runner.measure import (
     run_once,
 )
 
-__all__ = ["Campaign", "columns_for", "iter_rows", "plan", "run_campaign"]
+__all__ = ["Campaign", "columns_for", "iter_rows", "plan", "iter_plan", "count_runs", "run_campaign", "MAX_RUNS"]
 
 
 @dataclass(frozen=True)
@@ -103,13 +103,37 @@ def columns_for(campaign: Campaign) -> list[str]:
     return cols + ["status", "error", "started"]
 
 
-def plan(campaign: Campaign) -> list[dict[str, object]]:
-    """Every run of the campaign in order: the grid point plus ``rep`` and ``index``."""
-    runs = []
+#: most runs one campaign may plan (a grid beyond it is a typo, not an experiment)
+MAX_RUNS = 1_000_000
+
+
+def count_runs(campaign: Campaign) -> int:
+    """How many runs the campaign plans, without expanding its grid."""
+    return math.prod(len(values) for values in campaign.axes.values()) * campaign.reps
+
+
+def iter_plan(campaign: Campaign) -> Iterator[dict[str, object]]:
+    """Every run of the campaign in order, one at a time: the grid point plus ``rep`` and ``index``."""
+    index = 0
     for point in expand_grid(campaign.axes):
         for rep in range(campaign.reps):
-            runs.append({**point, "rep": rep, "index": len(runs)})
-    return runs
+            yield {**point, "rep": rep, "index": index}
+            index += 1
+
+
+def plan(campaign: Campaign) -> list[dict[str, object]]:
+    """Every run of the campaign in order (:func:`iter_plan`).
+
+    Raises
+    ------
+    DataError
+        When it plans more than :data:`MAX_RUNS` runs.
+    """
+    total = count_runs(campaign)
+    if total > MAX_RUNS:
+        raise DataError(f"the grid plans {total:,} runs ({' x '.join(str(len(v)) for v in campaign.axes.values())}"
+                        f" points x {campaign.reps} repetitions), more than the {MAX_RUNS:,} a campaign may have")
+    return list(iter_plan(campaign))
 
 
 def _run_key(run: Mapping[str, object], names: Sequence[str]) -> tuple[str, ...]:
@@ -195,6 +219,9 @@ def run_campaign(
     done = _read_done(path, header, key_names, retry_failed)
     runs = plan(campaign)
     todo = [r for r in runs if _run_key(r, key_names) not in done]
+    for template in (campaign.command, campaign.bw_probe):  # a broken template fails before any file exists
+        if template and runs:
+            substitute(template, runs[0])
     new_file = not path.exists() or path.stat().st_size == 0
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import itertools
 import math
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from automodel.errors import DataError
 
@@ -52,6 +52,16 @@ def _tidy(values: list[float], integral: bool) -> list[int | float]:
                 out.append(r)
         return out
     return [float(f"{v:.12g}") for v in values]
+
+
+#: most values one axis of a grid may have (a typo such as ``1:1e12:1e12`` is refused, not expanded)
+MAX_AXIS_VALUES = 100_000
+
+
+def _check_count(count: float, name: str, spec: str) -> None:
+    if count > MAX_AXIS_VALUES:
+        raise DataError(f"parameter '{name}': '{spec}' gives {count:.3g} values, more than the "
+                        f"{MAX_AXIS_VALUES} an axis may have")
 
 
 def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
@@ -112,6 +122,7 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
         geometric = step.startswith("*")
         if (geometric and (s <= 1 or lo <= 0)) or (not geometric and s <= 0) or hi < lo:
             raise DataError(f"parameter '{name}': '{spec}' does not go from a up to b (need b >= a, factor > 1, step > 0)")
+        _check_count((math.log(hi / lo) / math.log(s) if geometric else (hi - lo) / s) + 1, name, spec)
         values, v = [], float(lo)
         while v <= hi * (1 + 1e-12):
             values.append(v)
@@ -120,6 +131,7 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
     count = _number(step, name)
     if not isinstance(count, int) or count < 1:
         raise DataError(f"parameter '{name}': count '{step}' in '{spec}' must be a positive integer")
+    _check_count(count, name, spec)
     if count == 1:
         return [lo]
     if len(parts) == 4 and parts[3] == "log":
@@ -132,18 +144,18 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
     return list(_tidy(values, integral))
 
 
-def expand_grid(axes: Mapping[str, Sequence[object]]) -> list[dict[str, object]]:
-    """The Cartesian product of the axes, first axis varying slowest.
+def expand_grid(axes: Mapping[str, Sequence[object]]) -> Iterator[dict[str, object]]:
+    """The Cartesian product of the axes, first axis varying slowest, one point at a time.
 
     Parameters
     ----------
     axes : mapping of str to sequence
         Parameter name -> its values, in the order the columns should appear.
 
-    Returns
-    -------
-    list of dict
-        One dict per grid point.
+    Yields
+    ------
+    dict
+        One grid point (the axes are checked before the first).
     """
     for name, values in axes.items():
         if not re.fullmatch(r"[A-Za-z_]\w*", name):
@@ -153,7 +165,7 @@ def expand_grid(axes: Mapping[str, Sequence[object]]) -> list[dict[str, object]]
         if len(values) == 0:
             raise DataError(f"parameter '{name}' has no values")
     names = list(axes)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+    return (dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names)))
 
 
 def format_value(value: object) -> str:
