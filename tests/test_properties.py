@@ -251,3 +251,18 @@ def test_extrap_text_reader_and_kernels_refuse_in_one_line(scratch, lines):
         if result is not None:
             for model in result.models.values():
                 assert np.isfinite(model.predict({q: [2.0] for q in model.params})).all()
+
+
+ARGUMENTS = st.one_of(st.none(), st.integers(-10, 10 ** 20), st.floats(allow_nan=True, allow_infinity=True),
+                      st.sampled_from([0, 1, 2, 0.5, 1.5, 2 ** 53, 2 ** 53 + 1, 10 ** 400, "8", "x"]))
+
+
+@settings(max_examples=EXAMPLES, **SETTINGS)
+@given(st.fixed_dictionaries({}, optional={"n": ARGUMENTS, "p_min": ARGUMENTS, "p_max": ARGUMENTS,
+                                           "cpu": ARGUMENTS, "bw": ARGUMENTS}))
+def test_best_p_answers_within_bounds_or_names_the_argument(fitted, kwargs):
+    model = fitted[0].best
+    answer = one_line_or_nothing(model.best_p, **{"n": 1000.0, **kwargs})
+    if answer is not None:
+        p, t = answer
+        assert 1 <= p <= 2 ** 53 and math.isfinite(t) and t > 0
