@@ -7,6 +7,9 @@ import argparse
 from automodel.errors import DataError
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
+#: what ``--store`` takes, for every command that has it
+STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs pip install "
+              "'automodel[postgres]'); observe and load record create a missing store")
 
 
 def add_role_options(parser: argparse.ArgumentParser) -> None:

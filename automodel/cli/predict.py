@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_forecast_options, parse_param_values
+from automodel.cli.common import STORE_HELP, add_forecast_options, parse_param_values
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_predict_options(p: argparse.ArgumentParser) -> None:
     """Options of ``automodel predict --store S --app NAME --n N --p P [--cpu X] [--bw Y]``."""
-    p.add_argument("--store", default=None, metavar="PATH|URL", help="predict with the leader of a store instead")
+    p.add_argument("--store", default=None, metavar="PATH|URL",
+                   help="predict with the leader of a store instead: " + STORE_HELP)
     p.add_argument("--app", default=None, metavar="NAME")
     p.add_argument("--n", type=float, default=None)
     p.add_argument("--p", type=float, default=None)

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from automodel.cli.common import STORE_HELP
 from automodel.errors import DataError
 from automodel.runner import (MAX_RUNS, Campaign, count_runs, format_value, iter_plan, parse_values, run_campaign,
                               substitute)
@@ -60,7 +61,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--no-fit", action="store_true", help="only run, do not fit")
     parser.add_argument("--top", type=int, default=5, help="models to print after the fit (default 5)")
     parser.add_argument("--space", default="default", help="search space for the fit (default 'default')")
-    parser.add_argument("--store", help="also record the runs in this store (path or URL)")
+    parser.add_argument("--store", metavar="PATH|URL", help="also record the runs in this store: " + STORE_HELP)
     parser.add_argument("--app", help="application name under which runs are stored (with --store)")
     parser.set_defaults(handler=handle)
 

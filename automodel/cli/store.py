@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_forecast_options, add_role_options, role_kwargs
+from automodel.cli.common import STORE_HELP, add_forecast_options, add_role_options, role_kwargs
 
 __all__ = ["register"]
 
 
-#: what ``--store`` takes, for every command that has it
-STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs pip install "
-              "'automodel[postgres]'); observe and load record create a missing store")
 
 
 def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
