@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from automodel.data.cells import numeric, shown
+from automodel.data.cells import MAGNITUDE, RULES, numeric, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.files import write_text
 from automodel import printing
@@ -62,55 +62,77 @@ class Core(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-#: the widest range of process counts :meth:`Model.best_p` searches exhaustively
-EXHAUSTIVE_P = 4096
+#: the widest range of process counts :meth:`Model.best_p` searches exhaustively (in chunks of
+#: :data:`CHUNK_P`); a term model takes about 25 ms for all of them
+EXHAUSTIVE_P = 2 ** 20
+#: process counts evaluated at once
+CHUNK_P = 2 ** 16
 #: the largest process count it accepts: every integer up to it is exact in a float
 MAX_P = 2 ** 53
 
 
-def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
+def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int,
+                 exhaustive: int = EXHAUSTIVE_P) -> tuple[int, float]:
     """The integer ``x`` in ``[low, high]`` with the least ``times(x)`` (vectorised), and that value.
 
-    Exhaustive over ranges of at most :data:`EXHAUSTIVE_P` integers; otherwise coarse to fine: the
-    least of about 2000 geometrically spaced integers, then the same inside the bracket of its two
-    neighbours, until the bracket is small enough to search whole. The work is
-    ``O(log(high - low))`` evaluations of 2000 points and the memory bounded; the answer is exact for a
-    cost that has one minimum between the grid points around the coarse one (the usual U shape of
-    run time over p); a narrower dip elsewhere may be missed.
+    Exhaustive over ranges of at most ``exhaustive`` integers (the first least one, as ``np.argmin``),
+    :data:`CHUNK_P` at a time; wider ranges coarse to fine: the least of about 2000 geometrically spaced
+    integers, then the same inside the bracket of its two neighbours, until the bracket is narrow
+    enough to search whole. The work is ``O(log(high - low))`` evaluations of 2000 points plus one
+    exhaustive search, the memory that of :data:`CHUNK_P` points. Beyond ``exhaustive`` the answer is
+    exact for a cost with one minimum between the grid points around the coarse one (the usual U shape
+    of run time over p); a narrower dip elsewhere, or a near tie between distant plateaus, may be missed.
     """
-    while high - low + 1 > EXHAUSTIVE_P:
+    while high - low + 1 > exhaustive:
         grid = np.unique(np.round(np.geomspace(low, high, 2048)).astype(np.int64))
         i = int(np.argmin(times(grid.astype(float))))
         low, high = int(grid[max(i - 1, 0)]), int(grid[min(i + 1, len(grid) - 1)])
-    ps = np.arange(low, high + 1, dtype=float)
-    t = times(ps)
-    i = int(np.argmin(t))
-    return int(ps[i]), float(t[i])
+    best, least = low, math.inf
+    for start in range(low, high + 1, CHUNK_P):
+        ps = np.arange(start, min(start + CHUNK_P, high + 1), dtype=float)
+        t = times(ps)
+        i = int(np.argmin(t))
+        if t[i] < least:
+            best, least = int(ps[i]), float(t[i])
+    return best, least
 
 
 def _whole(name: str, value: Any, low: int) -> int:
-    """``value`` as an int when it is a whole number in ``[low, MAX_P]``; else a one-line DataError."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise DataError(f"{name} must be a whole number >= {low}, got {shown(value)}") from None
-    if not (math.isfinite(number) and number == math.floor(number) and low <= number <= MAX_P):
-        raise DataError(f"{name} must be a whole number from {low} to 2^53, got {number:g}")
+    """``value`` as an int when it is a whole number in ``[low, MAX_P]`` (an int exactly, not through a
+    float); else a one-line DataError."""
+    number: int | float = math.nan
+    text = shown(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        number = int(value)
+        text = f"{number}" if abs(number) < 10 ** 20 else text
+    elif not isinstance(value, bool):
+        try:
+            number = float(value)
+            text = f"{number:g}"
+        except (TypeError, ValueError, OverflowError):
+            pass
+    if not (low <= number <= MAX_P and number == math.floor(number)):
+        raise DataError(f"{name} must be a whole number from {low} to 2^53, got {text}")
     return int(number)
 
 
 def _argument(name: str, value: Any) -> float:
-    """A parameter value given to :meth:`Model.best_p`: finite, and in (0, 1] for ``cpu`` and ``bw``."""
+    """A parameter value given to :meth:`Model.best_p`, checked as a cell of its role is: finite, its
+    role's rule (:data:`automodel.data.cells.RULES`: ``n`` positive, ``cpu`` and ``bw`` in (0, 1]) and
+    0 or of a magnitude in :data:`automodel.data.cells.MAGNITUDE`; else a one-line DataError."""
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
         raise DataError(f"{name} must be a number, got {shown(value)}") from None
     if not math.isfinite(number):
         raise DataError(f"{name} must be a finite number, got {number:g}")
-    if name in ("cpu", "bw") and not 0 < number <= 1:
-        raise DataError(f"{name} must be a fraction in (0, 1], got {number:g}")
-    if name in ("n",) and not number > 0:
-        raise DataError(f"{name} must be positive, got {number:g}")
+    ok, what = RULES.get(name, (lambda v: True, "a finite number"))
+    if not ok(number):
+        raise DataError(f"{name} must be {what}, got {number:g}")
+    low, high = MAGNITUDE
+    if number != 0 and not low <= abs(number) <= high:
+        what = what if name in RULES else "0 or a number"
+        raise DataError(f"{name} must be {what} of magnitude {low:g} to {high:g}, got {number:g}")
     return number
 
 
@@ -327,7 +349,7 @@ class Model:
         if "p" not in self.params:
             raise DataError("this model does not depend on p, so it has no best process count")
         if p_max is None:
-            p_max = int(max(64, 4 * self.ranges.get("p", [1, 16])[1]))
+            p_max = min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
         p_min, p_max = _whole("p_min", p_min, 1), _whole("p_max", p_max, 1)
         if p_max < p_min:
             raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}")

@@ -18,11 +18,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--n", type=float, default=None, help="problem size")
     b.add_argument("--cpu", type=float, default=1.0, help="free CPU fraction (default 1)")
     b.add_argument("--bw", type=float, default=1.0, help="free bandwidth fraction (default 1)")
-    b.add_argument("--p-max", type=int, default=None, help="largest p to consider")
-    b.add_argument("--p-min", type=int, default=1)
+    b.add_argument("--p-max", type=count, default=None,
+                   help="largest p to consider, up to 2^53 (default 4x the largest trained p)")
+    b.add_argument("--p-min", type=count, default=1, help="smallest p to consider (default 1)")
     b.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
     b.set_defaults(handler=best_p)
+
+
+def count(text: str) -> int | float:
+    """A process count as typed: ``1024`` exactly, ``1e11`` as a float (:meth:`Model.best_p` checks it
+    is whole)."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 
 
 def show(args: argparse.Namespace) -> int:
