@@ -172,3 +172,68 @@ def test_cause7_fim_com_allocation_is_bounded():
         model.predict(pd.DataFrame({"n": [4096.0], "p": [10 ** 6]}))
     assert tracemalloc.get_traced_memory()[1] < 20e6
     tracemalloc.stop()
+
+
+def _queue() -> fq.QueueParams:
+    return fq.QueueParams(zeta_max=20.0, meta_mean=0.5, meta_log=0.1, init_mean=4.0, recv_mean=1.0)
+
+
+def test_cause7_fim_com_memory_is_bounded_over_many_configurations(monkeypatch):
+    """Issue 17, cause 7: each configuration was bounded, but a frame of many (best_p over p = 1..256 of a
+    FiM-Com model) was drawn whole: 4.7 GB. Configurations are drawn, simulated and dropped in batches of
+    at most MAX_VARIATES variates of a kind (here 2^14, so that 32 configurations make 16 batches)."""
+    import tracemalloc
+    monkeypatch.setattr(fq, "MAX_VARIATES", 2 ** 14)
+    model = FimComModel("scatter", _queue(), job_size=128.0, reps=16, seed=2)
+    frame = pd.DataFrame({"n": 4096.0, "p": np.arange(2, 34)})  # 16 x (p - 1) x 32 jobs: at most 2^14
+    tracemalloc.start()
+    got = model.predict(frame)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 6e6  # about 33 MB drawn whole
+    for i in (0, 15, 31):  # a configuration's draws depend on it alone
+        assert model.predict(frame.iloc[[i]])[0] == got[i]
+
+
+def test_cause7_fim_com_calibration_holds_a_bounded_training_set(monkeypatch):
+    """Issue 17, cause 7: calibration keeps the draws of every training configuration (common random
+    numbers); a training set beyond MAX_HELD variates of a kind is refused before any is drawn."""
+    monkeypatch.setattr(fq, "MAX_HELD", 2 ** 12)
+    frame = pd.DataFrame({"n": 4096.0, "p": np.arange(2, 12), "time": 1.0})  # 8 x 32 x 55 peers = 14080
+    with pytest.raises(DataError, match=r"^FiM-Com: calibrating on 10 configurations holds 1\.41e\+04 random "
+                                        r"variates of each kind, more than the 4096 it keeps"):
+        TEMPLATE.fit(frame, pattern="scatter", fit_reps=8)
+
+
+def test_cause7_fim_com_refuses_a_message_too_large_at_any_p():
+    """Issue 17, cause 7: ``job_sizes`` allocated one float per job before any check (n = 1e12 bytes in
+    jobs of 128: 62 GB); a message needing more than MAX_VARIATES variates even at p = 2 names the
+    largest n it simulates, and p beyond 2^53 is not read as a negative int64."""
+    model = FimComModel("broadcast", _queue(), job_size=128.0, reps=64, seed=2)
+    with pytest.raises(DataError, match=r"^FiM-Com: simulating n = 1e\+12 needs 5e\+11 random variates of each "
+                                        r"kind at any p .*; the largest n it simulates is 4194304$"):
+        model.predict(pd.DataFrame({"n": [1e12], "p": [2]}))
+    with pytest.raises(DataError, match=r"row 0, column 'p': expected a whole number from 1 to 2\^53"):
+        model.predict(pd.DataFrame({"n": [4096.0], "p": [1e19]}))
+
+
+def test_cause7_fim_cal_chain_allocation_is_bounded(monkeypatch):
+    """Issue 17, cause 7 (FiM-Cal's Markov chain, method 'chain', beside FiM-Com's queue): t = 10^6
+    processes asked for a 931 GiB matrix and t = 2000 took 8 s; many configurations of one t were solved
+    at once. The chain is refused beyond MAX_CHAIN_T processes and solved in batches of at most
+    MAX_CHAIN_ENTRIES transition probabilities (here 2^16: four configurations of t = 120)."""
+    import tracemalloc
+    from automodel.templates import _fim_markov as mk
+    monkeypatch.setattr(mk, "MAX_CHAIN_ENTRIES", 2 ** 16)
+    with pytest.raises(DataError, match=r"^FiM-Cal: the full chain solves at most t = 1000 processes, got "
+                                        r"1e\+06 \(method 'first_step' has no limit\)$"):
+        mk.chain_time(0.5, 1e9, 1e8, 2e9, 1e6)
+    with pytest.raises(DataError, match=r"process count t must be a positive integer, got inf"):
+        mk.chain_time(0.5, 1e9, 1e8, 2e9, np.inf)
+    rows = np.arange(1.0, 65.0)
+    one = [float(mk.chain_time(0.5, 1e3 * r, 1e2 * r, 2e9, 120)) for r in (1.0, 64.0)]
+    tracemalloc.start()
+    many = mk.chain_time(0.5, 1e3 * rows, 1e2 * rows, 2e9, 120)  # 64 x 121^2 x 8 bytes: 7.5 MB a matrix
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8e6 and [many[0], many[-1]] == pytest.approx(one, rel=1e-9)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, xlogy
 
+from automodel.data.cells import shown
 from automodel.errors import DataError
 
 __all__ = [
@@ -24,7 +25,31 @@ __all__ = [
     "first_step_time",
     "chain_expected_cycles",
     "chain_time",
+    "MAX_CHAIN_T",
+    "MAX_CHAIN_ENTRIES",
 ]
+
+#: most processes the full chain (method "chain") is solved for: a configuration holds (t + 1)^2
+#: transition probabilities and costs O(t^3), about a second at t = 1000; "first_step" has no limit
+MAX_CHAIN_T = 1000
+#: most transition probabilities of the configurations solved together (8 MB a matrix): at least one
+#: configuration of :data:`MAX_CHAIN_T` processes
+MAX_CHAIN_ENTRIES = 2 ** 20
+
+
+def _processes(t: float) -> int:
+    """``t`` as the int process count of a chain: a whole number from 1 to :data:`MAX_CHAIN_T`; else a
+    one-line DataError (nothing is allocated)."""
+    try:
+        whole = int(t) == t and t >= 1
+    except (OverflowError, ValueError, TypeError):
+        whole = False
+    if not whole:
+        raise DataError(f"FiM-Cal: process count t must be a positive integer, got {shown(t)}")
+    if t > MAX_CHAIN_T:
+        raise DataError(f"FiM-Cal: the full chain solves at most t = {MAX_CHAIN_T} processes, got {shown(t)} "
+                        "(method 'first_step' has no limit)")
+    return int(t)
 
 
 @dataclass(frozen=True)
@@ -68,7 +93,7 @@ def base_probabilities(u: np.ndarray, tc: np.ndarray, sc: np.ndarray) -> BasePro
     """
     u, tc, sc = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (u, tc, sc)))
     if not np.all(tc >= 1.0):
-        raise DataError(f"FiM-Cal: column 'TC' must be >= 1 cycle, got {np.min(tc)!r}")
+        raise DataError(f"FiM-Cal: column 'TC' must be >= 1 cycle, got {np.min(tc):g}")
     if not np.all((sc >= 0.0) & (sc <= tc)):
         raise DataError("FiM-Cal: column 'SC' must satisfy 0 <= SC <= TC")
     if not np.all((u >= 0.0) & (u <= 1.0 - 1.0 / tc + 1e-12)):
@@ -130,9 +155,7 @@ def transition_matrix(base: BaseProbabilities, t: int, finished_wait_active: boo
     >>> round(float(m[2, 2]), 12) == 0.25     # P22 = P_act^2
     True
     """
-    if int(t) != t or t < 1:
-        raise DataError(f"FiM-Cal: process count t must be a positive integer, got {t!r}")
-    t = int(t)
+    t = _processes(t)
     states = np.arange(t + 1)
     stay = _binomial_rows(t, base.p_act, base.p_a2p, states)  # [..., i, a]
     if finished_wait_active:
@@ -240,15 +263,25 @@ def chain_time(u: np.ndarray, tc: np.ndarray, sc: np.ndarray, f: np.ndarray, t: 
     Returns
     -------
     numpy.ndarray
-        Seconds (if ``F`` is in Hz), one per configuration. Loops over distinct ``t`` only.
+        Seconds (if ``F`` is in Hz), one per configuration. Loops over distinct ``t``, solving at most
+        :data:`MAX_CHAIN_ENTRIES` transition probabilities at once.
+
+    Raises
+    ------
+    DataError
+        A ``t`` that is not a whole number from 1 to :data:`MAX_CHAIN_T`, or counters out of range.
     """
     if int(stages) != stages or stages < 1:
-        raise DataError(f"FiM-Cal: stages must be a positive integer, got {stages!r}")
-    u, tc, sc, f, t = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (u, tc, sc, f, t)))
+        raise DataError(f"FiM-Cal: stages must be a positive integer, got {shown(stages)}")
+    arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (u, tc, sc, f, t)))
+    u, tc, sc, f, t = (np.ravel(x) for x in arrays)
     out = np.empty(u.shape, dtype=float)
     for t_value in np.unique(t):
-        sel = t == t_value
-        tc_stage = tc[sel] / stages
-        base = base_probabilities(u[sel], tc_stage, sc[sel] / stages)
-        out[sel] = stages * chain_expected_cycles(base, int(t_value)) / f[sel]
-    return out
+        count = _processes(t_value)
+        rows = np.flatnonzero(t == t_value)
+        step = max(MAX_CHAIN_ENTRIES // (count + 2) ** 2, 1)
+        for start in range(0, rows.size, step):
+            sel = rows[start:start + step]
+            base = base_probabilities(u[sel], tc[sel] / stages, sc[sel] / stages)
+            out[sel] = stages * chain_expected_cycles(base, count) / f[sel]
+    return out.reshape(arrays[0].shape)

@@ -25,14 +25,16 @@ Interpretations (the paper leaves them open; the released C code, ``bhimanijanki
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from automodel.data.cells import shown
 from automodel.errors import DataError
 
-__all__ = ["PATTERNS", "QueueParams", "Draws", "job_sizes", "draw", "stack", "tails", "run", "lindley",
-           "simulate", "config_rng"]
+__all__ = ["PATTERNS", "QueueParams", "Draws", "MAX_VARIATES", "MAX_HELD", "job_count", "job_sizes", "variates",
+           "batches", "draw", "stack", "tails", "run", "lindley", "simulate", "config_rng"]
 
 PATTERNS: tuple[str, ...] = ("scatter", "broadcast", "gather")
 
@@ -65,9 +67,10 @@ class QueueParams:
     def __post_init__(self) -> None:
         values = (self.zeta_max, self.meta_mean, self.meta_log, self.init_mean, self.recv_mean)
         if not all(np.isfinite(v) and v >= 0 for v in values) or self.zeta_max <= 0:
-            raise DataError(f"FiM-Com: queue parameters must be finite, >= 0 and zeta_max > 0, got {values}")
+            raise DataError(f"FiM-Com: queue parameters must be finite, >= 0 and zeta_max > 0, got "
+                            f"{', '.join(shown(v) for v in values)}")
         if not 0 < self.zeta_ratio <= 1:
-            raise DataError(f"FiM-Com: zeta_ratio must be in (0, 1], got {self.zeta_ratio!r}")
+            raise DataError(f"FiM-Com: zeta_ratio must be in (0, 1], got {self.zeta_ratio:g}")
 
 
 @dataclass(frozen=True)
@@ -134,26 +137,86 @@ def stack(draws: list[Draws]) -> Draws:
                                                           for f in ("data", "meta", "init", "recv_tail")))
 
 
+def job_count(n: float, job_size: float) -> int:
+    """How many jobs a message of ``n`` units makes: ``ceil(n / job_size)``, at least one.
+
+    Examples
+    --------
+    >>> job_count(10.0, 4.0)
+    3
+    """
+    if not (np.isfinite(n) and n > 0 and np.isfinite(job_size) and job_size > 0):
+        raise DataError(f"FiM-Com: message size n and job_size must be > 0, got {n:g}, {job_size:g}")
+    return max(int(np.ceil(n / job_size - 1e-9)), 1)
+
+
 def job_sizes(n: float, job_size: float) -> np.ndarray:
-    """Split a message of ``n`` units into ``ceil(n / job_size)`` jobs (the last one partial).
+    """Split a message of ``n`` units into :func:`job_count` jobs (the last one partial).
 
     Examples
     --------
     >>> job_sizes(10.0, 4.0).tolist()
     [4.0, 4.0, 2.0]
     """
-    if not (np.isfinite(n) and n > 0 and np.isfinite(job_size) and job_size > 0):
-        raise DataError(f"FiM-Com: message size n and job_size must be > 0, got {n!r}, {job_size!r}")
-    count = max(int(np.ceil(n / job_size - 1e-9)), 1)
+    count = job_count(n, job_size)
     sizes = np.full(count, float(job_size))
     sizes[-1] = n - job_size * (count - 1)
     return sizes
 
 
-#: most random variates of one kind (uniform, service times, ...) one configuration may draw: 16 MB of
-#: each, about 270 MB at the peak of the simulation. It draws ``reps x (p - 1) x jobs`` of each; a
-#: larger configuration is refused with the largest p it could simulate, rather than using gigabytes.
+#: most random variates of one kind (uniform, service times, ...) one configuration, or one batch of
+#: configurations simulated together (:func:`batches`), may draw: 16 MB of each, about 270 MB at the
+#: peak of the simulation. A configuration draws ``reps x (p - 1) x jobs`` of each (:func:`variates`); a
+#: larger one is refused with the largest p (or n) it could simulate, rather than using gigabytes.
 MAX_VARIATES = 2 ** 21
+#: most variates of one kind a calibration holds: the draws of every training configuration are kept
+#: for the whole least-squares fit (common random numbers), 32 MB of each
+MAX_HELD = 2 ** 22
+
+
+def variates(n: float, p: int, job_size: float, reps: int) -> int:
+    """How many random variates of each kind one configuration draws: ``reps x (p - 1) x jobs``.
+
+    Raises
+    ------
+    DataError
+        When that is more than :data:`MAX_VARIATES`, naming the largest p it simulates at this n, or
+        the largest n when even p = 2 needs too many. Nothing is allocated.
+    """
+    jobs = job_count(n, job_size)
+    count = reps * max(int(p) - 1, 1) * jobs
+    if reps * jobs > MAX_VARIATES:
+        raise DataError(f"FiM-Com: simulating n = {n:g} needs {reps * jobs:.3g} random variates of each kind "
+                        f"at any p ({reps} repetitions x {jobs} jobs of {job_size:g}), more than the "
+                        f"{MAX_VARIATES} it allows; the largest n it simulates is "
+                        f"{MAX_VARIATES // reps * job_size:.10g}")
+    if count > MAX_VARIATES:
+        raise DataError(f"FiM-Com: simulating p = {p:g} at n = {n:g} needs {count:.3g} random variates of each "
+                        f"kind ({reps} repetitions x {max(int(p) - 1, 1)} peers x {jobs} jobs), more than the "
+                        f"{MAX_VARIATES} it allows; the largest p it simulates there is "
+                        f"{MAX_VARIATES // (reps * jobs) + 1}")
+    return count
+
+
+def batches(counts: Sequence[int]) -> list[np.ndarray]:
+    """The indices of ``counts`` (each at most :data:`MAX_VARIATES`) in consecutive groups whose sum is
+    at most :data:`MAX_VARIATES`: configurations drawn and simulated together.
+
+    Examples
+    --------
+    >>> [b.tolist() for b in batches([MAX_VARIATES // 2, MAX_VARIATES // 2, 1])]
+    [[0, 1], [2]]
+    """
+    out: list[np.ndarray] = []
+    start, total = 0, 0
+    for i, count in enumerate(counts):
+        if total + count > MAX_VARIATES and i > start:
+            out.append(np.arange(start, i))
+            start, total = i, 0
+        total += count
+    if start < len(counts):
+        out.append(np.arange(start, len(counts)))
+    return out
 
 
 def draw(pattern: str, n: float, p: int, job_size: float, reps: int, rng: np.random.Generator) -> Draws:
@@ -165,22 +228,18 @@ def draw(pattern: str, n: float, p: int, job_size: float, reps: int, rng: np.ran
     Raises
     ------
     DataError
-        When the configuration needs more than :data:`MAX_VARIATES` variates of a kind.
+        When the configuration needs more than :data:`MAX_VARIATES` variates of a kind (:func:`variates`).
     """
     if pattern not in PATTERNS:
         raise DataError(f"FiM-Com: pattern must be one of {PATTERNS}, got {pattern!r}")
     if int(p) != p or p < 1:
-        raise DataError(f"FiM-Com: process count p must be a positive integer, got {p!r}")
+        raise DataError(f"FiM-Com: process count p must be a positive integer, got {shown(p)}")
     if int(reps) != reps or reps < 1:
-        raise DataError(f"FiM-Com: reps must be a positive integer, got {reps!r}")
+        raise DataError(f"FiM-Com: reps must be a positive integer, got {shown(reps)}")
+    variates(n, p, job_size, reps)
     peers = max(int(p) - 1, 1)
     sizes = job_sizes(float(n), float(job_size))
     jobs = sizes.size
-    if reps * peers * jobs > MAX_VARIATES:
-        largest = MAX_VARIATES // (reps * jobs) + 1
-        raise DataError(f"FiM-Com: simulating p = {p:g} at n = {n:g} needs {reps * peers * jobs:.3g} random "
-                        f"variates of each kind ({reps} repetitions x {peers} peers x {jobs} jobs), more than "
-                        f"the {MAX_VARIATES} it allows; the largest p it simulates there is {largest}")
     if pattern == "scatter":  # one sender, a distinct block per receiver, round robin (Fig. 4a)
         sender_shape, recv_shape = (reps, 1, peers * jobs), (reps, peers, jobs)
     elif pattern == "broadcast":  # one sender, each job duplicated to every receiver (Fig. 4b)

@@ -20,7 +20,8 @@ from tqdm.auto import tqdm
 from automodel.data.cells import shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
-from automodel.templates._fim_queue import PATTERNS, QueueParams, config_rng, draw, run, stack
+from automodel.templates import _fim_queue
+from automodel.templates._fim_queue import PATTERNS, QueueParams, batches, config_rng, draw, run, stack, variates
 from automodel.templates.baselines import ColumnTemplate
 
 __all__ = ["TEMPLATE", "FimComModel", "FimComTemplate", "calibrate", "simulate_frame"]
@@ -48,9 +49,9 @@ def _configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     bad = np.flatnonzero(~(np.isfinite(n) & (n > 0)))
     if bad.size:
         raise DataError(f"FiM-Com: row {int(bad[0])}, column 'n': expected a data size > 0")
-    bad = np.flatnonzero(~(np.isfinite(p) & (p >= 1) & (p == np.round(p))))
+    bad = np.flatnonzero(~(np.isfinite(p) & (p >= 1) & (p <= 2 ** 53) & (p == np.round(p))))
     if bad.size:
-        raise DataError(f"FiM-Com: row {int(bad[0])}, column 'p': expected a positive integer")
+        raise DataError(f"FiM-Com: row {int(bad[0])}, column 'p': expected a whole number from 1 to 2^53")
     return n, p.astype(np.int64)
 
 
@@ -61,9 +62,18 @@ def _unique_configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.nda
     return unique[:, 0], unique[:, 1].astype(np.int64), np.ravel(inverse)
 
 
+def _batches(n: np.ndarray, p: np.ndarray, job_size: float, reps: int) -> tuple[list[np.ndarray], int]:
+    """The configurations in batches of at most ``MAX_VARIATES`` variates of a kind
+    (:func:`~automodel.templates._fim_queue.batches`) and the variates of a kind of all; every
+    configuration is checked (:func:`~automodel.templates._fim_queue.variates`) before any is drawn."""
+    counts = [variates(float(nk), int(pk), job_size, reps) for nk, pk in zip(n, p)]
+    return batches(counts), sum(counts)
+
+
 class _Simulator:
-    """The draws of distinct configurations, drawn once and stacked by shape; ``means``/``runs``
-    simulate them all for given parameters (common random numbers: a deterministic function)."""
+    """The draws of distinct configurations (one batch of :func:`_batches`), drawn once and stacked by
+    shape; ``runs`` simulates them all for given parameters (common random numbers: a deterministic
+    function)."""
 
     def __init__(self, pattern: str, n: np.ndarray, p: np.ndarray, job_size: float, reps: int, seed: int) -> None:
         draws = [draw(pattern, float(nk), int(pk), job_size, reps, config_rng(seed, pattern, float(nk), int(pk)))
@@ -89,10 +99,14 @@ def simulate_frame(frame: pd.DataFrame, pattern: str, params: QueueParams, job_s
 
     Each configuration's draws depend only on the seed and the configuration
     (:func:`~automodel.templates._fim_queue.config_rng`); configurations of the same shape are
-    simulated in one vectorised pass.
+    simulated in one vectorised pass. They are drawn, simulated and dropped in batches (:func:`_batches`),
+    so the memory is bounded however many rows ``frame`` has.
     """
     n, p, inverse = _unique_configs(frame)
-    return _Simulator(pattern, n, p, job_size, reps, seed).runs(params)[inverse]
+    out = np.empty((n.size, reps))
+    for idx in _batches(n, p, job_size, reps)[0]:
+        out[idx] = _Simulator(pattern, n[idx], p[idx], job_size, reps, seed).runs(params)
+    return out[inverse]
 
 
 def _initial_guess(pattern: str, n: np.ndarray, p: np.ndarray, time: np.ndarray, ratio: float) -> np.ndarray:
@@ -111,10 +125,10 @@ def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8,
     The residual is ``log(simulated mean / measured)``: a relative error that treats over- and
     under-prediction alike across the orders of magnitude that message sizes span.
 
-    Common random numbers: the standard variates of every training configuration are drawn once,
-    so the simulated mean is a deterministic, piecewise-smooth function of the parameters, which
-    ``scipy.optimize.least_squares`` minimises over their logarithms. ``progress`` shows a bar of
-    the simulations of the training set once they have run for a second.
+    Common random numbers: the standard variates of every training configuration are drawn once and
+    kept (at most ``MAX_HELD`` of a kind), so the simulated mean is a deterministic, piecewise-smooth
+    function of the parameters, which ``scipy.optimize.least_squares`` minimises over their logarithms.
+    ``progress`` shows a bar of the simulations of the training set once they have run for a second.
 
     Returns
     -------
@@ -127,7 +141,12 @@ def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8,
     if bad.size:
         raise DataError(f"FiM-Com: row {int(bad[0])}, column 'time': expected a time > 0")
     n, p, inverse = _unique_configs(frame)
-    simulator = _Simulator(pattern, n, p, job_size, reps, seed)
+    plan, held = _batches(n, p, job_size, reps)
+    if held > _fim_queue.MAX_HELD:
+        raise DataError(f"FiM-Com: calibrating on {n.size} configurations holds {held:.3g} random variates of "
+                        f"each kind, more than the {_fim_queue.MAX_HELD} it keeps ({reps} repetitions x peers x "
+                        "jobs); calibrate on fewer or smaller configurations, or fewer repetitions")
+    simulators = [(idx, _Simulator(pattern, n[idx], p[idx], job_size, reps, seed)) for idx in plan]
     bar = tqdm(desc=f"FiM-Com {pattern}", unit="simulation", delay=1.0, disable=not progress, leave=False)
 
     def params_of(x: np.ndarray) -> QueueParams:
@@ -135,7 +154,10 @@ def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8,
 
     def residuals(x: np.ndarray) -> np.ndarray:
         bar.update()
-        return np.log(simulator.runs(params_of(x)).mean(axis=1)[inverse] / time)
+        means = np.empty(n.size)
+        for idx, simulator in simulators:
+            means[idx] = simulator.runs(params_of(x)).mean(axis=1)
+        return np.log(means[inverse] / time)
 
     x0 = _initial_guess(pattern, n_all, p_all, time, zeta_ratio)
     lower, upper = x0 - 25.0, x0 + 25.0
@@ -183,7 +205,7 @@ class FimComModel:
     def predict_interval(self, frame: pd.DataFrame, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Central ``level`` quantile band of the simulated times (same draws as :meth:`predict`)."""
         if not 0 < level < 1:
-            raise DataError(f"FiM-Com: level must be in (0, 1), got {level!r}")
+            raise DataError(f"FiM-Com: level must be in (0, 1), got {shown(level)}")
         sims = self.simulate(frame)
         return np.quantile(sims, (1 - level) / 2, axis=1), np.quantile(sims, (1 + level) / 2, axis=1)
 
@@ -226,14 +248,14 @@ class FimComModel:
         if not isinstance(d, dict) or d.get("kind") != "template" or d.get("template") != "fim_com":
             raise ModelFileError("FiM-Com model file: expected kind 'template' and template 'fim_com'")
         if d.get("version") != 1:
-            raise ModelFileError(f"FiM-Com model file: unknown version {d.get('version')!r}, expected 1")
+            raise ModelFileError(f"FiM-Com model file: unknown version {shown(d.get('version'))}, expected 1")
         if d.get("pattern") not in PATTERNS:
             raise ModelFileError(f"FiM-Com model file: 'pattern' must be one of {PATTERNS}")
 
         def number(key: str) -> float:
             v = d.get(key)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ModelFileError(f"FiM-Com model file: '{key}' must be a finite number >= 0, got {v!r}")
+                raise ModelFileError(f"FiM-Com model file: '{key}' must be a finite number >= 0, got {shown(v)}")
             return float(v)
 
         def integer(key: str, low: int, high: int) -> int:
