@@ -88,3 +88,21 @@ def test_cause12_run_errors_name_runs_csv_and_its_line(tmp_path: Path, capsys: p
     err = capsys.readouterr().err
     line = next(i for i, text in enumerate(out.read_text().splitlines(), start=1) if text.startswith("300,"))
     assert f"{out}, line {line}, column 'time': expected a positive time in seconds, got -1" in err
+
+
+def test_cause13_run_checks_its_options_and_output_before_creating_files(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17, cause 13: ``--timeout nan`` left a header-only runs.csv and a traceback; ``-o`` naming a
+    directory was a traceback; a missing folder was created. Each is one line, exit 2, nothing written."""
+    from automodel.cli import main
+
+    run = ["run", "--cmd", "true {n}", "--n", "1,2", "--no-progress", "--no-fit"]
+    for args, message in ((["--timeout", "nan", "-o", str(tmp_path / "runs.csv")],
+                           "timeout must be a finite number of seconds > 0, got nan"),
+                          (["-o", str(tmp_path)], f"{tmp_path}: is a directory, expected a file name to write"),
+                          (["-o", str(tmp_path / "typo" / "runs.csv")],
+                           f"{tmp_path / 'typo' / 'runs.csv'}: the folder {tmp_path / 'typo'} does not exist")):
+        assert main(run + args) == 2
+        out, err = capsys.readouterr()
+        assert err == f"automodel: error: {message}\n" and out == ""
+        assert list(tmp_path.iterdir()) == []

@@ -22,7 +22,7 @@ def test_plan_and_columns() -> None:
     assert columns_for(campaign) == ["n", "p", "rep", "time", "cpu", "status", "error", "started"]
     loaded = Campaign(command="./app {n}", axes={"n": [1]}, sample_cpu=False, captures={"bw": "b=(\\S+)", "x": "x"})
     assert columns_for(loaded) == ["n", "rep", "time", "bw", "x", "status", "error", "started"]
-    for bad in ({"reps": 0}, {"timeout": 0.0}, {"time_regex": "("}, {"command": "./app {m}"}):
+    for bad in ({"reps": 0}, {"reps": 2.5}, {"timeout": 0.0}, {"time_regex": "("}, {"command": "./app {m}"}):
         with pytest.raises(DataError):
             Campaign(**{"command": "./app {n}", "axes": {"n": [1]}, **bad})
 
@@ -134,3 +134,10 @@ def test_bw_probe_and_load_columns(app: str, tmp_path: Path) -> None:
     assert all(0 < float(r["cpu"]) <= 1 for r in rows)
     with pytest.raises(DataError, match="bw probe"):
         Campaign(command="x {n}", axes={"n": [1]}, bw_probe="probe {m}")
+
+
+def test_a_missing_working_directory_is_refused_before_any_run(tmp_path: Path) -> None:
+    """``--cwd`` naming no folder made every run fail as 'cannot run ...: No such file or directory', as if
+    the program were missing; it is refused before runs.csv exists."""
+    with pytest.raises(DataError, match=r"^working directory .*nowhere: no such folder$"):
+        Campaign(command="true {n}", axes={"n": [1]}, cwd=str(tmp_path / "nowhere"))

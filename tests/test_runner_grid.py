@@ -41,3 +41,14 @@ def test_substitute_whole_arguments_and_unknown_placeholder() -> None:
 def test_format_value_and_placeholders() -> None:
     assert [format_value(v) for v in (100, 100.0, 0.5, "fast")] == ["100", "100", "0.5", "fast"]
     assert placeholders("mpirun -np {p} ./app {n} --seed={rep}") == {"p", "n", "rep"}
+
+
+def test_cause7_an_axis_count_is_read_as_typed_and_bounded() -> None:
+    """Issue 17, cause 7: ``1:1e12:1e12`` was refused as a count that is not a positive integer (it is
+    one: 10^12, too many values); ``1e1`` values are ten."""
+    assert parse_values("1:10:1e1", "n") == list(range(1, 11))
+    with pytest.raises(DataError, match=r"^parameter 'n': '1:1e12:1e12' gives 1e\+12 values, more than the "
+                                        r"100000 an axis may have$"):
+        parse_values("1:1e12:1e12", "n")
+    with pytest.raises(DataError, match="count '2.5' in '1:10:2.5' must be a positive integer"):
+        parse_values("1:10:2.5", "n")

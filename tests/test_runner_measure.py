@@ -67,3 +67,15 @@ def test_probe_bandwidth_reads_a_fraction_or_says_why_not() -> None:
     assert math.isnan(value) and "no fraction in (0, 1]" in note
     value, note = probe("import sys; sys.exit(4)")
     assert math.isnan(value) and note.startswith("bw probe failed (4)")
+
+
+def test_a_program_the_system_cannot_execute_is_a_failed_run(tmp_path: Path) -> None:
+    """A file with the executable bit but no program in it (no ``#!`` line) raised ``OSError: [Errno 8]
+    Exec format error`` out of the campaign, after runs.csv was created."""
+    from automodel.runner.measure import STATUS_NOT_EXECUTABLE
+
+    text = tmp_path / "app.txt"
+    text.write_text("not a program\n")
+    text.chmod(0o755)
+    result = run_once([str(text)])
+    assert result.status == STATUS_NOT_EXECUTABLE and result.error == f"cannot run '{text}': Exec format error"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,7 @@ def _dry_run(campaign: Campaign) -> int:
     print("\t".join(names + ["command"]))
     for run in itertools.islice(iter_plan(campaign), DRY_RUN_SHOWN):
         argv = substitute(campaign.command, run)
-        print("\t".join([format_value(run[n]) for n in names] + [" ".join(map(repr, argv))]))
+        print("\t".join([format_value(run[n]) for n in names] + [shlex.join(argv)]))
     if total > DRY_RUN_SHOWN:
         print(f"... and {total - DRY_RUN_SHOWN:,} more")
     limit = "" if total <= MAX_RUNS else f"; more than the {MAX_RUNS:,} a campaign may run"

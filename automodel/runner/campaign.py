@@ -24,8 +24,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TextIO
 
-from automodel.errors import DataError
+from automodel.errors import DataError, OutputError
+from automodel.files import check_output, os_reason, write_atomic
 from automodel.runner.grid import BUILTIN_PLACEHOLDERS, expand_grid, format_value, placeholders, substitute
 from automodel.runner.measure import (
     children_cpu_seconds,
@@ -35,7 +37,8 @@ from automodel.runner.measure import (
     run_once,
 )
 
-__all__ = ["Campaign", "columns_for", "iter_rows", "plan", "iter_plan", "count_runs", "run_campaign", "MAX_RUNS"]
+__all__ = ["Campaign", "columns_for", "iter_rows", "plan", "iter_plan", "count_runs", "check", "run_campaign",
+           "MAX_RUNS"]
 
 
 @dataclass(frozen=True)
@@ -77,15 +80,17 @@ class Campaign:
     cwd: str | None = None
 
     def __post_init__(self) -> None:
-        if self.reps < 1:
-            raise DataError(f"reps must be >= 1, got {self.reps}")
-        if self.timeout is not None and self.timeout <= 0:
-            raise DataError(f"timeout must be > 0 seconds, got {self.timeout}")
+        if isinstance(self.reps, bool) or not isinstance(self.reps, int) or self.reps < 1:
+            raise DataError(f"reps must be a whole number >= 1, got {self.reps}")
+        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise DataError(f"timeout must be a finite number of seconds > 0, got {self.timeout:g}")
         for name, pattern in [("time", self.time_regex or "")] + list(self.captures.items()):
             try:
                 re.compile(pattern)
             except re.error as exc:
                 raise DataError(f"regular expression for '{name}' is invalid: {pattern!r} ({exc})") from None
+        if self.cwd is not None and not Path(self.cwd).is_dir():
+            raise DataError(f"working directory {self.cwd}: no such folder")
         for label, template in (("command template", self.command), ("bw probe", self.bw_probe or "")):
             unknown = placeholders(template) - set(self.axes) - set(BUILTIN_PLACEHOLDERS)
             if unknown:
@@ -121,18 +126,29 @@ def iter_plan(campaign: Campaign) -> Iterator[dict[str, object]]:
             index += 1
 
 
-def plan(campaign: Campaign) -> list[dict[str, object]]:
-    """Every run of the campaign in order (:func:`iter_plan`).
+def check(campaign: Campaign) -> int:
+    """The number of runs of the campaign, once it is known to be runnable: at most :data:`MAX_RUNS`
+    runs, axes with values, and command templates that split and name only known placeholders.
 
     Raises
     ------
     DataError
-        When it plans more than :data:`MAX_RUNS` runs.
+        Naming what is wrong; nothing has been run or written.
     """
     total = count_runs(campaign)
     if total > MAX_RUNS:
         raise DataError(f"the grid plans {total:,} runs ({' x '.join(str(len(v)) for v in campaign.axes.values())}"
                         f" points x {campaign.reps} repetitions), more than the {MAX_RUNS:,} a campaign may have")
+    first = next(iter_plan(campaign))
+    for template in (campaign.command, campaign.bw_probe):
+        if template:
+            substitute(template, first)
+    return total
+
+
+def plan(campaign: Campaign) -> list[dict[str, object]]:
+    """Every run of the campaign in order (:func:`iter_plan`), once :func:`check` accepts it."""
+    check(campaign)
     return list(iter_plan(campaign))
 
 
@@ -170,8 +186,12 @@ def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_fa
         with open(path, newline="", encoding="utf-8") as fh:
             rows = list(csv.reader(fh))
         kept = [rows[0]] + [r for r in rows[1:] if len(r) == len(header) and r[status_at] == "0"]
-        with open(path, "w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh).writerows(kept)
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "w", newline="", encoding="utf-8") as out:
+                csv.writer(out).writerows(kept)
+
+        write_atomic(path, write)
     return done
 
 
@@ -179,6 +199,31 @@ def _cell(value: object) -> str:
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.9g}"
     return format_value(value)
+
+
+def _measure(campaign: Campaign, run: Mapping[str, object], clk_tck: float) -> dict[str, object]:
+    """One run of the campaign, measured: its grid point and ``rep``, time, load, captures, status,
+    error and start time (the cells of its CSV row)."""
+    row: dict[str, object] = {name: run[name] for name in list(campaign.axes) + ["rep"]}
+    notes = []
+    if campaign.bw_probe:
+        row["bw"], note = probe_bandwidth(substitute(campaign.bw_probe, run), campaign.timeout)
+        if note:
+            notes.append(note)
+    started = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
+    before, own_before = read_cpu_times(), children_cpu_seconds()
+    t0 = time.perf_counter()
+    result = run_once(substitute(campaign.command, run), campaign.timeout, campaign.time_regex, campaign.captures,
+                      campaign.cwd)
+    if campaign.sample_cpu:
+        if time.perf_counter() - t0 < 0.1:  # too few clock ticks for a meaningful fraction
+            time.sleep(0.1 - (time.perf_counter() - t0))
+        after, own = read_cpu_times(), children_cpu_seconds() - own_before
+        row["cpu"] = free_cpu_fraction(before, after, own, clk_tck) if before and after else math.nan
+    row.update(result.captured)
+    row.update(time=result.time, status=result.status, started=started,
+               error=" | ".join(([result.error] if result.error else []) + notes))
+    return row
 
 
 def run_campaign(
@@ -193,12 +238,14 @@ def run_campaign(
     Each row is flushed and synced as soon as its run finishes, so an interrupted campaign
     resumes where it stopped when called again with the same output file. Failing or timed-out
     runs are recorded with their exit status and the tail of their stderr; they are not fatal.
+    The campaign (:func:`check`) and the output path are checked before the file is touched, and the
+    runs are planned one at a time, so the memory does not grow with the grid.
 
     Parameters
     ----------
     campaign : Campaign
     output : path
-        The CSV file (created with a header if missing).
+        The CSV file (created with a header if missing; its folder must exist).
     progress : bool
         Show a tqdm progress bar with runs done, failures and estimated time left.
     retry_failed : bool
@@ -210,65 +257,54 @@ def run_campaign(
     -------
     dict
         ``{"planned": ..., "skipped": ..., "ran": ..., "failed": ...}``.
+
+    Raises
+    ------
+    DataError
+        The campaign cannot run (:func:`check`), or ``output`` holds another campaign's columns.
+    OutputError
+        ``output`` is a directory, its folder does not exist, or it cannot be read or written.
     """
     from tqdm import tqdm
 
-    path = Path(output)
+    total = check(campaign)
+    path = check_output(output)
     header = columns_for(campaign)
     key_names = list(campaign.axes) + ["rep"]
-    done = _read_done(path, header, key_names, retry_failed)
-    runs = plan(campaign)
-    todo = [r for r in runs if _run_key(r, key_names) not in done]
-    for template in (campaign.command, campaign.bw_probe):  # a broken template fails before any file exists
-        if template and runs:
-            substitute(template, runs[0])
-    new_file = not path.exists() or path.stat().st_size == 0
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        done = _read_done(path, header, key_names, retry_failed)
+        fh = open(path, "a", newline="", encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot be read and appended to ({os_reason(exc)})") from None
+    skipped = sum(_run_key(run, key_names) in done for run in iter_plan(campaign)) if done else 0
     clk_tck = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     failed = 0
-    bar = tqdm(total=len(runs), initial=len(runs) - len(todo), disable=not progress, unit="run", dynamic_ncols=True)
+    bar = tqdm(total=total, initial=skipped, disable=not progress, unit="run", dynamic_ncols=True)
+    with fh, bar:
+        if fh.tell() == 0:
+            _append(fh, header)
+        for run in iter_plan(campaign):
+            if _run_key(run, key_names) in done:
+                continue
+            row = _measure(campaign, run, clk_tck)
+            cells = {c: _cell(row.get(c, math.nan)) for c in header}
+            _append(fh, [cells[c] for c in header])
+            failed += row["status"] != 0
+            bar.update(1)
+            bar.set_postfix(failed=failed, refresh=False)
+            if on_result is not None:
+                on_result(cells)
+    return {"planned": total, "skipped": skipped, "ran": total - skipped, "failed": failed}
+
+
+def _append(fh: TextIO, cells: list[str]) -> None:
+    """Write one CSV row, flushed and synced (it survives an interruption); a failure is an OutputError."""
     try:
-        with open(path, "a", newline="", encoding="utf-8") as fh:
-            writer = csv.writer(fh)
-            if new_file:
-                writer.writerow(header)
-                fh.flush()
-            for run in todo:
-                argv = substitute(campaign.command, run)
-                row: dict[str, object] = {name: run[name] for name in key_names}
-                notes = []
-                if campaign.bw_probe:
-                    row["bw"], note = probe_bandwidth(substitute(campaign.bw_probe, run), campaign.timeout)
-                    if note:
-                        notes.append(note)
-                started = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
-                before, own_before = read_cpu_times(), children_cpu_seconds()
-                t0 = time.perf_counter()
-                result = run_once(argv, campaign.timeout, campaign.time_regex, campaign.captures, campaign.cwd)
-                if campaign.sample_cpu:
-                    if time.perf_counter() - t0 < 0.1:  # too few clock ticks for a meaningful fraction
-                        time.sleep(0.1 - (time.perf_counter() - t0))
-                    after, own = read_cpu_times(), children_cpu_seconds() - own_before
-                    row["cpu"] = free_cpu_fraction(before, after, own, clk_tck) if before and after else math.nan
-                row.update(result.captured)
-                row["time"] = result.time
-                row["status"] = result.status
-                row["error"] = " | ".join(([result.error] if result.error else []) + notes)
-                row["started"] = started
-                cells = {c: _cell(row.get(c, math.nan)) for c in header}
-                writer.writerow([cells[c] for c in header])
-                fh.flush()
-                os.fsync(fh.fileno())
-                if result.status != 0:
-                    failed += 1
-                bar.update(1)
-                bar.set_postfix(failed=failed, refresh=False)
-                if on_result is not None:
-                    on_result(cells)
-    finally:
-        bar.close()
-    return {"planned": len(runs), "skipped": len(runs) - len(todo), "ran": len(todo), "failed": failed}
+        csv.writer(fh).writerow(cells)
+        fh.flush()
+        os.fsync(fh.fileno())
+    except OSError as exc:
+        raise OutputError(f"{fh.name}: cannot be written ({os_reason(exc)})") from None
 
 
 def iter_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, str]]:

@@ -128,10 +128,11 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
             values.append(v)
             v = v * s if geometric else v + s
         return list(_tidy(values, integral and (geometric or float(s).is_integer())))
-    count = _number(step, name)
-    if not isinstance(count, int) or count < 1:
+    number = _number(step, name)
+    if not float(number).is_integer() or number < 1:
         raise DataError(f"parameter '{name}': count '{step}' in '{spec}' must be a positive integer")
-    _check_count(count, name, spec)
+    _check_count(number, name, spec)
+    count = int(number)
     if count == 1:
         return [lo]
     if len(parts) == 4 and parts[3] == "log":

@@ -40,7 +40,7 @@ __all__ = [
 
 #: Exit status recorded when a run exceeded its timeout (as coreutils ``timeout``).
 STATUS_TIMEOUT = 124
-#: Exit status recorded when the program exists but cannot be executed.
+#: Exit status recorded when the program exists but cannot be executed (no permission, not a program).
 STATUS_NOT_EXECUTABLE = 126
 #: Exit status recorded when the program is not found.
 STATUS_NOT_FOUND = 127
@@ -164,7 +164,7 @@ def run_once(
         )
     except FileNotFoundError as exc:
         return RunResult(STATUS_NOT_FOUND, math.nan, 0.0, "", f"cannot run {argv[0]!r}: {exc.strerror}")
-    except PermissionError as exc:
+    except OSError as exc:  # no permission, no program in the file (exec format error), ...
         return RunResult(STATUS_NOT_EXECUTABLE, math.nan, 0.0, "", f"cannot run {argv[0]!r}: {exc.strerror}")
     try:
         out, err = proc.communicate(timeout=timeout)
