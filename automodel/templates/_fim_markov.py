@@ -30,8 +30,9 @@ __all__ = [
 ]
 
 #: most processes the full chain (method "chain") is solved for: a configuration holds (t + 1)^2
-#: transition probabilities and costs O(t^3), about a second at t = 1000; "first_step" has no limit
-MAX_CHAIN_T = 1000
+#: transition probabilities and costs O(t^3), 0.1 s at t = 512 (so every t up to it, as a best-p search
+#: asks, about 12 s); "first_step" has no limit
+MAX_CHAIN_T = 512
 #: most transition probabilities of the configurations solved together (8 MB a matrix): at least one
 #: configuration of :data:`MAX_CHAIN_T` processes
 MAX_CHAIN_ENTRIES = 2 ** 20
@@ -276,8 +277,9 @@ def chain_time(u: np.ndarray, tc: np.ndarray, sc: np.ndarray, f: np.ndarray, t: 
     arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (u, tc, sc, f, t)))
     u, tc, sc, f, t = (np.ravel(x) for x in arrays)
     out = np.empty(u.shape, dtype=float)
-    for t_value in np.unique(t):
-        count = _processes(t_value)
+    distinct = np.unique(t)
+    counts = [_processes(t_value) for t_value in distinct]  # every t checked before any is solved
+    for t_value, count in zip(distinct, counts):
         rows = np.flatnonzero(t == t_value)
         step = max(MAX_CHAIN_ENTRIES // (count + 2) ** 2, 1)
         for start in range(0, rows.size, step):
