@@ -141,3 +141,16 @@ def test_a_missing_working_directory_is_refused_before_any_run(tmp_path: Path) -
     the program were missing; it is refused before runs.csv exists."""
     with pytest.raises(DataError, match=r"^working directory .*nowhere: no such folder$"):
         Campaign(command="true {n}", axes={"n": [1]}, cwd=str(tmp_path / "nowhere"))
+
+
+def test_another_file_as_output_is_refused_before_it_is_changed(tmp_path: Path) -> None:
+    """A one-line file without a final newline (or any file whose first line is not this campaign's
+    header) was cut to nothing as an 'interrupted last row', then filled with runs; binary bytes were a
+    UnicodeDecodeError. It is refused, byte for byte unchanged."""
+    campaign = Campaign(command="true {n}", axes={"n": [1]}, sample_cpu=False)
+    for content in (b"my notes, no newline at the end", b"\xff\xfe binary\n", b"n,rep,time\n1,0,2\n"):
+        out = tmp_path / "notes.txt"
+        out.write_bytes(content)
+        with pytest.raises(DataError, match=r"notes.txt, line 1: (columns|not UTF-8).*choose another output file"):
+            run_campaign(campaign, out, progress=False)
+        assert out.read_bytes() == content

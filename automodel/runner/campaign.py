@@ -157,24 +157,26 @@ def _run_key(run: Mapping[str, object], names: Sequence[str]) -> tuple[str, ...]
 
 
 def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_failed: bool) -> set[tuple[str, ...]]:
-    """Keys of runs already in ``path``; repairs a last line cut by an interruption."""
+    """Keys of runs already in ``path``; repairs a last line cut by an interruption. A file whose first
+    line is not this campaign's header is refused before anything in it is changed."""
     if not path.exists() or path.stat().st_size == 0:
         return set()
     raw = path.read_bytes()
+    try:
+        found = next(csv.reader([raw.split(b"\n", 1)[0].decode("utf-8").rstrip("\r")]))
+    except UnicodeDecodeError:
+        raise DataError(f"{path}, line 1: not UTF-8 text, so not a CSV of runs; choose another output "
+                        "file") from None
+    if found != header:
+        raise DataError(f"{path}, line 1: columns {found} differ from this campaign's {header}; "
+                        "choose another output file or delete it to start over")
     if not raw.endswith(b"\n"):  # interrupted mid-write: drop the partial row
         with open(path, "r+b") as fh:
             fh.truncate(raw.rfind(b"\n") + 1)
     done = set()
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.reader(fh)
-        found = next(reader, None)
-        if found is None:
-            return set()
-        if found != header:
-            raise DataError(
-                f"{path}, row 1: columns {found} differ from this campaign's {header}; "
-                "choose another output file or delete it to start over"
-            )
+        next(reader, None)
         status_at = header.index("status")
         for row in reader:
             if len(row) != len(header):
