@@ -52,3 +52,15 @@ def test_cause7_an_axis_count_is_read_as_typed_and_bounded() -> None:
         parse_values("1:1e12:1e12", "n")
     with pytest.raises(DataError, match="count '2.5' in '1:10:2.5' must be a positive integer"):
         parse_values("1:10:2.5", "n")
+
+
+def test_cause7_a_step_below_the_precision_of_the_range_is_refused_not_repeated_forever() -> None:
+    """Issue 17, cause 7 ("never hang"): ``1e20:1e20:+1`` added 1 to 1e20 forever (the sum is 1e20 again);
+    values are now counted first and computed by index."""
+    with pytest.raises(DataError, match=r"^parameter 'n': the step of '1e20:1e20:\+1' is below the precision "
+                                        r"of its numbers$"):
+        parse_values("1e20:1e20:+1", "n")
+    assert parse_values("0:1:+0.1", "x") == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert parse_values("3:3:+2", "n") == [3] and parse_values("1:1000:*10", "n") == [1, 10, 100, 1000]
+    with pytest.raises(DataError, match="gives inf values"):
+        parse_values("-1e308:1e308:+1e300", "n")

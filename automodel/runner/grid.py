@@ -122,11 +122,12 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
         geometric = step.startswith("*")
         if (geometric and (s <= 1 or lo <= 0)) or (not geometric and s <= 0) or hi < lo:
             raise DataError(f"parameter '{name}': '{spec}' does not go from a up to b (need b >= a, factor > 1, step > 0)")
-        _check_count((math.log(hi / lo) / math.log(s) if geometric else (hi - lo) / s) + 1, name, spec)
-        values, v = [], float(lo)
-        while v <= hi * (1 + 1e-12):
-            values.append(v)
-            v = v * s if geometric else v + s
+        if not geometric and (lo + s == lo or hi + s == hi):
+            raise DataError(f"parameter '{name}': the step of '{spec}' is below the precision of its numbers")
+        top = hi + 1e-12 * abs(hi)  # b itself despite rounding
+        count = (math.log(top / lo) / math.log(s) if geometric else (top - lo) / s) + 1
+        _check_count(count if math.isinf(count) else math.floor(count), name, spec)
+        values = [lo * s ** i if geometric else lo + s * i for i in range(math.floor(count))]
         return list(_tidy(values, integral and (geometric or float(s).is_integer())))
     number = _number(step, name)
     if not float(number).is_integer() or number < 1:
