@@ -348,11 +348,13 @@ class Model:
         """
         if "p" not in self.params:
             raise DataError("this model does not depend on p, so it has no best process count")
-        if p_max is None:
+        default = p_max is None
+        if default:
             p_max = min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
         p_min, p_max = _whole("p_min", p_min, 1), _whole("p_max", p_max, 1)
         if p_max < p_min:
-            raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}")
+            raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}"
+                            f"{' (the default: 4x the largest trained p, at least 64)' if default else ''}")
         values: dict[str, Any] = {"n": n, "cpu": _argument("cpu", cpu), "bw": _argument("bw", bw), **extras}
         fixed = {}
         for q in self.params:

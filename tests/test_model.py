@@ -143,3 +143,9 @@ def test_cause8_best_p_rejects_counts_beyond_floats_and_sizes_beyond_the_fitted_
     with pytest.raises(automodel.DataError) as err:
         _power_model("100*n/p + 0.5*p").best_p(**{"n": 40, **kwargs})
     assert str(err.value) == fragment
+
+
+def test_best_p_says_when_p_min_is_above_the_default_p_max():
+    with pytest.raises(automodel.DataError, match=r"^p_max must be >= p_min \(100\), got 64 \(the default: 4x "
+                                                  r"the largest trained p, at least 64\)$"):
+        _power_model("100*n/p + 0.5*p").best_p(n=40, p_min=100)
