@@ -71,19 +71,18 @@ CHUNK_P = 2 ** 16
 MAX_P = 2 ** 53
 
 
-def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int,
-                 exhaustive: int = EXHAUSTIVE_P) -> tuple[int, float]:
+def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
     """The integer ``x`` in ``[low, high]`` with the least ``times(x)`` (vectorised), and that value.
 
-    Exhaustive over ranges of at most ``exhaustive`` integers (the first least one, as ``np.argmin``),
+    Exhaustive over ranges of at most :data:`EXHAUSTIVE_P` integers (the first least one, as ``np.argmin``),
     :data:`CHUNK_P` at a time; wider ranges coarse to fine: the least of about 2000 geometrically spaced
     integers, then the same inside the bracket of its two neighbours, until the bracket is narrow
     enough to search whole. The work is ``O(log(high - low))`` evaluations of 2000 points plus one
-    exhaustive search, the memory that of :data:`CHUNK_P` points. Beyond ``exhaustive`` the answer is
+    exhaustive search, the memory that of :data:`CHUNK_P` points. Beyond :data:`EXHAUSTIVE_P` the answer is
     exact for a cost with one minimum between the grid points around the coarse one (the usual U shape
     of run time over p); a narrower dip elsewhere, or a near tie between distant plateaus, may be missed.
     """
-    while high - low + 1 > exhaustive:
+    while high - low + 1 > EXHAUSTIVE_P:
         grid = np.unique(np.round(np.geomspace(low, high, 2048)).astype(np.int64))
         i = int(np.argmin(times(grid.astype(float))))
         low, high = int(grid[max(i - 1, 0)]), int(grid[min(i + 1, len(grid) - 1)])
