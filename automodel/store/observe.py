@@ -115,7 +115,7 @@ def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, aggrega
         roles = {r: app.roles.get(r) for r in ("time", "n", "p", "cpu", "bw")}
         roles.update(params=[q for q in app.params if q not in ("n", "p", "cpu", "bw")],
                      explicit=[r for r in ("time", "n", "p", "cpu", "bw") if r in app.roles])
-    source = "<DataFrame>" if isinstance(data, pd.DataFrame) else str(data)
+    source = data.attrs.get("source", "<DataFrame>") if isinstance(data, pd.DataFrame) else str(data)
     frame = data if isinstance(data, pd.DataFrame) else data_mod.read_csv(Path(data))
     loads = {roles.get("cpu") or "cpu", roles.get("bw") or "bw"}
     if {"start", "end"} <= set(frame.columns) and not loads <= set(frame.columns):
