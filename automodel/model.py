@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from automodel.data.cells import MAGNITUDE, RULES, numeric, shown
+from automodel.data.cells import MAGNITUDE, RULES, as_float, numeric, shown, violation
 from automodel.errors import DataError, ModelFileError
 from automodel.files import write_text
 from automodel import printing
@@ -104,12 +104,9 @@ def _whole(name: str, value: Any, low: int) -> int:
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         number = int(value)
         text = f"{number}" if abs(number) < 10 ** 20 else text
-    elif not isinstance(value, bool):
-        try:
-            number = float(value)
-            text = f"{number:g}"
-        except (TypeError, ValueError, OverflowError):
-            pass
+    elif not isinstance(value, bool) and not math.isnan(as_float(value)):
+        number = as_float(value)
+        text = f"{number:g}"
     if not (low <= number <= MAX_P and number == math.floor(number)):
         raise DataError(f"{name} must be a whole number from {low} to 2^53, got {text}")
     return int(number)
@@ -119,28 +116,19 @@ def _argument(name: str, value: Any) -> float:
     """A parameter value given to :meth:`Model.best_p`, checked as a cell of its role is: finite, its
     role's rule (:data:`automodel.data.cells.RULES`: ``n`` positive, ``cpu`` and ``bw`` in (0, 1]) and
     0 or of a magnitude in :data:`automodel.data.cells.MAGNITUDE`; else a one-line DataError."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise DataError(f"{name} must be a number, got {shown(value)}") from None
+    number = as_float(value)
+    if math.isnan(number) and not isinstance(value, (float, np.floating)):
+        raise DataError(f"{name} must be a number, got {shown(value)}")
     if not math.isfinite(number):
         raise DataError(f"{name} must be a finite number, got {number:g}")
-    ok, what = RULES.get(name, (lambda v: True, "a finite number"))
-    if not ok(number):
+    found = violation(np.array([number]), name)
+    if found is not None:
+        _, what, magnitude = found
+        if magnitude:
+            low, high = MAGNITUDE
+            what = f"{what if name in RULES else '0 or a number'} of magnitude {low:g} to {high:g}"
         raise DataError(f"{name} must be {what}, got {number:g}")
-    low, high = MAGNITUDE
-    if number != 0 and not low <= abs(number) <= high:
-        what = what if name in RULES else "0 or a number"
-        raise DataError(f"{name} must be {what} of magnitude {low:g} to {high:g}, got {number:g}")
     return number
-
-
-def _float(value: int | float) -> float:
-    """``float(value)``, ``inf`` for an integer beyond the range of floats (a 400-digit number)."""
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
 
 
 @runtime_checkable
@@ -224,7 +212,7 @@ class TermModel:
         if len(terms) > 64:
             raise ModelFileError(f"model body: {len(terms)} terms, at most 64 expected")
         for i, c in enumerate(coefs):
-            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(_float(c)):
+            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(as_float(c)):
                 raise ModelFileError(f"model body: coefficient {i} must be a finite number, got {shown(c)}")
         return cls(tuple(term_from_dict(t, params, f"term {i}") for i, t in enumerate(terms)),
                    tuple(float(c) for c in coefs))

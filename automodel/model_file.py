@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from automodel.data.cells import shown
+from automodel.data.cells import as_float, shown
 from automodel.errors import ModelFileError
 from automodel.files import check_input, read_text
 from automodel.model import FORMAT, VERSION, Core, Model, TermModel
@@ -90,12 +90,7 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
 
 def _finite(x: Any) -> bool:
     """Whether ``x`` is a JSON number (not a boolean) that is a finite float (not a 400-digit integer)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(x))
-    except OverflowError:
-        return False
+    return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(as_float(x))
 
 
 def _refuse_constant(name: str) -> float:

@@ -7,6 +7,7 @@ expected.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["read_csv", "numeric", "located", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["read_csv", "numeric", "located", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -75,31 +76,46 @@ def shown(cell: object) -> str:
     return text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS - 12]}... ({len(text)} chars)"
 
 
+def as_float(value: object) -> float:
+    """``float(value)`` that never raises: ``inf`` (with its sign) for an integer beyond the range of
+    floats (``10**400``), NaN for what is not a number."""
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf  # type: ignore[operator]
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _floats(raw: pd.Series) -> np.ndarray:
-    """The cells as floats, NaN where a cell is not a number or its value is beyond the range of floats
-    (a 400-digit integer)."""
+    """The cells as floats, NaN where a cell is not a number, inf where it is beyond the range of floats."""
     try:
         return pd.to_numeric(raw, errors="coerce").to_numpy(float)
-    except OverflowError:
-        return np.array([_float(cell) for cell in raw], float)
+    except OverflowError:  # a Python integer too large for a float
+        return np.array([as_float(cell) for cell in raw], float)
 
 
 def _beyond_floats(cell: object) -> bool:
-    """Whether ``cell`` is a number too large (or too small) for a float: ``10**400``, ``'1e999'``."""
-    try:
-        value = float(cell)
-    except OverflowError:
-        return True
-    except (TypeError, ValueError):
-        return False
-    return np.isinf(value) and "inf" not in str(cell).lower()
+    """Whether ``cell`` is a number too large for a float: ``10**400``, ``'1e999'`` (not ``inf`` itself)."""
+    return math.isinf(as_float(cell)) and "inf" not in str(cell).lower()
 
 
-def _float(cell: object) -> float:
-    try:
-        return float(cell)
-    except (TypeError, ValueError, OverflowError):
-        return np.nan
+def violation(values: np.ndarray, role: str, measured: bool = False) -> tuple[int, str, bool] | None:
+    """The first of the finite ``values`` that breaks its role's rule (:data:`RULES`, and
+    :data:`MEASURED` when ``measured``) or is neither 0 nor of a magnitude in :data:`MAGNITUDE`: its
+    index, what was expected, and whether it was the magnitude; None when every value is fine."""
+    for rules in (RULES, MEASURED) if measured else (RULES,):
+        if role in rules:
+            ok, what = rules[role]
+            bad = ~ok(values)
+            if bad.any():
+                return int(np.argmax(bad)), what, False
+    low, high = MAGNITUDE
+    size = np.abs(values)
+    bad = (size > high) | ((size < low) & (size > 0))
+    if bad.any():
+        return int(np.argmax(bad)), RULES[role][1] if role in RULES else "a finite number", True
+    return None
 
 
 def located(source: str, i: int, column: str, rows: int | np.ndarray) -> str:
@@ -131,19 +147,12 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
         if _beyond_floats(cell):
             what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
         raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {got}")
-    for rules in (RULES, MEASURED) if measured else (RULES,):
-        if role in rules:
-            ok, what = rules[role]
-            bad = ~ok(values)
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {values[i]:g}")
-    low, high = MAGNITUDE
-    size = np.abs(values)
-    bad = (size > high) | ((size < low) & (size > 0))
-    if bad.any():
-        i = int(np.argmax(bad))
-        span = f"between {low:g} and {high:g}" if role in RULES else f"0 or of magnitude {low:g} to {high:g}"
-        raise DataError(f"{located(source, i, column, row_offset)}: expected {what} {span} (the range "
-                        f"automodel fits), got {values[i]:g}")
+    found = violation(values, role, measured)
+    if found is not None:
+        i, what, magnitude = found
+        low, high = MAGNITUDE
+        if magnitude:
+            what += (f" between {low:g} and {high:g}" if role in RULES else f" 0 or of magnitude {low:g} to "
+                     f"{high:g}") + " (the range automodel fits)"
+        raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {values[i]:g}")
     return values

@@ -21,7 +21,7 @@ from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics
 from automodel.space.terms import Term, term_values
 
-__all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "predict", "score"]
+__all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "fitted", "predict", "score"]
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     coef : (B, k) array
         Term coefficients.
     metrics : dict of (B,) arrays
-        ``inf`` for a pair whose coefficients are all zero: it predicts ``T = 0``.
+        ``inf`` for a pair that is not :func:`fitted` (a coefficient not finite, or all zero).
     """
     kern = np.zeros(len(cols), np.intp) if kern is None else kern
     k = cols.shape[1]
@@ -188,11 +188,17 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
         hold_err = metrics.holdout_errors(pred_h, y_h, len(y) - int(rows.hold.sum()), k)
     coef = _drop_negligible(rows, cols, kern, sol.coefficients(des))
     scores = metrics.compute(y, pred, k, wrss, lev, hold_err, names=names)
-    empty = ~(coef != 0).any(axis=1)  # every coefficient zero (or NaN): T = 0 is no model of a time
-    if empty.any():
+    unfitted = ~fitted(coef)
+    if unfitted.any():
         for values in scores.values():
-            values[empty] = np.inf
+            values[unfitted] = np.inf
     return coef, scores
+
+
+def fitted(coef: np.ndarray) -> np.ndarray:
+    """(B,) whether each pair's coefficients (B, k) are a model: all finite and not all zero (T = 0 is no
+    model of a time)."""
+    return np.isfinite(coef).all(axis=1) & (coef != 0).any(axis=1)
 
 
 def _drop_negligible(rows: Rows, cols: np.ndarray, kern: np.ndarray, coef: np.ndarray) -> np.ndarray:
@@ -236,5 +242,5 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
         for name, values in scores.items():
             out[name][members] = values
         coefs[members, :k] = coef
-        valid[members] = np.isfinite(coef).all(axis=1) & (coef != 0).any(axis=1)
+        valid[members] = fitted(coef)
     return Scores(list(structures), coefs, out, k_arr, n_fits, valid)
