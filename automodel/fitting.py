@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
+from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
@@ -77,7 +78,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         space: str | Path | SearchSpace = "default", aggregate: str = "median", metric: str | None = None,
         weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
-        max_rows: int = 100) -> FitResult:
+        max_rows: int = 100, intervals: bool = True) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
     Parameters
@@ -96,6 +97,9 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         all run.
     max_rows : int
         Searched candidates kept in the leaderboard (templates are always listed).
+    intervals : bool
+        Calibrate every ranked model's prediction band (:mod:`automodel.calibration`; forward splits
+        of the data, a few batched refits of the final candidates).
 
     Examples
     --------
@@ -123,6 +127,11 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
                                      dtype="Int64"))
     models_out = [m for m in ranked if m is not None]
     chosen = _choose(board, ds, sp)
+    if intervals:
+        structures = [outcome.scores.structures[i] for i in outcome.order[:max_rows]]
+        for model, interval in zip(models_out, calibrate(ds, sp, [m.core for m in models_out],
+                                                          chosen.equivalent, structures)):
+            model.interval = interval
     board = board[LEADERBOARD_COLUMNS]
     skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
     return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports,

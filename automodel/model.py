@@ -24,9 +24,11 @@ from automodel.data.cells import MAGNITUDE, RULES, as_float, numeric, shown, vio
 from automodel.errors import DataError, ModelFileError
 from automodel.files import write_text
 from automodel import printing
+from automodel.interval import Interval
+from automodel.solve import band
 from automodel.space.terms import Term, term_from_dict, term_sum
 
-__all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "FORMAT", "VERSION"]
+__all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR"]
 
 FORMAT = "automodel-model"
 VERSION = 1
@@ -69,6 +71,51 @@ EXHAUSTIVE_P = 2 ** 20
 CHUNK_P = 2 ** 16
 #: the largest process count it accepts: every integer up to it is exact in a float
 MAX_P = 2 ** 53
+#: a best p more than this factor beyond the measured p range is reported as an extrapolation
+BEYOND_FACTOR = 2.0
+#: process counts evaluated for the range of :class:`BestP` (every one when the range is this narrow)
+RANGE_GRID = 4096
+
+
+@dataclass(frozen=True)
+class BestP:
+    """The best process count, how sure the model is of it, and what a user should know.
+
+    Attributes
+    ----------
+    p : int
+        The process count with the least predicted time.
+    time : float
+        Its predicted time; ``lower`` and ``upper`` the ``level`` band of one run there (NaN when the
+        model has no band).
+    p_low, p_high : int
+        The contiguous range of process counts around ``p`` whose predicted time is within the
+        ``level`` band of the expected time at ``p`` (statistically indistinguishable from the best;
+        ``p`` itself when the model has no band). Searched on every count up to :data:`RANGE_GRID`
+        counts, else on that many geometrically spaced ones.
+    warnings : tuple of str
+        An answer far outside the measured p range (:data:`BEYOND_FACTOR`), at the edge of the
+        searched range, below the noise of the fit, or counts where the model predicts no positive time.
+    """
+
+    p: int
+    time: float
+    lower: float = math.nan
+    upper: float = math.nan
+    p_low: int = 0
+    p_high: int = 0
+    level: float = 0.9
+    warnings: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        """``p = 44 (36 to 58 at 90 %), predicted 0.52 s (0.41 to 0.66 s)``: the answer in one line."""
+        text = f"p = {self.p}"
+        if self.p_low != self.p_high:
+            text += f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
+        text += f", predicted {self.time:.4g} s"
+        if math.isfinite(self.lower):
+            text += f" ({self.lower:.3g} to {self.upper:.3g} s)"
+        return text
 
 
 def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
@@ -246,6 +293,7 @@ class Model:
     metrics: dict[str, float] = field(default_factory=dict)
     space: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    interval: Interval | None = None
 
     # -- the mathematics ----------------------------------------------------------------------
     @property
@@ -312,19 +360,35 @@ class Model:
         return ", ".join(f"{self.roles.get(q, q)} in [{lo:g}, {hi:g}]" for q, (lo, hi) in self.ranges.items()
                          ) or "no parameter"
 
-    def predict_interval(self, data: pd.DataFrame | Mapping[str, Any], level: float = 0.95
-                         ) -> tuple[np.ndarray, np.ndarray] | None:
-        """Prediction band when the core model has one (Bayesian templates), else ``None``."""
-        fn = getattr(self.core, "predict_interval", None)
-        return None if fn is None else fn(self._columns(data), level=level)
+    def predict_interval(self, data: pd.DataFrame | Mapping[str, Any], level: float = 0.9, kind: str = "run",
+                         source: str = "<DataFrame>") -> tuple[np.ndarray, np.ndarray] | None:
+        """Lower and upper ends of the ``level`` prediction band at every row of ``data``.
+
+        ``kind="run"`` covers one new run (repetition noise included), ``"mean"`` the expected time of
+        the configuration. The band is the model's :class:`~automodel.interval.Interval` (every model
+        that :func:`automodel.fit` returns has one); a model without one (built by hand) gives its
+        core's own band when it has one (a posterior, a simulation), else ``None``. Rows where the
+        model predicts no positive time get NaN.
+        """
+        if not 0 < level < 1:
+            raise DataError(f"level must be between 0 and 1 (exclusive), got {shown(level)}")
+        columns = self._columns(data, source)
+        if self.interval is None:
+            fn = getattr(self.core, "predict_interval", None)
+            return None if fn is None else fn(columns, level=level)
+        with np.errstate(all="ignore"):
+            yhat = np.asarray(self.core.predict(columns), float)
+        return self.interval.bounds(columns, self.core, yhat, level, kind)
 
     def best_p(self, n: float | None = None, cpu: float = 1.0, bw: float = 1.0, p_max: int | None = None,
-               p_min: int = 1, **extras: float) -> tuple[int, float]:
-        """The integer process count in ``[p_min, p_max]`` with the least predicted time.
+               p_min: int = 1, level: float = 0.9, **extras: float) -> BestP:
+        """The integer process count in ``[p_min, p_max]`` with the least predicted time, and its range.
 
-        Returns ``(p, predicted_time)``. ``p_max`` defaults to 4x the largest trained p (at least 64).
-        Ranges of up to :data:`EXHAUSTIVE_P` counts are searched exhaustively; wider ones coarse to fine
-        (:func:`best_integer`), so the work is bounded for any ``p_max`` up to :data:`MAX_P`.
+        ``p_max`` defaults to 4x the largest trained p (at least 64). Ranges of up to
+        :data:`EXHAUSTIVE_P` counts are searched exhaustively; wider ones coarse to fine
+        (:func:`best_integer`), so the work is bounded for any ``p_max`` up to :data:`MAX_P`. The
+        result (:class:`BestP`) carries the ``level`` band of the time there, the range of counts the
+        model cannot tell apart from the best, and warnings.
 
         Raises
         ------
@@ -335,6 +399,8 @@ class Model:
         """
         if "p" not in self.params:
             raise DataError("this model does not depend on p, so it has no best process count")
+        if not 0 < level < 1:
+            raise DataError(f"level must be between 0 and 1 (exclusive), got {shown(level)}")
         default = p_max is None
         if default:
             p_max = min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
@@ -352,25 +418,68 @@ class Model:
                 raise DataError(f"best p needs a value for '{self.roles.get(q, q)}'")
             fixed[q] = _argument(q, v)
 
-        def times(ps: np.ndarray) -> np.ndarray:
-            cols = {q: np.full(len(ps), fixed[q]) if q != "p" else ps for q in self.params}
+        def frame(ps: np.ndarray) -> pd.DataFrame:
+            return pd.DataFrame({q: np.full(len(ps), fixed[q]) if q != "p" else ps for q in self.params})
+
+        def raw(ps: np.ndarray) -> np.ndarray:
             with np.errstate(all="ignore"):
-                t = np.asarray(self.core.predict(pd.DataFrame(cols)), float)
+                return np.asarray(self.core.predict(frame(ps)), float)
+
+        def times(ps: np.ndarray) -> np.ndarray:
+            t = raw(ps)
             return np.where(np.isfinite(t) & (t > 0), t, np.inf)
 
         p, t = best_integer(times, p_min, p_max)
+        at = ", ".join(f"{self.roles.get(q, q)} = {v:g}" for q, v in fixed.items())
         if not np.isfinite(t):
-            at = ", ".join(f"{self.roles.get(q, q)} = {v:g}" for q, v in fixed.items())
             raise DataError(f"the model predicts no positive finite time for p in [{p_min}, {p_max}]"
                             f"{' at ' + at if at else ''}")
-        return p, t
+        grid = (np.arange(p_min, p_max + 1, dtype=float) if p_max - p_min < RANGE_GRID else
+                np.unique(np.concatenate([np.round(np.geomspace(p_min, p_max, RANGE_GRID)), [p]])))
+        grid_t = raw(grid)
+        warnings = self._best_p_warnings(p, t, p_min, p_max, grid, grid_t)
+        if self.interval is None:
+            return BestP(p, t, level=level, p_low=p, p_high=p, warnings=warnings)
+        here = frame(np.array([float(p)]))
+        (lower,), (upper,) = self.interval.bounds(here, self.core, np.array([t]), level)
+        mean_scale = self.interval.scale(here, self.core, np.array([t]), kind="mean")[0]
+        close = np.isfinite(grid_t) & (grid_t > 0) & (
+            grid_t <= t * math.exp(band.quantile(level, self.interval.dof) * mean_scale))
+        i = int(np.searchsorted(grid, p))
+        lo_i = i - int(np.argmin(close[i::-1])) + 1 if not close[i::-1].all() else 0
+        hi_i = i + int(np.argmin(close[i:])) - 1 if not close[i:].all() else len(grid) - 1
+        return BestP(p, t, float(lower), float(upper), int(grid[lo_i]), int(grid[hi_i]), level, warnings)
+
+    def _best_p_warnings(self, p: int, t: float, p_min: int, p_max: int, grid: np.ndarray, grid_t: np.ndarray
+                         ) -> tuple[str, ...]:
+        """What a user must know about a best p: see :class:`BestP`."""
+        out = []
+        lo, hi = self.ranges.get("p", [math.nan, math.nan])
+        if p > BEYOND_FACTOR * hi:
+            out.append(f"best p = {p} is {p / hi:.3g}x the largest measured p ({hi:g}): an extrapolation")
+        elif p < lo / BEYOND_FACTOR:
+            out.append(f"best p = {p} is below the smallest measured p ({lo:g}) by {lo / p:.3g}x: an extrapolation")
+        if p == p_max and p_max > p_min:
+            out.append(f"best p = {p} is the upper end of the searched range {p_min}-{p_max}: the time may "
+                       f"still fall beyond it (raise p_max)")
+        elif p == p_min and p_min > 1:
+            out.append(f"best p = {p} is the lower end of the searched range {p_min}-{p_max} (lower p_min)")
+        noise = self.interval.noise_seconds if self.interval is not None else 0.0
+        if t < noise:
+            out.append(f"the predicted time {t:.3g} s is below the noise of the fit ({noise:.3g} s)")
+        bad = ~(np.isfinite(grid_t) & (grid_t > 0))
+        if bad.any():
+            out.append(f"the model predicts no positive time at {int(bad.sum())} of {len(grid)} counts "
+                       f"evaluated (first p = {grid[bad][0]:g}); they were skipped")
+        return tuple(out)
 
     # -- files -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "space": self.space, "params": list(self.params),
                 "roles": dict(self.roles), "ranges": self.ranges,
                 "metrics": {k: (float(v) if np.isfinite(v) else None) for k, v in self.metrics.items()},
-                "options": self.options, "formula": self.formula, "model": self.core.to_dict()}
+                "options": self.options, "formula": self.formula, "model": self.core.to_dict(),
+                **({"interval": self.interval.to_dict()} if self.interval is not None else {})}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)

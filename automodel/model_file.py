@@ -18,6 +18,7 @@ from typing import Any
 from automodel.data.cells import as_float, shown
 from automodel.errors import ModelFileError
 from automodel.files import check_input, read_text
+from automodel.interval import Interval
 from automodel.model import FORMAT, VERSION, Core, Model, TermModel
 from automodel.templates import TEMPLATES
 
@@ -83,9 +84,16 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
     except ModelFileError as exc:
         raise bad(str(exc)) from None
     options = d.get("options", {})
+    interval = None
+    if d.get("interval") is not None:
+        try:
+            interval = Interval.from_dict(d["interval"], params, len(core.terms) if isinstance(core, TermModel)
+                                          else None, lambda body: core_from_dict(body, frozenset(params)))
+        except ModelFileError as exc:
+            raise bad(str(exc)) from None
     return Model(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
                  {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
-                 str(d.get("space", "")), options if isinstance(options, dict) else {})
+                 str(d.get("space", "")), options if isinstance(options, dict) else {}, interval)
 
 
 def _finite(x: Any) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,8 @@ from benchmarks.extrap_tool import ensure_extrap, run_extrap
 from benchmarks.tasks import Task
 
 OK = "ok"
+#: levels of the prediction bands the automodel contenders report (benchmarks.bands scores them)
+BAND_LEVELS = (0.5, 0.9)
 NOT_INSTALLED = "extrap unavailable: Extra-P not installed; run the full benchmark to install it"
 
 #: Seeded baselines of the issue: (contender name, registry template, fit options, label).
@@ -65,6 +67,7 @@ class Outcome:
     predictions: np.ndarray
     seconds: float
     note: str = ""
+    bands: Mapping[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -146,7 +149,8 @@ def automodel_contender(metric: str | None = None, space: str = "default") -> Co
 
     def model(task: Task, points: pd.DataFrame) -> Outcome:
         result = fit_automodel(task, space, metric)
-        return Outcome(OK, result.best.formula, result.best.predict(points), 0.0, chosen_row(result))
+        bands = {level: result.best.predict_interval(points, level) for level in BAND_LEVELS}
+        return Outcome(OK, result.best.formula, result.best.predict(points), 0.0, chosen_row(result), bands)
 
     return Contender(name, "automodel", label, _per_group(model))
 

@@ -16,16 +16,17 @@ def test_show_every_format_and_best_p(model_json, capsys):
     assert "def predicted_time(n, p):" in shown["python"] and "double predicted_time(double n, double p)" in shown["c"]
     assert r"\log_{2}" in shown["latex"] and "log2(p)" in shown["text"]
     assert main(["best-p", str(model_json), "--n", "5000", "--p-max", "256"]) == 0
-    p, t = model.best_p(n=5000, p_max=256)
+    found = model.best_p(n=5000, p_max=256)
+    p, t = found.p, found.time
     assert capsys.readouterr().out.startswith(f"best p = {p}")
 
 
 def test_cause8_best_p_takes_counts_as_typed_and_refuses_nonsense_in_one_line(model_json, capsys):
     """Issue 17, causes 7 and 8: ``--p-max 1e11`` was an argparse error (and, as an integer, asked for
     745 GiB); ``--p-min -10``, ``--n nan``, ``--cpu 0`` printed ``best p = -10 (predicted time inf s)``."""
-    p, t = load_model(model_json).best_p(n=5000, p_max=10 ** 11)
+    found = load_model(model_json).best_p(n=5000, p_max=10 ** 11)
     assert main(["best-p", str(model_json), "--n", "5000", "--p-max", "1e11"]) == 0
-    assert capsys.readouterr().out == f"best p = {p} (predicted time {t:.6g} s)\n"
+    assert capsys.readouterr().out == f"best {found.line()}\n"
     for args, message in ((["--p-min", "-10"], "p_min must be a whole number from 1 to 2^53, got -10"),
                           (["--p-max", "2.5"], "p_max must be a whole number from 1 to 2^53, got 2.5"),
                           (["--n", "nan"], "n must be a finite number, got nan"),

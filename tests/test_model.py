@@ -13,7 +13,8 @@ from automodel.model import Core, TermModel
 
 def test_best_p_is_argmin_over_integers(fitted):
     model = fitted[0].best
-    p, t = model.best_p(n=8000, p_max=512)
+    found = model.best_p(n=8000, p_max=512)
+    p, t = found.p, found.time
     ps = np.arange(1, 513)
     times = model.predict({"n": np.full(512, 8000.0), "p": ps.astype(float)})
     assert p == ps[np.argmin(times)] and t == pytest.approx(times.min())
@@ -61,7 +62,8 @@ def test_best_p_coarse_to_fine_equals_the_exhaustive_search(formula, p_max):
     model = _power_model(formula)
     ps = np.arange(3, p_max + 1, dtype=float)
     times = model.predict({"n": np.full(len(ps), 40.0), "p": ps})
-    p, t = model.best_p(n=40, p_min=3, p_max=p_max)  # wider than EXHAUSTIVE_P: coarse to fine
+    found = model.best_p(n=40, p_min=3, p_max=p_max)  # wider than EXHAUSTIVE_P: coarse to fine
+    p, t = found.p, found.time
     assert p_max > automodel.model.EXHAUSTIVE_P and t == pytest.approx(times.min(), rel=1e-12)
     assert times[p - 3] == pytest.approx(times.min(), rel=1e-12)
 
@@ -71,7 +73,8 @@ def test_cause7_best_p_work_is_bounded_for_any_p_max():
     import tracemalloc
     model = _power_model("100*n/p + 0.5*p")
     tracemalloc.start()
-    p, t = model.best_p(n=1e12, p_max=2 ** 53)
+    found = model.best_p(n=1e12, p_max=2 ** 53)
+    p, t = found.p, found.time
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert abs(p - np.sqrt(200 * 1e12)) <= 1 and peak < 50e6
@@ -128,10 +131,12 @@ def test_cause7_best_p_is_the_exhaustive_answer_up_to_a_million_counts():
                             ranges={})
     ps = np.arange(1, 128998, dtype=float)
     times = model.core.predict({"p": ps})
-    p, t = model.best_p(p_max=128997)
+    found = model.best_p(p_max=128997)
+    p, t = found.p, found.time
     assert (p, t) == (256, times.min()) and np.argmin(times) == 255
     wide = automodel.Model(_Staircase(1e4, 1.0), params=("p",), roles={}, ranges={})  # coarse to fine
-    assert wide.best_p(p_max=3_000_000) == (512, 1e4 / 512 + 81)
+    found = wide.best_p(p_max=3_000_000)
+    assert (found.p, found.time) == (512, 1e4 / 512 + 81)
 
 
 @pytest.mark.parametrize("kwargs, fragment", [

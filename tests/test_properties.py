@@ -264,5 +264,6 @@ def test_best_p_answers_within_bounds_or_names_the_argument(fitted, kwargs):
     model = fitted[0].best
     answer = one_line_or_nothing(model.best_p, **{"n": 1000.0, **kwargs})
     if answer is not None:
-        p, t = answer
-        assert 1 <= p <= 2 ** 53 and math.isfinite(t) and t > 0
+        p, t = answer.p, answer.time
+        assert 1 <= answer.p_low <= p <= answer.p_high <= 2 ** 53 and math.isfinite(t) and t > 0
+        assert answer.lower <= t <= answer.upper  # every fitted model has a band

@@ -37,7 +37,8 @@ def test_amdahl_plus_log_p_interior_minimum():
     train = make_runs(f, [None], [1, 2, 3, 4, 6, 8, 12, 16, 24, 32], reps=3, noise=0.01).drop(columns="n")
     result = automodel.fit(train, progress=False)
     assert any("p_only" in r.name for r in result.reports)
-    p_best, t_best = result.best.best_p(p_max=256)
+    found = result.best.best_p(p_max=256)
+    p_best, t_best = found.p, found.time
     true = np.arange(1, 257)
     p_true = true[np.argmin(f(None, true, 1, 1))]
     assert p_true / 1.5 <= p_best <= p_true * 1.5

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterable
 
 from automodel.errors import DataError
 
@@ -58,3 +60,9 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
         except ValueError:
             raise DataError(f"--param {item!r}: expected NAME=NUMBER") from None
     return values
+
+
+def warn(warnings: Iterable[str]) -> None:
+    """Print each warning on stderr as ``warning: ...`` (stdout stays the answer, for scripts)."""
+    for text in warnings:
+        print(f"warning: {text}", file=sys.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_role_options, role_kwargs
+from automodel.cli.common import add_role_options, role_kwargs, warn
 from automodel.files import check_output, write_text
 from automodel.errors import DataError
 
@@ -39,11 +39,12 @@ def print_result(result, top: int = 10) -> None:
         at = {q: best.ranges[q][1] for q in best.params if q not in ("p", "cpu", "bw")}
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
         try:
-            p, t = best.best_p(**at)
+            found = best.best_p(**at)
         except DataError as exc:  # the model is fitted and written all the same
             print(f"best process count{' at ' + where if where else ''}: none ({exc})")
         else:
-            print(f"best process count{' at ' + where if where else ''}: p = {p} (predicted {t:.4g} s)")
+            print(f"best process count{' at ' + where if where else ''}: {found.line()}")
+            warn(found.warnings)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import parse_param_values
+from automodel.cli.common import parse_param_values, warn
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--p-min", type=count, default=1, help="smallest p to consider (default 1)")
     b.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
+    b.add_argument("--level", type=float, default=0.9,
+                   help="level of the time's band and of the range of equally good p (default 0.9)")
     b.set_defaults(handler=best_p)
 
 
@@ -39,7 +41,11 @@ def show(args: argparse.Namespace) -> int:
     from automodel.export import export
     from automodel.model_file import load_model
 
-    print(export(load_model(args.model), args.format))
+    model = load_model(args.model)
+    print(export(model, args.format))
+    if args.format == "text":
+        print("\n".join(model.interval.describe() if model.interval is not None else
+                        ["prediction band: none (this model file has no 'interval')"]))
     return 0
 
 
@@ -51,6 +57,8 @@ def best_p(args: argparse.Namespace) -> int:
     extras = parse_param_values(args.param)
     if "n" in model.params and args.n is None:
         raise DataError("this model depends on n: give --n N")
-    p, t = model.best_p(n=args.n, cpu=args.cpu, bw=args.bw, p_max=args.p_max, p_min=args.p_min, **extras)
-    print(f"best p = {p} (predicted time {t:.6g} s)")
+    found = model.best_p(n=args.n, cpu=args.cpu, bw=args.bw, p_max=args.p_max, p_min=args.p_min,
+                         level=args.level, **extras)
+    print(f"best {found.line()}")
+    warn(found.warnings)
     return 0

@@ -17,7 +17,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", metavar="MODEL.json", nargs="?")
     p.add_argument("data", metavar="DATA.csv", nargs="?")
     p.add_argument("-o", "--output", metavar="OUT.csv")
-    p.add_argument("--level", type=float, default=0.95, help="prediction band level when the model has one")
+    p.add_argument("--level", type=float, default=0.9,
+                   help="level of the prediction band in columns lower and upper (default 0.9)")
+    p.add_argument("--band", choices=("run", "mean"), default="run",
+                   help="the band covers one new run (default) or the expected time")
     add_predict_options(p)
     p.set_defaults(handler=predict)
 
@@ -57,7 +60,7 @@ def predict(args: argparse.Namespace) -> int:
     frame = read_csv(Path(args.data))
     out = frame.copy()
     out["predicted"] = model.predict(frame, source=args.data)
-    band = model.predict_interval(frame, level=args.level)
+    band = model.predict_interval(frame, level=args.level, kind=args.band, source=args.data)
     if band is not None:
         out["lower"], out["upper"] = band
     if args.output:

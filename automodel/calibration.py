@@ -1,0 +1,214 @@
+"""Calibrate the prediction band of fitted models: the parts of :class:`~automodel.interval.Interval`.
+
+Inside the data, a model's band comes from the fit itself (:func:`fit_parts`): the repetition noise
+of one run, the misfit left in the residuals of the aggregated times beyond the noise of an
+aggregate, and the coefficient covariance of a term model. The candidates the data cannot tell apart
+(the ``equivalent`` rows of :mod:`automodel.search.select`) travel with the model: their disagreement
+beyond the data is part of the band.
+
+Beyond the data, errors grow faster than any of those predict: a wrong exponent is invisible inside
+the range and costs more with every doubling. :func:`forward_growth` measures that on the training
+data itself, the way a user meets it: for each parameter with at least four levels it drops the top
+level (and the top two, when five or more remain), refits and reselects the search's final
+candidates on what is left (one batched :func:`~automodel.search.score.score` per split), predicts
+the dropped runs and compares the squared log errors with what the band inside the data explains.
+The excess per squared doubling is the growth of that parameter (a moment estimate); parameters with
+too few levels get the mean of those measured, else :data:`~automodel.interval.DEFAULT_GROWTH`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from automodel.data import Dataset
+from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
+from automodel.model import Core, TermModel
+from automodel.options import METRICS, ROLE_NAMES, weights
+from automodel.search.score import Structure, TermCache, score
+from automodel.search.select import select
+from automodel.search.staged import holdout_rows
+from automodel.solve import band
+from automodel.space.config import SearchSpace
+from automodel.space.terms import term_values
+
+__all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate",
+           "MIN_SPLIT_LEVELS", "SPLIT_DOUBLINGS", "PRIOR_WEIGHT"]
+
+#: a parameter needs this many levels left after a split
+MIN_SPLIT_LEVELS = 3
+#: the forward splits keep the runs up to the largest value over 2^d, for each d here
+SPLIT_DOUBLINGS = (1, 2)
+#: weight of the prior growth :data:`~automodel.interval.DEFAULT_GROWTH`, in squared doublings (as
+#: many forward points one doubling beyond the data)
+PRIOR_WEIGHT = 2.0
+
+
+@dataclass(frozen=True)
+class FitParts:
+    """The in-data parts of a band (see :class:`~automodel.interval.Interval`)."""
+
+    run: float
+    misfit: float
+    dof: int
+    covariance: np.ndarray | None
+    noise_seconds: float
+
+
+def run_noise(runs: pd.DataFrame, params: tuple[str, ...]) -> float:
+    """Robust standard deviation of one run's ``log(time)`` about its configuration's.
+
+    From the differences of successive repetitions of a configuration (each has standard deviation
+    ``sigma * sqrt(2)``): ``median(|d|) / (0.6745 sqrt(2))``, consistent for normal noise and
+    robust, because timings have rare outliers (a preempted run) that would widen every band of a
+    standard deviation. 0 when nothing is repeated.
+    """
+    t = runs["time"].to_numpy(float)
+    log_t = pd.Series(np.log(np.where(t > 0, t, np.nan)), index=runs.index)
+    if params:
+        diffs = log_t.groupby([runs[q] for q in params], sort=False).diff().to_numpy(float)
+    else:
+        diffs = log_t.diff().to_numpy(float)
+    diffs = np.abs(diffs[np.isfinite(diffs)])
+    if not len(diffs):
+        return 0.0
+    return float(np.median(diffs) / (0.6745 * np.sqrt(2.0)))
+
+
+def aggregate_noise(frame: pd.DataFrame, aggregate: str) -> np.ndarray:
+    """Relative standard error of each configuration's aggregated time (0 for a single run)."""
+    count = frame["count"].to_numpy(float)
+    factor = np.pi / 2 if aggregate == "median" else 1.0
+    rel = frame["spread"].to_numpy(float) / frame["time"].to_numpy(float)
+    return np.where(count > 1, rel * np.sqrt(factor / np.maximum(count, 1)), 0.0)
+
+
+def fit_parts(core: Core, frame: pd.DataFrame, params: tuple[str, ...], weighting: str, aggregate: str,
+              run: float) -> FitParts:
+    """The band's parts inside the data for ``core`` fitted on the aggregated ``frame``.
+
+    The misfit is the residual root mean square of ``log(y / yhat)`` on ``m - k`` degrees of freedom,
+    less (in quadrature) the pooled standard error of the aggregates; a prediction that is not a
+    positive time counts with its relative error.
+    """
+    y = frame["time"].to_numpy(float)
+    columns = frame[list(params)]
+    with np.errstate(all="ignore"):
+        yhat = np.asarray(core.predict(columns), float)
+    k = int(core.n_coefficients)
+    dof = max(len(y) - k, 1)
+    with np.errstate(all="ignore"):
+        r = np.where(yhat > 0, band.log_ratio(y, yhat), (y - yhat) / y)
+    r = np.where(np.isfinite(r), r, 1.0)
+    se = aggregate_noise(frame, aggregate)
+    misfit = float(np.sqrt(max(float(r @ r) / dof - float(np.mean(se ** 2)), 0.0)))
+    covariance = None
+    if isinstance(core, TermModel):
+        values = term_values(list(core.terms), {q: columns[q].to_numpy(float) for q in params}, len(y))
+        w = weights(y, weighting)
+        resid = np.where(np.isfinite(yhat), y - yhat, 0.0)
+        covariance = band.coefficient_covariance(values, w, float(w @ resid ** 2) / dof)
+    noise = float(np.sqrt(np.mean(np.where(np.isfinite(yhat), y - yhat, 0.0) ** 2)))
+    return FitParts(run, misfit, dof, covariance, noise)
+
+
+def _interval(parts: FitParts, ranges: dict[str, tuple[float, float]], growth: dict[str, float],
+              sources: dict[str, str], alternatives: tuple[Core, ...]) -> Interval:
+    return Interval(parts.run, parts.misfit, parts.dof, ranges, growth, sources, parts.covariance,
+                    alternatives, parts.noise_seconds)
+
+
+def _ranges(frame: pd.DataFrame, params: tuple[str, ...]) -> dict[str, tuple[float, float]]:
+    return {q: (float(frame[q].min()), float(frame[q].max())) for q in params}
+
+
+def forward_errors(ds: Dataset, space: SearchSpace, structures: list[Structure]) -> dict[str, tuple[float, float, int]]:
+    """The forward splits of the module doc: for each parameter that has them, the sum of the excess
+    squared log errors beyond the in-data band, the sum of the squared doublings beyond the kept runs,
+    and the number of held-out configurations."""
+    opt = space.fit
+    frame = ds.frame
+    y = frame["time"].to_numpy(float)
+    cache = TermCache(ds.columns(), ds.n_points)
+    sums: dict[str, list[float]] = {}
+    with_loo = METRICS[opt.metric].leverages
+    for q in ds.params:
+        if q in ROLE_NAMES[2:] or not structures:
+            continue
+        x = frame[q].to_numpy(float)
+        for doublings in SPLIT_DOUBLINGS:
+            keep = x <= x.max() / 2 ** doublings
+            if x.min() <= 0 or len(np.unique(x[keep])) < MIN_SPLIT_LEVELS:
+                break
+            m = int(keep.sum())
+            usable = [s for s in structures if len(s.terms) < m]
+            if not usable:
+                continue
+            sc = score(cache, keep, y, usable, opt.weighting, opt.nonnegative, with_loo=with_loo,
+                       holdout=holdout_rows(ds, keep) if METRICS[opt.metric].holdout else None)
+            values = sc.metric(opt.metric)
+            if not np.isfinite(values).any():
+                continue
+            kept_frame = frame[keep]
+            se = aggregate_noise(kept_frame, ds.aggregate)
+            chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, float(np.sqrt(np.mean(se ** 2))))
+            order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
+            cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
+                     for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}
+            core = cores[chosen.index]
+            alternatives = tuple(c for i, c in cores.items() if i != chosen.index)[:MAX_ALTERNATIVES]
+            parts = fit_parts(core, kept_frame, ds.params, opt.weighting, ds.aggregate, 0.0)
+            interval = _interval(parts, _ranges(kept_frame, ds.params), {p: 0.0 for p in ds.params}, {},
+                                 alternatives)
+            held = frame[~keep]
+            columns = held[list(ds.params)].reset_index(drop=True)
+            with np.errstate(all="ignore"):
+                yhat = np.asarray(core.predict(columns), float)
+            inside = interval.scale(columns, core, yhat, kind="mean")
+            e = band.log_ratio(held["time"].to_numpy(float), yhat)
+            d = band.doublings_beyond(columns, {q: interval.ranges[q]})[q]
+            ok = np.isfinite(e) & np.isfinite(inside) & (d > 0)
+            if not ok.any():
+                continue
+            excess = e[ok] ** 2 - inside[ok] ** 2 - aggregate_noise(held, ds.aggregate)[ok] ** 2
+            total = sums.setdefault(q, [0.0, 0.0, 0.0])
+            total[0] += float(excess.sum())
+            total[1] += float((d[ok] ** 2).sum())
+            total[2] += int(ok.sum())
+    return {q: (a, b, int(c)) for q, (a, b, c) in sums.items()}
+
+
+def forward_growth(ds: Dataset, space: SearchSpace, structures: list[Structure]
+                   ) -> tuple[dict[str, float], dict[str, str]]:
+    """The error gained per doubling beyond the data, per parameter: the forward splits'
+    (:func:`forward_errors`) excess per squared doubling, shrunk towards
+    :data:`~automodel.interval.DEFAULT_GROWTH` with weight :data:`PRIOR_WEIGHT`.
+
+    Returns the growth of every parameter of ``ds`` and how it was found.
+    """
+    sums = forward_errors(ds, space, structures)
+    growth, sources = {}, {}
+    for q in ds.params:
+        excess, squared, count = sums.get(q, (0.0, 0.0, 0))
+        growth[q] = float(np.sqrt(max(excess + PRIOR_WEIGHT * DEFAULT_GROWTH ** 2, 0.0) / (squared + PRIOR_WEIGHT)))
+        sources[q] = (f"{int(count)} forward point(s) and the prior {DEFAULT_GROWTH:g}" if count else
+                      f"the prior {DEFAULT_GROWTH:g} (fewer than {MIN_SPLIT_LEVELS} levels below half the largest)")
+    return growth, sources
+
+
+def calibrate(ds: Dataset, space: SearchSpace, cores: list[Core], equivalent: np.ndarray,
+              structures: list[Structure]) -> list[Interval]:
+    """The band of every ranked model (``cores``, best first; ``equivalent`` marks the candidates the
+    selection rule found statistically equivalent), with the growth measured on ``structures``."""
+    growth, sources = forward_growth(ds, space, structures)
+    ranges = _ranges(ds.frame, ds.params)
+    peers = [i for i in range(len(cores)) if equivalent[i]]
+    run = run_noise(ds.runs, ds.params)
+    out = []
+    for i, core in enumerate(cores):
+        parts = fit_parts(core, ds.frame, ds.params, space.fit.weighting, ds.aggregate, run)
+        alternatives = tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES]
+        out.append(_interval(parts, ranges, growth, sources, alternatives))
+    return out

@@ -1,0 +1,189 @@
+"""A fitted model's prediction band, stored as data: what :meth:`Model.predict_interval` evaluates.
+
+:class:`Interval` holds the parts of the band's log-space standard deviation that
+:mod:`automodel.solve.band` combines: the noise of one run, the model's misfit, the coefficients'
+covariance (term models), the candidates the data cannot tell apart, and the error gained per
+doubling beyond the measured range, measured on forward splits of the training data
+(:func:`automodel.calibration.calibrate` builds it). It is written into the model JSON file as plain
+numbers and the alternatives' own model bodies, so a loaded model gives the same bands.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from automodel.data.cells import as_float, shown
+from automodel.errors import ModelFileError
+from automodel.solve import band
+from automodel.space.terms import term_values
+
+__all__ = ["Interval", "KINDS", "METHOD", "DEFAULT_GROWTH", "MAX_ALTERNATIVES"]
+
+#: what a band covers: one new run, or the expected (aggregated) time
+KINDS: dict[str, str] = {"run": "one new run", "mean": "the expected time of a configuration"}
+#: the method, as ``automodel show`` states it
+METHOD = ("log-normal band: repetition noise + misfit + coefficient covariance + spread of the "
+          "equivalent candidates + error growth per doubling beyond the data (forward splits); "
+          "Student-t on the residual degrees of freedom")
+#: the prior of the error gained per doubling beyond the data (log units): the median over the canonical
+#: tasks of the growth their forward splits measure on the training runs alone (0.015 to 0.54, median
+#: 0.21; benchmarks/RESULTS.md, "Prediction bands")
+DEFAULT_GROWTH = 0.2
+#: equivalent candidates kept with a model for the choice part of its band
+MAX_ALTERNATIVES = 8
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The parts of a model's prediction band (log-space standard deviations, see :mod:`automodel.solve.band`).
+
+    Attributes
+    ----------
+    run : float
+        Relative standard deviation of one run about its configuration's time (0 when nothing was
+        repeated: the misfit then holds the noise too).
+    misfit : float
+        What the model misses inside the data beyond the aggregate noise.
+    dof : int
+        Residual degrees of freedom of the fit (the Student-t quantile's).
+    ranges : dict
+        Measured ``[min, max]`` of each parameter.
+    growth : dict
+        Error gained per doubling beyond the range of each parameter.
+    growth_source : dict
+        How each growth was found: ``"measured on K forward points"`` or ``"assumed"``.
+    covariance : (k, k) array or None
+        Covariance of a term model's coefficients, in the order of its terms.
+    alternatives : tuple
+        Fitted cores of the candidates statistically equivalent to the model.
+    noise_seconds : float
+        Root mean square absolute residual of the fit: below it a predicted time is noise.
+    """
+
+    run: float
+    misfit: float
+    dof: int
+    ranges: dict[str, tuple[float, float]]
+    growth: dict[str, float]
+    growth_source: dict[str, str] = field(default_factory=dict)
+    covariance: np.ndarray | None = None
+    alternatives: tuple[Any, ...] = ()
+    noise_seconds: float = 0.0
+
+    def scale(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, kind: str = "run") -> np.ndarray:
+        """The log-space standard deviation of ``core``'s prediction ``yhat`` at each row of ``columns``.
+
+        The coefficient part needs the core's ``terms`` (a term model) and :attr:`covariance`.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        yhat = np.asarray(yhat, float)
+        coefficients = np.zeros(len(yhat))
+        terms = getattr(core, "terms", None)
+        if self.covariance is not None and terms is not None:
+            values = term_values(list(terms), {q: columns[q].to_numpy(float) for q in columns}, len(columns))
+            with np.errstate(all="ignore"):
+                coefficients = np.sqrt(band.quadratic_form(values, self.covariance)) / np.abs(yhat)
+        choice = np.zeros(len(yhat))
+        if self.alternatives:
+            with np.errstate(all="ignore"):
+                ratios = np.column_stack([band.log_ratio(np.asarray(a.predict(columns), float), yhat)
+                                          for a in self.alternatives])
+            ratios = np.where(np.isfinite(ratios), ratios, np.nan)
+            counted = np.isfinite(ratios).sum(axis=1)
+            choice = np.sqrt(np.nansum(ratios ** 2, axis=1) / np.maximum(counted, 1))
+        distance = band.doublings_beyond(columns, {q: r for q, r in self.ranges.items() if q in columns})
+        growth = band.combine(*[self.growth.get(q, DEFAULT_GROWTH) * d for q, d in distance.items()]) \
+            if distance else 0.0
+        run = self.run if kind == "run" else 0.0
+        return band.combine(run, self.misfit, coefficients, choice, growth)
+
+    def bounds(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, level: float, kind: str = "run"
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper ends of the ``level`` band about ``yhat`` (NaN where ``yhat <= 0``)."""
+        return band.bounds(yhat, self.scale(columns, core, yhat, kind), level, self.dof)
+
+    def describe(self) -> list[str]:
+        """How the band is made, in lines of at most 80 columns (for ``automodel show``)."""
+        lines = ["prediction band: log-normal, Student-t on "
+                 f"{self.dof} residual degree(s) of freedom; parts (log units):",
+                 f"  one run {self.run:.3g}, misfit {self.misfit:.3g}, coefficients "
+                 f"{'from their covariance' if self.covariance is not None else 'not modelled'}, "
+                 f"{len(self.alternatives)} equivalent candidate(s)"]
+        for q, g in self.growth.items():
+            lines.append(f"  {q}: {g:.3g} per doubling beyond {self.ranges[q][0]:g}-{self.ranges[q][1]:g}"
+                         if q in self.ranges else f"  {q}: {g:.3g} per doubling")
+            source = self.growth_source.get(q)
+            if source:
+                lines[-1] += f" ({source})"
+        return lines
+
+    # -- files -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": METHOD, "run": self.run, "misfit": self.misfit, "dof": self.dof,
+                "ranges": {q: list(r) for q, r in self.ranges.items()}, "growth": dict(self.growth),
+                "growth_source": dict(self.growth_source),
+                "covariance": None if self.covariance is None else
+                [[float(v) if np.isfinite(v) else None for v in row] for row in np.asarray(self.covariance)],
+                "alternatives": [a.to_dict() for a in self.alternatives], "noise_seconds": self.noise_seconds}
+
+    @classmethod
+    def from_dict(cls, d: Any, params: Sequence[str], n_terms: int | None,
+                  core_from_dict: Callable[[Any], Any]) -> "Interval":
+        """The interval of a model file, every field checked (a one-line :class:`ModelFileError`).
+
+        ``n_terms`` is the term count of the model's core (None for a template: no covariance);
+        ``core_from_dict`` reads an alternative's model body.
+        """
+        if not isinstance(d, dict):
+            raise ModelFileError("'interval' must be an object")
+        number = _checker(d)
+        ranges = d.get("ranges", {})
+        growth = d.get("growth", {})
+        if not isinstance(ranges, dict) or not isinstance(growth, dict):
+            raise ModelFileError("interval: 'ranges' and 'growth' must be objects")
+        checked_ranges = {}
+        for q, r in ranges.items():
+            if q not in params or not isinstance(r, list) or len(r) != 2:
+                raise ModelFileError(f"interval: range of {shown(q)} must be [min, max] of a model parameter")
+            checked_ranges[q] = (_finite(r[0], f"range of {q}"), _finite(r[1], f"range of {q}"))
+        covariance = d.get("covariance")
+        if covariance is not None:
+            matrix = np.asarray(covariance, dtype=object)
+            k = n_terms if n_terms is not None else -1
+            if matrix.shape != (k, k):
+                raise ModelFileError(f"interval: 'covariance' must be a {k} x {k} list of lists, one row per term")
+            covariance = np.array([[_finite(v, "covariance", nan_ok=True) for v in row] for row in covariance])
+        alternatives = d.get("alternatives", [])
+        if not isinstance(alternatives, list) or len(alternatives) > MAX_ALTERNATIVES:
+            raise ModelFileError(f"interval: 'alternatives' must be a list of at most {MAX_ALTERNATIVES} models")
+        return cls(run=number("run"), misfit=number("misfit"), dof=int(number("dof", whole=True)),
+                   ranges=checked_ranges,
+                   growth={str(q): _finite(g, f"growth of {q}") for q, g in growth.items()},
+                   growth_source={str(q): str(v) for q, v in dict(d.get("growth_source", {})).items()},
+                   covariance=covariance, alternatives=tuple(core_from_dict(a) for a in alternatives),
+                   noise_seconds=number("noise_seconds"))
+
+
+def _finite(value: Any, what: str, nan_ok: bool = False) -> float:
+    """``value`` as a float when it is a finite number (or None -> NaN with ``nan_ok``)."""
+    if nan_ok and value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(as_float(value)):
+        raise ModelFileError(f"interval: {what} must be a finite number, got {shown(value)}")
+    return float(value)
+
+
+def _checker(d: Mapping[str, Any]) -> Callable[..., float]:
+    def number(key: str, whole: bool = False) -> float:
+        value = _finite(d.get(key), f"'{key}'")
+        if value < 0 or (whole and value != int(value)):
+            raise ModelFileError(f"interval: '{key}' must be a non-negative {'whole ' if whole else ''}number, "
+                                 f"got {shown(d.get(key))}")
+        return value
+    return number

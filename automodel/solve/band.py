@@ -1,0 +1,142 @@
+"""The mathematics of a prediction band, in the log (relative) space the fit works in.
+
+A predicted time ``yhat(x)`` gets the band ``yhat * exp(+-q * s(x))``: ``q`` is the Student-t
+quantile of the level on the fit's residual degrees of freedom, ``s(x)`` the standard deviation of
+``log(T(x) / yhat(x))``, the sum in quadrature of independent parts (:func:`combine`):
+
+``run``
+    the scatter of one run around the expected time (the repetition noise); absent from a band of
+    the expected time;
+``misfit``
+    what the model misses inside the measured range beyond that noise (the residuals of the
+    aggregated times, less the noise of an aggregate);
+``coefficients``
+    the coefficients' uncertainty, ``sqrt(a(x)' C a(x)) / yhat(x)`` for a linear model with term
+    values ``a(x)`` and coefficient covariance ``C`` (:func:`coefficient_covariance`,
+    :func:`quadratic_form`); it grows by itself away from the data;
+``choice``
+    the disagreement of the candidates the data cannot tell apart (root mean square of their log
+    ratios to the chosen prediction, :func:`log_ratio`);
+``growth``
+    ``sqrt(sum_q (g_q d_q(x))^2)``: ``d_q`` the number of doublings by which ``x`` lies beyond the
+    measured range of parameter ``q`` (:func:`doublings_beyond`), ``g_q`` the error gained per doubling,
+    measured on forward splits of the training data (:mod:`automodel.calibration`).
+
+Every function here is pure and vectorised over rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from scipy.special import stdtrit
+
+__all__ = ["quantile", "log_ratio", "coefficient_covariance", "quadratic_form", "doublings_beyond", "combine",
+           "bounds"]
+
+
+def quantile(level: float, dof: float) -> float:
+    """The two-sided Student-t multiplier of a central ``level`` band on ``dof`` degrees of freedom.
+
+    Examples
+    --------
+    >>> round(quantile(0.9, 1e9), 3), round(quantile(0.9, 3), 3)
+    (1.645, 2.353)
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    return float(stdtrit(max(float(dof), 1.0), (1.0 + level) / 2.0))
+
+
+def log_ratio(y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
+    """``log(y / yhat)`` where both are positive and finite, NaN elsewhere (no warning)."""
+    y, yhat = np.asarray(y, float), np.asarray(yhat, float)
+    ok = (y > 0) & (yhat > 0) & np.isfinite(y) & np.isfinite(yhat)
+    out = np.full(np.broadcast(y, yhat).shape, np.nan)
+    np.log(np.divide(y, yhat, where=ok, out=np.ones_like(out)), where=ok, out=out)
+    return out
+
+
+def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float) -> np.ndarray:
+    """Covariance ``s_w^2 (A' W A)^+`` of weighted least-squares coefficients.
+
+    Parameters
+    ----------
+    values : (m, k) array
+        Term values ``A`` at the fitted rows.
+    w : (m,) array
+        Row weights of the fit (:func:`automodel.options.weights`).
+    variance : float
+        The weighted residual variance ``s_w^2 = sum(w r^2) / (m - k)`` of the fit.
+
+    The columns are scaled to unit weighted norm before the pseudo-inverse, so terms of very
+    different magnitude (``n^3`` beside ``1``) keep their directions; non-finite values give a
+    matrix of NaN.
+    """
+    A, w = np.asarray(values, float), np.asarray(w, float)
+    k = A.shape[1]
+    if k == 0 or not (np.isfinite(A).all() and np.isfinite(w).all() and np.isfinite(variance)):
+        return np.full((k, k), np.nan)
+    norms = np.sqrt((A ** 2 * w[:, None]).sum(axis=0))
+    norms = np.where(norms > 0, norms, 1.0)
+    scaled = (A / norms) * np.sqrt(w)[:, None]
+    return variance * np.linalg.pinv(scaled.T @ scaled) / np.outer(norms, norms)
+
+
+def quadratic_form(values: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """``a_i' C a_i`` for every row ``a_i`` of ``values`` (n, k); never negative."""
+    values = np.asarray(values, float)
+    return np.maximum(np.einsum("ij,jk,ik->i", values, np.asarray(cov, float), values), 0.0)
+
+
+def doublings_beyond(columns: Mapping[str, np.ndarray], ranges: Mapping[str, tuple[float, float]]
+                     ) -> dict[str, np.ndarray]:
+    """For each parameter of ``ranges``, ``log2`` of how far each row lies outside ``[low, high]``.
+
+    0 inside the range; ``log2(x / high)`` above it, ``log2(low / x)`` below it. Parameters that are
+    not positive on both sides (an offset, a fraction that may be 0) count in units of the range's
+    width instead.
+
+    Examples
+    --------
+    >>> doublings_beyond({"p": np.array([4.0, 64.0, 1.0])}, {"p": (2.0, 16.0)})["p"].tolist()
+    [0.0, 2.0, 1.0]
+    """
+    out = {}
+    for q, (low, high) in ranges.items():
+        x = np.asarray(columns[q], float)
+        if low > 0:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = np.maximum(np.log2(np.maximum(x, 1e-300) / high), np.log2(low / np.maximum(x, 1e-300)))
+        else:
+            width = max(high - low, 1e-300)
+            d = np.maximum(x - high, low - x) / width
+        out[q] = np.maximum(np.nan_to_num(d, nan=0.0, posinf=1e3), 0.0)
+    return out
+
+
+def combine(*parts: np.ndarray | float) -> np.ndarray:
+    """The root sum of squares of independent standard deviations (broadcast)."""
+    total = np.zeros(np.broadcast(*[np.asarray(p) for p in parts]).shape) if parts else np.zeros(())
+    for part in parts:
+        total = total + np.square(part)
+    return np.sqrt(total)
+
+
+def bounds(yhat: np.ndarray, scale: np.ndarray, level: float, dof: float) -> tuple[np.ndarray, np.ndarray]:
+    """``yhat * exp(-q s)`` and ``yhat * exp(q s)``; NaN where ``yhat`` is not a positive time.
+
+    Examples
+    --------
+    >>> lo, hi = bounds(np.array([10.0, -1.0]), np.array([0.1, 0.1]), 0.9, 1e9)
+    >>> [round(float(v), 3) for v in lo], [round(float(v), 3) for v in hi]
+    ([8.483, nan], [11.788, nan])
+    """
+    yhat, scale = np.asarray(yhat, float), np.asarray(scale, float)
+    q = quantile(level, dof)
+    ok = (yhat > 0) & np.isfinite(yhat) & np.isfinite(scale)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = np.where(ok, yhat * np.exp(-q * scale), np.nan)
+        hi = np.where(ok, yhat * np.exp(q * scale), np.nan)
+    return lo, hi
