@@ -37,8 +37,9 @@ from automodel.space.terms import term_values
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate",
            "MIN_SPLIT_LEVELS", "SPLIT_DOUBLINGS", "PRIOR_WEIGHT"]
 
-#: a parameter needs this many levels left after a split
-MIN_SPLIT_LEVELS = 3
+#: a parameter needs this many levels left after a split (two: a forward split of a parameter measured
+#: at three levels, 32, 64 and 128, is worth more than the prior alone)
+MIN_SPLIT_LEVELS = 2
 #: the forward splits keep the runs up to the largest value over 2^d, for each d here
 SPLIT_DOUBLINGS = (1, 2)
 #: weight of the prior growth :data:`~automodel.interval.DEFAULT_GROWTH`, in squared doublings (as
@@ -50,20 +51,20 @@ PRIOR_WEIGHT = 2.0
 class FitParts:
     """The in-data parts of a band (see :class:`~automodel.interval.Interval`)."""
 
-    run: float
+    run: tuple[float, int]
     misfit: float
     dof: int
     covariance: np.ndarray | None
     noise_seconds: float
 
 
-def run_noise(runs: pd.DataFrame, params: tuple[str, ...]) -> float:
+def run_noise(runs: pd.DataFrame, params: tuple[str, ...]) -> tuple[float, int]:
     """Robust standard deviation of one run's ``log(time)`` about its configuration's.
 
     From the differences of successive repetitions of a configuration (each has standard deviation
     ``sigma * sqrt(2)``): ``median(|d|) / (0.6745 sqrt(2))``, consistent for normal noise and
     robust, because timings have rare outliers (a preempted run) that would widen every band of a
-    standard deviation. 0 when nothing is repeated.
+    standard deviation. Returns it and the number of differences (``(0, 0)`` when nothing is repeated).
     """
     t = runs["time"].to_numpy(float)
     log_t = pd.Series(np.log(np.where(t > 0, t, np.nan)), index=runs.index)
@@ -73,8 +74,8 @@ def run_noise(runs: pd.DataFrame, params: tuple[str, ...]) -> float:
         diffs = log_t.diff().to_numpy(float)
     diffs = np.abs(diffs[np.isfinite(diffs)])
     if not len(diffs):
-        return 0.0
-    return float(np.median(diffs) / (0.6745 * np.sqrt(2.0)))
+        return 0.0, 0
+    return float(np.median(diffs) / (0.6745 * np.sqrt(2.0))), len(diffs)
 
 
 def aggregate_noise(frame: pd.DataFrame, aggregate: str) -> np.ndarray:
@@ -86,7 +87,7 @@ def aggregate_noise(frame: pd.DataFrame, aggregate: str) -> np.ndarray:
 
 
 def fit_parts(core: Core, frame: pd.DataFrame, params: tuple[str, ...], weighting: str, aggregate: str,
-              run: float) -> FitParts:
+              run: tuple[float, int]) -> FitParts:
     """The band's parts inside the data for ``core`` fitted on the aggregated ``frame``.
 
     The misfit is the residual root mean square of ``log(y / yhat)`` on ``m - k`` degrees of freedom,
@@ -114,10 +115,11 @@ def fit_parts(core: Core, frame: pd.DataFrame, params: tuple[str, ...], weightin
     return FitParts(run, misfit, dof, covariance, noise)
 
 
-def _interval(parts: FitParts, ranges: dict[str, tuple[float, float]], growth: dict[str, float],
-              sources: dict[str, str], alternatives: tuple[Core, ...]) -> Interval:
-    return Interval(parts.run, parts.misfit, parts.dof, ranges, growth, sources, parts.covariance,
-                    alternatives, parts.noise_seconds)
+def _interval(parts: FitParts, ranges: dict[str, tuple[float, float]],
+              growth: dict[str, tuple[float, float, str]], alternatives: tuple[Core, ...]) -> Interval:
+    return Interval(parts.run[0], parts.misfit, parts.dof, ranges, {q: g[0] for q, g in growth.items()},
+                    {q: g[2] for q, g in growth.items()}, parts.covariance, alternatives, parts.noise_seconds,
+                    parts.run[1], {q: g[1] for q, g in growth.items()})
 
 
 def _ranges(frame: pd.DataFrame, params: tuple[str, ...]) -> dict[str, tuple[float, float]]:
@@ -159,8 +161,8 @@ def forward_errors(ds: Dataset, space: SearchSpace, structures: list[Structure])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}
             core = cores[chosen.index]
             alternatives = tuple(c for i, c in cores.items() if i != chosen.index)[:MAX_ALTERNATIVES]
-            parts = fit_parts(core, kept_frame, ds.params, opt.weighting, ds.aggregate, 0.0)
-            interval = _interval(parts, _ranges(kept_frame, ds.params), {p: 0.0 for p in ds.params}, {},
+            parts = fit_parts(core, kept_frame, ds.params, opt.weighting, ds.aggregate, (0.0, 0))
+            interval = _interval(parts, _ranges(kept_frame, ds.params), {p: (0.0, 1.0, "") for p in ds.params},
                                  alternatives)
             held = frame[~keep]
             columns = held[list(ds.params)].reset_index(drop=True)
@@ -181,28 +183,30 @@ def forward_errors(ds: Dataset, space: SearchSpace, structures: list[Structure])
 
 
 def forward_growth(ds: Dataset, space: SearchSpace, structures: list[Structure]
-                   ) -> tuple[dict[str, float], dict[str, str]]:
+                   ) -> dict[str, tuple[float, float, str]]:
     """The error gained per doubling beyond the data, per parameter: the forward splits'
     (:func:`forward_errors`) excess per squared doubling, shrunk towards
     :data:`~automodel.interval.DEFAULT_GROWTH` with weight :data:`PRIOR_WEIGHT`.
 
-    Returns the growth of every parameter of ``ds`` and how it was found.
+    Returns, for every parameter of ``ds``, the growth, its degrees of freedom (forward points plus
+    the prior's weight) and how it was found.
     """
     sums = forward_errors(ds, space, structures)
-    growth, sources = {}, {}
+    out = {}
     for q in ds.params:
         excess, squared, count = sums.get(q, (0.0, 0.0, 0))
-        growth[q] = float(np.sqrt(max(excess + PRIOR_WEIGHT * DEFAULT_GROWTH ** 2, 0.0) / (squared + PRIOR_WEIGHT)))
-        sources[q] = (f"{int(count)} forward point(s) and the prior {DEFAULT_GROWTH:g}" if count else
-                      f"the prior {DEFAULT_GROWTH:g} (fewer than {MIN_SPLIT_LEVELS} levels below half the largest)")
-    return growth, sources
+        growth = float(np.sqrt(max(excess + PRIOR_WEIGHT * DEFAULT_GROWTH ** 2, 0.0) / (squared + PRIOR_WEIGHT)))
+        source = (f"{int(count)} forward point(s) and the prior {DEFAULT_GROWTH:g}" if count else
+                  f"the prior {DEFAULT_GROWTH:g} (fewer than {MIN_SPLIT_LEVELS} levels below half the largest)")
+        out[q] = (growth, count + PRIOR_WEIGHT, source)
+    return out
 
 
 def calibrate(ds: Dataset, space: SearchSpace, cores: list[Core], equivalent: np.ndarray,
               structures: list[Structure]) -> list[Interval]:
     """The band of every ranked model (``cores``, best first; ``equivalent`` marks the candidates the
     selection rule found statistically equivalent), with the growth measured on ``structures``."""
-    growth, sources = forward_growth(ds, space, structures)
+    growth = forward_growth(ds, space, structures)
     ranges = _ranges(ds.frame, ds.params)
     peers = [i for i in range(len(cores)) if equivalent[i]]
     run = run_noise(ds.runs, ds.params)
@@ -210,5 +214,5 @@ def calibrate(ds: Dataset, space: SearchSpace, cores: list[Core], equivalent: np
     for i, core in enumerate(cores):
         parts = fit_parts(core, ds.frame, ds.params, space.fit.weighting, ds.aggregate, run)
         alternatives = tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES]
-        out.append(_interval(parts, ranges, growth, sources, alternatives))
+        out.append(_interval(parts, ranges, growth, alternatives))
     return out

@@ -29,11 +29,11 @@ KINDS: dict[str, str] = {"run": "one new run", "mean": "the expected time of a c
 #: the method, as ``automodel show`` states it
 METHOD = ("log-normal band: repetition noise + misfit + coefficient covariance + spread of the "
           "equivalent candidates + error growth per doubling beyond the data (forward splits); "
-          "Student-t on the residual degrees of freedom")
-#: the prior of the error gained per doubling beyond the data (log units): the median over the canonical
-#: tasks of the growth their forward splits measure on the training runs alone (0.015 to 0.54, median
-#: 0.21; benchmarks/RESULTS.md, "Prediction bands")
-DEFAULT_GROWTH = 0.2
+          "Student-t on the Welch-Satterthwaite degrees of freedom of those parts")
+#: the prior of the error gained per doubling beyond the data (log units): the growth that the forward
+#: splits of :mod:`automodel.calibration` measure on the training runs alone of all canonical tasks
+#: pooled (0.34; per task 0 to 0.54; benchmarks/RESULTS.md, "Prediction bands")
+DEFAULT_GROWTH = 0.35
 #: equivalent candidates kept with a model for the choice part of its band
 MAX_ALTERNATIVES = 8
 
@@ -63,6 +63,10 @@ class Interval:
         Fitted cores of the candidates statistically equivalent to the model.
     noise_seconds : float
         Root mean square absolute residual of the fit: below it a predicted time is noise.
+    run_dof : int
+        Degrees of freedom of ``run`` (the repetition differences it was estimated from).
+    growth_dof : dict
+        Degrees of freedom of each growth (forward points plus the prior's weight).
     """
 
     run: float
@@ -74,9 +78,13 @@ class Interval:
     covariance: np.ndarray | None = None
     alternatives: tuple[Any, ...] = ()
     noise_seconds: float = 0.0
+    run_dof: int = 1
+    growth_dof: dict[str, float] = field(default_factory=dict)
 
-    def scale(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, kind: str = "run") -> np.ndarray:
-        """The log-space standard deviation of ``core``'s prediction ``yhat`` at each row of ``columns``.
+    def parts(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, kind: str = "run"
+              ) -> list[tuple[np.ndarray | float, float]]:
+        """Each part of the band at the rows of ``columns``: (log-space standard deviation, its degrees of
+        freedom), for ``core``'s prediction ``yhat``.
 
         The coefficient part needs the core's ``terms`` (a term model) and :attr:`covariance`.
         """
@@ -98,29 +106,36 @@ class Interval:
             counted = np.isfinite(ratios).sum(axis=1)
             choice = np.sqrt(np.nansum(ratios ** 2, axis=1) / np.maximum(counted, 1))
         distance = band.doublings_beyond(columns, {q: r for q, r in self.ranges.items() if q in columns})
-        growth = band.combine(*[self.growth.get(q, DEFAULT_GROWTH) * d for q, d in distance.items()]) \
-            if distance else 0.0
-        run = self.run if kind == "run" else 0.0
-        return band.combine(run, self.misfit, coefficients, choice, growth)
+        growth = [(self.growth.get(q, DEFAULT_GROWTH) * d, self.growth_dof.get(q, 1.0)) for q, d in distance.items()]
+        run = (self.run if kind == "run" else 0.0, float(self.run_dof))
+        return [run, (self.misfit, self.dof), (coefficients, self.dof),
+                (choice, float(max(len(self.alternatives), 1))), *growth]
+
+    def scale(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, kind: str = "run") -> np.ndarray:
+        """The log-space standard deviation of ``core``'s prediction ``yhat`` at each row of ``columns``."""
+        return band.combine(*[sd for sd, _ in self.parts(columns, core, yhat, kind)])
 
     def bounds(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, level: float, kind: str = "run"
                ) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper ends of the ``level`` band about ``yhat`` (NaN where ``yhat <= 0``)."""
-        return band.bounds(yhat, self.scale(columns, core, yhat, kind), level, self.dof)
+        """Lower and upper ends of the ``level`` band about ``yhat`` (NaN where ``yhat <= 0``), on the
+        Welch-Satterthwaite degrees of freedom of the parts (:func:`automodel.solve.band.satterthwaite`)."""
+        parts = self.parts(columns, core, yhat, kind)
+        dof = band.satterthwaite(parts) * np.ones(len(yhat))
+        return band.bounds(yhat, band.combine(*[sd for sd, _ in parts]), level, dof)
 
     def describe(self) -> list[str]:
         """How the band is made, in lines of at most 80 columns (for ``automodel show``)."""
-        lines = ["prediction band: log-normal, Student-t on "
-                 f"{self.dof} residual degree(s) of freedom; parts (log units):",
-                 f"  one run {self.run:.3g}, misfit {self.misfit:.3g}, coefficients "
-                 f"{'from their covariance' if self.covariance is not None else 'not modelled'}, "
-                 f"{len(self.alternatives)} equivalent candidate(s)"]
+        lines = ["prediction band: log-normal, Student-t on Welch-Satterthwaite dof; parts:",
+                 (f"  one run {self.run:.3g} ({self.run_dof} dof)" if self.run_dof else
+                  "  one run: no repetitions (the misfit holds the noise)") +
+                 f", misfit {self.misfit:.3g} ({self.dof} dof)",
+                 f"  coefficients {'from their covariance' if self.covariance is not None else 'not modelled'}"
+                 f"; {len(self.alternatives)} equivalent candidate(s)"]
         for q, g in self.growth.items():
-            lines.append(f"  {q}: {g:.3g} per doubling beyond {self.ranges[q][0]:g}-{self.ranges[q][1]:g}"
+            lines.append(f"  {q}: {g:.3g} per doubling beyond {self.ranges[q][0]:g} to {self.ranges[q][1]:g}"
                          if q in self.ranges else f"  {q}: {g:.3g} per doubling")
-            source = self.growth_source.get(q)
-            if source:
-                lines[-1] += f" ({source})"
+            if self.growth_source.get(q):
+                lines.append(f"     ({self.growth_source[q]})")
         return lines
 
     # -- files -------------------------------------------------------------------------------
@@ -130,7 +145,8 @@ class Interval:
                 "growth_source": dict(self.growth_source),
                 "covariance": None if self.covariance is None else
                 [[float(v) if np.isfinite(v) else None for v in row] for row in np.asarray(self.covariance)],
-                "alternatives": [a.to_dict() for a in self.alternatives], "noise_seconds": self.noise_seconds}
+                "alternatives": [a.to_dict() for a in self.alternatives], "noise_seconds": self.noise_seconds,
+                "run_dof": self.run_dof, "growth_dof": dict(self.growth_dof)}
 
     @classmethod
     def from_dict(cls, d: Any, params: Sequence[str], n_terms: int | None,
@@ -145,8 +161,9 @@ class Interval:
         number = _checker(d)
         ranges = d.get("ranges", {})
         growth = d.get("growth", {})
-        if not isinstance(ranges, dict) or not isinstance(growth, dict):
-            raise ModelFileError("interval: 'ranges' and 'growth' must be objects")
+        growth_dof = d.get("growth_dof", {})
+        if not all(isinstance(x, dict) for x in (ranges, growth, growth_dof)):
+            raise ModelFileError("interval: 'ranges', 'growth' and 'growth_dof' must be objects")
         checked_ranges = {}
         for q, r in ranges.items():
             if q not in params or not isinstance(r, list) or len(r) != 2:
@@ -167,7 +184,8 @@ class Interval:
                    growth={str(q): _finite(g, f"growth of {q}") for q, g in growth.items()},
                    growth_source={str(q): str(v) for q, v in dict(d.get("growth_source", {})).items()},
                    covariance=covariance, alternatives=tuple(core_from_dict(a) for a in alternatives),
-                   noise_seconds=number("noise_seconds"))
+                   noise_seconds=number("noise_seconds"), run_dof=int(number("run_dof", whole=True)),
+                   growth_dof={str(q): _finite(g, f"growth_dof of {q}") for q, g in growth_dof.items()})
 
 
 def _finite(value: Any, what: str, nan_ok: bool = False) -> float:

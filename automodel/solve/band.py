@@ -1,7 +1,8 @@
 """The mathematics of a prediction band, in the log (relative) space the fit works in.
 
 A predicted time ``yhat(x)`` gets the band ``yhat * exp(+-q * s(x))``: ``q`` is the Student-t
-quantile of the level on the fit's residual degrees of freedom, ``s(x)`` the standard deviation of
+quantile of the level on the Welch-Satterthwaite degrees of freedom of the parts (:func:`satterthwaite`:
+few when a part estimated from few numbers dominates), ``s(x)`` the standard deviation of
 ``log(T(x) / yhat(x))``, the sum in quadrature of independent parts (:func:`combine`):
 
 ``run``
@@ -32,12 +33,13 @@ from collections.abc import Mapping
 import numpy as np
 from scipy.special import stdtrit
 
-__all__ = ["quantile", "log_ratio", "coefficient_covariance", "quadratic_form", "doublings_beyond", "combine",
+__all__ = ["quantile", "satterthwaite", "log_ratio", "coefficient_covariance", "quadratic_form", "doublings_beyond", "combine",
            "bounds"]
 
 
-def quantile(level: float, dof: float) -> float:
-    """The two-sided Student-t multiplier of a central ``level`` band on ``dof`` degrees of freedom.
+def quantile(level: float, dof: float | np.ndarray) -> float | np.ndarray:
+    """The two-sided Student-t multiplier of a central ``level`` band on ``dof`` degrees of freedom
+    (a number, or an array of them: one multiplier each).
 
     Examples
     --------
@@ -46,7 +48,27 @@ def quantile(level: float, dof: float) -> float:
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    return float(stdtrit(max(float(dof), 1.0), (1.0 + level) / 2.0))
+    q = stdtrit(np.maximum(np.asarray(dof, float), 1.0), (1.0 + level) / 2.0)
+    return float(q) if np.ndim(q) == 0 else q
+
+
+def satterthwaite(parts: list[tuple[np.ndarray | float, float]]) -> np.ndarray:
+    """Welch-Satterthwaite degrees of freedom of a sum of independent variances.
+
+    ``parts`` are ``(standard deviation, its degrees of freedom)``; the result, per row, is
+    ``(sum s_i^2)^2 / sum(s_i^4 / nu_i)``: near the smallest ``nu_i`` when that part dominates, the sum
+    of them when all are equal. Rows where every part is 0 get the largest ``nu_i``.
+
+    Examples
+    --------
+    >>> float(satterthwaite([(1.0, 10.0), (0.0, 2.0)])), float(satterthwaite([(1.0, 10.0), (1.0, 10.0)]))
+    (10.0, 20.0)
+    """
+    total = sum(np.square(s) for s, _ in parts)
+    spread = sum(np.power(s, 4) / max(nu, 1.0) for s, nu in parts)
+    largest = max((nu for _, nu in parts), default=1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(spread > 0, np.square(total) / spread, largest)
 
 
 def log_ratio(y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
@@ -124,7 +146,8 @@ def combine(*parts: np.ndarray | float) -> np.ndarray:
     return np.sqrt(total)
 
 
-def bounds(yhat: np.ndarray, scale: np.ndarray, level: float, dof: float) -> tuple[np.ndarray, np.ndarray]:
+def bounds(yhat: np.ndarray, scale: np.ndarray, level: float, dof: float | np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
     """``yhat * exp(-q s)`` and ``yhat * exp(q s)``; NaN where ``yhat`` is not a positive time.
 
     Examples
