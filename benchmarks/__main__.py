@@ -27,7 +27,7 @@ from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from automodel.solve.metrics import METRICS  # noqa: E402
-from benchmarks import plots, records, report, speed  # noqa: E402
+from benchmarks import bands, plots, records, report, speed  # noqa: E402
 from benchmarks.contenders import default_contenders, run_contenders  # noqa: E402
 from benchmarks.extrap_tool import ensure_extrap, extrap_version  # noqa: E402
 from benchmarks.tasks import bundled_tasks, by_name, tasks_or_bundled  # noqa: E402
@@ -85,6 +85,7 @@ def run_accuracy(args: argparse.Namespace, notes: list[str]) -> dict:
     outcomes = run_contenders(contenders, tasks, extra)
     results = records.build(tasks, contenders, outcomes)
     results["skipped"] = [vars(s) for s in skipped]
+    results["bands"] = bands.collect(tasks, outcomes.get(records.HEADLINE, {}), args.quick)
     drawn = [c for c in contenders if c.kind != "automodel" or c.name == "automodel"]
     results["plots"] = {}
     for name, task_panels in panels.items():

@@ -280,6 +280,29 @@ def _speed_section(speed: Mapping | None) -> list[str]:
     return lines
 
 
+def _bands_section(rows: Sequence[Mapping] | None) -> list[str]:
+    """Coverage and width of automodel's prediction bands per task (``benchmarks.bands``)."""
+    lines = ["## Prediction bands", "",
+             "Share of held-out runs inside the chosen model's 50 % and 90 % bands (targets 40-60 % and "
+             "85-95 %), the median relative width `(upper - lower) / predicted` of each band, and the "
+             "median relative error of the prediction it surrounds (`python -m benchmarks.bands`).", ""]
+    if not rows:
+        return lines + ["Not run.", ""]
+
+    def pct(v: Any) -> str:
+        return "-" if v is None else f"{100 * v:.0f} %"
+
+    def verdict(v: Any, low: float, high: float) -> str:
+        return "" if v is None else (" (ok)" if low <= v <= high else " (low)" if v < low else " (high)")
+
+    body = [[r["group"], r["task"], r.get("groups", 0), r.get("runs", 0),
+             pct(r.get("coverage_50")) + verdict(r.get("coverage_50"), 0.4, 0.6),
+             pct(r.get("coverage_90")) + verdict(r.get("coverage_90"), 0.85, 0.95),
+             pct(r.get("width_50")), pct(r.get("width_90")), pct(r.get("median_error"))] for r in rows]
+    return lines + [table(["group", "task", "groups", "held-out runs", "in 50 % band", "in 90 % band",
+                           "width 50 %", "width 90 %", "median error"], body), ""]
+
+
 def render(results: Mapping, analysis: str | None = None) -> str:
     """The whole ``RESULTS.md``: header, accuracy summary, per-task tables and plots, speed, analysis."""
     lines = _header(results) + _accuracy_intro(results) + _goal_section(results) + _matrix(results)
@@ -289,6 +312,7 @@ def render(results: Mapping, analysis: str | None = None) -> str:
         lines += ["### Groups left out", "",
                   table(["task", "group", "reason"], [[s["name"], s["group"], s["reason"]]
                                                       for s in results["skipped"]]), ""]
+    lines += _bands_section(results.get("bands"))
     lines += _speed_section(results.get("speed"))
     lines += ["## Analysis", "", ANALYSIS_START, analysis if analysis is not None else NO_ANALYSIS,
               ANALYSIS_END, ""]
