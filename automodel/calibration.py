@@ -26,12 +26,11 @@ import pandas as pd
 from automodel.data import Dataset
 from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel
-from automodel.options import METRICS, ROLE_NAMES, weights
+from automodel.options import METRICS, ROLE_NAMES, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
 from automodel.search.select import select
 from automodel.search.staged import holdout_rows
 from automodel.solve import band
-from automodel.space.config import SearchSpace
 from automodel.space.terms import term_values
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate",
@@ -126,11 +125,10 @@ def _ranges(frame: pd.DataFrame, params: tuple[str, ...]) -> dict[str, tuple[flo
     return {q: (float(frame[q].min()), float(frame[q].max())) for q in params}
 
 
-def forward_errors(ds: Dataset, space: SearchSpace, structures: list[Structure]) -> dict[str, tuple[float, float, int]]:
+def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) -> dict[str, tuple[float, float, int]]:
     """The forward splits of the module doc: for each parameter that has them, the sum of the excess
     squared log errors beyond the in-data band, the sum of the squared doublings beyond the kept runs,
     and the number of held-out configurations."""
-    opt = space.fit
     frame = ds.frame
     y = frame["time"].to_numpy(float)
     cache = TermCache(ds.columns(), ds.n_points)
@@ -182,7 +180,7 @@ def forward_errors(ds: Dataset, space: SearchSpace, structures: list[Structure])
     return {q: (a, b, int(c)) for q, (a, b, c) in sums.items()}
 
 
-def forward_growth(ds: Dataset, space: SearchSpace, structures: list[Structure]
+def forward_growth(ds: Dataset, opt: FitOptions, structures: list[Structure]
                    ) -> dict[str, tuple[float, float, str]]:
     """The error gained per doubling beyond the data, per parameter: the forward splits'
     (:func:`forward_errors`) excess per squared doubling, shrunk towards
@@ -191,7 +189,7 @@ def forward_growth(ds: Dataset, space: SearchSpace, structures: list[Structure]
     Returns, for every parameter of ``ds``, the growth, its degrees of freedom (forward points plus
     the prior's weight) and how it was found.
     """
-    sums = forward_errors(ds, space, structures)
+    sums = forward_errors(ds, opt, structures)
     out = {}
     for q in ds.params:
         excess, squared, count = sums.get(q, (0.0, 0.0, 0))
@@ -202,17 +200,18 @@ def forward_growth(ds: Dataset, space: SearchSpace, structures: list[Structure]
     return out
 
 
-def calibrate(ds: Dataset, space: SearchSpace, cores: list[Core], equivalent: np.ndarray,
+def calibrate(ds: Dataset, opt: FitOptions, cores: list[Core], equivalent: np.ndarray,
               structures: list[Structure]) -> list[Interval]:
     """The band of every ranked model (``cores``, best first; ``equivalent`` marks the candidates the
-    selection rule found statistically equivalent), with the growth measured on ``structures``."""
-    growth = forward_growth(ds, space, structures)
+    selection rule found statistically equivalent), with the growth measured on ``structures`` (the
+    search's final candidates, best first) under the fit options ``opt``."""
+    growth = forward_growth(ds, opt, structures)
     ranges = _ranges(ds.frame, ds.params)
     peers = [i for i in range(len(cores)) if equivalent[i]]
     run = run_noise(ds.runs, ds.params)
     out = []
     for i, core in enumerate(cores):
-        parts = fit_parts(core, ds.frame, ds.params, space.fit.weighting, ds.aggregate, run)
+        parts = fit_parts(core, ds.frame, ds.params, opt.weighting, ds.aggregate, run)
         alternatives = tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES]
         out.append(_interval(parts, ranges, growth, alternatives))
     return out

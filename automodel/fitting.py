@@ -129,7 +129,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     chosen = _choose(board, ds, sp)
     if intervals:
         structures = [outcome.scores.structures[i] for i in outcome.order[:max_rows]]
-        for model, interval in zip(models_out, calibrate(ds, sp, [m.core for m in models_out],
+        for model, interval in zip(models_out, calibrate(ds, sp.fit, [m.core for m in models_out],
                                                           chosen.equivalent, structures)):
             model.interval = interval
     board = board[LEADERBOARD_COLUMNS]

@@ -102,7 +102,7 @@ def test_forward_growth_sees_a_regime_change_at_the_top():
         ds = automodel.data.load(frame, n=None)
         sp = automodel.fitting.with_options("default")
         out = staged_search(ds, sp, progress=False)
-        growth[name] = forward_growth(ds, sp, [out.scores.structures[i] for i in out.order[:100]])["p"][0]
+        growth[name] = forward_growth(ds, sp.fit, [out.scores.structures[i] for i in out.order[:100]])["p"][0]
     assert growth["broken"] > 2 * growth["clean"]
 
 

@@ -17,10 +17,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", metavar="MODEL.json", nargs="?")
     p.add_argument("data", metavar="DATA.csv", nargs="?")
     p.add_argument("-o", "--output", metavar="OUT.csv")
-    p.add_argument("--level", type=float, default=0.9,
-                   help="level of the prediction band in columns lower and upper (default 0.9)")
-    p.add_argument("--band", choices=("run", "mean"), default="run",
-                   help="the band covers one new run (default) or the expected time")
     add_predict_options(p)
     p.set_defaults(handler=predict)
 
@@ -37,6 +33,10 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
     p.add_argument("--rank", type=int, default=1, help="use the candidate at this rank (default 1, the leader)")
+    p.add_argument("--level", type=float, default=0.9,
+                   help="level of the prediction band (columns lower and upper; default 0.9)")
+    p.add_argument("--band", choices=("run", "mean"), default="run",
+                   help="the band covers one new run (default) or the expected time")
     add_forecast_options(p)
 
 
@@ -74,6 +74,8 @@ def predict(args: argparse.Namespace) -> int:
 
 def predict_from_store(args: argparse.Namespace) -> int:
     """Predict the next run of ``--app`` with its leading model; forecast cpu/bw when not given."""
+    import numpy as np
+
     from automodel.errors import DataError
     from automodel.store import forecast_load, leader_model
 
@@ -91,8 +93,13 @@ def predict_from_store(args: argparse.Namespace) -> int:
         if given is None:
             raise DataError(f"the model of {args.app!r} depends on {q}: give --{q if q in ('n', 'p') else 'param'}")
         values[q] = float(given)
-    t = float(model.predict({q: [values[q]] for q in model.params})[0])
+    point = {q: [values[q]] for q in model.params}
+    t = float(model.predict(point)[0])
     print(f"model: T = {model.formula}")
     print("\n".join(lines))
     print(f"predicted time at {', '.join(f'{q} = {values[q]:g}' for q in model.params)}: {t:.6g} s")
+    band = model.predict_interval(point, level=args.level, kind=args.band)
+    if band is not None and np.isfinite(band[0][0]):
+        print(f"{args.level:.0%} band ({'one run' if args.band == 'run' else 'expected time'}): "
+              f"{band[0][0]:.4g} to {band[1][0]:.4g} s")
     return 0

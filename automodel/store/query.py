@@ -4,6 +4,7 @@ consistency check of the persisted fit state."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,14 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from automodel.calibration import calibrate
+from automodel.data import load
 from automodel.errors import DataError, StoreError
+from automodel.interval import MAX_ALTERNATIVES, Interval
 from automodel.model import Model, TermModel
+from automodel.options import ROLE_NAMES
+from automodel.search.score import Structure
+from automodel.search import select as selection
 from automodel.search.online import PoolStats
 from automodel.store import schema
 from automodel.store.db import Store
@@ -78,8 +85,29 @@ def leader_model(store: str | Path | Store, app: str, position: int = 0) -> Mode
     core = TermModel(pool.terms_of(i), pool.coefficients_of(i), name=f"candidate {ids[i]}")
     metric = a.options.metric
     ranges = {q: [float(fitted[q].min()), float(fitted[q].max())] for q in a.params} if len(fitted) else {}
-    return Model(core, a.params, dict(a.roles), ranges, {metric: float(pool.score[i])}, a.space,
-                 {"weighting": a.options.weighting, "nonnegative": a.options.nonnegative, "metric": metric})
+    model = Model(core, a.params, dict(a.roles), ranges, {metric: float(pool.score[i])}, a.space,
+                  {"weighting": a.options.weighting, "nonnegative": a.options.nonnegative, "metric": metric})
+    model.interval = _band(a, pool, order, position, core, fitted, app)
+    return model
+
+
+def _band(a: App, pool, order: np.ndarray, position: int, core: TermModel, fitted: pd.DataFrame, app: str
+          ) -> Interval | None:
+    """The prediction band of the live candidate at ``position`` (:func:`automodel.calibration.calibrate`
+    on the admitted runs, the live ranking as the search's candidates); None on fewer than 3
+    configurations."""
+    ds = load(fitted[[*a.params, "time"]], params=[q for q in a.params if q not in ROLE_NAMES],
+              source=f"application {app!r}")
+    if ds.n_points < 3:
+        return None
+    ranked = [j for j in order[:100] if np.isfinite(pool.score[j])]
+    opt = replace(a.options.fit, metric=a.options.metric)
+    n_terms = np.array([len(pool.terms_of(j)) for j in ranked])
+    chosen = selection.select(pool.score[ranked], n_terms, ds.n_points, opt.metric, opt.selection)
+    peers = [TermModel(pool.terms_of(j), pool.coefficients_of(j)) for k, j in enumerate(ranked)
+             if chosen.equivalent[k] and k != position][:MAX_ALTERNATIVES]
+    structures = [Structure(pool.terms_of(j)) for j in ranked]
+    return calibrate(ds, opt, [core, *peers], np.ones(len(peers) + 1, bool), structures)[0]
 
 
 def verify(store: str | Path | Store, app: str, rtol: float = 1e-8) -> dict[str, int]:
