@@ -107,15 +107,15 @@ class BestP:
     level: float = 0.9
     warnings: tuple[str, ...] = ()
 
-    def line(self) -> str:
-        """``p = 44 (36 to 58 at 90 %), predicted 0.52 s (0.41 to 0.66 s)``: the answer in one line."""
-        text = f"p = {self.p}"
-        if self.p_low != self.p_high:
-            text += f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
-        text += f", predicted {self.time:.4g} s"
+    def lines(self) -> list[str]:
+        """``["p = 44 (36 to 58 at 90%)", "predicted 0.52 s (90% band 0.41 to 0.66 s)"]``: the answer and
+        its time, each well within 80 columns."""
+        head = f"p = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
+                                  if self.p_low != self.p_high else "")
+        time = f"predicted {self.time:.4g} s"
         if math.isfinite(self.lower):
-            text += f" ({self.lower:.3g} to {self.upper:.3g} s)"
-        return text
+            time += f" ({self.level:.0%} band {self.lower:.3g} to {self.upper:.3g} s)"
+        return [head, time]
 
 
 def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
@@ -437,23 +437,33 @@ class Model:
         grid = (np.arange(p_min, p_max + 1, dtype=float) if p_max - p_min < RANGE_GRID else
                 np.unique(np.concatenate([np.round(np.geomspace(p_min, p_max, RANGE_GRID)), [p]])))
         grid_t = raw(grid)
-        warnings = self._best_p_warnings(p, t, p_min, p_max, grid, grid_t)
+        warnings = self._best_p_warnings(p, t, p_min, p_max, grid, grid_t, fixed)
         if self.interval is None:
             return BestP(p, t, level=level, p_low=p, p_high=p, warnings=warnings)
         here = frame(np.array([float(p)]))
         (lower,), (upper,) = self.interval.bounds(here, self.core, np.array([t]), level)
         mean_scale = self.interval.scale(here, self.core, np.array([t]), kind="mean")[0]
-        close = np.isfinite(grid_t) & (grid_t > 0) & (
-            grid_t <= t * math.exp(band.quantile(level, self.interval.dof) * mean_scale))
+        with np.errstate(over="ignore", invalid="ignore"):
+            limit = t * np.exp(band.quantile(level, self.interval.dof) * mean_scale)
+        limit = limit if np.isfinite(limit) else np.inf  # an unbounded band: every count is as good
+        close = np.isfinite(grid_t) & (grid_t > 0) & (grid_t <= limit)
         i = int(np.searchsorted(grid, p))
-        lo_i = i - int(np.argmin(close[i::-1])) + 1 if not close[i::-1].all() else 0
-        hi_i = i + int(np.argmin(close[i:])) - 1 if not close[i:].all() else len(grid) - 1
+        close[i] = True
+        left, right = close[i::-1], close[i:]
+        lo_i = i - (len(left) if left.all() else int(np.argmin(left))) + 1
+        hi_i = i + (len(right) if right.all() else int(np.argmin(right))) - 1
         return BestP(p, t, float(lower), float(upper), int(grid[lo_i]), int(grid[hi_i]), level, warnings)
 
-    def _best_p_warnings(self, p: int, t: float, p_min: int, p_max: int, grid: np.ndarray, grid_t: np.ndarray
-                         ) -> tuple[str, ...]:
+    def _best_p_warnings(self, p: int, t: float, p_min: int, p_max: int, grid: np.ndarray, grid_t: np.ndarray,
+                         fixed: Mapping[str, float]) -> tuple[str, ...]:
         """What a user must know about a best p: see :class:`BestP`."""
         out = []
+        for q, v in fixed.items():
+            low, high = self.ranges.get(q, [v, v])
+            if v > BEYOND_FACTOR * high > 0 or 0 < v < low / BEYOND_FACTOR:
+                name = self.roles.get(q, q)
+                out.append(f"{name} = {v:g} is outside its measured range {low:g} to {high:g} by more than "
+                           f"{BEYOND_FACTOR:g}x: an extrapolation")
         lo, hi = self.ranges.get("p", [math.nan, math.nan])
         if p > BEYOND_FACTOR * hi:
             out.append(f"best p = {p} is {p / hi:.3g}x the largest measured p ({hi:g}): an extrapolation")

@@ -9,7 +9,10 @@ import pandas as pd
 
 from automodel.files import write_atomic
 
-__all__ = ["plot_model"]
+__all__ = ["plot_model", "BAND_LEVEL"]
+
+#: level of the prediction band drawn around each curve
+BAND_LEVEL = 0.9
 
 
 def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame | None = None,
@@ -17,7 +20,7 @@ def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame 
     """Save a PNG: time vs n per process count (left) and time vs p at the largest n (right).
 
     ``train`` and ``test`` use the canonical column names (``time``, ``n``, ``p``, ...). The fit is
-    drawn solid inside the training range and dashed beyond it.
+    drawn solid inside the training range and dashed beyond it, inside its :data:`BAND_LEVEL` band.
     """
     import matplotlib
 
@@ -41,7 +44,8 @@ def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame 
         for color, g in zip(colors * 3, groups):
             sel_tr = train if g is None else train[train[other] == g]
             label = f"{other} = {g:g}" if g is not None else "runs"
-            ax.scatter(sel_tr[x], sel_tr["time"], color=color, s=18, label=f"{label} (train)")
+            ax.scatter(sel_tr[x], sel_tr["time"], color=color, s=18,
+                       label=f"{label} (train)" if len(sel_tr) else None)
             if test is not None:
                 sel_te = test if g is None else test[test[other] == g]
                 ax.scatter(sel_te[x], sel_te["time"], color=color, marker="^", s=30, facecolors="none",
@@ -52,6 +56,9 @@ def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame 
             if g is not None:
                 cols[other] = np.full_like(grid, g)
             pred = model.core.predict(pd.DataFrame(cols))
+            band = model.predict_interval(cols, BAND_LEVEL)
+            if band is not None:
+                ax.fill_between(grid, band[0], band[1], color=color, alpha=0.12, lw=0)
             inside = grid <= hi_train
             ax.plot(grid[inside], pred[inside], color=color, lw=1.5)
             ax.plot(grid[~inside], pred[~inside], color=color, lw=1.5, ls="--")
@@ -63,7 +70,8 @@ def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame 
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, ncol=2)
-    fig.suptitle(title or f"T = {model.formula}", fontsize=9)
+    shaded = f"; shaded: {BAND_LEVEL:.0%} band of one run" if model.interval is not None else ""
+    fig.suptitle((title or f"T = {model.formula}") + f"\n(dashed: beyond the training range{shaded})", fontsize=9)
     fig.tight_layout()
     path = Path(path)
     write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png"))

@@ -26,7 +26,8 @@ def test_cause8_best_p_takes_counts_as_typed_and_refuses_nonsense_in_one_line(mo
     745 GiB); ``--p-min -10``, ``--n nan``, ``--cpu 0`` printed ``best p = -10 (predicted time inf s)``."""
     found = load_model(model_json).best_p(n=5000, p_max=10 ** 11)
     assert main(["best-p", str(model_json), "--n", "5000", "--p-max", "1e11"]) == 0
-    assert capsys.readouterr().out == f"best {found.line()}\n"
+    head, time = found.lines()
+    assert capsys.readouterr().out == f"best {head}\n  {time}\n"
     for args, message in ((["--p-min", "-10"], "p_min must be a whole number from 1 to 2^53, got -10"),
                           (["--p-max", "2.5"], "p_max must be a whole number from 1 to 2^53, got 2.5"),
                           (["--n", "nan"], "n must be a finite number, got nan"),

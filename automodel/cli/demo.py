@@ -62,12 +62,15 @@ def run(args: argparse.Namespace) -> int:
     print_result(result, args.top)
     if len(test):
         pred = result.best.predict(test)
-        err = np.abs(pred - test["time"].to_numpy()) / test["time"].to_numpy()
-        table = test[keys + ["time"]].assign(predicted=pred, rel_error=err)
-        print("\npredictions for the held-out runs:")
+        y = test["time"].to_numpy()
+        err = np.abs(pred - y) / y
+        lower, upper = result.best.predict_interval(test, 0.9, kind="mean")
+        table = test[keys + ["time"]].assign(predicted=pred, lower=lower, upper=upper, rel_error=err)
+        print("\nheld-out configurations: median time, prediction, 90 % band of the expected time")
         with pd.option_context("display.max_rows", 40, "display.width", 200):
             print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-        print(f"median relative error {np.median(err):.1%}, mean {np.mean(err):.1%}, worst {np.max(err):.1%}")
+        print(f"median relative error {np.median(err):.1%}, mean {np.mean(err):.1%}, worst {np.max(err):.1%}; "
+              f"{np.mean((lower <= y) & (y <= upper)):.0%} inside the band")
     out = plot_model(result.best, train, args.plot, test if len(test) else None)
     print(f"\nplot written to {out}")
     return 0

@@ -43,7 +43,8 @@ def print_result(result, top: int = 10) -> None:
         except DataError as exc:  # the model is fitted and written all the same
             print(f"best process count{' at ' + where if where else ''}: none ({exc})")
         else:
-            print(f"best process count{' at ' + where if where else ''}: {found.line()}")
+            head, time = found.lines()
+            print(f"best process count{' at ' + where if where else ''}: {head}\n  {time}")
             warn(found.warnings)
 
 

@@ -59,6 +59,7 @@ def best_p(args: argparse.Namespace) -> int:
         raise DataError("this model depends on n: give --n N")
     found = model.best_p(n=args.n, cpu=args.cpu, bw=args.bw, p_max=args.p_max, p_min=args.p_min,
                          level=args.level, **extras)
-    print(f"best {found.line()}")
+    head, time = found.lines()
+    print(f"best {head}\n  {time}")
     warn(found.warnings)
     return 0

@@ -148,7 +148,8 @@ def combine(*parts: np.ndarray | float) -> np.ndarray:
 
 def bounds(yhat: np.ndarray, scale: np.ndarray, level: float, dof: float | np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
-    """``yhat * exp(-q s)`` and ``yhat * exp(q s)``; NaN where ``yhat`` is not a positive time.
+    """``yhat * exp(-q s)`` and ``yhat * exp(q s)``; NaN where ``yhat`` is not a positive time, 0 and
+    inf where the scale is not finite (an overflow far beyond the data: no bound).
 
     Examples
     --------
@@ -158,8 +159,9 @@ def bounds(yhat: np.ndarray, scale: np.ndarray, level: float, dof: float | np.nd
     """
     yhat, scale = np.asarray(yhat, float), np.asarray(scale, float)
     q = quantile(level, dof)
-    ok = (yhat > 0) & np.isfinite(yhat) & np.isfinite(scale)
+    ok = (yhat > 0) & np.isfinite(yhat)
+    unbounded = ok & ~(np.isfinite(scale) & np.isfinite(q * scale))  # an overflow far from the data
     with np.errstate(over="ignore", invalid="ignore"):
         lo = np.where(ok, yhat * np.exp(-q * scale), np.nan)
         hi = np.where(ok, yhat * np.exp(q * scale), np.nan)
-    return lo, hi
+    return np.where(unbounded, 0.0, lo), np.where(unbounded, np.inf, hi)
