@@ -85,33 +85,47 @@ def aggregate_noise(frame: pd.DataFrame, aggregate: str) -> np.ndarray:
     return np.where(count > 1, rel * np.sqrt(factor / np.maximum(count, 1)), 0.0)
 
 
-def fit_parts(core: Core, frame: pd.DataFrame, params: tuple[str, ...], weighting: str, aggregate: str,
-              run: tuple[float, int]) -> FitParts:
-    """The band's parts inside the data for ``core`` fitted on the aggregated ``frame``.
+def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], weighting: str, aggregate: str,
+              run: tuple[float, int]) -> list[FitParts]:
+    """The band's parts inside the data for each of ``cores`` fitted on the aggregated ``frame``.
 
     The misfit is the residual root mean square of ``log(y / yhat)`` on ``m - k`` degrees of freedom,
     less (in quadrature) the pooled standard error of the aggregates; a prediction that is not a
-    positive time counts with its relative error.
+    positive time counts with its relative error. Term models are done together: each distinct term
+    evaluated once, the coefficient covariances of one width in one batched pseudo-inverse.
     """
     y = frame["time"].to_numpy(float)
-    columns = frame[list(params)]
+    m = len(y)
+    columns = {q: frame[q].to_numpy(float) for q in params}
+    is_terms = [isinstance(c, TermModel) for c in cores]
+    distinct = list(dict.fromkeys(t for c, ok in zip(cores, is_terms) if ok for t in c.terms))
+    index = {t: j for j, t in enumerate(distinct)}
+    values = term_values(distinct, columns, m) if distinct else np.empty((m, 0))
+    pred = np.empty((len(cores), m))
+    for i, core in enumerate(cores):
+        if is_terms[i]:
+            pred[i] = values[:, [index[t] for t in core.terms]] @ np.asarray(core.coefficients, float)
+        else:
+            with np.errstate(all="ignore"):
+                pred[i] = np.asarray(core.predict(frame[list(params)]), float)
+    k = np.array([int(c.n_coefficients) for c in cores])
+    dof = np.maximum(m - k, 1)
     with np.errstate(all="ignore"):
-        yhat = np.asarray(core.predict(columns), float)
-    k = int(core.n_coefficients)
-    dof = max(len(y) - k, 1)
-    with np.errstate(all="ignore"):
-        r = np.where(yhat > 0, band.log_ratio(y, yhat), (y - yhat) / y)
+        r = np.where(pred > 0, band.log_ratio(y, pred), (y - pred) / y)
     r = np.where(np.isfinite(r), r, 1.0)
-    se = aggregate_noise(frame, aggregate)
-    misfit = float(np.sqrt(max(float(r @ r) / dof - float(np.mean(se ** 2)), 0.0)))
-    covariance = None
-    if isinstance(core, TermModel):
-        values = term_values(list(core.terms), {q: columns[q].to_numpy(float) for q in params}, len(y))
-        w = weights(y, weighting)
-        resid = np.where(np.isfinite(yhat), y - yhat, 0.0)
-        covariance = band.coefficient_covariance(values, w, float(w @ resid ** 2) / dof)
-    noise = float(np.sqrt(np.mean(np.where(np.isfinite(yhat), y - yhat, 0.0) ** 2)))
-    return FitParts(run, misfit, dof, covariance, noise)
+    se2 = float(np.mean(aggregate_noise(frame, aggregate) ** 2))
+    misfit = np.sqrt(np.maximum((r ** 2).sum(axis=1) / dof - se2, 0.0))
+    resid = np.where(np.isfinite(pred), y - pred, 0.0)
+    noise = np.sqrt(np.mean(resid ** 2, axis=1))
+    w = weights(y, weighting)
+    covariance: list[np.ndarray | None] = [None] * len(cores)
+    for width in np.unique(k[is_terms]) if any(is_terms) else ():
+        members = [i for i in range(len(cores)) if is_terms[i] and k[i] == width]
+        stack = np.stack([values[:, [index[t] for t in cores[i].terms]] for i in members])
+        variance = (w * resid[members] ** 2).sum(axis=1) / dof[members]
+        for i, cov in zip(members, band.coefficient_covariance(stack, w, variance)):
+            covariance[i] = cov
+    return [FitParts(run, float(misfit[i]), int(dof[i]), covariance[i], float(noise[i])) for i in range(len(cores))]
 
 
 def _interval(parts: FitParts, ranges: dict[str, tuple[float, float]],
@@ -159,7 +173,7 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}
             core = cores[chosen.index]
             alternatives = tuple(c for i, c in cores.items() if i != chosen.index)[:MAX_ALTERNATIVES]
-            parts = fit_parts(core, kept_frame, ds.params, opt.weighting, ds.aggregate, (0.0, 0))
+            (parts,) = fit_parts([core], kept_frame, ds.params, opt.weighting, ds.aggregate, (0.0, 0))
             interval = _interval(parts, _ranges(kept_frame, ds.params), {p: (0.0, 1.0, "") for p in ds.params},
                                  alternatives)
             held = frame[~keep]
@@ -209,9 +223,6 @@ def calibrate(ds: Dataset, opt: FitOptions, cores: list[Core], equivalent: np.nd
     ranges = _ranges(ds.frame, ds.params)
     peers = [i for i in range(len(cores)) if equivalent[i]]
     run = run_noise(ds.runs, ds.params)
-    out = []
-    for i, core in enumerate(cores):
-        parts = fit_parts(core, ds.frame, ds.params, opt.weighting, ds.aggregate, run)
-        alternatives = tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES]
-        out.append(_interval(parts, ranges, growth, alternatives))
-    return out
+    parts = fit_parts(cores, ds.frame, ds.params, opt.weighting, ds.aggregate, run)
+    return [_interval(part, ranges, growth, tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES])
+            for i, part in enumerate(parts)]

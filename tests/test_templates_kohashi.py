@@ -12,6 +12,7 @@ from scipy.special import expit
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates.kohashi import KOHASHI, KohashiModel, term_basis
+from automodel.templates.remc import DEFAULT_TEMPERATURES, effective_sample_size, ladder, replica_exchange
 
 P = np.array([1.0, 2, 4, 8, 16, 32, 64, 128, 256])
 
@@ -72,8 +73,9 @@ def test_cubic_in_problem_size() -> None:
 def test_bayesian_band_best_p_and_round_trip() -> None:
     truth = 1000 / P + 2 + 0.5 * np.log2(P)
     frame = pd.DataFrame({"p": P[:6], "time": _noisy(truth[:6], 0.02, seed=6)})
-    model = KOHASHI.fit(frame, n_terms=3, bayesian=True, n_steps=6000, seed=2, max_samples=500)
-    again = KOHASHI.fit(frame, n_terms=3, bayesian=True, n_steps=6000, seed=2, max_samples=500)
+    model = KOHASHI.fit(frame, n_terms=3, bayesian=True, n_steps=12000, seed=2, max_samples=500)
+    again = KOHASHI.fit(frame, n_terms=3, bayesian=True, n_steps=12000, seed=2, max_samples=500)
+    assert model.diagnostics["exchange_acceptance_min"] > 0.05 and model.diagnostics["ess_min"] >= 100
     np.testing.assert_array_equal(model.samples, again.samples)
     test = pd.DataFrame({"p": P})
     lo, hi = model.predict_interval(test)
@@ -105,6 +107,27 @@ def test_applicable_and_errors() -> None:
         KOHASHI.fit(pd.DataFrame({"p": P, "time": 1 / P}), n_terms=6, cores_per_node=8)
     with pytest.raises(DataError, match="no posterior"):
         KOHASHI.fit(pd.DataFrame({"p": P, "time": 1 / P})).predict_interval(pd.DataFrame({"p": P}))
+
+
+def test_a_chain_that_did_not_mix_fails_loudly() -> None:
+    """Issue 12: the 6-term replica exchange at the paper's four temperatures never swapped and its
+    intervals collapsed without a word; now too few effective samples (or swaps) is a DataError, and the
+    default ladder (temperatures close enough to swap) samples the same problem ~10x more efficiently."""
+    p = np.arange(1.0, 65.0)
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"p": p, "time": (37 / p + 2 + 0.1 * np.log2(p) + 3 / (1 + np.exp(40 - p)))
+                          * (1 + 0.03 * rng.standard_normal(len(p)))})
+    with pytest.raises(DataError, match="did not mix: .* effective samples of 5000"):
+        KOHASHI.fit(frame, n_terms=6, bayesian=True, n_steps=10000, seed=1, temperatures=DEFAULT_TEMPERATURES)
+    result = replica_exchange(lambda x: np.sum((x - 1.0) ** 2, axis=1) * 50, [0.0] * 6, [3.0] * 6, [2.0] * 6,
+                              n_steps=4000, temperatures=ladder(0.1, 10.0, 6))
+    assert len(result.temperatures) > 4 and result.exchange_acceptance.min() > 0.1
+
+
+def test_effective_sample_size() -> None:
+    rng = np.random.default_rng(0)
+    assert effective_sample_size(rng.standard_normal((4000, 2))).min() > 2000
+    assert effective_sample_size(np.cumsum(rng.standard_normal((4000, 1)), axis=0))[0] < 100
 
 
 def test_posterior_matches_grid_integration() -> None:

@@ -80,30 +80,43 @@ def log_ratio(y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
     return out
 
 
-def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float) -> np.ndarray:
-    """Covariance ``s_w^2 (A' W A)^+`` of weighted least-squares coefficients.
+def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float | np.ndarray) -> np.ndarray:
+    """Covariance ``s_w^2 (A' W A)^+`` of weighted least-squares coefficients, for one model or a batch.
 
     Parameters
     ----------
-    values : (m, k) array
-        Term values ``A`` at the fitted rows.
+    values : (..., m, k) array
+        Term values ``A`` at the fitted rows (a leading batch axis: one system per model).
     w : (m,) array
         Row weights of the fit (:func:`automodel.options.weights`).
-    variance : float
-        The weighted residual variance ``s_w^2 = sum(w r^2) / (m - k)`` of the fit.
+    variance : float or (...,) array
+        The weighted residual variance ``s_w^2 = sum(w r^2) / (m - k)`` of each fit.
 
-    The columns are scaled to unit weighted norm before the pseudo-inverse, so terms of very
-    different magnitude (``n^3`` beside ``1``) keep their directions; non-finite values give a
-    matrix of NaN.
+    Returns (..., k, k). The columns are scaled to unit weighted norm before the pseudo-inverse, so
+    terms of very different magnitude (``n^3`` beside ``1``) keep their directions; a system with a
+    value that is not finite gets a matrix of NaN.
     """
     A, w = np.asarray(values, float), np.asarray(w, float)
-    k = A.shape[1]
-    if k == 0 or not (np.isfinite(A).all() and np.isfinite(w).all() and np.isfinite(variance)):
-        return np.full((k, k), np.nan)
-    norms = np.sqrt((A ** 2 * w[:, None]).sum(axis=0))
+    variance = np.asarray(variance, float)
+    k = A.shape[-1]
+    out = np.full(A.shape[:-2] + (k, k), np.nan)
+    if k == 0 or not np.isfinite(w).all():
+        return out
+    good = np.isfinite(A).all(axis=(-2, -1)) & np.isfinite(variance)
+    if not np.any(good):
+        return out
+    A_good = A[good] if A.ndim > 2 else A[None]
+    norms = np.sqrt((A_good ** 2 * w[:, None]).sum(axis=-2))
     norms = np.where(norms > 0, norms, 1.0)
-    scaled = (A / norms) * np.sqrt(w)[:, None]
-    return variance * np.linalg.pinv(scaled.T @ scaled) / np.outer(norms, norms)
+    scaled = A_good / norms[..., None, :] * np.sqrt(w)[:, None]
+    gram = np.swapaxes(scaled, -1, -2) @ scaled
+    cov = np.linalg.pinv(gram) / (norms[..., :, None] * norms[..., None, :])
+    v = variance[good] if A.ndim > 2 else variance[None]
+    cov = cov * v[..., None, None]
+    if A.ndim == 2:
+        return cov[0]
+    out[good] = cov
+    return out
 
 
 def quadratic_form(values: np.ndarray, cov: np.ndarray) -> np.ndarray:

@@ -24,7 +24,12 @@ from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import log2, symbol
 from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, read_float, read_floats,
                                            read_header, read_notes, solve_weighted, times)
-from automodel.templates.remc import DEFAULT_TEMPERATURES, hdi, replica_exchange
+from automodel.templates.remc import DEFAULT_TEMPERATURES, hdi, ladder, replica_exchange
+
+#: a posterior whose adjacent temperatures swap less often than this did not mix
+MIN_EXCHANGE = 0.05
+#: ... nor one with fewer effective samples of a coefficient than this
+MIN_ESS = 100
 
 __all__ = ["KOHASHI", "TEMPLATE", "KohashiModel", "term_basis", "features", "fit_pc"]
 
@@ -204,7 +209,7 @@ class KohashiTemplate(ColumnTemplate):
 
     def fit(self, frame: pd.DataFrame, n_terms: int = 3, pc: float | None = None,
             cores_per_node: float | None = None, degree: int | None = None, bayesian: bool = False,
-            n_steps: int = 20_000, temperatures: Sequence[float] = DEFAULT_TEMPERATURES,
+            n_steps: int = 20_000, temperatures: Sequence[float] | None = None,
             c_max: Sequence[float] | None = None, max_samples: int = 1000, seed: int | None = 0,
             **options: Any) -> KohashiModel:
         """Fit ``T(p)`` (or ``T(p, n)``) with ``c >= 0`` minimising eq. 7; optionally sample the posterior.
@@ -216,7 +221,14 @@ class KohashiTemplate(ColumnTemplate):
             (needs column ``n``); with neither, ``pc`` is fitted by a bounded 1-D search.
         degree : degree of ``c_i(n)`` (sec. 3.3; default: 0 without a varying ``n`` column, else
             ``min(3, distinct n - 1)``).
-        bayesian : run replica-exchange MC (``n_steps`` per temperature, first half burn-in).
+        bayesian : run replica-exchange MC (``n_steps`` per temperature, first half burn-in). A chain
+            that did not mix (adjacent temperatures swapping less than :data:`MIN_EXCHANGE` of the
+            time, or fewer than :data:`MIN_ESS` effective samples of a coefficient) is a DataError;
+            the diagnostics (acceptances, effective sample sizes) are in ``model.diagnostics``.
+        temperatures : default :func:`~automodel.templates.remc.ladder` from the paper's coldest
+            (0.1) to its hottest (10) temperature, as many as the coefficients need for swaps (the
+            paper's four, :data:`~automodel.templates.remc.DEFAULT_TEMPERATURES`, never swapped with
+            six coefficients).
         c_max : upper prior bounds of the coefficients (default: 10x the largest ``T_j / term(p_j)``).
         max_samples : posterior samples kept in the model (evenly thinned).
         """
@@ -245,9 +257,14 @@ class KohashiTemplate(ColumnTemplate):
         coef, _ = solve_weighted(x, t, relative=True, nonnegative=True)
         model.coefficients = coef
         if bayesian:
+            if temperatures is None:
+                temperatures = ladder(min(DEFAULT_TEMPERATURES), max(DEFAULT_TEMPERATURES), x.shape[1])
             model.samples, model.diagnostics = _posterior(x, t, coef, n_steps, temperatures, c_max, max_samples,
                                                           seed)
-            notes.append(f"posterior from {n_steps} REMC steps per temperature {tuple(round(v, 3) for v in temperatures)}")
+            notes.append(f"posterior from {n_steps} REMC steps at {len(temperatures)} temperatures "
+                         f"{min(temperatures):.3g} to {max(temperatures):.3g}; exchange acceptance >= "
+                         f"{model.diagnostics['exchange_acceptance_min']:.2f}, effective samples >= "
+                         f"{model.diagnostics['ess_min']:.0f}")
         model.notes = tuple(notes)
         return model
 
@@ -278,8 +295,23 @@ def _posterior(x: np.ndarray, t: np.ndarray, coef: np.ndarray, n_steps: int, tem
                               temperatures=temperatures, proposal=proposal, seed=seed)
     took = clock.perf_counter() - start
     keep = np.linspace(0, result.samples.shape[0] - 1, min(max_samples, result.samples.shape[0])).astype(int)
+    ess = result.ess
+    exchange = float(np.min(result.exchange_acceptance, initial=1.0))
     diagnostics = {"remc_seconds": took, "acceptance_coldest": float(result.acceptance[0]),
-                   "exchange_acceptance_min": float(np.min(result.exchange_acceptance, initial=1.0))}
+                   "exchange_acceptance_min": exchange, "ess_min": float(np.min(ess)),
+                   "n_temperatures": len(result.temperatures)}
+    problems = []
+    if exchange < MIN_EXCHANGE:
+        worst = int(np.argmin(result.exchange_acceptance))
+        tau = result.temperatures
+        problems.append(f"swaps between temperatures {tau[worst]:.3g} and {tau[worst + 1]:.3g} accepted "
+                        f"{exchange:.1%} (at least {MIN_EXCHANGE:.0%} needed)")
+    if np.min(ess) < MIN_ESS:
+        problems.append(f"coefficient {int(np.argmin(ess)) + 1} has {np.min(ess):.0f} effective samples of "
+                        f"{result.samples.shape[0]} (at least {MIN_ESS} needed)")
+    if problems:
+        raise DataError(f"kohashi: the replica exchange did not mix: {'; '.join(problems)}; give more n_steps"
+                        f"{' or closer temperatures' if exchange < MIN_EXCHANGE else ''}")
     return result.samples[keep] / norms, diagnostics
 
 
