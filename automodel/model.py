@@ -355,6 +355,21 @@ class Model:
                             f"(got {t[i]:g}; trained on {self._training_ranges()})")
         return t
 
+    def predict_averaged(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>") -> np.ndarray:
+        """The geometric mean of this model's prediction and those of the candidates the data cannot
+        tell apart from it (its band's alternatives), at every row; this model's own prediction where
+        it has no alternatives. Alternatives that predict no positive time at a row are left out there.
+        """
+        t = self.predict(data, source)
+        if self.interval is None or not self.interval.alternatives:
+            return t
+        columns = self._columns(data, source)
+        with np.errstate(all="ignore"):
+            logs = np.column_stack([np.log(t)] + [np.log(np.asarray(a.predict(columns), float))
+                                                  for a in self.interval.alternatives])
+        logs = np.where(np.isfinite(logs), logs, np.nan)
+        return np.where(t > 0, np.exp(np.nanmean(logs, axis=1)), t)
+
     def _training_ranges(self) -> str:
         """``n in [1000, 8000], p in [1, 8]``: where the model was fitted, for messages."""
         return ", ".join(f"{self.roles.get(q, q)} in [{lo:g}, {hi:g}]" for q, (lo, hi) in self.ranges.items()

@@ -11,7 +11,9 @@ Three task groups, each scored on individual held-out runs (repetitions kept, as
 
 For each: coverage of the 50 % and 90 % bands (target 40-60 % and 85-95 %), the median relative
 width ``(upper - lower) / predicted`` of each, and the median relative error of the prediction, so a
-band is judged with the error it has to cover.
+band is judged with the error it has to cover; beside it the error of model averaging
+(:meth:`automodel.Model.predict_averaged`, the geometric mean over the chosen model and the
+candidates the data cannot tell apart from it) as a point prediction.
 
 Run: ``python -m benchmarks.bands [--quick]`` (``python -m benchmarks`` runs it too).
 """
@@ -65,14 +67,15 @@ def band_outcome(task: Task, points: pd.DataFrame) -> Outcome:
     start = time.perf_counter()
     best = fit_automodel(task).best
     bands = {level: best.predict_interval(points, level) for level in LEVELS}
-    return Outcome("ok", best.formula, best.predict(points), time.perf_counter() - start, bands=bands)
+    return Outcome("ok", best.formula, best.predict(points), time.perf_counter() - start, bands=bands,
+                   averaged=best.predict_averaged(points))
 
 
 def stats(tasks: Sequence[Task], outcomes: Mapping[Key, Outcome]) -> dict:
     """Pooled coverage and median widths of the bands, and the median error, over the held-out runs."""
     inside: dict[float, list] = {level: [] for level in LEVELS}
     width: dict[float, list] = {level: [] for level in LEVELS}
-    errors = []
+    errors, averaged = [], []
     n_groups = 0
     for task in tasks:
         outcome = outcomes.get(task.key)
@@ -83,6 +86,8 @@ def stats(tasks: Sequence[Task], outcomes: Mapping[Key, Outcome]) -> dict:
         n_test = len(y)
         pred = outcome.predictions[:n_test]
         errors.append(np.abs(pred - y) / y)
+        if outcome.averaged is not None:
+            averaged.append(np.abs(np.asarray(outcome.averaged, float)[:n_test] - y) / y)
         for level in LEVELS:
             lo, hi = (np.asarray(v, float)[:n_test] for v in outcome.bands[level])
             inside[level].append((lo <= y) & (y <= hi))
@@ -90,7 +95,8 @@ def stats(tasks: Sequence[Task], outcomes: Mapping[Key, Outcome]) -> dict:
     if not n_groups:
         return {"groups": 0, "runs": 0}
     out = {"groups": n_groups, "runs": int(sum(len(e) for e in errors)),
-           "median_error": float(np.median(np.concatenate(errors)))}
+           "median_error": float(np.median(np.concatenate(errors))),
+           "median_error_averaged": float(np.median(np.concatenate(averaged))) if averaged else None}
     for level in LEVELS:
         key = f"{level:.0%}".replace("%", "")
         out[f"coverage_{key}"] = float(np.mean(np.concatenate(inside[level])))

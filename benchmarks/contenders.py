@@ -68,6 +68,7 @@ class Outcome:
     seconds: float
     note: str = ""
     bands: Mapping[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    averaged: np.ndarray | None = None
 
     @property
     def ok(self) -> bool:
@@ -150,7 +151,8 @@ def automodel_contender(metric: str | None = None, space: str = "default") -> Co
     def model(task: Task, points: pd.DataFrame) -> Outcome:
         result = fit_automodel(task, space, metric)
         bands = {level: result.best.predict_interval(points, level) for level in BAND_LEVELS}
-        return Outcome(OK, result.best.formula, result.best.predict(points), 0.0, chosen_row(result), bands)
+        return Outcome(OK, result.best.formula, result.best.predict(points), 0.0, chosen_row(result), bands,
+                       result.best.predict_averaged(points))
 
     return Contender(name, "automodel", label, _per_group(model))
 

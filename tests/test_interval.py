@@ -188,3 +188,13 @@ def test_a_malformed_interval_is_one_line_naming_the_file():
         with pytest.raises(ModelFileError, match=message) as err:
             model_from_dict(bad, "m.json")
         assert str(err.value).startswith("m.json: ") and "\n" not in str(err.value)
+
+
+def test_model_averaging_lies_among_the_equivalent_candidates():
+    model = fitted(2, 3)
+    x = pd.DataFrame({"p": [2.0, 64.0, 512.0]})
+    cols = model._columns(x)
+    preds = np.column_stack([model.predict(x)] + [a.predict(cols) for a in model.interval.alternatives])
+    assert model.interval.alternatives
+    averaged = model.predict_averaged(x)
+    assert (preds.min(axis=1) <= averaged * (1 + 1e-12)).all() and (averaged <= preds.max(axis=1) * (1 + 1e-12)).all()
