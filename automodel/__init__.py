@@ -17,11 +17,12 @@ from automodel.errors import AutomodelError, DataError, ModelFileError, SpaceErr
 #: public name -> module that defines it
 _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "automodel.data.dataset",
          "Dataset": "automodel.data.dataset", "Model": "automodel.model", "TermModel": "automodel.model",
+         "BestP": "automodel.model", "Interval": "automodel.interval",
          "load_model": "automodel.model_file", "load_space": "automodel.space.config",
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
          "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.extrap_text"}
 
-__all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "load_model", "load_space",
+__all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "BestP", "Interval", "load_model", "load_space",
            "SearchSpace", "fit_many", "ManyResult", "read_extrap_text", "AutomodelError", "DataError",
            "SpaceError", "ModelFileError", "StoreError"]
 __version__ = "0.1.0"
@@ -31,7 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from automodel.data import Dataset, load
     from automodel.data.extrap_text import read_extrap_text
     from automodel.kernels.fit_many import ManyResult, fit_many
-    from automodel.model import Model, TermModel
+    from automodel.interval import Interval
+    from automodel.model import BestP, Model, TermModel
     from automodel.model_file import load_model
     from automodel.space.config import SearchSpace, load_space
 
