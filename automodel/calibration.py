@@ -33,7 +33,7 @@ from automodel.search.staged import holdout_rows
 from automodel.solve import band
 from automodel.space.terms import term_values
 
-__all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate",
+__all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",
            "MIN_SPLIT_LEVELS", "SPLIT_DOUBLINGS", "PRIOR_WEIGHT"]
 
 #: a parameter needs this many levels left after a split (two: a forward split of a parameter measured
@@ -86,44 +86,51 @@ def aggregate_noise(frame: pd.DataFrame, aggregate: str) -> np.ndarray:
 
 
 def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], weighting: str, aggregate: str,
-              run: tuple[float, int]) -> list[FitParts]:
+              run: tuple[float, int], targets: np.ndarray | None = None) -> list[FitParts]:
     """The band's parts inside the data for each of ``cores`` fitted on the aggregated ``frame``.
 
     The misfit is the residual root mean square of ``log(y / yhat)`` on ``m - k`` degrees of freedom,
     less (in quadrature) the pooled standard error of the aggregates; a prediction that is not a
     positive time counts with its relative error. Term models are done together: each distinct term
     evaluated once, the coefficient covariances of one width in one batched pseudo-inverse.
+    ``targets`` (m, len(cores)) gives each core its own times at the frame's points (many kernels; the
+    aggregate noise is then left in the misfit), instead of the frame's ``time``.
     """
-    y = frame["time"].to_numpy(float)
-    m = len(y)
+    y = frame["time"].to_numpy(float)[:, None] if targets is None else np.asarray(targets, float)
+    y = np.broadcast_to(y, (len(frame), len(cores))).T  # (N, m): one row of times per core
+    m = y.shape[1]
     columns = {q: frame[q].to_numpy(float) for q in params}
     is_terms = [isinstance(c, TermModel) for c in cores]
     distinct = list(dict.fromkeys(t for c, ok in zip(cores, is_terms) if ok for t in c.terms))
     index = {t: j for j, t in enumerate(distinct)}
     values = term_values(distinct, columns, m) if distinct else np.empty((m, 0))
+    k = np.array([int(c.n_coefficients) for c in cores])
     pred = np.empty((len(cores), m))
+    groups = {}  # width -> (members, (G, width) term columns, (G, width) coefficients)
+    for width in np.unique(k[is_terms]) if any(is_terms) else ():
+        members = np.array([i for i in range(len(cores)) if is_terms[i] and k[i] == width])
+        columns_of = np.array([[index[t] for t in cores[i].terms] for i in members], dtype=np.intp)
+        coefs = np.array([cores[i].coefficients for i in members], float).reshape(len(members), width)
+        groups[width] = (members, columns_of)
+        pred[members] = np.einsum("mgk,gk->gm", values[:, columns_of], coefs)
     for i, core in enumerate(cores):
-        if is_terms[i]:
-            pred[i] = values[:, [index[t] for t in core.terms]] @ np.asarray(core.coefficients, float)
-        else:
+        if not is_terms[i]:
             with np.errstate(all="ignore"):
                 pred[i] = np.asarray(core.predict(frame[list(params)]), float)
-    k = np.array([int(c.n_coefficients) for c in cores])
     dof = np.maximum(m - k, 1)
     with np.errstate(all="ignore"):
         r = np.where(pred > 0, band.log_ratio(y, pred), (y - pred) / y)
     r = np.where(np.isfinite(r), r, 1.0)
-    se2 = float(np.mean(aggregate_noise(frame, aggregate) ** 2))
+    se2 = float(np.mean(aggregate_noise(frame, aggregate) ** 2)) if targets is None else 0.0
     misfit = np.sqrt(np.maximum((r ** 2).sum(axis=1) / dof - se2, 0.0))
     resid = np.where(np.isfinite(pred), y - pred, 0.0)
     noise = np.sqrt(np.mean(resid ** 2, axis=1))
     w = weights(y, weighting)
     covariance: list[np.ndarray | None] = [None] * len(cores)
-    for width in np.unique(k[is_terms]) if any(is_terms) else ():
-        members = [i for i in range(len(cores)) if is_terms[i] and k[i] == width]
-        stack = np.stack([values[:, [index[t] for t in cores[i].terms]] for i in members])
-        variance = (w * resid[members] ** 2).sum(axis=1) / dof[members]
-        for i, cov in zip(members, band.coefficient_covariance(stack, w, variance)):
+    for members, columns_of in groups.values():
+        stack = np.moveaxis(values[:, columns_of], 0, 1)  # (G, m, width)
+        variance = (w[members] * resid[members] ** 2).sum(axis=1) / dof[members]
+        for i, cov in zip(members, band.coefficient_covariance(stack, w[members], variance)):
             covariance[i] = cov
     return [FitParts(run, float(misfit[i]), int(dof[i]), covariance[i], float(noise[i])) for i in range(len(cores))]
 
@@ -226,3 +233,18 @@ def calibrate(ds: Dataset, opt: FitOptions, cores: list[Core], equivalent: np.nd
     parts = fit_parts(cores, ds.frame, ds.params, opt.weighting, ds.aggregate, run)
     return [_interval(part, ranges, growth, tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES])
             for i, part in enumerate(parts)]
+
+
+def kernel_intervals(cores: list[Core], ds: Dataset, opt: FitOptions, targets: np.ndarray) -> list[Interval]:
+    """Bands of many kernels measured at the points of ``ds``: kernel ``i`` has model ``cores[i]`` and
+    values ``targets[:, i]``.
+
+    The in-data parts of :func:`fit_parts` for all kernels at once (the aggregate noise stays in the
+    misfit; there is no separate run part), and the prior growth per doubling for every parameter: a
+    forward split per kernel would cost a search per kernel, which the batched kernels avoid.
+    """
+    parts = fit_parts(cores, ds.frame, ds.params, opt.weighting, ds.aggregate, (0.0, 0), targets)
+    growth = {q: (DEFAULT_GROWTH, PRIOR_WEIGHT, f"the prior {DEFAULT_GROWTH:g}: kernels are not split")
+              for q in ds.params}
+    ranges = _ranges(ds.frame, ds.params)
+    return [_interval(part, ranges, growth, ()) for part in parts]

@@ -198,3 +198,22 @@ def test_model_averaging_lies_among_the_equivalent_candidates():
     assert model.interval.alternatives
     averaged = model.predict_averaged(x)
     assert (preds.min(axis=1) <= averaged * (1 + 1e-12)).all() and (averaged <= preds.max(axis=1) * (1 + 1e-12)).all()
+
+
+def test_every_kernel_model_has_a_band_aligned_with_its_own_values():
+    """Many kernels at shared points: each model's band rests on its own values (a noise-free kernel
+    has no misfit, a noisy one has), with the prior growth beyond the points."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for p in (1.0, 2, 4, 8, 16, 32):
+        for n in (100.0, 200, 400):
+            rows.append(("exact", n, p, 1e-3 * n / p + 0.1))
+            rows.append(("noisy", n, p, (2e-3 * n / p + 0.3) * np.exp(0.1 * rng.standard_normal())))
+    many = automodel.fit_many(pd.DataFrame(rows, columns=["kernel", "n", "p", "time"]), jobs=1)
+    exact, noisy = many.models["exact"], many.models["noisy"]
+    assert exact.interval.misfit < 1e-6 < 0.03 < noisy.interval.misfit
+    x = pd.DataFrame({"n": [200.0, 1600.0], "p": [4.0, 128.0]})
+    for model in (exact, noisy):
+        lo, hi = model.predict_interval(x, 0.9)
+        pred = model.predict(x)
+        assert (lo <= pred).all() and (pred <= hi).all() and (hi / lo)[1] > (hi / lo)[0]

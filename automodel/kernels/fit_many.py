@@ -191,6 +191,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
                 continue
             model = _model(terms[best[j]], coefs[j], {k: float(v[j]) for k, v in mets.items()}, ctx)
             out.append((int(i), model, _row(name, model, m, text=texts[j])))
+        _bands(out, g, ds, sp)
         return out, "batched"
     if only is None and len(g.names) > _KERNELS_PER_TASK:
         return [], "split"
@@ -211,7 +212,22 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
         model = _model(sc.structures[top].terms, sc.coefficients[top],
                        {k: float(v[top]) for k, v in sc.metrics.items()}, ctx)
         out.append((i, model, _row(name, model, m)))
+    _bands(out, g, ds, sp)
     return out, "staged"
+
+
+def _bands(done: list, g: Group, ds: data_mod.Dataset, sp: SearchSpace) -> None:
+    """Give every fitted kernel model of ``done`` its band (:func:`automodel.calibration.kernel_intervals`,
+    all kernels of the group at once)."""
+    from automodel.calibration import kernel_intervals
+
+    fitted = [(i, model) for i, model, _ in done if model is not None]
+    if not fitted:
+        return
+    column = {int(i): j for j, i in enumerate(g.index)}
+    targets = g.values[:, [column[i] for i, _ in fitted]]
+    for (_, model), interval in zip(fitted, kernel_intervals([m.core for _, m in fitted], ds, sp.fit, targets)):
+        model.interval = interval
 
 
 def _run(task: tuple[Group, SearchSpace, str, slice | None]) -> tuple[list, str]:

@@ -87,8 +87,8 @@ def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float | 
     ----------
     values : (..., m, k) array
         Term values ``A`` at the fitted rows (a leading batch axis: one system per model).
-    w : (m,) array
-        Row weights of the fit (:func:`automodel.options.weights`).
+    w : (m,) or (..., m) array
+        Row weights of the fit (:func:`automodel.options.weights`), shared or one row per system.
     variance : float or (...,) array
         The weighted residual variance ``s_w^2 = sum(w r^2) / (m - k)`` of each fit.
 
@@ -96,27 +96,22 @@ def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float | 
     terms of very different magnitude (``n^3`` beside ``1``) keep their directions; a system with a
     value that is not finite gets a matrix of NaN.
     """
-    A, w = np.asarray(values, float), np.asarray(w, float)
-    variance = np.asarray(variance, float)
+    A = np.asarray(values, float)
+    batch = A.shape[:-2]
     k = A.shape[-1]
-    out = np.full(A.shape[:-2] + (k, k), np.nan)
-    if k == 0 or not np.isfinite(w).all():
-        return out
-    good = np.isfinite(A).all(axis=(-2, -1)) & np.isfinite(variance)
-    if not np.any(good):
-        return out
-    A_good = A[good] if A.ndim > 2 else A[None]
-    norms = np.sqrt((A_good ** 2 * w[:, None]).sum(axis=-2))
-    norms = np.where(norms > 0, norms, 1.0)
-    scaled = A_good / norms[..., None, :] * np.sqrt(w)[:, None]
-    gram = np.swapaxes(scaled, -1, -2) @ scaled
-    cov = np.linalg.pinv(gram) / (norms[..., :, None] * norms[..., None, :])
-    v = variance[good] if A.ndim > 2 else variance[None]
-    cov = cov * v[..., None, None]
-    if A.ndim == 2:
-        return cov[0]
-    out[good] = cov
-    return out
+    A = A.reshape((-1,) + A.shape[-2:])
+    w = np.broadcast_to(np.asarray(w, float), batch + A.shape[-2:-1]).reshape(len(A), -1)
+    variance = np.broadcast_to(np.asarray(variance, float), batch).reshape(-1)
+    out = np.full((len(A), k, k), np.nan)
+    good = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(w).all(axis=1) & np.isfinite(variance)
+    if k and good.any():
+        A, w = A[good], w[good]
+        norms = np.sqrt((A ** 2 * w[:, :, None]).sum(axis=1))
+        norms = np.where(norms > 0, norms, 1.0)
+        scaled = A / norms[:, None, :] * np.sqrt(w)[:, :, None]
+        cov = np.linalg.pinv(np.swapaxes(scaled, 1, 2) @ scaled) / (norms[:, :, None] * norms[:, None, :])
+        out[good] = cov * variance[good][:, None, None]
+    return out.reshape(batch + (k, k))
 
 
 def quadratic_form(values: np.ndarray, cov: np.ndarray) -> np.ndarray:
