@@ -104,6 +104,21 @@ def stats(tasks: Sequence[Task], outcomes: Mapping[Key, Outcome]) -> dict:
     return out
 
 
+def band_seconds(rows: int = 10_000, repeats: int = 5) -> dict:
+    """CPU seconds of one ``predict_interval`` of ``rows`` rows (median of ``repeats``), for the
+    chosen model of the first known-noise task (a term model with its equivalent candidates)."""
+    task = known_noise_tasks(1)[0]
+    model = fit_automodel(task).best
+    rng = np.random.default_rng(0)
+    points = pd.DataFrame({"n": rng.uniform(1e3, 1e6, rows), "p": rng.integers(1, 4096, rows).astype(float)})
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        model.predict_interval(points, 0.9)
+        times.append(time.process_time() - start)
+    return {"rows": rows, "cpu_seconds": float(np.median(times)), "alternatives": len(model.interval.alternatives)}
+
+
 def _fit_all(tasks: Sequence[Task]) -> dict[Key, Outcome]:
     out = {}
     for task in tasks:
@@ -126,6 +141,9 @@ def collect(canonical: Sequence[Task] = (), canonical_outcomes: Mapping[Key, Out
         outcomes = _fit_all(tasks)
         rows.append({"group": group, "task": group, **stats(tasks, outcomes),
                      "seconds": time.perf_counter() - start})
+    speed = band_seconds()
+    rows.append({"group": "speed", "task": f"one band of {speed['rows']} rows ({speed['alternatives']} "
+                 f"equivalent candidates)", "cpu_seconds": speed["cpu_seconds"]})
     return rows
 
 

@@ -297,13 +297,16 @@ def _bands_section(rows: Sequence[Mapping] | None) -> list[str]:
     def verdict(v: Any, low: float, high: float) -> str:
         return "" if v is None else (" (ok)" if low <= v <= high else " (low)" if v < low else " (high)")
 
+    speed = [r for r in rows if r["group"] == "speed"]
+    rows = [r for r in rows if r["group"] != "speed"]
     body = [[r["group"], r["task"], r.get("groups", 0), r.get("runs", 0),
              pct(r.get("coverage_50")) + verdict(r.get("coverage_50"), 0.4, 0.6),
              pct(r.get("coverage_90")) + verdict(r.get("coverage_90"), 0.85, 0.95),
              pct(r.get("width_50")), pct(r.get("width_90")), pct(r.get("median_error")),
              pct(r.get("median_error_averaged"))] for r in rows]
     return lines + [table(["group", "task", "groups", "held-out runs", "in 50 % band", "in 90 % band",
-                           "width 50 %", "width 90 %", "median error", "averaged: median error"], body), ""]
+                           "width 50 %", "width 90 %", "median error", "averaged: median error"], body), ""] + [
+        f"Speed: {r['task']}: {1000 * r['cpu_seconds']:.1f} ms CPU (median of 5)." for r in speed] + [""]
 
 
 def render(results: Mapping, analysis: str | None = None) -> str:
