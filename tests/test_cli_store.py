@@ -86,3 +86,20 @@ def test_store_errors_are_one_line(tmp_path, capsys):
     assert main(["observe", "--store", path, "--app", "lu", str(empty)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "empty.csv: the file is empty" in err
+
+
+def test_predict_from_the_store_uses_the_leader_that_observe_reports(tmp_path, capsys):
+    """Issue 14: ``predict --store`` used the best-scored candidate while ``observe`` reported the
+    selection rule's leader (the demo runs: two different formulas)."""
+    from importlib.resources import files
+
+    path = str(tmp_path / "s.db")
+    demo = str(files("automodel") / "demo" / "cg_fast.csv")
+    assert main(["observe", "--store", path, "--app", "cg", demo]) == 0
+    leader = next(line for line in capsys.readouterr().out.splitlines() if "leader: T = " in line)
+    assert main(["predict", "--store", path, "--app", "cg", "--n", "400000", "--p", "512"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "model: T = " + leader.split("leader: T = ")[1].split("   (was")[0]
+    assert "90% band (one run): " in out
+    assert main(["predict", "--store", path, "--app", "cg", "--n", "400000", "--p", "512", "--rank", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] != out.splitlines()[0]  # rank 1 by score differs here

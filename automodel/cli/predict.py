@@ -32,7 +32,8 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default: forecast)")
     p.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
-    p.add_argument("--rank", type=int, default=1, help="use the candidate at this rank (default 1, the leader)")
+    p.add_argument("--rank", type=int, default=None,
+                   help="use the candidate at this rank by score (default: the leader observe reports)")
     p.add_argument("--level", type=float, default=0.9,
                    help="level of the prediction band (columns lower and upper; default 0.9)")
     p.add_argument("--band", choices=("run", "mean"), default="run",
@@ -81,7 +82,7 @@ def predict_from_store(args: argparse.Namespace) -> int:
 
     if not args.app:
         raise DataError("predict --store needs --app NAME")
-    model = leader_model(args.store, args.app, max(args.rank, 1) - 1)
+    model = leader_model(args.store, args.app, None if args.rank is None else max(args.rank, 1) - 1)
     values = parse_param_values(getattr(args, "param", []))
     lines = []
     for q in model.params:

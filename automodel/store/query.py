@@ -74,26 +74,32 @@ def runs(store: str | Path | Store, app: str, status: tuple[str, ...] | None = N
     return read_app(store, app, lambda conn, a: run_frame(conn, a, status))
 
 
-def leader_model(store: str | Path | Store, app: str, position: int = 0) -> Model:
-    """The live candidate at ``position`` of the ranking (0: the leader) as a :class:`Model`."""
+def leader_model(store: str | Path | Store, app: str, position: int | None = None) -> Model:
+    """The leader that ``observe`` reports (the selection rule's choice among the live candidates), or
+    the live candidate at ``position`` of the ranking by score (0: the best-scored), as a :class:`Model`."""
     a, (pool, ids, _), fitted = read_app(store, app, lambda conn, a: (a, load_pool(conn, a),
                                                                        run_frame(conn, a, ADMITTED)))
     order = pool.ranking()
-    if position >= len(order) or not np.isfinite(pool.score[order[position]]):
-        raise StoreError(f"application {app!r}: no fitted candidate at rank {position + 1}")
-    i = order[position]
+    if position is None:
+        i = pool.leader
+        if i < 0 or not np.isfinite(pool.score[i]):
+            raise StoreError(f"application {app!r}: no fitted candidate leads")
+    else:
+        if position >= len(order) or not np.isfinite(pool.score[order[position]]):
+            raise StoreError(f"application {app!r}: no fitted candidate at rank {position + 1}")
+        i = order[position]
     core = TermModel(pool.terms_of(i), pool.coefficients_of(i), name=f"candidate {ids[i]}")
     metric = a.options.metric
     ranges = {q: [float(fitted[q].min()), float(fitted[q].max())] for q in a.params} if len(fitted) else {}
     model = Model(core, a.params, dict(a.roles), ranges, {metric: float(pool.score[i])}, a.space,
                   {"weighting": a.options.weighting, "nonnegative": a.options.nonnegative, "metric": metric})
-    model.interval = _band(a, pool, order, position, core, fitted, app)
+    model.interval = _band(a, pool, order, i, core, fitted, app)
     return model
 
 
-def _band(a: App, pool, order: np.ndarray, position: int, core: TermModel, fitted: pd.DataFrame, app: str
+def _band(a: App, pool, order: np.ndarray, i: int, core: TermModel, fitted: pd.DataFrame, app: str
           ) -> Interval | None:
-    """The prediction band of the live candidate at ``position`` (:func:`automodel.calibration.calibrate`
+    """The prediction band of the live candidate ``i`` (:func:`automodel.calibration.calibrate`
     on the admitted runs, the live ranking as the search's candidates); None on fewer than 3
     configurations."""
     ds = load(fitted[[*a.params, "time"]], params=[q for q in a.params if q not in ROLE_NAMES],
@@ -105,7 +111,7 @@ def _band(a: App, pool, order: np.ndarray, position: int, core: TermModel, fitte
     n_terms = np.array([len(pool.terms_of(j)) for j in ranked])
     chosen = selection.select(pool.score[ranked], n_terms, ds.n_points, opt.metric, opt.selection)
     peers = [TermModel(pool.terms_of(j), pool.coefficients_of(j)) for k, j in enumerate(ranked)
-             if chosen.equivalent[k] and k != position][:MAX_ALTERNATIVES]
+             if chosen.equivalent[k] and j != i][:MAX_ALTERNATIVES]
     structures = [Structure(pool.terms_of(j)) for j in ranked]
     return calibrate(ds, opt, [core, *peers], np.ones(len(peers) + 1, bool), structures)[0]
 
