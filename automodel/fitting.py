@@ -63,10 +63,18 @@ class FitResult:
             lines[0] += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
         lines += [f"  {r.line()}" for r in self.reports]
         lines += [f"  note: {n}" for n in self.notes]
-        board = self.leaderboard.head(top).copy()
+        ranked = self.leaderboard["rank"].notna()
+        board = self.leaderboard[ranked].head(top).copy()
+        chosen = self.leaderboard[self.leaderboard["choice"] == "chosen"]
+        if len(chosen) and chosen.index[0] not in board.index:  # the chosen row is always shown
+            board = pd.concat([board, chosen])
         with pd.option_context("display.max_colwidth", 80, "display.width", 200):
             lines += ["", f"leaderboard (ranked by {self.space.fit.metric}, top {top}):",
                       board.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
+        unfitted = self.leaderboard[~ranked]
+        if len(unfitted):
+            lines += ["", "templates without a model:"]
+            lines += [f"  {row.kind.removeprefix('template:')}: {row.note}" for row in unfitted.itertuples()]
         lines += ["", f"chosen model: T = {self.best.formula}"]
         if self.selection is not None:
             lines += [f"  why: rank {self.selection.index + 1}, {self.selection.reason}"]

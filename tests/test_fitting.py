@@ -39,3 +39,18 @@ def test_cause3_no_fittable_candidate_is_one_data_error(tmp_path):
     from automodel.search.select import select
     with pytest.raises(automodel.DataError, match="no candidate has a finite rel_s"):
         select(np.array([np.inf, np.nan]), np.array([1, 2]), 5, "rel_s")
+
+
+def test_summary_lists_templates_without_a_model_and_the_chosen_row_whatever_the_top():
+    """Issue 14: with the default ``--top 10`` the reasons a template does not apply were cut off, and
+    the chosen row could be below the cut."""
+    from importlib.resources import files
+
+    import automodel
+
+    result = automodel.fit(str(files("automodel") / "demo" / "cg_fast.csv"), progress=False)
+    text = result.summary(top=1)
+    assert "templates without a model:\n  fim_cal: not applicable: needs columns U, TC, SC, F" in text
+    chosen_rank = int(result.leaderboard.loc[result.leaderboard["choice"] == "chosen", "rank"].iloc[0])
+    board = text.split("leaderboard")[1].split("templates without")[0]
+    assert [int(line.split()[0]) for line in board.splitlines()[2:] if line.strip()] == sorted({1, chosen_rank})
