@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -86,7 +86,8 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         space: str | Path | SearchSpace = "default", aggregate: str = "median", metric: str | None = None,
         weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
-        max_rows: int = 100, intervals: bool = True) -> FitResult:
+        max_rows: int = 100, intervals: bool = True,
+        template_options: Mapping[str, Mapping[str, Any]] | None = None) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
     Parameters
@@ -103,6 +104,10 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         a slow one (a simulation, a posterior) runs when its estimate on the data is within
         :data:`TEMPLATE_BUDGET_SECONDS` and is otherwise listed with that estimate; named templates
         all run.
+    template_options : mapping, optional
+        Template name -> option -> value, over the space's ``[fit.template_options]``: e.g.
+        ``{"kohashi": {"n_terms": 6}}``. Values may be text as typed on a command line
+        (:mod:`automodel.templates.options`); ``automodel templates`` lists every option.
     max_rows : int
         Searched candidates kept in the leaderboard (templates are always listed).
     intervals : bool
@@ -118,7 +123,9 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
                        explicit=explicit)
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection)
     names, named = template_names(templates, sp.fit.templates)
-    sp = replace(sp, fit=replace(sp.fit, templates=names))
+    merged = {name: {**sp.fit.template_options.get(name, {}), **(template_options or {}).get(name, {})}
+              for name in {*sp.fit.template_options, *(template_options or {})}}
+    sp = replace(sp, fit=replace(sp.fit, templates=names, template_options=merged))
 
     outcome = staged_search(ds, sp, progress=progress)
     rows, models = _searched_rows(outcome, ds, sp, max_rows)
@@ -243,10 +250,12 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
     if not sp.fit.templates:
         return [], []
     from automodel.templates import TEMPLATES
+    from automodel.templates.options import check_options
     unknown = [t for t in sp.fit.templates if t not in TEMPLATES]
     if unknown:
         where = "templates" if named else sp.source
         raise SpaceError(f"{where}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
+    options = check_options(TEMPLATES, sp.fit.template_options, "template options")
     y = ds.frame["time"].to_numpy(float)
     w = weights(y, sp.fit.weighting)
     ctx = model_context(ds, sp)
@@ -263,7 +272,9 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
                 reason = f"{_NOT_RUN}: ~{seconds:.2g} s; --templates {name} runs it"
         if reason is None:
             try:
-                fitted = template.fit(frame, progress=progress) if template.cost == "slow" else template.fit(frame)
+                given = options.get(name, {})
+                fitted = (template.fit(frame, progress=progress, **given) if template.cost == "slow"
+                          else template.fit(frame, **given))
                 pred = np.asarray(fitted.predict(frame), float)
             except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
                 reason = f"fit failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"

@@ -9,8 +9,8 @@ rules in :mod:`automodel.search.select`, weightings here).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -114,6 +114,9 @@ class FitOptions:
     min_survivors: int = 8
     templates: tuple[str, ...] = ()
     selection: str = "simplest"
+    #: template name -> option -> value (``[fit.template_options.NAME]``; checked against the template's
+    #: ``fit`` by :mod:`automodel.templates.options` when the template runs)
+    template_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def check(self, where: str = "") -> None:
         """Validate every named strategy (one-line :class:`SpaceError`)."""

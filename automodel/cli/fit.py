@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seeded templates beside the search (default: the space's; a slow one runs "
                         "when its estimate is within 1 s, else its row gives the estimate; see "
                         "'automodel templates')")
+    p.add_argument("--template-option", nargs="+", action="extend", default=[], metavar="NAME.OPTION=VALUE",
+                   help="an option of a template's fit, e.g. kohashi.n_terms=6 hockney.breakpoints=8192,131072 "
+                        "(lists: comma-separated; 'automodel templates' lists every option)")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json", help="write the chosen model here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -50,11 +53,13 @@ def print_result(result, top: int = 10) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import automodel
+    from automodel.templates.options import parse_assignments
 
     if args.output:
         check_output(args.output)
     result = automodel.fit(args.data, space=args.space, metric=args.metric, selection=args.selection,
-                           templates=args.templates, progress=not args.quiet, **role_kwargs(args))
+                           templates=args.templates, progress=not args.quiet,
+                           template_options=parse_assignments(args.template_option), **role_kwargs(args))
     print_result(result, args.top)
     if args.output:
         write_text(args.output, result.best.to_json())

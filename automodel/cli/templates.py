@@ -13,7 +13,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from automodel.model import COSTS
-    from automodel.templates import describe
+    from automodel.templates import TEMPLATES, describe
+    from automodel.templates.options import template_options
 
     rows = describe()
     if not rows:
@@ -23,6 +24,11 @@ def run(args: argparse.Namespace) -> int:
         for key in ("title", "requires", "source"):
             label = "" if key == "title" else key + ": "
             print(textwrap.fill(f"{label}{r[key] or '-'}", 80, initial_indent="    ", subsequent_indent="      "))
+        options = template_options(TEMPLATES[r["name"]])
+        if options:
+            print("    options (automodel fit --template-option NAME.OPTION=VALUE):")
+            for option in options.values():
+                print(textwrap.fill(option.line(), 80, initial_indent="      ", subsequent_indent="        "))
     print("\ncost classes:")
     for name, meaning in COSTS.items():
         print(textwrap.fill(f"{name}: {meaning}", 80, initial_indent="    ", subsequent_indent="      "))

@@ -121,7 +121,12 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
     _int(fit.min_survivors, f"{src}: [fit] min_survivors", 1)
     if not isinstance(fit.templates, (list, tuple)) or not all(isinstance(t, str) for t in fit.templates):
         raise SpaceError(f"{src}: [fit] templates must be a list of template names")
-    fit = replace(fit, prune_percentile=float(pct), templates=tuple(fit.templates))
+    opts = fit.template_options
+    if not isinstance(opts, dict) or not all(isinstance(v, dict) for v in opts.values()):
+        raise SpaceError(f"{src}: [fit.template_options] must hold one table per template, e.g. "
+                         f"[fit.template_options.kohashi] n_terms = 6")
+    fit = replace(fit, prune_percentile=float(pct), templates=tuple(fit.templates),
+                  template_options={name: dict(values) for name, values in opts.items()})
 
     stages_raw = raw.get("stages", {})
     if not isinstance(stages_raw, dict) or not stages_raw:

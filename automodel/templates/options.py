@@ -1,0 +1,158 @@
+"""The options of every template, read from its ``fit`` signature and docstring, and their values.
+
+A template's options are the keyword parameters of its ``fit`` (after the frame; not ``progress`` or
+``**options``), with their defaults, their annotations (``int``, ``float | None``, ``Sequence[float] |
+str | None``, ...) and the line of the ``Parameters`` section that documents them. A value comes as
+text (``automodel fit --template-option kohashi.n_terms=6``) or as a TOML value (``[fit.template_options.
+kohashi]`` of a search space) and is converted to the first member of the annotation that takes it:
+``none``, a boolean (``true``/``false``), an integer, a number, a comma-separated list, or text.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from automodel.errors import SpaceError
+from automodel.model import Template
+
+__all__ = ["TemplateOption", "template_options", "convert", "check_options", "parse_assignments"]
+
+_SKIPPED = {"self", "frame", "progress"}
+
+
+@dataclass(frozen=True)
+class TemplateOption:
+    """One option of a template's ``fit``: its name, default, annotation (as written) and help line."""
+
+    name: str
+    default: Any
+    annotation: str
+    help: str = ""
+
+    def line(self) -> str:
+        """``n_terms (int, default 3): 3, 4, 5 or 6 ...``"""
+        default = "none" if self.default is None else ",".join(map(str, self.default)) if isinstance(
+            self.default, (tuple, list)) else str(self.default).lower() if isinstance(self.default, bool) else self.default
+        return f"{self.name} ({self.annotation}, default {default}){': ' + self.help if self.help else ''}"
+
+
+def _helps(doc: str) -> dict[str, str]:
+    """Option name -> the first sentence of its description, from a numpy-style ``Parameters`` section
+    (the ``name : text`` line and the more indented lines after it)."""
+    out: dict[str, str] = {}
+    section = doc.split("Parameters", 1)[1] if "Parameters" in doc else ""
+    lines = section.splitlines()
+    for i, line in enumerate(lines):
+        match = re.match(r"^(\s*)([A-Za-z_][\w, ]*?) : (.+)$", line)
+        if not match:
+            continue
+        indent, text = len(match.group(1)), [match.group(3).strip()]
+        for more in lines[i + 1:]:
+            if not more.strip() or len(more) - len(more.lstrip()) <= indent:
+                break
+            text.append(more.strip())
+        paragraph = " ".join(text)
+        sentence = re.split(r"(?<=[.)])\s+(?=[A-Z])", paragraph, maxsplit=1)[0]
+        for name in match.group(2).split(","):
+            out.setdefault(name.strip(), sentence)
+    return out
+
+
+def template_options(template: Template) -> dict[str, TemplateOption]:
+    """The options of ``template`` (see the module docstring), in signature order."""
+    signature = inspect.signature(template.fit)
+    helps = _helps(inspect.getdoc(template.fit) or "")
+    out = {}
+    for name, param in signature.parameters.items():
+        if name in _SKIPPED or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        annotation = param.annotation if isinstance(param.annotation, str) else getattr(
+            param.annotation, "__name__", str(param.annotation))
+        out[name] = TemplateOption(name, param.default, annotation, helps.get(name, ""))
+    return out
+
+
+def _members(annotation: str) -> list[str]:
+    return [m.strip() for m in annotation.split("|")]
+
+
+def _one(member: str, value: Any) -> tuple[bool, Any]:
+    """``(True, converted)`` when ``value`` (text or a TOML value) fits the annotation ``member``."""
+    text = value.strip() if isinstance(value, str) else None
+    if member == "None":
+        return (value is None or (text is not None and text.lower() in ("none", "null"))), None
+    if member == "bool":
+        if isinstance(value, bool):
+            return True, value
+        if text is not None and text.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return True, text.lower() in ("true", "yes", "1")
+        return False, None
+    if member in ("int", "float"):
+        if isinstance(value, bool):
+            return False, None
+        try:
+            number = (int(text) if member == "int" else float(text)) if text is not None else (
+                int(value) if member == "int" and float(value) == int(value) else float(value))
+        except (TypeError, ValueError, OverflowError):
+            return False, None
+        return (True, number) if math.isfinite(number) else (False, None)
+    sequence = re.fullmatch(r"(?:Sequence|tuple|list)\[(\w+)(?:, \.\.\.)?\]", member)
+    if sequence:
+        items = [v for v in text.split(",")] if text is not None else value if isinstance(value, list) else None
+        if not items:
+            return False, None
+        converted = [_one(sequence.group(1), item) for item in items]
+        return (True, tuple(v for _, v in converted)) if all(ok for ok, _ in converted) else (False, None)
+    if member == "str":
+        return (True, text) if text is not None else (False, None)
+    return False, None
+
+
+def convert(template: Template, key: str, value: Any, where: str = "") -> Any:
+    """``value`` as the option ``key`` of ``template`` takes it; a one-line :class:`SpaceError` naming
+    the template, the option, what it takes and what was given otherwise."""
+    prefix = f"{where}: " if where else ""
+    known = template_options(template)
+    if key not in known:
+        raise SpaceError(f"{prefix}template {template.name} has no option {key!r}; its options: "
+                         f"{', '.join(known) or 'none'} ('automodel templates' describes them)")
+    option = known[key]
+    for member in _members(option.annotation):
+        ok, converted = _one(member, value)
+        if ok:
+            return converted
+    raise SpaceError(f"{prefix}{template.name}.{key} takes {option.annotation}, got {value!r}")
+
+
+def check_options(templates: Mapping[str, Template], options: Mapping[str, Mapping[str, Any]], where: str = ""
+                  ) -> dict[str, dict[str, Any]]:
+    """Every template's options converted (:func:`convert`); an unknown template is a SpaceError."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, values in options.items():
+        if name not in templates:
+            prefix = f"{where}: " if where else ""
+            raise SpaceError(f"{prefix}options for unknown template {name!r}; known: {', '.join(sorted(templates))}")
+        out[name] = {key: convert(templates[name], key, value, where) for key, value in values.items()}
+    return out
+
+
+def parse_assignments(items: list[str]) -> dict[str, dict[str, str]]:
+    """``["kohashi.n_terms=6", "hockney.breakpoints=8192,131072"]`` -> ``{"kohashi": {"n_terms": "6"}, ...}``.
+
+    Examples
+    --------
+    >>> parse_assignments(["kohashi.n_terms=6", "kohashi.bayesian=true"])
+    {'kohashi': {'n_terms': '6', 'bayesian': 'true'}}
+    """
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        name, dot, rest = item.partition(".")
+        key, eq, value = rest.partition("=")
+        if not (dot and eq and name and key):
+            raise SpaceError(f"--template-option {item!r}: expected TEMPLATE.OPTION=VALUE, e.g. kohashi.n_terms=6")
+        out.setdefault(name.strip(), {})[key.strip()] = value
+    return out

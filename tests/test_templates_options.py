@@ -1,0 +1,85 @@
+"""Template options (issue 14): read from each template's fit, reachable from the CLI and the space."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import automodel
+from automodel.cli import main
+from automodel.errors import SpaceError
+from automodel.templates import TEMPLATES
+from automodel.templates.options import convert, parse_assignments, template_options
+
+P = np.repeat([1.0, 2, 4, 8, 16, 32, 64], 2)
+
+
+def strong_scaling() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame({"p": P, "time": (40 / P + 2 + 0.2 * np.log2(P)) * np.exp(0.02 * rng.standard_normal(len(P)))})
+
+
+def test_every_template_option_comes_from_its_fit_with_default_and_help():
+    kohashi = template_options(TEMPLATES["kohashi"])
+    assert kohashi["n_terms"].default == 3 and kohashi["n_terms"].annotation == "int"
+    assert kohashi["n_terms"].help.startswith("3, 4, 5 or 6")
+    assert "frame" not in kohashi and "progress" not in template_options(TEMPLATES["fim_com"])
+    assert template_options(TEMPLATES["fim_com"])["pattern"].default == "broadcast"
+
+
+@pytest.mark.parametrize("template, key, text, value", [
+    ("kohashi", "n_terms", "6", 6), ("kohashi", "pc", "none", None), ("kohashi", "pc", "12.5", 12.5),
+    ("kohashi", "bayesian", "true", True), ("kohashi", "temperatures", "0.1,1,10", (0.1, 1.0, 10.0)),
+    ("hockney", "breakpoints", "8192,131072", (8192.0, 131072.0)), ("hockney", "breakpoints", "search", "search"),
+    ("fim_com", "pattern", "scatter", "scatter")])
+def test_values_convert_by_the_annotation(template, key, text, value):
+    assert convert(TEMPLATES[template], key, text) == value
+
+
+@pytest.mark.parametrize("template, key, text, message", [
+    ("kohashi", "nterms", "6", "template kohashi has no option 'nterms'; its options: n_terms, pc"),
+    ("kohashi", "n_terms", "six", "kohashi.n_terms takes int, got 'six'"),
+    ("kohashi", "bayesian", "maybe", "kohashi.bayesian takes bool, got 'maybe'")])
+def test_a_wrong_option_is_one_line_naming_template_and_option(template, key, text, message):
+    with pytest.raises(SpaceError, match=message):
+        convert(TEMPLATES[template], key, text)
+    with pytest.raises(SpaceError, match="expected TEMPLATE.OPTION=VALUE"):
+        parse_assignments(["kohashi=6"])
+
+
+def test_fit_cli_and_space_reach_kohashi_n_terms(tmp_path, capsys):
+    data = tmp_path / "runs.csv"
+    strong_scaling().to_csv(data, index=False)
+    out = tmp_path / "m.json"
+    assert main(["fit", str(data), "--quiet", "--templates", "kohashi", "--template-option",
+                 "kohashi.n_terms=6", "kohashi.pc=40"]) == 0
+    result = automodel.fit(data, progress=False, templates="kohashi",
+                           template_options={"kohashi": {"n_terms": "6", "pc": "40"}})
+    kohashi = next(m for m in result.models if m.name == "kohashi")
+    assert kohashi.core.n_terms == 6 and kohashi.core.pc == 40.0
+    space = tmp_path / "space.toml"
+    text = (automodel.load_space("default").source and
+            open(automodel.load_space("default").source, encoding="utf-8").read())
+    space.write_text(text.replace("[fit]", "[fit.template_options.kohashi]\nn_terms = 4\n\n[fit]", 1), encoding="utf-8")
+    result = automodel.fit(data, progress=False, space=space, templates="kohashi")
+    assert next(m for m in result.models if m.name == "kohashi").core.n_terms == 4
+    capsys.readouterr()
+    assert main(["fit", str(data), "--quiet", "--template-option", "kohashi.nterms=6", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("automodel: error: template options: template kohashi has no option 'nterms'")
+    assert err.count("\n") == 1 and not out.exists()
+
+
+def test_a_template_option_the_data_refuses_is_noted_in_its_row():
+    result = automodel.fit(strong_scaling(), progress=False, templates="kohashi",
+                           template_options={"kohashi": {"n_terms": 9}})
+    row = result.leaderboard[result.leaderboard["kind"] == "template:kohashi"].iloc[0]
+    assert row["note"] == "fit failed: kohashi: n_terms must be 2 to 6, got 9"
+
+
+def test_templates_command_lists_options_within_80_columns(capsys):
+    assert main(["templates"]) == 0
+    out = capsys.readouterr().out
+    assert "      n_terms (int, default 3): 3, 4, 5 or 6" in out
+    assert max(map(len, out.splitlines())) <= 80
