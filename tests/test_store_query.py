@@ -9,7 +9,7 @@ from test_store_observe import _grid, _runs
 def test_ranking_history_leader_and_verify(store_url):
     path = store_url
     S.observe(path, "app", _grid())
-    S.observe(path, "app", _runs(5, 4))
+    second = S.observe(path, "app", _runs(5, 4))
     board = S.ranking(path, "app", top=5)
     assert list(board.columns) == ["rank", "id", "score", "n_terms", "formula"]
     assert board["rank"].tolist() == [1, 2, 3, 4, 5] and (np.diff(board["score"]) >= 0).all()
@@ -18,7 +18,8 @@ def test_ranking_history_leader_and_verify(store_url):
     model = S.leader_model(path, "app")
     grid = _grid(1)
     assert np.median(np.abs(model.predict(grid) / grid["time"] - 1)) < 0.1
-    assert model.formula == S.ranking(path, "app", top=1)["formula"].iloc[0]
+    assert model.formula == second.leader_after  # the leader observe reports (the selection rule's)
+    assert S.leader_model(path, "app", 0).formula == S.ranking(path, "app", top=1)["formula"].iloc[0]
     counts = S.verify(path, "app")
     assert counts["runs"] == 36
     pruned = S.ranking(path, "app", pruned=True, top=3)
