@@ -14,9 +14,9 @@ from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
-from automodel.options import weights
+from automodel.options import METRICS, weights
 from automodel.search.select import Selection, select
-from automodel.search.staged import SearchOutcome, StageReport, staged_search
+from automodel.search.staged import SearchOutcome, StageReport, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 
 __all__ = ["FitResult", "fit", "with_options", "model_context", "template_names"]
@@ -24,6 +24,8 @@ __all__ = ["FitResult", "fit", "with_options", "model_context", "template_names"
 _NOT_RUN = "not run by default"  # the note of a slow template that was not named
 #: a slow template whose estimated time on the data is at most this runs by default too
 TEMPLATE_BUDGET_SECONDS = 1.0
+#: templates are scored by leave-one-out refits up to this many configurations, by this many folds above
+LOO_REFITS = 100
 
 LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "choice", "note"]
 
@@ -239,6 +241,42 @@ def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[s
     return tuple(spec), True
 
 
+def refit_errors(template: Any, options: Mapping[str, Any], frame: pd.DataFrame, hold: np.ndarray | None,
+                 n_coefficients: int, loo: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Relative errors of ``template`` refitted without rows, for its ``loo`` and ``holdout`` scores.
+
+    With ``loo``: leave-one-out refits up to :data:`LOO_REFITS` configurations, else :data:`LOO_REFITS`
+    folds of a fixed random partition (each row predicted by a refit without its fold); ``automodel.fit``
+    asks for them when its ranking metric uses ``loo`` (``loo``, ``forward``): they cost one fit per
+    configuration. Always one refit without the ``hold`` rows (the largest configurations, as the
+    searched candidates'). A refit that fails leaves ``inf`` (the template cannot be judged without
+    those rows). Returns ``(m, 1)`` (or None) and ``(h, 1)`` (or None when nothing is held out).
+    """
+    y = frame["time"].to_numpy(float)
+    m = len(y)
+    folds = np.arange(m) if m <= LOO_REFITS else np.random.default_rng(0).permutation(m) % LOO_REFITS
+
+    def refit_predict(train: np.ndarray, test: np.ndarray) -> np.ndarray:
+        try:
+            with np.errstate(all="ignore"):
+                got = np.asarray(template.fit(frame[train].reset_index(drop=True), **options).predict(
+                    frame[test].reset_index(drop=True)), float)
+        except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError):
+            return np.full(int(test.sum()), np.inf)
+        return np.where(np.isfinite(got), got, np.inf)
+
+    errors = None
+    if loo:
+        errors = np.full(m, np.inf)
+        for fold in np.unique(folds):
+            out = folds == fold
+            errors[out] = refit_predict(~out, out) / y[out] - 1.0
+    held = None
+    if hold is not None:
+        held = metrics_mod.holdout_errors(refit_predict(~hold, hold), y[hold], m - int(hold.sum()), n_coefficients)
+    return None if errors is None else errors[:, None], None if held is None else held[:, None]
+
+
 def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, progress: bool = False
                    ) -> tuple[list[dict], list[Model | None]]:
     """One leaderboard row per template of the space's fit options (and its model, None when none).
@@ -284,7 +322,10 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
             continue
         k = fitted.n_coefficients
         e = (y - pred) * np.sqrt(w)
-        mets = {m: float(v[0]) for m, v in metrics_mod.compute(y, pred[:, None], k, np.array([e @ e])).items()}
+        loo_rel, hold_rel = (None, None) if template.cost == "slow" else refit_errors(
+            template, given, frame, holdout_rows(ds), k, loo=METRICS[sp.fit.metric].leverages)
+        mets = {m: float(v[0]) for m, v in metrics_mod.compute(
+            y, pred[:, None], k, np.array([e @ e]), holdout_rel=hold_rel, loo_rel=loo_rel).items()}
         models.append(Model(fitted, metrics=mets, **ctx))
         rows.append({"formula": models[-1].formula, "n_terms": k, **mets, "kind": f"template:{name}",
                      "note": getattr(fitted, "note", "")})

@@ -83,3 +83,23 @@ def test_templates_command_lists_options_within_80_columns(capsys):
     out = capsys.readouterr().out
     assert "      n_terms (int, default 3): 3, 4, 5 or 6" in out
     assert max(map(len, out.splitlines())) <= 80
+
+
+def test_templates_are_scored_under_every_metric_by_refits():
+    """Issue 14: under --metric loo, holdout or forward every template scored NaN and sank below every
+    searched model. Now loo is the RMS relative error of leave-one-out refits (checked by hand for
+    Amdahl) and holdout that of a refit without the largest p."""
+    frame = strong_scaling().groupby("p", as_index=False)["time"].median()
+    result = automodel.fit(frame, progress=False, templates="amdahl,kohashi", metric="loo")
+    board = result.leaderboard.set_index("kind")
+    for kind in ("template:amdahl", "template:kohashi"):
+        assert np.isfinite(board.loc[kind, ["loo", "holdout", "forward"]].astype(float)).all()
+    amdahl = TEMPLATES["amdahl"]
+    errors = []
+    for i in range(len(frame)):
+        rest = frame.drop(index=i).reset_index(drop=True)
+        errors.append(amdahl.fit(rest).predict(frame.iloc[[i]].reset_index(drop=True))[0] / frame["time"][i] - 1)
+    assert board.loc["template:amdahl", "loo"] == pytest.approx(np.sqrt(np.mean(np.square(errors))))
+    top = frame["p"] == frame["p"].max()
+    held = amdahl.fit(frame[~top].reset_index(drop=True)).predict(frame[top].reset_index(drop=True))
+    assert board.loc["template:amdahl", "holdout"] == pytest.approx(abs(held[0] / frame["time"][top].iloc[0] - 1))

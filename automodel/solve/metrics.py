@@ -61,7 +61,7 @@ def holdout_errors(pred: np.ndarray, y: np.ndarray, n_left: int, n_terms: int) -
 
 def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted_rss: np.ndarray | None,
             lev: np.ndarray | None = None, holdout_rel: np.ndarray | None = None,
-            names: Iterable[str] = METRICS) -> dict[str, np.ndarray]:
+            names: Iterable[str] = METRICS, loo_rel: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The metrics ``names`` (default all) for a batch of candidates.
 
     Parameters
@@ -78,6 +78,9 @@ def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted
         Leverages for ``loo``; NaN ``loo`` when absent.
     holdout_rel : (h, N) array, optional
         Relative errors on held-out rows of the candidates refitted without them; NaN when absent.
+    loo_rel : (m, N) array, optional
+        Relative errors of each row under a refit without it (for ``loo`` of a model that has no
+        leverages, e.g. a template); when given, ``lev`` is not read.
     names : iterable of str
         Which metrics to compute (``forward`` brings ``loo`` and ``holdout`` along).
     """
@@ -104,7 +107,10 @@ def compute(y: np.ndarray, pred: np.ndarray, n_terms: np.ndarray | int, weighted
         if "smape" in names:
             out["smape"] = 100.0 * np.mean(2 * np.abs(e) / (np.abs(y) + np.abs(pred)), axis=0)
         if "loo" in names:
-            if lev is None:
+            if loo_rel is not None:  # relative errors of refits without each row (models without leverages)
+                loo = np.sqrt(np.mean(loo_rel ** 2, axis=0))
+                loo = np.where(np.isnan(loo), np.inf, loo)
+            elif lev is None:
                 loo = np.full(n, np.nan)
             else:
                 loo = np.sqrt(np.mean((rel / (1.0 - lev)) ** 2, axis=0))
