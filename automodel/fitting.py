@@ -241,6 +241,16 @@ def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[s
     return tuple(spec), True
 
 
+def _template_note(fitted: Any, ds: data_mod.Dataset) -> str:
+    """A fitted template's own notes and the parameters of the data its formula does not use."""
+    notes = list(getattr(fitted, "notes", ()) or ())
+    used = {str(symbol) for symbol in fitted.expr.free_symbols}
+    ignored = [ds.roles.get(q, q) for q in ds.params if q not in used]
+    if ignored:
+        notes.append(f"ignores {', '.join(ignored)}")
+    return "; ".join(notes)
+
+
 def refit_errors(template: Any, options: Mapping[str, Any], frame: pd.DataFrame, hold: np.ndarray | None,
                  n_coefficients: int, loo: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Relative errors of ``template`` refitted without rows, for its ``loo`` and ``holdout`` scores.
@@ -328,5 +338,5 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
             y, pred[:, None], k, np.array([e @ e]), holdout_rel=hold_rel, loo_rel=loo_rel).items()}
         models.append(Model(fitted, metrics=mets, **ctx))
         rows.append({"formula": models[-1].formula, "n_terms": k, **mets, "kind": f"template:{name}",
-                     "note": getattr(fitted, "note", "")})
+                     "note": _template_note(fitted, ds)})
     return rows, models

@@ -103,3 +103,17 @@ def test_templates_are_scored_under_every_metric_by_refits():
     top = frame["p"] == frame["p"].max()
     held = amdahl.fit(frame[~top].reset_index(drop=True)).predict(frame[top].reset_index(drop=True))
     assert board.loc["template:amdahl", "holdout"] == pytest.approx(abs(held[0] / frame["time"][top].iloc[0] - 1))
+
+
+def test_a_template_says_what_it_ignores_and_its_own_notes():
+    """Issue 14: Prophesy, the rational polynomials and Amdahl ignored p (or n) without saying so, and a
+    fitted template's own notes never reached the leaderboard."""
+    from importlib.resources import files
+
+    result = automodel.fit(str(files("automodel") / "demo" / "cg_fast.csv"), progress=False,
+                           templates="prophesy,amdahl,rational,rbasp")
+    notes = dict(zip(result.leaderboard["kind"], result.leaderboard["note"]))
+    assert notes["template:prophesy"] == "ignores p" and notes["template:amdahl"] == "ignores n"
+    assert notes["template:rational"].startswith("no column cpu: its part is dropped")
+    assert notes["template:rational"].endswith("; ignores p")
+    assert notes["template:rbasp"].startswith("g(p) chosen")
