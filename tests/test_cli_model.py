@@ -2,6 +2,8 @@
 
 import json
 
+import pandas as pd
+
 from automodel.cli import main
 from automodel.model_file import load_model
 
@@ -36,3 +38,26 @@ def test_cause8_best_p_takes_counts_as_typed_and_refuses_nonsense_in_one_line(mo
         assert main(["best-p", str(model_json), "--n", "5000", *args]) == 2
         out, err = capsys.readouterr()
         assert out == "" and err == f"automodel: error: {message}\n"
+
+
+def test_predict_and_best_p_say_when_they_assume_a_dedicated_machine(tmp_path, runs_loaded, capsys):
+    """Issue 14: ``predict model.json`` and ``best-p`` assumed cpu = bw = 1 without saying so."""
+    data = tmp_path / "runs.csv"
+    runs_loaded.to_csv(data, index=False)
+    out = tmp_path / "m.json"
+    assert main(["fit", str(data), "--quiet", "-o", str(out)]) == 0
+    model = load_model(out)
+    pd.DataFrame({"n": [4000.0], "p": [8.0]}).to_csv(tmp_path / "q.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict", str(out), str(tmp_path / "q.csv")]) == 0
+    err = capsys.readouterr().err
+    for q in ("cpu", "bw"):
+        if q in model.params:
+            assert f"warning: {tmp_path / 'q.csv'}: no column '{q}': {q} = 1 assumed" in err
+    assert {"cpu", "bw"} & set(model.params)
+    assert main(["best-p", str(out), "--n", "4000"]) == 0
+    err = capsys.readouterr().err
+    assert all(f"warning: {q} = 1 assumed (a dedicated machine; --{q} sets it)" in err
+               for q in ("cpu", "bw") if q in model.params)
+    assert main(["best-p", str(out), "--n", "4000", "--cpu", "0.5", "--bw", "0.5"]) == 0
+    assert "assumed" not in capsys.readouterr().err

@@ -16,8 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = sub.add_parser("best-p", help="the process count with the least predicted time")
     b.add_argument("model", metavar="MODEL.json")
     b.add_argument("--n", type=float, default=None, help="problem size")
-    b.add_argument("--cpu", type=float, default=1.0, help="free CPU fraction (default 1)")
-    b.add_argument("--bw", type=float, default=1.0, help="free bandwidth fraction (default 1)")
+    b.add_argument("--cpu", type=float, default=None, help="free CPU fraction (default 1: a dedicated machine)")
+    b.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default 1: a dedicated machine)")
     b.add_argument("--p-max", type=count, default=None,
                    help="largest p to consider, up to 2^53 (default 4x the largest trained p)")
     b.add_argument("--p-min", type=count, default=1, help="smallest p to consider (default 1)")
@@ -57,8 +57,12 @@ def best_p(args: argparse.Namespace) -> int:
     extras = parse_param_values(args.param)
     if "n" in model.params and args.n is None:
         raise DataError("this model depends on n: give --n N")
-    found = model.best_p(n=args.n, cpu=args.cpu, bw=args.bw, p_max=args.p_max, p_min=args.p_min,
+    assumed = [f"{q} = 1 assumed (a dedicated machine; --{q} sets it)" for q in ("cpu", "bw")
+               if q in model.params and getattr(args, q) is None]
+    found = model.best_p(n=args.n, cpu=1.0 if args.cpu is None else args.cpu,
+                         bw=1.0 if args.bw is None else args.bw, p_max=args.p_max, p_min=args.p_min,
                          level=args.level, **extras)
+    warn(assumed)
     head, time = found.lines()
     print(f"best {head}\n  {time}")
     warn(found.warnings)

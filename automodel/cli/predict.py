@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import STORE_HELP, add_forecast_options, parse_param_values
+from automodel.cli.common import STORE_HELP, add_forecast_options, parse_param_values, warn
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
@@ -59,6 +59,9 @@ def predict(args: argparse.Namespace) -> int:
         check_output(args.output)
     model = load_model(args.model)
     frame = read_csv(Path(args.data))
+    warn(f"{args.data}: no column '{model.roles.get(q, q)}': {q} = 1 assumed (a dedicated machine)"
+         for q in ("cpu", "bw") if q in model.params and model.roles.get(q, q) not in frame.columns
+         and q not in frame.columns)
     out = frame.copy()
     out["predicted"] = model.predict(frame, source=args.data)
     band = model.predict_interval(frame, level=args.level, kind=args.band, source=args.data)
