@@ -50,7 +50,7 @@ def test_a_closed_pipe_ends_quietly(tmp_path, fitted):
     model = tmp_path / "m.json"
     fitted[0].best.save(model)
     rows = tmp_path / "rows.csv"
-    rows.write_text("n,p\n" + "".join(f"{1000 + i},{1 + i % 8}\n" for i in range(40000)))
+    rows.write_text("n,p,cpu,bw\n" + "".join(f"{1000 + i},{1 + i % 8},1,1\n" for i in range(40000)))
     proc = subprocess.Popen([sys.executable, "-m", "automodel", "predict", str(model), str(rows)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.readline()

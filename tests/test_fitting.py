@@ -54,3 +54,35 @@ def test_summary_lists_templates_without_a_model_and_the_chosen_row_whatever_the
     chosen_rank = int(result.leaderboard.loc[result.leaderboard["choice"] == "chosen", "rank"].iloc[0])
     board = text.split("leaderboard")[1].split("templates without")[0]
     assert [int(line.split()[0]) for line in board.splitlines()[2:] if line.strip()] == sorted({1, chosen_rank})
+
+
+def _runs_with_one_bad(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = [(n, p, (1e-4 * n / p + 1e-3 * np.log2(p) + 0.01) * np.exp(0.03 * rng.standard_normal()))
+            for n in (1000, 2000, 4000, 8000) for p in (1, 2, 4, 8, 16) for _ in range(3)]
+    frame = pd.DataFrame(rows, columns=["size", "p", "secs"])
+    frame.loc[7, "secs"] *= 5  # a preempted run, 5x off
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    return frame, path
+
+
+def test_fit_flags_a_run_five_times_off_and_sets_it_aside_on_request(tmp_path, capsys):
+    """Issue 14: anomaly screening ran only in the store; ``automodel fit`` did not flag a run 5x off."""
+    from automodel.cli import main
+    from automodel.model_file import load_model
+
+    frame, path = _runs_with_one_bad(tmp_path)
+    kept = automodel.fit(path, time="secs", n="size", progress=False)
+    assert kept.anomalies["row"].tolist() == [9] and kept.anomalies["action"].tolist() == ["kept"]
+    assert kept.anomalies["residual"].iloc[0] > 0.7 and kept.anomalies["severity"].iloc[0] > 5
+    dropped = automodel.fit(path, time="secs", n="size", progress=False, drop_anomalies=True)
+    clean = automodel.fit(frame.drop(index=7), time="secs", n="size", progress=False)
+    assert dropped.best.formula == clean.best.formula and len(dropped.dataset.runs) == len(frame) - 1
+    assert dropped.best.roles["n"] == "size" and dropped.dataset.source == str(path)
+    out = tmp_path / "m.json"
+    assert main(["fit", str(path), "--time", "secs", "--n", "size", "--quiet", "--drop-anomalies", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "1 anomalous run(s) set aside" in printed and "runs no leading model explains" in printed
+    assert load_model(out).options["anomalies"][0]["row"] == 9
+    assert len(clean.anomalies) == 0

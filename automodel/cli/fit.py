@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--template-option", nargs="+", action="extend", default=[], metavar="NAME.OPTION=VALUE",
                    help="an option of a template's fit, e.g. kohashi.n_terms=6 hockney.breakpoints=8192,131072 "
                         "(lists: comma-separated; 'automodel templates' lists every option)")
+    p.add_argument("--drop-anomalies", action="store_true",
+                   help="set aside the runs no leading model explains and search again (default: list "
+                        "them and keep them)")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json", help="write the chosen model here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.output)
     result = automodel.fit(args.data, space=args.space, metric=args.metric, selection=args.selection,
                            templates=args.templates, progress=not args.quiet,
-                           template_options=parse_assignments(args.template_option), **role_kwargs(args))
+                           template_options=parse_assignments(args.template_option),
+                           drop_anomalies=args.drop_anomalies, **role_kwargs(args))
     print_result(result, args.top)
     if args.output:
         write_text(args.output, result.best.to_json())

@@ -42,7 +42,7 @@ from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
 from automodel.space.terms import Term
 
-__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "refit"]
+__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "refit", "anomalous", "unexplained"]
 
 _MAD_TO_SIGMA = 1.4826
 
@@ -200,6 +200,13 @@ def anomalous(values: np.ndarray, y: np.ndarray, test: np.ndarray, index: np.nda
     (over the leaders) robust z-score ``|r - med| / (1.4826 MAD)``.
     """
     rel = (y[:, None] - predict(values, index, width, coef)) / y[:, None]  # (m, L)
+    return unexplained(rel, test, mad, floor)
+
+
+def unexplained(rel: np.ndarray, test: np.ndarray, mad: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
+    """The anomaly rule of the module docstring on relative residuals ``rel`` (m, L) of every run under
+    each of ``L`` leading models: the mask of ``test`` runs no leader explains, and each run's severity
+    (the least robust z-score over the leaders)."""
     med = np.median(rel, axis=0)
     spread = _MAD_TO_SIGMA * np.median(np.abs(rel - med), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
