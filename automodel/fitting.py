@@ -135,7 +135,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     >>> result.best.predict(new_runs)                      # doctest: +SKIP
     """
     ds = data_mod.load(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate,
-                       explicit=explicit)
+                       explicit=explicit, covariates=template_columns())
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection)
     names, named = template_names(templates, sp.fit.templates)
     merged = {name: {**sp.fit.template_options.get(name, {}), **(template_options or {}).get(name, {})}
@@ -148,7 +148,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         kept = ds.runs.drop(index=anomalies.index)
         extras = [q for q in ds.params if q not in ROLE_NAMES]
         cleaned = data_mod.load(kept, **{q: (q if q in ds.params else None) for q in ROLE_NAMES},
-                                params=extras, aggregate=ds.aggregate)
+                                params=extras, aggregate=ds.aggregate, covariates=ds.covariates)
         ds = replace(cleaned, roles=ds.roles, source=ds.source)
         result, outcome = _fit_dataset(ds, sp, named, progress, max_rows)
         anomalies = anomalies.assign(action="set aside")
@@ -275,6 +275,14 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     return rows, models
 
 
+def template_columns() -> tuple[str, ...]:
+    """The columns some template needs that are not parameter roles (FiM-Cal's counters): carried along
+    by :func:`fit` when the data have them, and seen only by the templates that need them."""
+    from automodel.templates import TEMPLATES
+    return tuple(dict.fromkeys(c for t in TEMPLATES.values() for c in t.requires
+                               if c not in (*ROLE_NAMES, "time")))
+
+
 def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[str] = ()
                    ) -> tuple[tuple[str, ...], bool]:
     """The templates a fit considers, and whether they were named (so the slow ones run too).
@@ -370,9 +378,10 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
     rows: list[dict] = []
     models: list[Model | None] = []
     blank = {m: np.nan for m in metrics_mod.METRICS}
-    frame = ds.frame[list(ds.params) + ["time"]]  # templates see the parameters and the time only
     for name in sp.fit.templates:
         template = TEMPLATES[name]
+        own = [c for c in template.requires if c in ds.covariates]  # its columns that are not parameters
+        frame = ds.frame[[*ds.params, *own, "time"]]  # a template sees the parameters, its own columns, time
         reason = template.applicable(frame)
         if reason is None and template.cost == "slow" and not named:
             seconds = template.seconds(frame)
@@ -396,7 +405,7 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
             template, given, frame, holdout_rows(ds), k, loo=METRICS[sp.fit.metric].leverages)
         mets = {m: float(v[0]) for m, v in metrics_mod.compute(
             y, pred[:, None], k, np.array([e @ e]), holdout_rel=hold_rel, loo_rel=loo_rel).items()}
-        models.append(Model(fitted, metrics=mets, **ctx))
+        models.append(Model(fitted, metrics=mets, **ctx))  # a template predicts from the parameters alone
         rows.append({"formula": models[-1].formula, "n_terms": k, **mets, "kind": f"template:{name}",
                      "note": _template_note(fitted, ds)})
     return rows, models

@@ -190,3 +190,23 @@ def test_template_exposes_the_loader():
     model = TEMPLATE.fit(_counter_frame(1.0), epsilon=1e-3, tau=1e-3, relative=True)
     frame = _counter_frame(1.0)
     np.testing.assert_array_equal(TEMPLATE.from_dict(model.to_dict()).predict(frame), model.predict(frame))
+
+
+def test_fit_gives_fim_cal_its_counters_without_making_them_parameters(tmp_path):
+    """Issue 14: a CSV with columns U, TC, SC, F got 'not applicable: needs columns U, TC, SC, F' unless
+    ``--param U TC SC F``, which fed the counters to every other model as parameters."""
+    import automodel
+
+    path = tmp_path / "counters.csv"
+    _counter_frame(1.25).to_csv(path, index=False)
+    result = automodel.fit(path, params=["iterations"], templates="fim_cal,amdahl", progress=False,
+                           template_options={"fim_cal": {"epsilon": 1e-4, "tau": 1e-3, "relative": True}})
+    assert result.dataset.params == ("n", "p", "iterations") and result.dataset.covariates == ("U", "TC", "SC", "F")
+    board = result.leaderboard.set_index("kind")
+    assert board.loc["template:fim_cal", "note"] == "" and board.loc["template:fim_cal", "rel_s"] < 0.01
+    fim = next(m for m in result.models if m.name == "fim_cal")
+    assert fim.params == ("n", "p", "iterations") and fim.core.alpha == pytest.approx(1.25, abs=5e-3)
+    big = pd.DataFrame({"iterations": [500], "n": [1e5], "p": [64]})
+    want = mk.first_step_time(1.25 * (2e6 + 5e4 * 500 + 300.0 * 1e5), 2e9, 64)
+    assert fim.predict(big)[0] == pytest.approx(want, rel=5e-3)
+    assert all("U" not in str(m.expr.free_symbols) for m in result.models)

@@ -48,6 +48,7 @@ class Dataset:
     source: str
     aggregate: str = "median"
     notes: tuple[str, ...] = field(default=())
+    covariates: tuple[str, ...] = ()
 
     @property
     def n_points(self) -> int:
@@ -115,6 +116,7 @@ def load(
     aggregate: Literal["median", "mean", "min"] = "median",
     explicit: Iterable[str] = (),
     source: str | None = None,
+    covariates: Iterable[str] = (),
 ) -> Dataset:
     """Read and validate measurements.
 
@@ -133,6 +135,10 @@ def load(
         How repetitions (rows with identical parameters) are combined.
     explicit : iterable of str
         Roles the user named on purpose; a missing column for them is an error.
+    covariates : iterable of str
+        Columns carried along when the data have them (checked numbers, the median per configuration
+        in ``frame``), but not parameters of the search: what a template needs besides the parameters
+        (FiM-Cal's hardware counters U, TC, SC, F).
 
     Raises
     ------
@@ -182,18 +188,23 @@ def load(
     canon = {role: numeric(raw, col, role, src, row_offset, measured=True) for role, col in mapping.items()}
     params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
         q for q in mapping if q not in ROLE_NAMES and q != "time")
-    runs = pd.DataFrame({q: canon[q] for q in params_present + ("time",)})
-    frame = _aggregate(runs, params_present, aggregate)
+    carried = tuple(c for c in dict.fromkeys(covariates) if c in available and c not in used)
+    canon.update({c: numeric(raw, c, c, src, row_offset) for c in carried})
+    runs = pd.DataFrame({q: canon[q] for q in params_present + carried + ("time",)})
+    frame = _aggregate(runs, params_present, aggregate, carried)
     return Dataset(runs, frame, params_present, {r: mapping[r] for r in params_present + ("time",)},
-                   src, aggregate)
+                   src, aggregate, covariates=carried)
 
 
-def _aggregate(runs: pd.DataFrame, params: tuple[str, ...], how: str) -> pd.DataFrame:
+def _aggregate(runs: pd.DataFrame, params: tuple[str, ...], how: str, covariates: tuple[str, ...] = ()
+               ) -> pd.DataFrame:
     if not params:
         stats = {"time": getattr(runs["time"], how)(), "spread": runs["time"].std(ddof=1)
-                 if len(runs) > 1 else 0.0, "count": len(runs)}
+                 if len(runs) > 1 else 0.0, "count": len(runs), **{c: runs[c].median() for c in covariates}}
         return pd.DataFrame([stats])
-    grouped = runs.groupby(list(params), sort=True)["time"]
-    frame = grouped.agg(time=how, spread="std", count="size").reset_index()
+    grouped = runs.groupby(list(params), sort=True)
+    frame = grouped["time"].agg(time=how, spread="std", count="size").reset_index()
     frame["spread"] = frame["spread"].fillna(0.0)
+    for c in covariates:
+        frame[c] = grouped[c].median().to_numpy()
     return frame
