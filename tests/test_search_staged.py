@@ -97,3 +97,24 @@ def test_three_distinct_n_at_the_second_p_level_is_a_valid_campaign():
     assert comm.rows == "p <= 2" and comm.n_rows == 8 and "2 lowest p levels together" in comm.note
     test = make_runs(f, [3200.0], [16], noise=0.0)
     assert held_out_error(result, test).max() < 0.5
+
+
+def test_processor_stage_on_p_from_p_min_as_the_slides_say(tmp_path):
+    """Issue 14: the processor stage used p = 1 where the slides train on 2, 4, 8; ``p_min`` chooses it
+    (the survivors are still ranked on all runs)."""
+    import automodel
+
+    space = tmp_path / "space.toml"
+    text = open(automodel.load_space("default").source, encoding="utf-8").read()
+    space.write_text(text.replace("p_min = 1", "p_min = 2"), encoding="utf-8")
+    rng = np.random.default_rng(0)
+    rows = [(n, p, (1e-4 * n / p + 1e-3 * np.log2(p) + 0.01) * np.exp(0.02 * rng.standard_normal()))
+            for n in (1000, 2000, 4000, 8000) for p in (1, 2, 4, 8, 16)]
+    frame = pd.DataFrame(rows, columns=["n", "p", "time"])
+    result = automodel.fit(frame, space=space, progress=False, templates="none")
+    lines = [r.line() for r in result.reports]
+    assert any(line.startswith("processors/comp rows: p >= 2 (16)") for line in lines)
+    assert any(line.startswith("processors/rank rows: all runs (20)") for line in lines)
+    default = automodel.fit(frame, progress=False, templates="none")
+    assert not any("p >= 2" in r.line() for r in default.reports)
+    assert result.best.predict(frame) == pytest.approx(frame["time"], rel=0.1)

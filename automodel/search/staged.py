@@ -227,21 +227,36 @@ def _swap(term: Term, rep: Term, member: Term) -> Term:
 
 
 def _stage_processors(S: _Search, seeds: list[Structure], rows: np.ndarray, final: bool) -> list[Structure]:
+    """Stage 3 on ``rows``, or, with ``p_min`` in the space's ``[stages.processors]``, on the runs with
+    ``p >= p_min`` (the slides train the processor functions on p = 2, 4, 8: adaptive-model-sanjay-
+    slides.txt, slides 20-21), its survivors then scored on ``rows`` for the ranking."""
     cfg = S.space.stages.get("processors", {})
     top = cfg.get("top", 24)
     comp_f = S.terms("processors", "computation") or (ONE,)
     comm_f = S.terms("processors", "communication") or (ONE,)
     over = S.terms("processors", "overhead")
-    text = "all runs"
+    p_min = cfg.get("p_min", 1)
+    stage_rows, text, own = rows, "all runs", final
+    if p_min > 1:
+        subset = rows & (S.ds.frame["p"].to_numpy(float) >= p_min)
+        if np.count_nonzero(subset) > max(len(s.terms) for s in seeds) + 2:
+            stage_rows, text, own = subset, f"p >= {p_min}", False
+        else:
+            S.notes.append(f"processors: too few runs with p >= {p_min}; all runs used")
     s3a = [Structure(_times(s.comp, f), s.comm, s.extra) for s in seeds for f in comp_f]
-    kept, _ = S.run("processors/comp", rows, text, s3a, top, final=final)
+    kept, _ = S.run("processors/comp", stage_rows, text, s3a, top, final=own)
+    scored = list(s3a)
     s3b = [Structure(s.comp, _times(s.comm, f), s.extra) for s in kept for f in comm_f] if any(
         s.comm for s in kept) else []
     if s3b:
-        kept, _ = S.run("processors/comm", rows, text, s3b, top, final=final)
+        kept, _ = S.run("processors/comm", stage_rows, text, s3b, top, final=own)
+        scored += s3b
     if over:
         s3c = kept + [Structure(s.comp, s.comm, s.extra + (f,)) for s in kept for f in over]
-        kept, _ = S.run("processors/overhead", rows, text, s3c, top, final=final)
+        kept, _ = S.run("processors/overhead", stage_rows, text, s3c, top, final=own)
+        scored += s3c
+    if final and not own:  # everything the stage scored, ranked on all runs (as the final stages are)
+        S.run("processors/rank", rows, "all runs", scored, len(scored), final=True)
     return kept
 
 

@@ -52,7 +52,8 @@ _FIT_KEYS = FitOptions.keys()
 _STAGES: dict[str, dict[str, str]] = {
     "computation": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
     "communication": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
-    "processors": {"top": "int", "computation": "terms", "communication": "terms", "overhead": "terms"},
+    "processors": {"top": "int", "computation": "terms", "communication": "terms", "overhead": "terms",
+                   "p_min": "int"},
     "p_only": {"max_terms": "int", "top": "int", "terms": "terms"},
     "parameters": {"top": "int", "functions": "terms"},
     "pmnf": {"top": "int", "terms": "terms"},
