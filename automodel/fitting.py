@@ -316,7 +316,33 @@ def _template_note(fitted: Any, ds: data_mod.Dataset) -> str:
     ignored = [ds.roles.get(q, q) for q in ds.params if q not in used]
     if ignored:
         notes.append(f"ignores {', '.join(ignored)}")
+    gap = formula_gap(fitted, ds.frame)
+    if gap > FORMULA_TOLERANCE:
+        notes.append(f"its formula (the exports) differs from its predictions by up to {gap:.0%} on the runs")
     return "; ".join(notes)
+
+
+#: a template whose formula and predictions differ by more than this on the runs says so
+FORMULA_TOLERANCE = 0.01
+
+
+def formula_gap(core: Any, frame: pd.DataFrame) -> float:
+    """The largest relative difference between ``core.expr`` evaluated at the rows of ``frame`` and
+    ``core.predict`` there (a simulated or posterior prediction against its closed form); 0 when they
+    agree, inf when the formula cannot be evaluated."""
+    import sympy
+
+    symbols = sorted(core.expr.free_symbols, key=str)
+    try:
+        evaluate = sympy.lambdify(symbols, core.expr, modules="numpy")
+        with np.errstate(all="ignore"):
+            formula = np.broadcast_to(np.asarray(evaluate(*[frame[str(s)].to_numpy(float) for s in symbols]),
+                                                 float), (len(frame),))
+            pred = np.asarray(core.predict(frame), float)
+            gap = np.abs(formula - pred) / np.abs(pred)
+    except (KeyError, TypeError, ValueError, NameError):
+        return float("inf")
+    return float(np.nanmax(gap)) if np.isfinite(gap).any() else float("inf")
 
 
 def refit_errors(template: Any, options: Mapping[str, Any], frame: pd.DataFrame, hold: np.ndarray | None,

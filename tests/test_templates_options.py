@@ -117,3 +117,20 @@ def test_a_template_says_what_it_ignores_and_its_own_notes():
     assert notes["template:rational"].startswith("no column cpu: its part is dropped")
     assert notes["template:rational"].endswith("; ignores p")
     assert notes["template:rbasp"].startswith("g(p) chosen")
+
+
+def test_a_template_whose_formula_differs_from_its_predictions_says_so():
+    """Issue 14: FiM-Com's exported formula differed from its (simulated) predictions by 18 % without a
+    warning; closed-form templates agree to rounding."""
+    from importlib.resources import files
+
+    from automodel.fitting import formula_gap
+
+    result = automodel.fit(str(files("automodel") / "demo" / "cg_fast.csv"), progress=False,
+                           templates="fim_com,kohashi,amdahl")
+    notes = dict(zip(result.leaderboard["kind"], result.leaderboard["note"]))
+    assert "its formula (the exports) differs from its predictions by up to" in notes["template:fim_com"]
+    frame = result.dataset.frame
+    for model in result.models:
+        if model.name in ("kohashi", "amdahl"):
+            assert formula_gap(model.core, frame) < 1e-9
