@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 from automodel.cli import main
 from automodel.model_file import load_model
@@ -41,23 +42,33 @@ def test_cause8_best_p_takes_counts_as_typed_and_refuses_nonsense_in_one_line(mo
 
 
 def test_predict_and_best_p_say_when_they_assume_a_dedicated_machine(tmp_path, runs_loaded, capsys):
-    """Issue 14: ``predict model.json`` and ``best-p`` assumed cpu = bw = 1 without saying so."""
+    """Issue 14: ``predict model.json`` and ``best-p`` assumed cpu = bw = 1 without saying so; with
+    ``--load-from STORE`` they forecast the load from its samples (NWS) and say so."""
+    from automodel import store as S
+
     data = tmp_path / "runs.csv"
     runs_loaded.to_csv(data, index=False)
     out = tmp_path / "m.json"
     assert main(["fit", str(data), "--quiet", "-o", str(out)]) == 0
     model = load_model(out)
-    pd.DataFrame({"n": [4000.0], "p": [8.0]}).to_csv(tmp_path / "q.csv", index=False)
+    loads = [q for q in ("cpu", "bw") if q in model.params]
+    assert loads
+    query = tmp_path / "q.csv"
+    pd.DataFrame({"n": [4000.0], "p": [8.0]}).to_csv(query, index=False)
     capsys.readouterr()
-    assert main(["predict", str(out), str(tmp_path / "q.csv")]) == 0
+    assert main(["predict", str(out), str(query)]) == 0
     err = capsys.readouterr().err
-    for q in ("cpu", "bw"):
-        if q in model.params:
-            assert f"warning: {tmp_path / 'q.csv'}: no column '{q}': {q} = 1 assumed" in err
-    assert {"cpu", "bw"} & set(model.params)
+    assert all(f"warning: {query}: no column '{q}': {q} = 1 assumed (a dedicated machine" in err for q in loads)
     assert main(["best-p", str(out), "--n", "4000"]) == 0
     err = capsys.readouterr().err
-    assert all(f"warning: {q} = 1 assumed (a dedicated machine; --{q} sets it)" in err
-               for q in ("cpu", "bw") if q in model.params)
+    assert all(f"warning: {q} = 1 assumed (a dedicated machine; --{q} or --load-from STORE" in err for q in loads)
     assert main(["best-p", str(out), "--n", "4000", "--cpu", "0.5", "--bw", "0.5"]) == 0
     assert "assumed" not in capsys.readouterr().err
+    store = str(tmp_path / "load.db")
+    for i, value in enumerate((0.5, 0.5, 0.5, 0.5)):
+        S.record(store, cpu=value, bw=value, host="node1", at=1_000_000.0 + i)
+    assert main(["predict", str(out), str(query), "--load-from", store]) == 0
+    forecast = capsys.readouterr()
+    assert all(f"{q} forecast 0.5 from {store}" in forecast.err for q in loads)
+    at_half = model.predict({"n": [4000.0], "p": [8.0], "cpu": [0.5], "bw": [0.5]})[0]
+    assert float(forecast.out.splitlines()[1].split()[2]) == pytest.approx(at_half, rel=1e-5)

@@ -66,3 +66,29 @@ def warn(warnings: Iterable[str]) -> None:
     """Print each warning on stderr as ``warning: ...`` (stdout stays the answer, for scripts)."""
     for text in warnings:
         print(f"warning: {text}", file=sys.stderr)
+
+
+def load_values(params: Iterable[str], given: dict[str, float | None], load_from: str | None, error: str,
+                window: int | None, where: str = "") -> tuple[dict[str, float], list[str]]:
+    """The free CPU and bandwidth fractions a prediction uses, and what it says about them.
+
+    For each of ``cpu``/``bw`` in ``params`` that ``given`` leaves None: the Network-Weather-Service
+    forecast from the load samples of the store ``load_from`` (``automodel load record``), else 1 (a
+    dedicated machine); the lines say which, for stderr.
+    """
+    values, lines = {}, []
+    for q in ("cpu", "bw"):
+        if q not in params:
+            continue
+        if given.get(q) is not None:
+            values[q] = float(given[q])
+        elif load_from:
+            from automodel.store import forecast_load
+
+            found, history = forecast_load(load_from, q, None, None, error, window)
+            values[q] = found.value
+            lines.append(f"{where}{q} forecast {found.value:.3g} from {load_from} ({history})")
+        else:
+            values[q] = 1.0
+            lines.append(f"{where}{q} = 1 assumed (a dedicated machine; --{q} or --load-from STORE sets it)")
+    return values, lines

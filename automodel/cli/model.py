@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import parse_param_values, warn
+from automodel.cli.common import add_forecast_options, load_values, parse_param_values, warn
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--p-min", type=count, default=1, help="smallest p to consider (default 1)")
     b.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
+    b.add_argument("--load-from", default=None, metavar="STORE",
+                   help="forecast cpu and bw not given from the load samples of this store (automodel load record)")
+    add_forecast_options(b)
     b.add_argument("--level", type=float, default=0.9,
                    help="level of the time's band and of the range of equally good p (default 0.9)")
     b.set_defaults(handler=best_p)
@@ -57,12 +60,12 @@ def best_p(args: argparse.Namespace) -> int:
     extras = parse_param_values(args.param)
     if "n" in model.params and args.n is None:
         raise DataError("this model depends on n: give --n N")
-    assumed = [f"{q} = 1 assumed (a dedicated machine; --{q} sets it)" for q in ("cpu", "bw")
-               if q in model.params and getattr(args, q) is None]
-    found = model.best_p(n=args.n, cpu=1.0 if args.cpu is None else args.cpu,
-                         bw=1.0 if args.bw is None else args.bw, p_max=args.p_max, p_min=args.p_min,
-                         level=args.level, **extras)
-    warn(assumed)
+    load, said = load_values(model.params, {"cpu": args.cpu, "bw": args.bw}, args.load_from, args.error,
+                             args.window)
+    found = model.best_p(n=args.n, cpu=load.get("cpu", 1.0) if args.cpu is None else args.cpu,
+                         bw=load.get("bw", 1.0) if args.bw is None else args.bw, p_max=args.p_max,
+                         p_min=args.p_min, level=args.level, **extras)
+    warn(said)
     head, time = found.lines()
     print(f"best {head}\n  {time}")
     warn(found.warnings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import STORE_HELP, add_forecast_options, parse_param_values, warn
+from automodel.cli.common import STORE_HELP, add_forecast_options, load_values, parse_param_values, warn
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
@@ -32,6 +32,9 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default: forecast)")
     p.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
+    p.add_argument("--load-from", default=None, metavar="STORE",
+                   help="predict model.json data.csv: forecast the cpu/bw columns the data lack from the "
+                        "load samples of this store (default: 1, a dedicated machine)")
     p.add_argument("--rank", type=int, default=None,
                    help="use the candidate at this rank by score (default: the leader observe reports)")
     p.add_argument("--level", type=float, default=0.9,
@@ -59,10 +62,16 @@ def predict(args: argparse.Namespace) -> int:
         check_output(args.output)
     model = load_model(args.model)
     frame = read_csv(Path(args.data))
-    warn(f"{args.data}: no column '{model.roles.get(q, q)}': {q} = 1 assumed (a dedicated machine)"
-         for q in ("cpu", "bw") if q in model.params and model.roles.get(q, q) not in frame.columns
-         and q not in frame.columns)
+    missing = [q for q in ("cpu", "bw") if q in model.params and model.roles.get(q, q) not in frame.columns
+               and q not in frame.columns]
+    load: dict[str, float] = {}
+    for q in missing:
+        value, said = load_values([q], {}, args.load_from, args.error, args.window,
+                                  f"{args.data}: no column '{model.roles.get(q, q)}': ")
+        load.update(value)
+        warn(said)
     out = frame.copy()
+    frame = frame.assign(**{model.roles.get(q, q): v for q, v in load.items()})
     out["predicted"] = model.predict(frame, source=args.data)
     band = model.predict_interval(frame, level=args.level, kind=args.band, source=args.data)
     if band is not None:
