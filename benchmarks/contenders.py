@@ -38,7 +38,13 @@ BASELINES: tuple[tuple[str, str, dict, str], ...] = (
      "Kohashi, c1/p + c2 + c3 log2 p (c >= 0, relative error; c_i cubic in n when n varies)"),
     ("kohashi-6", "kohashi", {"n_terms": 6},
      "Kohashi, the 6 terms of eqs. 1-6 with a fitted sigmoid centre (c >= 0, relative error)"),
+    ("hockney", "hockney", {}, "Hockney, alpha + beta m (piecewise when breakpoints are given)"),
+    ("hockney-collective", "hockney_collective", {},
+     "Hockney collective: the schedule of steps with the least standard error"),
+    ("rational", "rational", {}, "rational polynomial P_n(n) P_cpu(cpu) P_bw(bw) (Yagnik, ICPP 2006)"),
 )
+# FiM-Com (pattern auto) is left out of the default run: 153 s on the canonical tasks, more than every
+# other contender together; its figures are in the analysis of benchmarks/RESULTS.md.
 
 Key = tuple[str, str]
 Extra = Mapping[Key, pd.DataFrame]
