@@ -19,7 +19,7 @@ from benchmarks.tasks import Task, bundled_tasks, tasks_or_bundled  # noqa: E402
 
 HAND_WRITTEN = "Hand-written: automodel wins here because of the sigmoid term."
 EXPECTED = {"automodel", "automodel/holdout", "extrap-default", "extrap-refining", "prophesy", "rbasp",
-            "amdahl", "kohashi-3", "kohashi-6"}
+            "amdahl", "kohashi-3", "kohashi-6", "hockney", "hockney-collective", "rational"}
 
 
 @pytest.fixture(scope="module")
