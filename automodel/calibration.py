@@ -8,12 +8,13 @@ beyond the data is part of the band.
 
 Beyond the data, errors grow faster than any of those predict: a wrong exponent is invisible inside
 the range and costs more with every doubling. :func:`forward_growth` measures that on the training
-data itself, the way a user meets it: for each parameter with at least four levels it drops the top
-level (and the top two, when five or more remain), refits and reselects the search's final
-candidates on what is left (one batched :func:`~automodel.search.score.score` per split), predicts
-the dropped runs and compares the squared log errors with what the band inside the data explains.
-The excess per squared doubling is the growth of that parameter (a moment estimate); parameters with
-too few levels get the mean of those measured, else :data:`~automodel.interval.DEFAULT_GROWTH`.
+data itself, the way a user meets it: for each parameter it keeps the runs up to half (and a quarter)
+of its largest value, when at least :data:`MIN_SPLIT_LEVELS` levels remain, refits and reselects the
+search's final candidates on them (one batched :func:`~automodel.search.score.score` per split),
+predicts the dropped runs and compares their squared log errors with what the band inside the data
+explains. The excess per squared doubling, shrunk towards :data:`~automodel.interval.DEFAULT_GROWTH`
+with weight :data:`PRIOR_WEIGHT`, is the growth of that parameter; a parameter without a split gets
+the prior alone.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from automodel.data import Dataset
+from automodel.data import Dataset, aggregate_se, configuration_se
 from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel
 from automodel.options import METRICS, ROLE_NAMES, FitOptions, weights
@@ -78,11 +79,9 @@ def run_noise(runs: pd.DataFrame, params: tuple[str, ...]) -> tuple[float, int]:
 
 
 def aggregate_noise(frame: pd.DataFrame, aggregate: str) -> np.ndarray:
-    """Relative standard error of each configuration's aggregated time (0 for a single run)."""
-    count = frame["count"].to_numpy(float)
-    factor = np.pi / 2 if aggregate == "median" else 1.0
-    rel = frame["spread"].to_numpy(float) / frame["time"].to_numpy(float)
-    return np.where(count > 1, rel * np.sqrt(factor / np.maximum(count, 1)), 0.0)
+    """Relative standard error of each configuration's aggregated time (:func:`automodel.data.configuration_se`)."""
+    time = frame["time"].to_numpy(float)
+    return configuration_se(time, frame["spread"].to_numpy(float), frame["count"].to_numpy(float), aggregate) / time
 
 
 def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], weighting: str, aggregate: str,
@@ -173,8 +172,9 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             if not np.isfinite(values).any():
                 continue
             kept_frame = frame[keep]
-            se = aggregate_noise(kept_frame, ds.aggregate)
-            chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, float(np.sqrt(np.mean(se ** 2))))
+            noise_rel, noise_abs = (float(v) for v in aggregate_se(*(kept_frame[c].to_numpy(float) for c in (
+                "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._choose)
+            chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs)
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}

@@ -310,7 +310,8 @@ def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[s
 
 
 def _template_note(fitted: Any, ds: data_mod.Dataset) -> str:
-    """A fitted template's own notes and the parameters of the data its formula does not use."""
+    """A fitted template's own notes, the parameters of the data its formula does not use, and how far
+    its formula is from its predictions when that is more than :data:`FORMULA_TOLERANCE`."""
     notes = list(getattr(fitted, "notes", ()) or ())
     used = {str(symbol) for symbol in fitted.expr.free_symbols}
     ignored = [ds.roles.get(q, q) for q in ds.params if q not in used]
@@ -404,6 +405,7 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
     rows: list[dict] = []
     models: list[Model | None] = []
     blank = {m: np.nan for m in metrics_mod.METRICS}
+    hold = holdout_rows(ds)
     for name in sp.fit.templates:
         template = TEMPLATES[name]
         own = [c for c in template.requires if c in ds.covariates]  # its columns that are not parameters
@@ -428,7 +430,7 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
         k = fitted.n_coefficients
         e = (y - pred) * np.sqrt(w)
         loo_rel, hold_rel = (None, None) if template.cost == "slow" else refit_errors(
-            template, given, frame, holdout_rows(ds), k, loo=METRICS[sp.fit.metric].leverages)
+            template, given, frame, hold, k, loo=METRICS[sp.fit.metric].leverages)
         mets = {m: float(v[0]) for m, v in metrics_mod.compute(
             y, pred[:, None], k, np.array([e @ e]), holdout_rel=hold_rel, loo_rel=loo_rel).items()}
         models.append(Model(fitted, metrics=mets, **ctx))  # a template predicts from the parameters alone

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import as_float, shown
+from automodel.data.cells import finite_number, shown
 from automodel.errors import ModelFileError
 from automodel.solve import band
 from automodel.space.terms import term_values
@@ -158,7 +158,6 @@ class Interval:
         """
         if not isinstance(d, dict):
             raise ModelFileError("'interval' must be an object")
-        number = _checker(d)
         ranges = d.get("ranges", {})
         growth = d.get("growth", {})
         growth_dof = d.get("growth_dof", {})
@@ -179,12 +178,14 @@ class Interval:
         alternatives = d.get("alternatives", [])
         if not isinstance(alternatives, list) or len(alternatives) > MAX_ALTERNATIVES:
             raise ModelFileError(f"interval: 'alternatives' must be a list of at most {MAX_ALTERNATIVES} models")
-        return cls(run=number("run"), misfit=number("misfit"), dof=int(number("dof", whole=True)),
+        return cls(run=_nonnegative(d, "run"), misfit=_nonnegative(d, "misfit"),
+                   dof=int(_nonnegative(d, "dof", whole=True)),
                    ranges=checked_ranges,
                    growth={str(q): _finite(g, f"growth of {q}") for q, g in growth.items()},
                    growth_source={str(q): str(v) for q, v in dict(d.get("growth_source", {})).items()},
                    covariance=covariance, alternatives=tuple(core_from_dict(a) for a in alternatives),
-                   noise_seconds=number("noise_seconds"), run_dof=int(number("run_dof", whole=True)),
+                   noise_seconds=_nonnegative(d, "noise_seconds"),
+                   run_dof=int(_nonnegative(d, "run_dof", whole=True)),
                    growth_dof={str(q): _finite(g, f"growth_dof of {q}") for q, g in growth_dof.items()})
 
 
@@ -192,16 +193,15 @@ def _finite(value: Any, what: str, nan_ok: bool = False) -> float:
     """``value`` as a float when it is a finite number (or None -> NaN with ``nan_ok``)."""
     if nan_ok and value is None:
         return math.nan
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(as_float(value)):
+    if not finite_number(value):
         raise ModelFileError(f"interval: {what} must be a finite number, got {shown(value)}")
     return float(value)
 
 
-def _checker(d: Mapping[str, Any]) -> Callable[..., float]:
-    def number(key: str, whole: bool = False) -> float:
-        value = _finite(d.get(key), f"'{key}'")
-        if value < 0 or (whole and value != int(value)):
-            raise ModelFileError(f"interval: '{key}' must be a non-negative {'whole ' if whole else ''}number, "
-                                 f"got {shown(d.get(key))}")
-        return value
-    return number
+def _nonnegative(d: Mapping[str, Any], key: str, whole: bool = False) -> float:
+    """``d[key]`` when it is a finite number >= 0 (a whole one with ``whole``)."""
+    value = _finite(d.get(key), f"'{key}'")
+    if value < 0 or (whole and value != int(value)):
+        raise ModelFileError(f"interval: '{key}' must be a non-negative {'whole ' if whole else ''}number, "
+                             f"got {shown(d.get(key))}")
+    return value

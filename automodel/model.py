@@ -20,12 +20,11 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from automodel.data.cells import MAGNITUDE, RULES, as_float, numeric, shown, violation
+from automodel.data.cells import MAGNITUDE, RULES, as_float, finite_number, numeric, shown, violation
 from automodel.errors import DataError, ModelFileError
 from automodel.files import write_text
 from automodel import printing
 from automodel.interval import Interval
-from automodel.solve import band
 from automodel.space.terms import Term, term_from_dict, term_sum
 
 __all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR"]
@@ -259,7 +258,7 @@ class TermModel:
         if len(terms) > 64:
             raise ModelFileError(f"model body: {len(terms)} terms, at most 64 expected")
         for i, c in enumerate(coefs):
-            if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(as_float(c)):
+            if not finite_number(c):
                 raise ModelFileError(f"model body: coefficient {i} must be a finite number, got {shown(c)}")
         return cls(tuple(term_from_dict(t, params, f"term {i}") for i, t in enumerate(terms)),
                    tuple(float(c) for c in coefs))
@@ -457,11 +456,8 @@ class Model:
             return BestP(p, t, level=level, p_low=p, p_high=p, warnings=warnings)
         here = frame(np.array([float(p)]))
         (lower,), (upper,) = self.interval.bounds(here, self.core, np.array([t]), level)
-        mean_scale = self.interval.scale(here, self.core, np.array([t]), kind="mean")[0]
-        with np.errstate(over="ignore", invalid="ignore"):
-            limit = t * np.exp(band.quantile(level, self.interval.dof) * mean_scale)
-        limit = limit if np.isfinite(limit) else np.inf  # an unbounded band: every count is as good
-        close = np.isfinite(grid_t) & (grid_t > 0) & (grid_t <= limit)
+        (_,), (limit,) = self.interval.bounds(here, self.core, np.array([t]), level, kind="mean")
+        close = np.isfinite(grid_t) & (grid_t > 0) & (grid_t <= limit)  # limit inf: an unbounded band
         i = int(np.searchsorted(grid, p))
         close[i] = True
         left, right = close[i::-1], close[i:]

@@ -11,11 +11,10 @@ one-line :class:`~automodel.errors.ModelFileError` naming the file.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-from automodel.data.cells import as_float, shown
+from automodel.data.cells import finite_number, shown
 from automodel.errors import ModelFileError
 from automodel.files import check_input, read_text
 from automodel.interval import Interval
@@ -74,10 +73,10 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
         raise bad("'roles' must map parameter names to column names")
     ranges = d.get("ranges", {})
     if not isinstance(ranges, dict) or not all(
-            isinstance(v, list) and len(v) == 2 and all(_finite(x) for x in v) for v in ranges.values()):
+            isinstance(v, list) and len(v) == 2 and all(finite_number(x) for x in v) for v in ranges.values()):
         raise bad("'ranges' must map parameter names to [min, max], two finite numbers")
     metrics = d.get("metrics", {})
-    if not isinstance(metrics, dict) or not all(v is None or _finite(v) for v in metrics.values()):
+    if not isinstance(metrics, dict) or not all(v is None or finite_number(v) for v in metrics.values()):
         raise bad("'metrics' must map names to finite numbers or null")
     try:
         core = core_from_dict(d.get("model"), frozenset(params))
@@ -94,11 +93,6 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
     return Model(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
                  {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
                  str(d.get("space", "")), options if isinstance(options, dict) else {}, interval)
-
-
-def _finite(x: Any) -> bool:
-    """Whether ``x`` is a JSON number (not a boolean) that is a finite float (not a 400-digit integer)."""
-    return not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(as_float(x))
 
 
 def _refuse_constant(name: str) -> float:

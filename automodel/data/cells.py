@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["read_csv", "numeric", "located", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["finite_number", "read_csv", "numeric", "located", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -98,6 +99,12 @@ def _floats(raw: pd.Series) -> np.ndarray:
 def _beyond_floats(cell: object) -> bool:
     """Whether ``cell`` is a number too large for a float: ``10**400``, ``'1e999'`` (not ``inf`` itself)."""
     return math.isinf(as_float(cell)) and "inf" not in str(cell).lower()
+
+
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a number of a JSON document (not a boolean) that is a finite float (not a
+    400-digit integer)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(as_float(value))
 
 
 def violation(values: np.ndarray, role: str, measured: bool = False) -> tuple[int, str, bool] | None:

@@ -20,7 +20,7 @@ from automodel.data.cells import numeric, read_csv
 from automodel.errors import DataError, where
 from automodel.options import AGGREGATES, ROLE_NAMES
 
-__all__ = ["Dataset", "load", "aggregate_se"]
+__all__ = ["Dataset", "load", "aggregate_se", "configuration_se"]
 
 @dataclass(frozen=True)
 class Dataset:
@@ -82,14 +82,22 @@ class Dataset:
         return {q: [float(self.frame[q].min()), float(self.frame[q].max())] for q in self.params}
 
 
+def configuration_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggregate: str) -> np.ndarray:
+    """Standard error of each configuration's aggregated time, in seconds (0 for a single run).
+
+    The variance of a mean of ``c`` runs is ``sigma^2 / c``, that of a median about
+    ``(pi / 2) sigma^2 / c`` (its asymptotic efficiency under normal errors).
+    """
+    factor = np.pi / 2 if aggregate == "median" else 1.0
+    return np.where(count > 1, np.sqrt(factor / np.maximum(count, 1)) * spread, 0.0)
+
+
 def aggregate_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggregate: str
                  ) -> tuple[np.ndarray, np.ndarray]:
     """Pooled standard error of aggregated times, relative and absolute, over axis 0 (configurations).
 
-    The variance of a mean of ``c`` runs is ``sigma^2 / c``, that of a median about
-    ``(pi / 2) sigma^2 / c`` (its asymptotic efficiency under normal errors); the pooled value is the
-    root mean square over the repeated configurations (``count > 1``), 0 when none is repeated.
-    Columns (axis 1, if any) are pooled separately: one dataset per column.
+    The root mean square of :func:`configuration_se` over the repeated configurations (``count > 1``),
+    0 when none is repeated. Columns (axis 1, if any) are pooled separately: one dataset per column.
 
     Examples
     --------
@@ -97,11 +105,9 @@ def aggregate_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggreg
     ...                                          np.array([4, 1]), "mean")]
     [0.05, 0.1]
     """
-    rep = count > 1
-    factor = np.pi / 2 if aggregate == "median" else 1.0
-    var = np.where(rep, factor * spread ** 2 / np.maximum(count, 1), 0.0)
-    n = np.maximum(rep.sum(axis=0), 1)
-    return np.sqrt((var / time ** 2).sum(axis=0) / n), np.sqrt(var.sum(axis=0) / n)
+    se = configuration_se(time, spread, count, aggregate)
+    n = np.maximum((count > 1).sum(axis=0), 1)
+    return np.sqrt(((se / time) ** 2).sum(axis=0) / n), np.sqrt((se ** 2).sum(axis=0) / n)
 
 
 def load(
