@@ -86,17 +86,21 @@ class Interval:
         """Each part of the band at the rows of ``columns``: (log-space standard deviation, its degrees of
         freedom), for ``core``'s prediction ``yhat``.
 
-        The coefficient part needs the core's ``terms`` (a term model) and :attr:`covariance`.
+        The coefficient part needs the core's ``terms`` (a term model) and :attr:`covariance`, or the
+        core's own ``coefficient_spread(columns)`` (a Bayesian template's posterior spread).
         """
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         yhat = np.asarray(yhat, float)
         coefficients = np.zeros(len(yhat))
         terms = getattr(core, "terms", None)
+        spread = getattr(core, "coefficient_spread", None)
         if self.covariance is not None and terms is not None:
             values = term_values(list(terms), {q: columns[q].to_numpy(float) for q in columns}, len(columns))
             with np.errstate(all="ignore"):
                 coefficients = np.sqrt(band.quadratic_form(values, self.covariance)) / np.abs(yhat)
+        elif spread is not None and (posterior := spread(columns)) is not None:
+            coefficients = np.asarray(posterior, float)
         choice = np.zeros(len(yhat))
         if self.alternatives:
             with np.errstate(all="ignore"):
@@ -123,13 +127,17 @@ class Interval:
         dof = band.satterthwaite(parts) * np.ones(len(yhat))
         return band.bounds(yhat, band.combine(*[sd for sd, _ in parts]), level, dof)
 
-    def describe(self) -> list[str]:
-        """How the band is made, in lines of at most 80 columns (for ``automodel show``)."""
+    def describe(self, core: Any = None) -> list[str]:
+        """How the band is made, in lines of at most 80 columns (for ``automodel show``); ``core`` is
+        the model's fitted core (a Bayesian template's posterior samples give its coefficient part)."""
+        coefficients = ("from their covariance" if self.covariance is not None else
+                        "from the posterior samples" if getattr(core, "samples", None) is not None else
+                        "not modelled")
         lines = ["prediction band: log-normal, Student-t on Welch-Satterthwaite dof; parts:",
                  (f"  one run {self.run:.3g} ({self.run_dof} dof)" if self.run_dof else
                   "  one run: no repetitions (the misfit holds the noise)") +
                  f", misfit {self.misfit:.3g} ({self.dof} dof)",
-                 f"  coefficients {'from their covariance' if self.covariance is not None else 'not modelled'}"
+                 f"  coefficients {coefficients}"
                  f"; {len(self.alternatives)} equivalent candidate(s)"]
         for q, g in self.growth.items():
             lines.append(f"  {q}: {g:.3g} per doubling beyond {self.ranges[q][0]:g} to {self.ranges[q][1]:g}"

@@ -118,3 +118,46 @@ def test_processor_stage_on_p_from_p_min_as_the_slides_say(tmp_path):
     default = automodel.fit(frame, progress=False, templates="none")
     assert not any("p >= 2" in r.line() for r in default.reports)
     assert result.best.predict(frame) == pytest.approx(frame["time"], rel=0.1)
+
+
+def test_template_lists_reuse_the_best_additions_of_a_family_leader():
+    """Slide 26: the first seed of a family gets every addition, the others its best ``size`` only."""
+    from automodel.search.score import Scores, Structure
+    from automodel.search.staged import TemplateLists
+    from automodel.space.parse import parse_term
+
+    n, n2, logn = parse_term("n"), parse_term("n^2"), parse_term("log2(n)")
+    adds = [parse_term(t) for t in ("1/p", "log2(p)", "p", "sqrt(p)")]
+    seeds = [Structure((n,)), Structure((n2,)), Structure((logn,)), Structure((n, logn))]
+    family = {n: "linear", n2: "square"}
+
+    def make(seed, add):
+        return Structure(seed.comp, (add,))
+
+    lists = TemplateLists(seeds, adds, make, lambda s: family.get(s.comp[0]), 2, "rel_s")
+    first = lists.first()
+    # leaders: n (linear), n^2 (square); log2(n) has no family: all three get every addition
+    assert [s.comp for s in first] == [(n,)] * 4 + [(n2,)] * 4 + [(logn,)] * 4
+    values = np.array([0.3, 0.1, np.inf, 0.2] + [0.5, 0.4, 0.3, 0.2] + [0.1] * 4)
+    scored = Scores(first, np.ones((12, 2)), {"rel_s": values}, np.full(12, 2), 12, np.ones(12, bool))
+    rest = lists(scored)
+    # (n, log2 n) follows its leader n: log2(p) (0.1) and sqrt(p) (0.2), best first; p (inf) never
+    assert rest == [Structure((n, logn), (adds[1],)), Structure((n, logn), (adds[3],))]
+    assert lists.note().endswith("2 list(s) of 2, 14 candidates instead of 16 (saved 2)")
+
+
+def test_template_list_cache_in_the_search_saves_fits(tmp_path):
+    space = tmp_path / "space.toml"
+    text = open(automodel.load_space("default").source, encoding="utf-8").read()
+    assert text.count("template_list = 0") == 2  # communication and processors: off by default
+    space.write_text(text.replace("template_list = 0", "template_list = 2"), encoding="utf-8")
+    f = lambda n, p, c, b: 1e-6 * n ** 2 / p + 1e-4 * n * np.log2(p)
+    train = make_runs(f, np.linspace(200, 1000, 5), [1, 2, 4, 8], noise=0.01)
+    cached = automodel.fit(train, space=space, progress=False, templates="none", intervals=False)
+    full = automodel.fit(train, progress=False, templates="none", intervals=False)
+    reports = {r.name: r for r in cached.reports}
+    assert "template-list cache (slide 26)" in reports["communication"].note
+    assert reports["communication"].n_candidates < {r.name: r for r in full.reports}["communication"].n_candidates
+    assert any(note.startswith("processors/comp: template-list cache") for note in cached.notes)
+    test = make_runs(f, [2000.0], [16.0], noise=0.0)
+    assert held_out_error(cached, test).max() < 0.1

@@ -47,7 +47,7 @@ def show(args: argparse.Namespace) -> int:
     model = load_model(args.model)
     print(export(model, args.format))
     if args.format == "text":
-        print("\n".join(model.interval.describe() if model.interval is not None else
+        print("\n".join(model.interval.describe(model.core) if model.interval is not None else
                         ["prediction band: none (this model file has no 'interval')"]))
     return 0
 

@@ -82,6 +82,18 @@ class Scores:
     def metric(self, name: str) -> np.ndarray:
         return self.metrics[name]
 
+    @classmethod
+    def concat(cls, parts: list[Scores]) -> Scores:
+        """One :class:`Scores` of ``parts`` in order (coefficients NaN-padded to the widest); the
+        metrics of the first part name the metrics kept."""
+        width = max(sc.coefficients.shape[1] for sc in parts)
+        coefs = np.vstack([np.pad(sc.coefficients, ((0, 0), (0, width - sc.coefficients.shape[1])),
+                                  constant_values=np.nan) for sc in parts])
+        return cls([s for sc in parts for s in sc.structures], coefs,
+                   {m: np.concatenate([sc.metrics[m] for sc in parts]) for m in parts[0].metrics},
+                   np.concatenate([sc.n_terms for sc in parts]), sum(sc.n_fits for sc in parts),
+                   np.concatenate([sc.valid for sc in parts]))
+
 
 @dataclass(frozen=True)
 class Rows:

@@ -15,9 +15,11 @@ what it skipped and why.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 from math import comb
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -32,7 +34,9 @@ from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
 
-__all__ = ["StageReport", "SearchOutcome", "staged_search", "holdout_rows"]
+Followup = Callable[[Scores], list[Structure]]
+
+__all__ = ["StageReport", "TemplateLists", "SearchOutcome", "staged_search", "holdout_rows"]
 
 
 @dataclass
@@ -95,26 +99,42 @@ class _Search:
         return tuple(t for t in self.space.stages.get(stage, {}).get(key, default) if _uses(t, self.params))
 
     def run(self, name: str, rows: np.ndarray, rows_text: str, structures: list[Structure],
-            top: int, note: str = "", final: bool = False) -> tuple[list[Structure], Scores | None]:
+            top: int, note: str = "", final: bool = False, then: Followup | None = None
+            ) -> tuple[list[Structure], Scores | None]:
         """Score structures on rows, prune by percentile, keep the top; record the stage.
 
         A structure with as many terms as the rows have configurations (no residual degree of
         freedom: its score is undefined) is not fitted; the report says how many were skipped.
+        ``then`` (the template-list cache, :class:`TemplateLists`) is given the scored structures and
+        returns more to score before the stage prunes them all together.
         """
-        unique = list({s.key: s for s in structures}.values())
         n_rows = int(np.count_nonzero(rows))
-        supported = [s for s in unique if len(s.terms) < n_rows]
-        if len(supported) < len(unique):
-            wide = f"{len(unique) - len(supported)} with {n_rows}+ terms not fitted on {n_rows} rows"
-            note = f"{note}; {wide}" if note else wide
-            unique = supported
-        report = StageReport(name, rows_text, n_rows, len(unique), note=note)
+        report = StageReport(name, rows_text, n_rows, note=note)
         self.reports.append(report)
         self.bar.update(1)
+        unique, parts, seen = [], [], set()
+        batch, follow = structures, then
+        while batch:
+            fresh = list({s.key: s for s in batch if s.key not in seen}.values())
+            supported = [s for s in fresh if len(s.terms) < n_rows]
+            if len(supported) < len(fresh):
+                wide = f"{len(fresh) - len(supported)} with {n_rows}+ terms not fitted on {n_rows} rows"
+                report.note = f"{report.note}; {wide}" if report.note else wide
+            seen |= {s.key for s in fresh}
+            if supported:
+                parts.append(score(self.cache, rows, self.y, supported, self.opt.weighting,
+                                   self.opt.nonnegative, with_loo=final or METRICS[self.opt.metric].leverages,
+                                   holdout=holdout_rows(self.ds, rows)))
+                unique += supported
+            batch = follow(parts[-1]) if follow is not None and supported else []
+            follow = None
+        report.n_candidates = len(unique)
+        if then is not None:
+            report.note = "; ".join(filter(None, [report.note, then.note()]))
+            self.notes.append(f"{name}: {then.note()}")
         if not unique:
             return [], None
-        sc = score(self.cache, rows, self.y, unique, self.opt.weighting, self.opt.nonnegative,
-                   with_loo=final or METRICS[self.opt.metric].leverages, holdout=holdout_rows(self.ds, rows))
+        sc = Scores.concat(parts)
         report.n_fits = sc.n_fits
         kept, n_deleted = prune(sc.metric(self.opt.metric), self.opt.prune_percentile,
                                 self.opt.min_survivors, top)
@@ -122,6 +142,71 @@ class _Search:
         if final:
             self.final.append(sc)
         return [unique[i] for i in kept], sc
+
+
+class TemplateLists:
+    """The template-list cache of adaptive-model-sanjay-slides.txt, slide 26.
+
+    The seeds of a stage (models from the previous stage, best first) fall into families (for the
+    communication stage: which of the representative polynomial groups their computation part
+    belongs to; for the processor stage: that and the communication part). The first seed of a
+    family is fitted with every addition of the stage (communication terms, processor functions);
+    the ``size`` additions that ranked best for it form the family's template list, and the other
+    seeds of the family are fitted with that list only. Seeds of no family get every addition.
+
+    Parameters
+    ----------
+    seeds : list of Structure
+        The stage's seeds, best first.
+    additions : list
+        What the stage adds to a seed, in any form ``make`` understands.
+    make : callable
+        ``make(seed, addition) -> Structure``.
+    family : callable
+        ``family(seed)``: a hashable family key, or None for a seed of no family.
+    size : int
+        Length of a template list.
+    metric : str
+        The metric that ranks a representative's candidates.
+    """
+
+    def __init__(self, seeds: list[Structure], additions: list, make: Callable[[Structure, Any], Structure],
+                 family: Callable[[Structure], Hashable | None], size: int, metric: str) -> None:
+        self.seeds, self.additions, self.make = seeds, additions, make
+        self.size, self.metric = size, metric
+        self.families = [family(s) for s in seeds]
+        self.leader: dict[Hashable, int] = {}
+        for i, f in enumerate(self.families):
+            if f is not None:
+                self.leader.setdefault(f, i)
+        self.n_first = self.n_rest = 0
+
+    def first(self) -> list[Structure]:
+        """Every addition to the seeds that lead a family or have none."""
+        out = [self.make(s, a) for i, s in enumerate(self.seeds)
+               if self.families[i] is None or self.leader[self.families[i]] == i for a in self.additions]
+        self.n_first = len(out)
+        return out
+
+    def __call__(self, scored: Scores) -> list[Structure]:
+        """The other seeds of each family with its template list, ranked on ``scored``."""
+        value = dict(zip((s.key for s in scored.structures), scored.metric(self.metric)))
+        lists = {}
+        for f, i in self.leader.items():
+            ranks = [value.get(self.make(self.seeds[i], a).key, np.inf) for a in self.additions]
+            best = rank(np.asarray(ranks, float))[:self.size]
+            lists[f] = [self.additions[j] for j in best if np.isfinite(ranks[j])]
+        out = [self.make(s, a) for i, s in enumerate(self.seeds)
+               if self.families[i] is not None and self.leader[self.families[i]] != i
+               for a in lists[self.families[i]]]
+        self.n_rest = len(out)
+        return out
+
+    def note(self) -> str:
+        full = len(self.seeds) * len(self.additions)
+        done = self.n_first + self.n_rest
+        return (f"template-list cache (slide 26): {len(self.leader)} list(s) of {self.size}, "
+                f"{done} candidates instead of {full} (saved {full - done})")
 
 
 def holdout_rows(ds: Dataset, rows: np.ndarray | None = None) -> np.ndarray | None:
@@ -157,7 +242,7 @@ def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: 
     """
     cfg = S.space.stages.get(name, {})
     base = S.terms(name, "base")
-    groups = [g for g in cfg.get("groups", ()) if _uses(g.representative, S.params)]
+    groups = _groups(S, name)
     max_terms = min(cfg.get("max_terms", 2), max(1, int(np.count_nonzero(rows)) - 3))
     loads = tuple(m for m in cfg.get("load", (ONE,)) if _uses(m, S.params)) or (ONE,)
     min_terms = 0 if part == "comm" else 1
@@ -166,21 +251,22 @@ def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: 
     intercepts = ((), (ONE,)) if ONE in base else ((),)
     base = tuple(t for t in base if t != ONE)
 
-    def build(subsets: list[tuple[Term, ...]]) -> list[Structure]:
-        out = []
-        for seed in seeds:
-            for sub in subsets:
-                for load in loads:
-                    for mult in multipliers:
-                        terms = _times(_times(sub, load), mult)
-                        for icpt in intercepts:
-                            out.append(Structure(seed.comp + terms, seed.comm, seed.extra + icpt)
-                                       if part == "comp" else
-                                       Structure(seed.comp, seed.comm + terms, seed.extra + icpt))
-        return out
+    def make(seed: Structure, add: tuple) -> Structure:
+        sub, load, mult, icpt = add
+        terms = _times(_times(sub, load), mult)
+        return (Structure(seed.comp + terms, seed.comm, seed.extra + icpt) if part == "comp" else
+                Structure(seed.comp, seed.comm + terms, seed.extra + icpt))
 
-    survivors, _ = S.run(name, rows, rows_text, build(_subsets(base, max_terms, min_terms)),
-                         cfg.get("top", 16), note, final)
+    additions = [(sub, load, mult, icpt) for sub in _subsets(base, max_terms, min_terms)
+                 for load in loads for mult in multipliers for icpt in intercepts]
+    comp_groups = _groups(S, "computation")
+    lists = None
+    if part == "comm" and cfg.get("template_list", 0) and comp_groups:
+        lists = TemplateLists(seeds, additions, make, lambda s: _family(s.comp, comp_groups),
+                              cfg["template_list"], S.opt.metric)
+    survivors, _ = S.run(name, rows, rows_text, lists.first() if lists else
+                         [make(seed, a) for seed in seeds for a in additions],
+                         cfg.get("top", 16), note, final, then=lists)
     fitted = S.reports[-1].n_candidates
     if not survivors and part == "comm":  # hand on what the stage got: the computation models
         S.notes.append(f"{name}: no candidate could be fitted on {rows_text}; the computation models "
@@ -213,6 +299,19 @@ def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: 
     return survivors
 
 
+def _groups(S: _Search, stage: str) -> list:
+    """The stage's term groups whose representative uses only parameters of the data."""
+    return [g for g in S.space.stages.get(stage, {}).get("groups", ()) if _uses(g.representative, S.params)]
+
+
+def _family(part: tuple[Term, ...], groups: list) -> frozenset[int] | None:
+    """Which of ``groups`` (a representative and its members) the terms of ``part`` belong to; None
+    when none: the family of a seed in the template-list cache (:class:`TemplateLists`)."""
+    hits = frozenset(i for i, g in enumerate(groups) for t in part
+                     if any(_contains(t, r) for r in (g.representative, *g.members)))
+    return hits or None
+
+
 def _contains(term: Term, rep: Term) -> bool:
     """Whether ``term`` is ``rep`` times only non-``n`` factors (loads, processor functions)."""
     rest = [f for f in term.factors if f not in rep.factors]
@@ -243,14 +342,31 @@ def _stage_processors(S: _Search, seeds: list[Structure], rows: np.ndarray, fina
             stage_rows, text, own = subset, f"p >= {p_min}", False
         else:
             S.notes.append(f"processors: too few runs with p >= {p_min}; all runs used")
-    s3a = [Structure(_times(s.comp, f), s.comm, s.extra) for s in seeds for f in comp_f]
-    kept, _ = S.run("processors/comp", stage_rows, text, s3a, top, final=own)
-    scored = list(s3a)
-    s3b = [Structure(s.comp, _times(s.comm, f), s.extra) for s in kept for f in comm_f] if any(
-        s.comm for s in kept) else []
-    if s3b:
-        kept, _ = S.run("processors/comm", stage_rows, text, s3b, top, final=own)
-        scored += s3b
+    size, comp_groups, comm_groups = cfg.get("template_list", 0), _groups(S, "computation"), _groups(S, "communication")
+
+    def family(s: Structure) -> tuple | None:  # the computation and communication models' families
+        comp = _family(s.comp, comp_groups)
+        comm = _family(s.comm, comm_groups) if comm_groups else frozenset(s.comm)
+        return None if comp is None or comm is None else (comp, comm)
+
+    def times(s: Structure, f: Term) -> Structure:
+        return Structure(_times(s.comp, f), s.comm, s.extra)
+
+    def comm_times(s: Structure, f: Term) -> Structure:
+        return Structure(s.comp, _times(s.comm, f), s.extra)
+
+    def stage(name: str, base: list[Structure], functions: tuple[Term, ...], make: Callable
+              ) -> tuple[list[Structure], list[Structure]]:
+        lists = (TemplateLists(base, list(functions), make, family, size, S.opt.metric)
+                 if size and comp_groups else None)
+        first = lists.first() if lists else [make(s, f) for s in base for f in functions]
+        kept, sc = S.run(name, stage_rows, text, first, top, final=own, then=lists)
+        return kept, [] if sc is None else list(sc.structures)
+
+    kept, scored = stage("processors/comp", seeds, comp_f, times)
+    if any(s.comm for s in kept):
+        kept, more = stage("processors/comm", kept, comm_f, comm_times)
+        scored += more
     if over:
         s3c = kept + [Structure(s.comp, s.comm, s.extra + (f,)) for s in kept for f in over]
         kept, _ = S.run("processors/overhead", stage_rows, text, s3c, top, final=own)
@@ -394,15 +510,8 @@ def _final(S: _Search) -> SearchOutcome:
     if not S.final:
         empty = Scores([], np.zeros((0, 0)), {m: np.zeros(0) for m in METRICS}, np.zeros(0, int))
         return SearchOutcome(empty, np.zeros(0, int), S.reports, S.notes)
-    structures = [s for sc in S.final for s in sc.structures]
-    metric_names = S.final[0].metrics.keys()
-    width = max(sc.coefficients.shape[1] for sc in S.final)
-    coefs = np.vstack([np.pad(sc.coefficients, ((0, 0), (0, width - sc.coefficients.shape[1])),
-                              constant_values=np.nan) for sc in S.final])
-    merged = Scores(structures, coefs, {m: np.concatenate([sc.metrics[m] for sc in S.final])
-                                        for m in metric_names},
-                    np.concatenate([sc.n_terms for sc in S.final]),
-                    sum(sc.n_fits for sc in S.final), np.concatenate([sc.valid for sc in S.final]))
+    merged = Scores.concat(S.final)
+    structures, coefs = merged.structures, merged.coefficients
     order = rank(merged.metric(S.opt.metric))
     seen: set = set()
     unique = []

@@ -51,9 +51,10 @@ _FIT_KEYS = FitOptions.keys()
 # per stage: allowed keys -> kind ("int", "terms", "groups", "str")
 _STAGES: dict[str, dict[str, str]] = {
     "computation": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
-    "communication": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
+    "communication": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups",
+                      "template_list": "int"},
     "processors": {"top": "int", "computation": "terms", "communication": "terms", "overhead": "terms",
-                   "p_min": "int"},
+                   "p_min": "int", "template_list": "int"},
     "p_only": {"max_terms": "int", "top": "int", "terms": "terms"},
     "parameters": {"top": "int", "functions": "terms"},
     "pmnf": {"top": "int", "terms": "terms"},
@@ -147,7 +148,7 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
         for key, value in body.items():
             kind = schema[key]
             if kind == "int":
-                stage[key] = _int(value, f"{where} {key}", 1)
+                stage[key] = _int(value, f"{where} {key}", 0 if key == "template_list" else 1)
             elif kind == "terms":
                 stage[key] = _terms(value, f"{where} {key}")
             else:

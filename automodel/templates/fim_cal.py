@@ -320,7 +320,7 @@ class FimCalTemplate(ColumnTemplate):
 
     def fit(self, frame: pd.DataFrame, *, parameters: Sequence[str] | None = None,
             method: str = "first_step", stages: int = 1, epsilon: float = 1e-5, tau: float = 0.01,
-            max_steps: int = 1_000_000, relative: bool = False) -> FimCalModel:
+            max_steps: int = 1_000_000, relative: bool = True) -> FimCalModel:
         """Fit eq. 11 to the counters and calibrate alpha (Algorithm 1) on the measured times.
 
         Parameters
@@ -333,7 +333,11 @@ class FimCalTemplate(ColumnTemplate):
         method : {"first_step", "chain"}
             Time from the first step out of the all-active state (default; the authors' code) or
             from the expected absorption time of the full chain.
-        stages, epsilon, tau, max_steps, relative
+        relative : bool
+            Calibrate alpha on the RMS of relative errors (default), so that the paper's threshold
+            ``tau = 0.01`` means 1 % whatever the unit of time; ``false`` is the paper's absolute RMS
+            (seconds), which leaves alpha at 1 when the times are milliseconds.
+        stages, epsilon, tau, max_steps
             See :func:`automodel.templates._fim_markov.chain_time` and :func:`calibrate_alpha`.
         """
         reason = self.applicable(frame)

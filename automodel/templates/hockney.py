@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
@@ -178,6 +178,8 @@ class HockneyTemplate(ColumnTemplate):
     title: str = "Hockney point-to-point model alpha + beta*m (optionally piecewise)"
     source: str = "contention-hockney-singh.txt, sec. 2.1 (t(n) = alpha + n beta) and sec. 3.3.1 (piecewise)"
     requires: tuple[str, ...] = ("n",)
+    #: where the options are documented (``automodel templates``)
+    option_docs: ClassVar[tuple[Callable, ...]] = (fit_schedule,)
 
     def fit(self, frame: pd.DataFrame, breakpoints: Sequence[float] | str | None = None,
             constant_first: bool = True, relative: bool = True, nonnegative: bool = True,
@@ -205,12 +207,20 @@ class HockneyCollectiveTemplate(ColumnTemplate):
     source: str = ("contention-hockney-singh.txt, sec. 3.1 and 3.3 (sum over steps of the max over concurrent "
                    "messages), sec. 2.1 and 3.3.1 (t(m))")
     requires: tuple[str, ...] = ("n", "p")
+    option_docs: ClassVar[tuple[Callable, ...]] = (fit_schedule,)
 
     def fit(self, frame: pd.DataFrame, schedule: str = "auto", breakpoints: Sequence[float] | str | None = None,
             constant_first: bool = True, relative: bool = True, nonnegative: bool = True,
             schedules: Sequence[str] | None = None, **options: Any) -> HockneyModel:
         """Fit the schedule ``schedule``, or with ``"auto"`` every one of ``schedules`` (default: all
-        collectives), keeping the lowest standard error (of the weighted residuals)."""
+        collectives), keeping the lowest standard error (of the weighted residuals).
+
+        Parameters
+        ----------
+        schedule : a collective of :data:`~automodel.templates.collectives.SCHEDULES` (``binomial_bcast``,
+            ...) or ``"auto"``.
+        schedules : the schedules ``"auto"`` compares (default: every collective).
+        """
         if schedule != "auto":
             return fit_schedule(frame, schedule, breakpoints, constant_first, relative, nonnegative,
                                 template=self.name)

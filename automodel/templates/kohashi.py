@@ -137,6 +137,18 @@ class KohashiModel:
             raise DataError("kohashi: this model was fitted without bayesian=True; no posterior samples")
         return self.samples @ self._features(frame).T
 
+    def coefficient_spread(self, frame: pd.DataFrame) -> np.ndarray | None:
+        """Log-space standard deviation of the prediction over the posterior samples at each row of
+        ``frame`` (the coefficient part of the model's band, :class:`automodel.interval.Interval`);
+        None without samples. Samples that predict no positive time are left out."""
+        if self.samples is None:
+            return None
+        with np.errstate(all="ignore"):
+            logs = np.log(self._sample_predictions(frame))
+        logs = np.where(np.isfinite(logs), logs, np.nan)
+        with np.errstate(all="ignore"):
+            return np.nan_to_num(np.nanstd(logs, axis=0, ddof=1), nan=0.0)
+
     def predict_median(self, frame: pd.DataFrame) -> np.ndarray:
         """Posterior median of each prediction (bayesian-kohashi sec. 3.1, the solid lines of Figs. 1-2)."""
         return np.median(self._sample_predictions(frame), axis=0)

@@ -22,6 +22,8 @@ from automodel.model import Template
 __all__ = ["TemplateOption", "template_options", "convert", "check_options", "parse_assignments"]
 
 _SKIPPED = {"self", "frame", "progress"}
+#: the type half of a numpy-style ``name : type`` line (``int``, ``sequence of str, optional``, ``{"a", "b"}``)
+_TYPE = re.compile(r"^(\{[^}]*\}|(int|float|bool|str|sequence|array|list|tuple|dict|callable)\b[^.()]*)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,12 @@ class TemplateOption:
         return f"{self.name} ({self.annotation}, default {default}){': ' + self.help if self.help else ''}"
 
 
+def _plain(text: str) -> str:
+    """reStructuredText markup as plain text: ``x`` -> x, :data:`~a.b.C` -> C, :func:`a.f` -> a.f."""
+    text = re.sub(r":\w+:`~?([^`]*\.)?([^`.]+)`", lambda m: (m.group(1) or "") * (not m.group(0).count("~")) + m.group(2), text)
+    return text.replace("``", "")
+
+
 def _helps(doc: str) -> dict[str, str]:
     """Option name -> the first sentence of its description, from a numpy-style ``Parameters`` section
     (the ``name : text`` line and the more indented lines after it)."""
@@ -55,7 +63,9 @@ def _helps(doc: str) -> dict[str, str]:
             if not more.strip() or len(more) - len(more.lstrip()) <= indent:
                 break
             text.append(more.strip())
-        paragraph = " ".join(text)
+        if len(text) > 1 and _TYPE.match(text[0]):  # "name : type" then the description below it
+            text = ([text[0].rstrip(":") + ":"] if text[0].startswith("{") else []) + text[1:]
+        paragraph = _plain(" ".join(text))
         sentence = re.split(r"(?<=[.)])\s+(?=[A-Z])", paragraph, maxsplit=1)[0]
         for name in match.group(2).split(","):
             out.setdefault(name.strip(), sentence)
@@ -65,7 +75,9 @@ def _helps(doc: str) -> dict[str, str]:
 def template_options(template: Template) -> dict[str, TemplateOption]:
     """The options of ``template`` (see the module docstring), in signature order."""
     signature = inspect.signature(template.fit)
-    helps = _helps(inspect.getdoc(template.fit) or "")
+    helps: dict[str, str] = {}
+    for documented in (template.fit, *getattr(template, "option_docs", ())):  # the fit's own first
+        helps = {**_helps(inspect.getdoc(documented) or ""), **helps}
     out = {}
     for name, param in signature.parameters.items():
         if name in _SKIPPED or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
