@@ -59,6 +59,21 @@ class FitResult:
     selection: Selection | None = None
     anomalies: pd.DataFrame = field(default_factory=pd.DataFrame)
 
+    def __repr__(self) -> str:
+        ranked = int(self.leaderboard["rank"].notna().sum()) if "rank" in self.leaderboard else 0
+        return (f"FitResult({self.dataset.source}: {len(self.dataset.runs)} runs, {ranked} ranked candidates; "
+                f"chosen T = {self.best.formula})")
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        board = self.leaderboard[self.leaderboard["rank"].notna()].head(10)
+        columns = [c for c in ("rank", "formula", "n_terms", self.space.fit.metric, "kind", "choice")
+                   if c in board.columns]
+        return (f"<p>{escape(self.dataset.source)}: {len(self.dataset.runs)} runs; chosen "
+                f"<code>T = {escape(self.best.formula)}</code></p>"
+                + board[columns].to_html(index=False, float_format=lambda v: f"{v:.4g}"))
+
     def summary(self, top: int = 10) -> str:
         """The stage log, the top of the leaderboard and the chosen formula, as text."""
         lines = [f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "

@@ -294,6 +294,21 @@ class Model:
     options: dict[str, Any] = field(default_factory=dict)
     interval: Interval | None = None
 
+    # -- what a notebook shows ----------------------------------------------------------------
+    def __repr__(self) -> str:
+        ranges = ", ".join(f"{self.roles.get(q, q)} {r[0]:g}..{r[1]:g}" for q, r in self.ranges.items())
+        band = "with" if self.interval is not None else "without"
+        return f"Model({self.name}: T = {self.formula}; trained on {ranges or 'no ranges'}; {band} a band)"
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        rows = "".join(f"<tr><td>{escape(k)}</td><td>{v:.4g}</td></tr>" for k, v in self.metrics.items()
+                       if isinstance(v, (int, float)))
+        return (f"<p><b>{escape(self.name)}</b>: T = <code>{escape(self.formula)}</code></p>"
+                f"<p>{escape(repr(self).split('; ', 1)[1].rstrip(')'))}</p>"
+                + (f"<table><tr><th>metric</th><th>value</th></tr>{rows}</table>" if rows else ""))
+
     # -- the mathematics ----------------------------------------------------------------------
     @property
     def name(self) -> str:

@@ -1,79 +1,260 @@
-"""A picture of a model: measured runs, the fit over the training range and its extrapolation."""
+"""Pictures of models: a model over its parameters, and the top candidates where they disagree.
+
+:func:`plot_model` draws time against ``n`` (one curve per process count) and against ``p`` (one curve
+per problem size): the measured runs, the fit solid over the training range and dashed beyond it,
+its prediction band shaded, and on the ``p`` panel each curve's best process count with the range of
+counts the model cannot tell from it. :func:`plot_candidates` draws the predictions of several
+candidates (the chosen model first) from the data out to four times the largest trained value,
+which is where candidates that fit the data equally well part ways. Both write PNG, SVG or PDF by the
+file's suffix, through :func:`automodel.files.write_atomic`.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from automodel.errors import AutomodelError, OutputError
 from automodel.files import write_atomic
 
-__all__ = ["plot_model", "BAND_LEVEL"]
+__all__ = ["plot_model", "plot_candidates", "figure_format", "BAND_LEVEL", "MAX_CURVES", "FORMATS"]
 
 #: level of the prediction band drawn around each curve
 BAND_LEVEL = 0.9
+#: most curves (levels of the other parameter, or candidates) drawn in one panel
+MAX_CURVES = 6
+#: how far beyond the largest trained value the curves go, per parameter
+REACH = {"n": 4.0, "p": 4.0}
+#: output formats, by file suffix
+FORMATS = ("png", "svg", "pdf")
 
 
-def plot_model(model, train: pd.DataFrame, path: str | Path, test: pd.DataFrame | None = None,
-               title: str = "") -> Path:
-    """Save a PNG: time vs n per process count (left) and time vs p at the largest n (right).
-
-    ``train`` and ``test`` use the canonical column names (``time``, ``n``, ``p``, ...). The fit is
-    drawn solid inside the training range and dashed beyond it, inside its :data:`BAND_LEVEL` band.
-    """
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    has_n, has_p = "n" in model.params, "p" in model.params
-    panels = [x for x, ok in (("n", has_n), ("p", has_p)) if ok] or [model.params[0]]
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.8), squeeze=False)
-    everything = pd.concat([train, test]) if test is not None else train
-    fixed = {q: float(train[q].median()) for q in model.params if q in ("cpu", "bw")}
-    fixed.update({q: float(train[q].max()) for q in model.params if q not in ("n", "p", "cpu", "bw")})
+    return plt
+
+
+def figure_format(path: str | Path) -> str:
+    """The format of a figure file by its suffix (png without one); else an OutputError in one line."""
+    suffix = Path(path).suffix.lstrip(".").lower() or "png"
+    if suffix not in FORMATS:
+        raise OutputError(f"{path}: expected a file name ending in .{', .'.join(FORMATS)}, got .{suffix}")
+    return suffix
+
+
+def _panels(model: Any) -> list[str]:
+    return [x for x in ("n", "p") if x in model.params] or [model.params[0]]
+
+
+def _levels(model: Any, other: str | None, runs: pd.DataFrame | None) -> tuple[list[float | None], str]:
+    """The levels of ``other`` to draw a curve for (at most :data:`MAX_CURVES`, spread over the
+    range), and a note when some were left out."""
+    if other is None or other not in model.params:
+        return [None], ""
+    if runs is not None and other in runs:
+        levels = sorted(float(v) for v in runs[other].unique())
+    else:
+        lo, hi = model.ranges.get(other, [1.0, 1.0])
+        levels = sorted(set(np.geomspace(lo, hi, 4).round(6).tolist())) if hi > lo else [float(lo)]
+    if len(levels) <= MAX_CURVES:
+        return levels, ""
+    keep = np.unique(np.linspace(0, len(levels) - 1, MAX_CURVES).round().astype(int))
+    return [levels[i] for i in keep], f"{len(keep)} of {len(levels)} {other} levels"
+
+
+def _fixed(model: Any, runs: pd.DataFrame | None) -> dict[str, float]:
+    """Values of the parameters that no panel varies: cpu and bw at 1 (a dedicated machine) unless the
+    runs say otherwise (their median), other parameters at the largest trained value."""
+    out = {}
+    for q in model.params:
+        if q in ("n", "p"):
+            continue
+        if q in ("cpu", "bw"):
+            out[q] = float(runs[q].median()) if runs is not None and q in runs else 1.0
+        else:
+            out[q] = float(model.ranges.get(q, [1.0, 1.0])[1])
+    return out
+
+
+def _grid(model: Any, x: str, runs: pd.DataFrame | None) -> tuple[np.ndarray, float, bool]:
+    """Values of ``x`` to draw from the smallest measured to beyond the largest; the largest trained
+    value; whether the axis is logarithmic."""
+    lo, hi_train = model.ranges.get(x, [1.0, 1.0])
+    hi = hi_train * REACH.get(x, 2.0)
+    if runs is not None and x in runs:
+        lo, hi = min(lo, float(runs[x].min())), max(hi, float(runs[x].max()))
+    log = x == "p" or hi / max(lo, 1e-300) > 20
+    grid = np.geomspace(max(lo, 1e-300), hi, 240) if log else np.linspace(lo, hi, 240)
+    return grid, float(hi_train), log
+
+
+def _frame(model: Any, fixed: dict[str, float], x: str, grid: np.ndarray, other: str | None,
+           level: float | None) -> pd.DataFrame:
+    cols = {q: np.full(len(grid), fixed.get(q, 1.0)) for q in model.params}
+    cols[x] = grid
+    if other is not None and level is not None:
+        cols[other] = np.full(len(grid), level)
+    return pd.DataFrame(cols)
+
+
+def _finish(fig: Any, path: str | Path, fmt: str) -> Path:
+    plt = _pyplot()
+    path = Path(path)
+    try:
+        write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format=fmt))
+    finally:
+        plt.close(fig)
+    return path
+
+
+def _curve(ax: Any, grid: np.ndarray, pred: np.ndarray, hi_train: float, color: str, label: str | None,
+           lw: float = 1.5) -> None:
+    inside = grid <= hi_train * (1 + 1e-12)
+    ax.plot(grid[inside], pred[inside], color=color, lw=lw, label=label)
+    ax.plot(grid[~inside], pred[~inside], color=color, lw=lw, ls="--")
+
+
+def _axes(ax: Any, model: Any, x: str, log_x: bool, times: list[np.ndarray]) -> None:
+    ax.set_xlabel(model.roles.get(x, x))
+    ax.set_ylabel("time [s]")
+    if log_x:
+        ax.set_xscale("log")
+    values = np.concatenate([t[np.isfinite(t) & (t > 0)] for t in times] or [np.ones(1)])
+    if len(values) and values.max() / values.min() > 10:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+
+
+def plot_model(model: Any, path: str | Path, runs: pd.DataFrame | None = None,
+               held_out: pd.DataFrame | None = None, title: str = "", level: float = BAND_LEVEL,
+               best_p: bool = True) -> Path:
+    """Save a picture of ``model``: time vs ``n`` per process count and time vs ``p`` per problem size.
+
+    Parameters
+    ----------
+    model : Model
+        A fitted model (:class:`automodel.Model`).
+    path : path
+        Where to write; ``.png``, ``.svg`` or ``.pdf``.
+    runs, held_out : DataFrame, optional
+        Measured runs in the canonical column names (``time``, ``n``, ``p``, ...): the training runs
+        (dots) and runs held out of the fit (open triangles). Without runs the curves span the
+        model's training ranges.
+    level : float
+        Level of the shaded prediction band (one run).
+    best_p : bool
+        Mark each curve's best process count on the ``p`` panel, with the counts it cannot tell apart.
+    """
+    fmt = figure_format(path)
+    plt = _pyplot()
+    panels = _panels(model)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    everything = pd.concat([f for f in (runs, held_out) if f is not None]) if runs is not None or held_out is not None else None
+    fixed = _fixed(model, everything)
+    notes = []
     for ax, x in zip(axes[0], panels):
-        other = "p" if x == "n" else "n"
-        groups = sorted(everything[other].unique()) if other in model.params else [None]
-        if len(groups) > 6:  # keep the picture readable: a few levels spread over the range
-            groups = [groups[i] for i in np.unique(np.linspace(0, len(groups) - 1, 6).round().astype(int))]
-        lo, hi_train = train[x].min(), train[x].max()
-        hi = max(everything[x].max(), hi_train * (2 if x == "n" else 4))
-        for color, g in zip(colors * 3, groups):
-            sel_tr = train if g is None else train[train[other] == g]
-            label = f"{other} = {g:g}" if g is not None else "runs"
-            ax.scatter(sel_tr[x], sel_tr["time"], color=color, s=18,
-                       label=f"{label} (train)" if len(sel_tr) else None)
-            if test is not None:
-                sel_te = test if g is None else test[test[other] == g]
-                ax.scatter(sel_te[x], sel_te["time"], color=color, marker="^", s=30, facecolors="none",
-                           label=f"{label} (held out)" if len(sel_te) else None)
-            grid = np.geomspace(lo, hi, 200) if x == "p" or hi / lo > 20 else np.linspace(lo, hi, 200)
-            cols = {q: np.full_like(grid, fixed.get(q, 1.0)) for q in model.params}
-            cols[x] = grid
-            if g is not None:
-                cols[other] = np.full_like(grid, g)
-            pred = model.core.predict(pd.DataFrame(cols))
-            band = model.predict_interval(cols, BAND_LEVEL)
+        other = ("p" if x == "n" else "n") if x in ("n", "p") else None
+        levels, left_out = _levels(model, other, everything)
+        grid, hi_train, log_x = _grid(model, x, everything)
+        drawn = []
+        for color, value in zip(colors * 3, levels):
+            label = f"{model.roles.get(other, other)} = {value:g}" if value is not None else None
+            frame = _frame(model, fixed, x, grid, other, value)
+            pred = np.asarray(model.predict(frame), float)
+            band = model.predict_interval(frame, level) if model.interval is not None else None
             if band is not None:
                 ax.fill_between(grid, band[0], band[1], color=color, alpha=0.12, lw=0)
-            inside = grid <= hi_train
-            ax.plot(grid[inside], pred[inside], color=color, lw=1.5)
-            ax.plot(grid[~inside], pred[~inside], color=color, lw=1.5, ls="--")
-        ax.set_xlabel(model.roles.get(x, x))
-        ax.set_ylabel("time [s]")
-        if x == "p" or everything[x].max() / max(everything[x].min(), 1e-300) > 20:
-            ax.set_xscale("log")
-        if everything["time"].max() / everything["time"].min() > 50:
-            ax.set_yscale("log")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
-    shaded = f"; shaded: {BAND_LEVEL:.0%} band of one run" if model.interval is not None else ""
-    fig.suptitle((title or f"T = {model.formula}") + f"\n(dashed: beyond the training range{shaded})", fontsize=9)
+            beyond = value is not None and value > model.ranges.get(other, [value, value])[1] * (1 + 1e-9)
+            _curve(ax, grid, pred, -np.inf if beyond else hi_train, color, label)  # all dashed beyond
+            drawn.append(pred)
+            for data, marker in ((runs, "o"), (held_out, "^")):
+                if data is None:
+                    continue
+                sel = data if value is None else data[np.isclose(data[other], value)]
+                ax.scatter(sel[x], sel["time"], color=color, marker=marker, s=22 if marker == "o" else 30,
+                           facecolors=color if marker == "o" else "none", zorder=3)
+            if best_p and x == "p":
+                try:
+                    found = model.best_p(**({other: value} if value is not None else {}), **{
+                        q: v for q, v in fixed.items()}, p_max=int(grid[-1]), level=level)
+                except AutomodelError:
+                    continue
+                ax.plot([found.p], [found.time], marker="*", ms=12, color=color, mec="black", mew=0.6, zorder=4)
+                ax.plot([found.p_low, found.p_high], [found.time] * 2, color=color, lw=3, alpha=0.5,
+                        solid_capstyle="butt", zorder=4)
+        _axes(ax, model, x, log_x, drawn)
+        handles, labels = ax.get_legend_handles_labels()
+        for marker, text, data in (("o", "measured", runs), ("^", "held out", held_out)):
+            if data is not None:
+                handles.append(plt.Line2D([], [], ls="", marker=marker, color="0.3",
+                                          mfc="0.3" if marker == "o" else "none"))
+                labels.append(text)
+        if best_p and x == "p" and "p" in model.params:
+            handles.append(plt.Line2D([], [], ls="", marker="*", ms=10, color="0.5", mec="black"))
+            labels.append(f"best p (bar: within the {level:.0%} band)")
+        ax.legend(handles, labels, fontsize=7, ncol=2, title=left_out or None, title_fontsize=7)
+        if left_out:
+            notes.append(left_out + " shown")
+    if fixed:
+        notes.append("at " + ", ".join(f"{model.roles.get(q, q)} = {v:g}" for q, v in fixed.items()))
+    shaded = f"shaded: {level:.0%} band of one run; " if model.interval is not None else ""
+    head = title or "\n".join(textwrap.wrap(f"T = {model.formula}", 110))
+    fig.suptitle(f"{head}\n(dashed: beyond the training ranges; {shaded}{'; '.join(notes) or 'all levels shown'})",
+                 fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png"))
-    plt.close(fig)
-    return path
+    return _finish(fig, path, fmt)
+
+
+def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[str] | None = None,
+                    runs: pd.DataFrame | None = None, level: float = BAND_LEVEL, title: str = "") -> Path:
+    """Save the predictions of ``models`` (the chosen one first, drawn with its band) against each of
+    ``n`` and ``p`` at the largest trained value of the other, out to :data:`REACH` times the largest
+    trained value; the region beyond the data is shaded, since that is where candidates disagree.
+
+    ``labels`` default to each model's formula; at most :data:`MAX_CURVES` models are drawn.
+    """
+    if not models:
+        raise OutputError(f"{path}: no model to plot")
+    fmt = figure_format(path)
+    plt = _pyplot()
+    models = list(models)[:MAX_CURVES]
+    labels = list(labels or [m.formula for m in models])[:len(models)]
+    first = models[0]
+    panels = _panels(first)
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 5.2), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fixed = _fixed(first, runs)
+    for ax, x in zip(axes[0], panels):
+        other = ("p" if x == "n" else "n") if x in ("n", "p") and ("p" if x == "n" else "n") in first.params else None
+        at = float(first.ranges[other][1]) if other is not None else None
+        grid, hi_train, log_x = _grid(first, x, None)
+        frame = _frame(first, fixed, x, grid, other, at)
+        drawn = []
+        for i, (model, label, color) in enumerate(zip(models, labels, colors * 2)):
+            pred = np.asarray(model.predict(frame), float)
+            if i == 0 and model.interval is not None:
+                lo, hi = model.predict_interval(frame, level)
+                ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0, label=f"{level:.0%} band")
+            short = textwrap.shorten(label, 60, placeholder="...")
+            _curve(ax, grid, pred, hi_train, color, f"{'chosen: ' if i == 0 else ''}{short}", 2.2 if i == 0 else 1.2)
+            drawn.append(pred)
+        if runs is not None and x in runs:
+            sel = runs if other is None or other not in runs else runs[np.isclose(runs[other], at)]
+            ax.scatter(sel[x], sel["time"], color="black", s=16, zorder=3, label="measured")
+        ax.axvspan(hi_train, grid[-1], color="0.85", alpha=0.5, lw=0)
+        _axes(ax, first, x, log_x, drawn)
+        where = f" at {first.roles.get(other, other)} = {at:g}" if other is not None else ""
+        ax.set_title(f"against {first.roles.get(x, x)}{where} (grey: beyond the data)", fontsize=8)
+        ax.legend(fontsize=6.5, loc="best")
+    fig.suptitle(title or f"top {len(models)} candidates (solid: inside the data, dashed: beyond)", fontsize=9)
+    fig.tight_layout()
+    return _finish(fig, path, fmt)

@@ -86,3 +86,17 @@ def test_fit_flags_a_run_five_times_off_and_sets_it_aside_on_request(tmp_path, c
     assert "1 anomalous run(s) set aside" in printed and "runs no leading model explains" in printed
     assert load_model(out).options["anomalies"][0]["row"] == 9
     assert len(clean.anomalies) == 0
+
+
+def test_results_and_models_have_short_reprs():
+    """Issue 13: ``repr(FitResult)`` was 115,638 characters in a notebook."""
+    from tests.conftest import make_runs
+
+    runs = make_runs(lambda n, p, c, b: 1e-6 * n ** 2 / p + 1e-3 * p, np.linspace(100, 800, 6), [1, 2, 4])
+    result = automodel.fit(runs, progress=False)
+    text = repr(result)
+    assert len(text) < 300 and text.startswith("FitResult(") and result.best.formula in text
+    assert repr(result.best).startswith(f"Model({result.best.name}: T = {result.best.formula}; trained on n 100..800")
+    html = result._repr_html_()
+    assert html.count("</tr>") == 11 and result.best.formula in html  # header and the top 10
+    assert "<table>" in result.best._repr_html_()

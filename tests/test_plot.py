@@ -1,19 +1,62 @@
-"""The model plot: a PNG of time against n per process count and against p, extrapolation dashed."""
+"""The figures: a model over n and p (runs, fit, extrapolation dashed, band, best p), the candidates
+where they disagree, and ``automodel plot`` writing PNG, SVG and PDF."""
 
 import matplotlib.image
 import numpy as np
+import pytest
 
 import automodel
-from automodel.plot import plot_model
+from automodel.cli import main
+from automodel.plot import plot_candidates, plot_model
+from tests.conftest import make_runs
 
 
-def test_plot_writes_a_picture(tmp_path):
-    from tests.conftest import make_runs
-
+@pytest.fixture(scope="module")
+def fitted():
     runs = make_runs(lambda n, p, c, b: 1e-6 * n ** 2 / p + 1e-3 * p, np.linspace(100, 800, 8), [1, 2, 4, 8])
     train, test = runs[runs["p"] <= 4], runs[runs["p"] > 4]
-    model = automodel.fit(train, progress=False).best
-    path = plot_model(model, train, tmp_path / "m.png", test=test, title="toy")
+    return automodel.fit(train, progress=False), train, test
+
+
+def _picture(path):
     image = matplotlib.image.imread(path)
     assert image.ndim == 3 and image.shape[0] > 200 and image.shape[1] > 400
     assert image[..., :3].std() > 0.05  # not a blank canvas
+    return image
+
+
+def test_plot_model_draws_runs_fit_band_and_best_p(fitted, tmp_path):
+    result, train, test = fitted
+    _picture(plot_model(result.best, tmp_path / "m.png", runs=train, held_out=test, title="toy"))
+
+
+def test_plot_model_without_runs_and_candidates(fitted, tmp_path):
+    result, train, _ = fitted
+    svg = plot_model(result.best, tmp_path / "m.svg")
+    text = svg.read_text()
+    assert text.startswith("<?xml") and "<svg" in text
+    _picture(plot_candidates(result.models[:4], tmp_path / "c.png", runs=train))
+
+
+def test_plot_refuses_an_unknown_format(fitted, tmp_path):
+    with pytest.raises(automodel.AutomodelError, match=r"m\.jpg: expected a file name ending in \.png, \.svg, \.pdf"):
+        plot_model(fitted[0].best, tmp_path / "m.jpg")
+    assert not (tmp_path / "m.jpg").exists()
+
+
+def test_cli_plot(fitted, tmp_path, capsys):
+    result, train, _ = fitted
+    model = tmp_path / "model.json"
+    result.best.save(model)
+    runs = tmp_path / "runs.csv"
+    train.to_csv(runs, index=False)
+    assert main(["plot", str(model), str(runs), "-o", str(tmp_path / "fit.png")]) == 0
+    _picture(tmp_path / "fit.png")
+    assert main(["plot", str(model), "-o", str(tmp_path / "alt.pdf"), "--candidates"]) == 0
+    assert (tmp_path / "alt.pdf").read_bytes().startswith(b"%PDF")
+    assert "equivalent candidate(s)" in capsys.readouterr().out
+    assert main(["plot", str(model), str(runs), "-o", str(tmp_path / "x.gif")]) == 2
+    assert "expected a file name ending in .png" in capsys.readouterr().err
+    train.drop(columns="p").to_csv(runs, index=False)
+    assert main(["plot", str(model), str(runs), "-o", str(tmp_path / "fit.png")]) == 2
+    assert "column 'p': missing" in capsys.readouterr().err

@@ -12,7 +12,7 @@ from automodel.errors import AutomodelError
 __all__ = ["main", "build_parser"]
 
 #: modules under automodel/cli/ that add subcommands, in the order ``--help`` lists them
-COMMAND_MODULES = ("fit", "predict", "model", "kernels", "demo", "templates", "run", "store")
+COMMAND_MODULES = ("fit", "predict", "model", "plot", "kernels", "demo", "templates", "run", "store")
 
 
 def build_parser() -> argparse.ArgumentParser:
