@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
+
+from automodel.evaluation import rank_correlation
 
 PRED = "pred"
 
@@ -141,10 +142,7 @@ def best_p(rows: pd.DataFrame, predictions: Sequence[float], p_column: str,
         predicted = part[PRED].to_numpy(dtype=float)
         predicted_best = (float(p_values[np.nanargmin(predicted)])
                           if np.isfinite(predicted).any() else float("nan"))
-        if np.ptp(actual) == 0 or not np.all(np.isfinite(predicted)) or np.ptp(predicted) == 0:
-            rho = float("nan")
-        else:
-            rho = float(spearmanr(actual, predicted).statistic)
+        rho = rank_correlation(actual, predicted)
         fixed_key = fixed if isinstance(fixed, tuple) else (fixed,)
         result.append(BestP(fixed_key, float(p_values[np.argmin(actual)]), predicted_best,
                             rho, len(part)))

@@ -27,8 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("search",),
     ("model", "interval"),
     ("templates",),
-    ("model_file", "fitting", "calibration"),
-    ("kernels",),
+    ("model_file", "fitting", "calibration", "evaluation"),
+    ("kernels", "sklearn"),
     ("export", "plot", "store", "runner"),
     ("cli", "__main__"),
 )

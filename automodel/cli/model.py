@@ -31,6 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.set_defaults(handler=best_p)
 
 
+    e = sub.add_parser("evaluate", help="score a model on measured runs: errors, rank order, band coverage")
+    e.add_argument("model", metavar="MODEL.json")
+    e.add_argument("runs", metavar="RUNS.csv", help="measured runs, the model's column names, one row per run")
+    e.add_argument("--level", type=float, default=0.9, help="level of the bands whose coverage is counted (default 0.9)")
+    e.add_argument("--json", action="store_true", help="print the scores as one JSON object")
+    e.set_defaults(handler=evaluate)
+
+
 def count(text: str) -> int | float:
     """A process count as typed: ``1024`` exactly, ``1e11`` as a float (:meth:`Model.best_p` checks it
     is whole)."""
@@ -69,4 +77,21 @@ def best_p(args: argparse.Namespace) -> int:
     head, time = found.lines()
     print(f"best {head}\n  {time}")
     warn(found.warnings)
+    return 0
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from automodel.data import read_csv
+    from automodel.errors import DataError
+    from automodel.evaluation import evaluate as score
+    from automodel.model_file import load_model
+
+    if not 0 < args.level < 1:
+        raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")
+    model = load_model(args.model)
+    result = score(model, read_csv(Path(args.runs)), args.level, source=str(args.runs))
+    print(json.dumps(result.to_dict()) if args.json else "\n".join(result.lines()))
     return 0

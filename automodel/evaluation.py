@@ -1,0 +1,125 @@
+"""How well a model predicts measured runs: relative errors, the rank order of configurations, band coverage.
+
+The measures of the field: the relative error of the prediction against each configuration's median
+time (median, mean and worst), the Spearman rank correlation between measured and predicted times of
+the configurations (fim-bhimani-2019.txt, sec. 4, ranks configurations this way: a scheduler choosing
+between configurations needs their order more than their times), and the share of runs inside the
+model's prediction band of one run (and of configurations inside its band of the expected time).
+``automodel evaluate MODEL RUNS`` prints them; the benchmarks score held-out runs with the same
+functions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import spearmanr
+
+from automodel.data.cells import numeric
+from automodel.errors import DataError
+
+__all__ = ["Evaluation", "evaluate", "rank_correlation"]
+
+
+def rank_correlation(actual: Sequence[float], predicted: Sequence[float]) -> float:
+    """Spearman's rank correlation of ``actual`` and ``predicted``; NaN when fewer than two values,
+    when either is constant, or when a prediction is not finite.
+
+    Examples
+    --------
+    >>> rank_correlation([1.0, 2.0, 3.0], [10.0, 30.0, 20.0])
+    0.5
+    """
+    a, b = np.asarray(actual, float), np.asarray(predicted, float)
+    if a.size < 2 or not np.all(np.isfinite(b)) or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return math.nan
+    return float(spearmanr(a, b).statistic)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A model's scores on measured runs.
+
+    Attributes
+    ----------
+    runs, configurations : int
+        Runs read and distinct configurations among them.
+    median_error, mean_error, worst_error : float
+        Relative error of the prediction against each configuration's median time.
+    rank_correlation : float
+        Spearman correlation of the configurations' measured and predicted times (NaN: undefined).
+    level : float
+        Level of the bands.
+    coverage : float
+        Share of runs inside the band of one run (NaN without a band).
+    coverage_mean : float
+        Share of configurations whose median time is inside the band of the expected time.
+    """
+
+    runs: int
+    configurations: int
+    median_error: float
+    mean_error: float
+    worst_error: float
+    rank_correlation: float
+    level: float
+    coverage: float
+    coverage_mean: float
+
+    def lines(self) -> list[str]:
+        """The scores in a few lines of at most 80 columns."""
+        rho = "undefined" if math.isnan(self.rank_correlation) else f"{self.rank_correlation:.3f}"
+        out = [f"{self.runs} runs, {self.configurations} configurations",
+               f"relative error: median {self.median_error:.1%}, mean {self.mean_error:.1%}, "
+               f"worst {self.worst_error:.1%}",
+               f"rank correlation of configurations (Spearman): {rho}"]
+        if math.isnan(self.coverage):
+            out.append("band: none (the model has no prediction band)")
+        else:
+            out.append(f"inside the {self.level:.0%} bands: {self.coverage:.0%} of runs (one run), "
+                       f"{self.coverage_mean:.0%} of configurations (mean)")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scores as a JSON-ready dictionary (NaN as None)."""
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
+
+
+def evaluate(model: Any, runs: pd.DataFrame, level: float = 0.9, source: str = "<DataFrame>") -> Evaluation:
+    """Score ``model`` (:class:`automodel.Model`) on ``runs`` (its own column names, one row per run;
+    ``source`` names a file the rows come from, line 2 onwards, for the errors).
+
+    Raises
+    ------
+    DataError
+        A missing column, no runs, or a time that is not a positive number (naming the row).
+    """
+    time_col = model.roles.get("time", "time")
+    if time_col not in runs.columns:
+        raise DataError(f"{source}, column '{time_col}': missing; expected the measured times")
+    if not len(runs):
+        raise DataError(f"{source}: no runs to evaluate the model on")
+    y = numeric(runs, time_col, "time", source, 0 if source == "<DataFrame>" else 2, measured=True)
+    pred = np.asarray(model.predict(runs, source=source), float)
+    keys = [model.roles.get(q, q) for q in model.params if model.roles.get(q, q) in runs.columns]
+    frame = runs[keys].assign(_time=y, _pred=pred)
+    configs = frame.groupby(keys, sort=False).agg(_time=("_time", "median"), _pred=("_pred", "first")) \
+        if keys else frame[["_time", "_pred"]].median().to_frame().T
+    actual, predicted = configs["_time"].to_numpy(float), configs["_pred"].to_numpy(float)
+    with np.errstate(all="ignore"):
+        errors = np.abs(predicted - actual) / actual
+    errors = np.where(np.isfinite(errors), errors, np.inf)
+    coverage = coverage_mean = math.nan
+    band = model.predict_interval(runs, level, source=source)
+    if band is not None:
+        coverage = float(np.mean((band[0] <= y) & (y <= band[1])))
+        config_rows = configs.reset_index()[keys] if keys else runs.iloc[:1]
+        lo, hi = model.predict_interval(config_rows, level, kind="mean", source=source)
+        coverage_mean = float(np.mean((lo <= actual) & (actual <= hi)))
+    return Evaluation(len(runs), len(configs), float(np.median(errors)), float(np.mean(errors)),
+                      float(np.max(errors)), rank_correlation(actual, predicted), level, coverage,
+                      coverage_mean)
