@@ -280,9 +280,10 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     sc = outcome.scores
     ctx = model_context(ds, sp)
     rows, models = [], []
+    staged = "n" in ds.params and "pmnf" not in sp.stages  # the stages that separate the parts ran
     for i in outcome.order[:max_rows]:
         terms = sc.structures[i].terms
-        core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)])
+        core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)], sc.structures[i].parts if staged else ())
         mets = {m: float(v[i]) for m, v in sc.metrics.items()}
         models.append(Model(core, metrics=mets, **ctx))
         rows.append({"formula": models[-1].formula, "n_terms": len(core.terms), **mets, "kind": "searched",

@@ -27,7 +27,8 @@ from automodel import printing
 from automodel.interval import Interval
 from automodel.space.terms import Term, term_from_dict, term_sum
 
-__all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR"]
+__all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR",
+           "PARTS"]
 
 FORMAT = "automodel-model"
 VERSION = 1
@@ -63,6 +64,10 @@ class Core(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
+#: the parts of a run time a model can tell apart (adaptive-model-sanjay-slides.txt, slides 20-21: the
+#: computation and communication models times their processor functions, plus an overhead P-term and
+#: the serial constant); ``other`` is what a template's equations do not assign to either
+PARTS = ("computation", "communication", "overhead", "other")
 #: the widest range of process counts :meth:`Model.best_p` searches exhaustively (in chunks of
 #: :data:`CHUNK_P`); a term model takes about 25 ms for all of them
 EXHAUSTIVE_P = 2 ** 20
@@ -220,6 +225,8 @@ class TermModel:
     terms: tuple[Term, ...]
     coefficients: tuple[float, ...]
     name: str = "searched"
+    #: the part of the run time each term models (:data:`PARTS`); empty when unknown
+    parts: tuple[str, ...] = ()
 
     @property
     def n_coefficients(self) -> int:
@@ -238,16 +245,33 @@ class TermModel:
                 out = out + c * t.evaluate(columns, n_rows)
         return out
 
+    def predict_parts(self, frame: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The prediction split into its parts (:data:`PARTS` order, the parts it has), summing to
+        :meth:`predict`; empty when the parts are unknown."""
+        n_rows = len(frame[next(iter(frame))]) if len(frame) else 1
+        columns = {k: np.asarray(frame[k], float) for k in frame}
+        out: dict[str, np.ndarray] = {part: np.zeros(n_rows) for part in PARTS if part in self.parts}
+        for c, t, part in zip(self.coefficients, self.terms, self.parts):
+            if c != 0.0:
+                out[part] = out[part] + c * t.evaluate(columns, n_rows)
+        return out
+
     @classmethod
-    def from_fit(cls, terms: Sequence[Term], coefficients: Sequence[float]) -> "TermModel":
+    def from_fit(cls, terms: Sequence[Term], coefficients: Sequence[float], parts: Sequence[str] = ()
+                 ) -> "TermModel":
         """The fitted sum without the terms that non-negative least squares set to exactly zero (they
-        are not part of the model); the first term with coefficient 0 when every one is zero."""
-        kept = [(t, float(c)) for t, c in zip(terms, coefficients) if c != 0.0] or [(terms[0], 0.0)]
-        return cls(tuple(t for t, _ in kept), tuple(c for _, c in kept))
+        are not part of the model); the first term with coefficient 0 when every one is zero.
+        ``parts`` names the part of each term (:data:`PARTS`), when known."""
+        labels = list(parts) or [""] * len(terms)
+        kept = [(t, float(c), q) for t, c, q in zip(terms, coefficients, labels) if c != 0.0] or [
+            (terms[0], 0.0, labels[0])]
+        return cls(tuple(t for t, _, _ in kept), tuple(c for _, c, _ in kept),
+                   parts=tuple(q for _, _, q in kept) if parts else ())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "terms", "terms": [t.to_dict() for t in self.terms],
-                "coefficients": [float(c) for c in self.coefficients]}
+        out = {"kind": "terms", "terms": [t.to_dict() for t in self.terms],
+               "coefficients": [float(c) for c in self.coefficients]}
+        return {**out, "parts": list(self.parts)} if self.parts else out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], params: frozenset[str]) -> "TermModel":
@@ -260,8 +284,12 @@ class TermModel:
         for i, c in enumerate(coefs):
             if not finite_number(c):
                 raise ModelFileError(f"model body: coefficient {i} must be a finite number, got {shown(c)}")
+        parts = d.get("parts", [])
+        if not isinstance(parts, list) or (parts and len(parts) != len(terms)) or any(q not in PARTS for q in parts):
+            raise ModelFileError(f"model body: 'parts' must be a list naming one of {', '.join(PARTS)} per "
+                                 f"term, got {shown(parts)}")
         return cls(tuple(term_from_dict(t, params, f"term {i}") for i, t in enumerate(terms)),
-                   tuple(float(c) for c in coefs))
+                   tuple(float(c) for c in coefs), parts=tuple(parts))
 
 
 @dataclass
@@ -388,6 +416,29 @@ class Model:
         """``n in [1000, 8000], p in [1, 8]``: where the model was fitted, for messages."""
         return ", ".join(f"{self.roles.get(q, q)} in [{lo:g}, {hi:g}]" for q, (lo, hi) in self.ranges.items()
                          ) or "no parameter"
+
+    def predict_parts(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>") -> pd.DataFrame:
+        """The prediction at every row of ``data`` split into its parts (columns of :data:`PARTS` that
+        the model has), which sum to :meth:`predict`.
+
+        Searched models know the part of each term from the stage that added it; templates whose
+        equations separate the parts define ``predict_parts`` (FiM-Cal: computation, FiM-Com:
+        communication, the rational polynomial: its CPU and bandwidth polynomials).
+
+        Raises
+        ------
+        DataError
+            When the model does not tell its parts apart (a p-only or pmnf search, most templates).
+        """
+        columns = self._columns(data, source)
+        fn = getattr(self.core, "predict_parts", None)
+        with np.errstate(all="ignore"):
+            parts = fn(columns) if fn is not None else {}
+        if not parts:
+            raise DataError(f"this model ({self.name}) does not tell computation and communication apart "
+                            "(only searched models with n and p, FiM-Cal, FiM-Com and the rational "
+                            "polynomial do)")
+        return pd.DataFrame({q: np.asarray(v, float) for q, v in parts.items()})
 
     def predict_interval(self, data: pd.DataFrame | Mapping[str, Any], level: float = 0.9, kind: str = "run",
                          source: str = "<DataFrame>") -> tuple[np.ndarray, np.ndarray] | None:

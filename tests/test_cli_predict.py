@@ -19,3 +19,25 @@ def test_predict_missing_column(tmp_path, model_json, capsys):
     data.write_text("n,cpu\n100,1\n")
     assert main(["predict", str(model_json), str(data)]) == 2
     assert "column 'p': missing" in capsys.readouterr().err
+
+
+def test_predict_parts_columns(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+    import pytest
+
+    from automodel.cli import main
+    from tests.conftest import make_runs
+
+    runs = tmp_path / "runs.csv"
+    make_runs(lambda n, p, c, b: 1e-6 * n ** 2 / p + 1e-4 * n * np.log2(p) + 0.01, np.linspace(200, 1000, 5),
+              [1, 2, 4, 8], noise=0.0).to_csv(runs, index=False)
+    assert main(["fit", str(runs), "-o", str(tmp_path / "m.json"), "--quiet", "--templates", "none"]) == 0
+    pd.DataFrame({"n": [2000.0], "p": [16.0]}).to_csv(tmp_path / "q.csv", index=False)
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "q.csv"), "--parts",
+                 "-o", str(tmp_path / "out.csv")]) == 0
+    out = pd.read_csv(tmp_path / "out.csv")
+    parts = [c for c in out.columns if c in ("computation", "communication", "overhead")]
+    assert "computation" in parts
+    assert out[parts].sum(axis=1).iloc[0] == pytest.approx(out["predicted"].iloc[0])

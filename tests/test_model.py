@@ -154,3 +154,33 @@ def test_best_p_says_when_p_min_is_above_the_default_p_max():
     with pytest.raises(automodel.DataError, match=r"^p_max must be >= p_min \(100\), got 64 \(the default: 4x "
                                                   r"the largest trained p, at least 64\)$"):
         _power_model("100*n/p + 0.5*p").best_p(n=40, p_min=100)
+
+
+def test_predict_parts_sum_to_the_prediction_and_survive_the_file(tmp_path):
+    """Issue 13: the search builds computation and communication separately; the model keeps them."""
+    from tests.conftest import make_runs
+
+    runs = make_runs(lambda n, p, c, b: 1e-6 * n ** 2 / p + 1e-4 * n * np.log2(p) + 0.01,
+                     np.linspace(200, 1000, 5), [1, 2, 4, 8], noise=0.0)
+    model = automodel.fit(runs, progress=False, templates="none").best
+    rows = pd.DataFrame({"n": [2000.0, 4000.0], "p": [16.0, 32.0]})
+    parts = model.predict_parts(rows)
+    assert set(parts.columns) <= {"computation", "communication", "overhead"} and "computation" in parts
+    np.testing.assert_allclose(parts.sum(axis=1), model.predict(rows), rtol=1e-12)
+    model.save(tmp_path / "m.json")
+    again = automodel.load_model(tmp_path / "m.json")
+    pd.testing.assert_frame_equal(again.predict_parts(rows), parts)
+    assert again.core.parts == model.core.parts
+
+
+def test_predict_parts_of_templates_and_models_without_parts():
+    from automodel.templates.rational import RationalModel
+
+    rational = automodel.Model(RationalModel(("n", "cpu", "bw"), ((1.0, 2.0), (3.0,), (4.0,))), ("n", "cpu", "bw"),
+                               {"time": "time", "n": "n", "cpu": "cpu", "bw": "bw"})
+    parts = rational.predict_parts(pd.DataFrame({"n": [10.0], "cpu": [0.5], "bw": [0.25]}))
+    assert parts.iloc[0].to_dict() == {"other": 21.0, "computation": 6.0, "communication": 16.0}
+    p_only = automodel.fit(pd.DataFrame({"p": [1.0, 2, 4, 8, 16], "time": [10.0, 5.2, 2.8, 1.6, 1.1]}),
+                           progress=False, templates="none").best
+    with pytest.raises(automodel.DataError, match=r"does not tell computation and communication apart"):
+        p_only.predict_parts(pd.DataFrame({"p": [32.0]}))

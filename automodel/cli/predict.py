@@ -41,6 +41,9 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
                    help="level of the prediction band (columns lower and upper; default 0.9)")
     p.add_argument("--band", choices=("run", "mean"), default="run",
                    help="the band covers one new run (default) or the expected time")
+    p.add_argument("--parts", action="store_true",
+                   help="MODEL.json DATA.csv: add the computation, communication and overhead parts "
+                        "of each prediction (models that tell them apart)")
     add_forecast_options(p)
 
 
@@ -76,6 +79,10 @@ def predict(args: argparse.Namespace) -> int:
     band = model.predict_interval(frame, level=args.level, kind=args.band, source=args.data)
     if band is not None:
         out["lower"], out["upper"] = band
+    if args.parts:
+        parts = model.predict_parts(frame, source=args.data)
+        for part in parts:
+            out[part] = parts[part].to_numpy()
     if args.output:
         write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
         print(f"{len(out)} predictions written to {args.output}")

@@ -40,6 +40,15 @@ class Structure:
     def key(self) -> frozenset[Term]:
         return frozenset(self.terms)
 
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The part of the run time each of :attr:`terms` models (adaptive-model-sanjay-slides.txt,
+        slides 20-21): ``computation``, ``communication``, or ``overhead`` (the serial constant and
+        the overhead P-terms)."""
+        comp, comm = set(self.comp), set(self.comm)
+        return tuple("computation" if t in comp else "communication" if t in comm else "overhead"
+                     for t in self.terms)
+
 
 class TermCache:
     """Every distinct term evaluated once on every row of a dataset; columns addressed by index."""

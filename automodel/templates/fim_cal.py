@@ -210,6 +210,11 @@ class FimCalModel:
         u = np.clip(self.alpha * design @ np.asarray(self.beta_u), 0.0, 1.0 - 1.0 / tc)
         return u, tc, sc
 
+    def predict_parts(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """The whole prediction is the computation: FiM-Cal models the calculation
+        (fim-bhimani-2019.txt, sec. 2)."""
+        return {"computation": self.predict(frame)}
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """Predicted calculation time per row (same unit as the training ``time``)."""
         t = _process_counts(frame) if self.uses_p else np.ones(len(frame))

@@ -198,6 +198,11 @@ class FimComModel:
         """Simulated completion times per row, shape ``(len(frame), reps)``."""
         return simulate_frame(frame, self.pattern, self.params, self.job_size, self.reps, self.seed)
 
+    def predict_parts(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """The whole prediction is the communication: FiM-Com models the collective communication
+        (fim-bhimani-2019.txt, sec. 3)."""
+        return {"communication": self.predict(frame)}
+
     def predict(self, frame: pd.DataFrame) -> np.ndarray:
         """Mean simulated communication time per row (same unit as the training ``time``)."""
         return self.simulate(frame).mean(axis=1)

@@ -76,6 +76,14 @@ class RationalModel:
             total += _poly(n, c) / (1.0 if part == "n" else column(frame, part))
         return total
 
+    def predict_parts(self, frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """``P_cpu(n)/cpu`` as the computation, ``P_bw(n)/bw`` as the communication and ``P_n(n)``,
+        which the loads do not touch, as ``other`` (eqs. 1-4)."""
+        n = column(frame, "n")
+        names = {"n": "other", "cpu": "computation", "bw": "communication"}
+        return {names[part]: _poly(n, c) / (1.0 if part == "n" else column(frame, part))
+                for part, c in zip(self.parts, self.coefficients)}
+
     def to_dict(self) -> dict:
         return {"kind": "template", "template": "rational", "version": MODEL_VERSION, "parts": list(self.parts),
                 "coefficients": [list(c) for c in self.coefficients], "notes": list(self.notes)}
