@@ -20,21 +20,25 @@ _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "
          "BestP": "automodel.model", "Interval": "automodel.interval",
          "load_model": "automodel.model_file", "load_space": "automodel.space.config",
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
-         "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.extrap_text"}
+         "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.extrap_text",
+         "read": "automodel.data.readers",
+         "AutomodelRegressor": "automodel.sklearn"}
 
 __all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "BestP", "Interval", "load_model", "load_space",
-           "SearchSpace", "fit_many", "ManyResult", "read_extrap_text", "AutomodelError", "DataError",
-           "SpaceError", "ModelFileError", "StoreError"]
+           "SearchSpace", "fit_many", "ManyResult", "read", "read_extrap_text", "AutomodelRegressor", "AutomodelError",
+           "DataError", "SpaceError", "ModelFileError", "StoreError"]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover
     from automodel.fitting import FitResult, fit
     from automodel.data import Dataset, load
     from automodel.data.extrap_text import read_extrap_text
+    from automodel.data.readers import read
     from automodel.kernels.fit_many import ManyResult, fit_many
     from automodel.interval import Interval
     from automodel.model import BestP, Model, TermModel
     from automodel.model_file import load_model
+    from automodel.sklearn import AutomodelRegressor
     from automodel.space.config import SearchSpace, load_space
 
 

@@ -15,7 +15,7 @@ from typing import Callable
 
 from automodel.errors import AutomodelError, OutputError
 
-__all__ = ["read_text", "write_atomic", "write_text", "os_reason", "check_input", "check_output"]
+__all__ = ["read_text", "read_bytes", "decode", "write_atomic", "write_text", "os_reason", "check_input", "check_output"]
 
 
 def os_reason(exc: OSError) -> str:
@@ -38,6 +38,25 @@ def check_input(path: str | Path, what: str, error: type[AutomodelError]) -> Pat
     return path
 
 
+def read_bytes(path: str | Path, what: str, error: type[AutomodelError], limit: int | None = None) -> bytes:
+    """The bytes of the file ``path`` (its first ``limit`` bytes when given); every failure is ``error``."""
+    path = check_input(path, what, error)
+    try:
+        with path.open("rb") as fh:
+            return fh.read(-1 if limit is None else limit)
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({os_reason(exc)})") from None
+
+
+def decode(data: bytes, path: str | Path, what: str, error: type[AutomodelError]) -> str:
+    """``data`` read from ``path`` as UTF-8 text (a leading byte-order mark dropped); else ``error``."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}), "
+                    f"expected {what}") from None
+
+
 def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
     """The UTF-8 text of the file ``path`` (a leading byte-order mark dropped); every failure is ``error``.
 
@@ -49,16 +68,7 @@ def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
     ...
     automodel.errors.ModelFileError: /nonexistent.json: no such file, expected a model JSON file
     """
-    path = check_input(path, what, error)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise error(f"{path}: cannot be read ({os_reason(exc)})") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise error(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}), "
-                    f"expected {what}") from None
+    return decode(read_bytes(path, what, error), path, what, error)
 
 
 def check_output(path: str | Path) -> Path:

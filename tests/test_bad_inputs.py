@@ -50,7 +50,7 @@ CASES = [
     ("valid_runs.csv", "fit {f} --param 'my col' -o {out}", "column 'my col': no such column for an extra parameter"),
     ("valid_runs.csv", "fit {f} -o {tmp}/absent/m.json", "the folder"),
     ("valid_runs.csv", "fit {f} -o {tmp}", "is a directory, expected a file name to write"),
-    ("valid_runs.csv", "fit {tmp}", "is a directory, expected a CSV file"),
+    ("valid_runs.csv", "fit {tmp}", "is a directory with no CUBE profiles in its folders; expected a file of"),
     ("model_not_json.json", "show {f}", "not a valid model JSON file"),
     ("model_nan.json", "show {f}", "not a valid model JSON file (NaN is not allowed)"),
     ("model_wrong_format.json", "show {f}", "not an automodel model file"),

@@ -179,7 +179,7 @@ def test_cause12_errors_in_values_name_the_line_of_the_file(tmp_path):
     path = tmp_path / "profile.txt"
     path.write_text("PARAMETER p\nPOINTS 0 2 4 8\n\nREGION main\nDATA 1.0\nDATA 2.0\nDATA 1e-300\nDATA 3\n")
     frame = read_extrap_text(path)
-    assert frame.attrs["lines"].tolist() == [5, 6, 7, 8]
+    assert frame.attrs["lines"] == [5, 6, 7, 8]
     with pytest.raises(automodel.DataError, match=rf"^{path}, line 5, column 'p': expected a positive process count, got 0"):
         automodel.fit_many(path)
     path.write_text(path.read_text().replace("POINTS 0", "POINTS 1"))

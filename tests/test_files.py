@@ -20,7 +20,8 @@ def test_directories_given_as_input_files_are_named(tmp_path):
     folder.mkdir()
     with pytest.raises(SpaceError, match="is a directory, expected a search-space TOML file"):
         automodel.fit(_runs(tmp_path), space=folder)
-    with pytest.raises(DataError, match="is a directory, expected a CSV file"):
+    with pytest.raises(DataError, match="is a directory with no CUBE profiles in its folders; expected a file of "
+                                        "measurements or a CUBE set"):
         automodel.fit(tmp_path)
 
 

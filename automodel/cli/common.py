@@ -1,4 +1,4 @@
-"""Pieces shared by the subcommands: data-role and forecast options, NAME=VALUE parameters."""
+"""Pieces shared by the subcommands: input, data-role and forecast options, NAME=VALUE parameters."""
 
 from __future__ import annotations
 
@@ -9,6 +9,11 @@ from collections.abc import Iterable
 from automodel.errors import DataError
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
+#: the names of :data:`automodel.data.FORMATS`, spelled out so that building the parser imports no pandas
+INPUT_FORMATS = ("csv", "tsv", "parquet", "text", "json", "jsonl", "talpas", "experiment", "cube")
+#: what an input file may be, for help texts
+INPUT_HELP = ("runs (CSV, TSV, Parquet), an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p) or a "
+              "folder of CUBE profiles")
 #: what ``--store`` takes, for every command that has it
 STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs pip install "
               "'automodel[postgres]'); observe and load record create a missing store")
@@ -23,6 +28,27 @@ def add_role_options(parser: argparse.ArgumentParser) -> None:
                         help="extra numeric parameter column(s) (iterations, clusters, ...)")
     parser.add_argument("--aggregate", choices=("median", "mean", "min"), default="median",
                         help="how repetitions (identical parameters) are combined (default: median)")
+
+
+def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> None:
+    """``--format NAME`` and (``kernel``) ``--kernel NAME``: how the input file is read, which kernel of it."""
+    parser.add_argument("--format", choices=INPUT_FORMATS, default=None,
+                        help="input format (default: detected from the content)")
+    if kernel:
+        parser.add_argument("--kernel", metavar="NAME", default=None,
+                            help="the kernel to model when the file holds several, by its label, e.g. "
+                                 "'main->solve [time]' (automodel kernels lists them)")
+
+
+def read_input(args: argparse.Namespace):  # noqa: ANN201  (a DataFrame; pandas is imported here only)
+    """The runs of ``args.data`` (:func:`automodel.data.read` with ``args.format``), cut to the kernel
+    ``args.kernel``; the reader's notes printed as ``note: ...``."""
+    from automodel.data import one_kernel, read
+
+    frame = one_kernel(read(args.data, args.format), args.kernel)
+    for note in frame.attrs.get("notes", ()):
+        print(f"note: {note}")
+    return frame
 
 
 def role_kwargs(args: argparse.Namespace) -> dict:

@@ -1,18 +1,20 @@
-"""``automodel fit DATA.csv``: search, print the leaderboard and the chosen formula, write the model."""
+"""``automodel fit FILE``: search, print the leaderboard and the chosen formula, write the model."""
 
 from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_role_options, role_kwargs, warn
+from automodel.cli.common import INPUT_HELP, add_input_options, add_role_options, read_input, role_kwargs, warn
 from automodel.files import check_output, write_text
 from automodel.errors import DataError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fit", help="search for the model of a CSV of timed runs",
-                       description="Run the staged search on DATA.csv and print the ranked candidates.")
-    p.add_argument("data", metavar="DATA.csv")
+    p = sub.add_parser("fit", help="search for the model of timed runs (CSV, Extra-P files, CUBE profiles)",
+                       description="Run the staged search on the runs in FILE and print the ranked candidates. "
+                                   "A file of several kernels needs --kernel NAME (or automodel kernels).")
+    p.add_argument("data", metavar="FILE", help=INPUT_HELP)
+    add_input_options(p)
     add_role_options(p)
     p.add_argument("--space", default="default", metavar="NAME|FILE",
                    help="search space: a shipped one (default, pmnf) or a TOML file (default: default)")
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.output:
         check_output(args.output)
-    result = automodel.fit(args.data, space=args.space, metric=args.metric, selection=args.selection,
+    result = automodel.fit(read_input(args), space=args.space, metric=args.metric, selection=args.selection,
                            templates=args.templates, progress=not args.quiet,
                            template_options=parse_assignments(args.template_option),
                            drop_anomalies=args.drop_anomalies, **role_kwargs(args))

@@ -1,11 +1,13 @@
-"""``automodel kernels FILE``: one model per kernel of a profile (Extra-P text input, or a CSV with a
-kernel column), printed one line per kernel; optionally all models (JSON) or the summary (CSV) written."""
+"""``automodel kernels FILE``: one model per kernel of a profile (any Extra-P format, a CUBE set, or a table
+with a kernel column), printed one line per kernel; optionally all models (JSON) or the summary (CSV)
+written."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from automodel.cli.common import INPUT_HELP, add_input_options
 from automodel.files import check_output, write_atomic
 from automodel.errors import DataError
 
@@ -13,10 +15,12 @@ OUT_SUFFIXES = (".json", ".csv")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("kernels", help="model every kernel of a profile (Extra-P text file or CSV)",
-                       description="Model every kernel of FILE (Extra-P text input, or a CSV with a kernel "
-                                   "column) with the search space of 'automodel fit'; print one line per kernel.")
-    p.add_argument("data", metavar="FILE", help="Extra-P text input, or a CSV with one row per run")
+    p = sub.add_parser("kernels", help="model every kernel of a profile (Extra-P files, CUBE profiles, CSV)",
+                       description="Model every kernel of FILE (any Extra-P format, a folder of CUBE profiles, or "
+                                   "a table with a kernel column) with the search space of 'automodel fit'; print "
+                                   "one line per kernel.")
+    p.add_argument("data", metavar="FILE", help=INPUT_HELP)
+    add_input_options(p, kernel=False)
     p.add_argument("--kernel", default="kernel", metavar="COL", help="kernel column of a CSV (default: kernel)")
     p.add_argument("--time", default="time", metavar="COL", help="value column of a CSV (default: time)")
     p.add_argument("--param", metavar="COL", nargs="+", action="extend", default=None,
@@ -43,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     if out is not None:
         check_output(out)
     result = fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
-                      aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs)
+                      aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
+                      format=args.format)
     print("\n".join(result.lines()))
     print("\n".join(f"note: {n}" for n in result.notes))
     if out is not None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import STORE_HELP, add_forecast_options, add_role_options, role_kwargs
+from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
+                                  read_input, role_kwargs)
 
 __all__ = ["register"]
 
@@ -19,16 +20,17 @@ def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     o = sub.add_parser("observe", help="add runs to the store, refit, re-rank and prune the live models",
-                       description="Add the runs of DATA.csv to an application; the first observe runs the "
+                       description="Add the runs of FILE to an application; the first observe runs the "
                                    "staged search. Prints the new leader, pruned count and flagged runs. Runs "
                                    "the store already has (same parameters and time) are skipped, so "
                                    "observing a file again adds nothing.",
                        conflict_handler="resolve")
     _store_option(o)
-    o.add_argument("data", metavar="DATA.csv")
+    o.add_argument("data", metavar="FILE", help=INPUT_HELP)
+    add_input_options(o)
     add_role_options(o)
     o.add_argument("--aggregate", choices=("median", "mean", "min"), default=None,
-                   help="combine repetitions (identical parameters) of DATA.csv into one run each "
+                   help="combine repetitions (identical parameters) of FILE into one run each "
                         "(default: store every run)")
     o.add_argument("--allow-duplicates", action="store_true",
                    help="store runs the store already has (genuinely repeated measurements)")
@@ -75,7 +77,7 @@ def observe(args: argparse.Namespace) -> int:
     aggregate = kwargs.pop("aggregate")
     if not kwargs["explicit"] and not kwargs["params"]:
         kwargs = {}  # the application's remembered columns
-    report = do_observe(args.store, args.app, args.data, space=args.space, aggregate=aggregate,
+    report = do_observe(args.store, args.app, read_input(args), space=args.space, aggregate=aggregate,
                         allow_duplicates=args.allow_duplicates, **kwargs)
     print("\n".join(report.lines()))
     return 0

@@ -1,7 +1,11 @@
-"""Measurements in: CSV files and DataFrames of runs, Extra-P text files, checked cells, repetitions."""
+"""Measurements in: every input format (CSV, TSV, Parquet, Extra-P's files, CUBE profiles) read through one
+entry, checked cells, repetitions."""
 
 from automodel.data.cells import numeric, read_csv
 from automodel.data.dataset import Dataset, aggregate_se, configuration_se, load
+from automodel.data.readers import FORMATS, read
+from automodel.data.tidy import one_kernel
 from automodel.options import AGGREGATES
 
-__all__ = ["Dataset", "load", "aggregate_se", "configuration_se", "read_csv", "numeric", "AGGREGATES"]
+__all__ = ["Dataset", "load", "read", "FORMATS", "one_kernel", "aggregate_se", "configuration_se", "read_csv",
+           "numeric", "AGGREGATES"]

@@ -1,4 +1,4 @@
-"""Cells in: read a CSV file and turn one column into checked floats, with one-line errors.
+"""Cells in: read a CSV (or TSV) file and turn one column into checked floats, with one-line errors.
 
 Every reader of measurements (runs, kernels, machine-load samples, model inputs) goes through these two
 functions, so an error always names the file, the row as a person counts it, the column and what was
@@ -17,7 +17,7 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["finite_number", "read_csv", "numeric", "located", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["finite_number", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -41,25 +41,27 @@ RULES = {
 MEASURED = {"p": (lambda v: (v >= 1) & (v == np.floor(v)), "a process count (an integer >= 1)")}
 
 
-def read_csv(path: Path) -> pd.DataFrame:
-    """Read a CSV file of runs; a missing, empty or unreadable file is a one-line :class:`DataError`."""
-    src = str(path)
-    check_input(path, "a CSV file", DataError)
+def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
+    """Read a CSV file of runs (a TSV file with ``sep="\\t"``); a missing, empty or unreadable file is a
+    one-line :class:`DataError`."""
+    src, kind = str(path), "TSV" if sep == "\t" else "CSV"
+    separated = "tab" if sep == "\t" else "comma"
+    check_input(path, f"a {kind} file", DataError)
     try:
-        frame = pd.read_csv(path, skipinitialspace=True, keep_default_na=False, na_values=[""])
+        frame = pd.read_csv(path, sep=sep, skipinitialspace=True, keep_default_na=False, na_values=[""])
     except pd.errors.EmptyDataError:
-        raise DataError(f"{src}: the file is empty, expected a CSV header and one row per run") from None
+        raise DataError(f"{src}: the file is empty, expected a {kind} header and one row per run") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"{src}: not a readable CSV file ({msg})") from None
+        raise DataError(f"{src}: not a readable {kind} file ({msg})") from None
     if frame.empty:
         raise DataError(f"{src}: the file has a header but no rows, expected one row per run")
     if frame.shape[1] == 1:
-        sep = next((s for s in (";", "\t", "|") if s in str(frame.columns[0])), None)
-        if sep is not None:
+        other = next((s for s in (";", "\t", "|", ",") if s != sep and s in str(frame.columns[0])), None)
+        if other is not None:
             raise DataError(f"{src}, row 1: one column {shown(str(frame.columns[0]))}; automodel reads "
-                            f"comma-separated values and this file seems to use {sep!r}")
-    header = pd.read_csv(path, header=None, nrows=1, dtype=str, skipinitialspace=True).iloc[0]
+                            f"{separated}-separated values and this file seems to use {other!r}")
+    header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, skipinitialspace=True).iloc[0]
     twice = header[header.duplicated()]
     if len(twice):
         raise DataError(f"{where(src, 1, str(twice.iloc[0]))}: the header names this column twice, "
@@ -125,11 +127,27 @@ def violation(values: np.ndarray, role: str, measured: bool = False) -> tuple[in
     return None
 
 
+def place(at: object) -> str:
+    """Where a row is, as a message says it: ``line 12`` for a line number, else the text given (a JSON
+    path such as ``measurements[3]``, a profile such as ``mm.x1.r1/profile.cubex``)."""
+    return f"line {int(at)}" if isinstance(at, (int, np.integer)) else str(at)
+
+
+def rows_of(frame: pd.DataFrame) -> int | np.ndarray:
+    """Where the rows of ``frame`` are in its file, for messages: ``frame.attrs["lines"]`` (the line or
+    record of every row) when it has one entry per row, else ``frame.attrs["first_row"]`` (the line of
+    the first data row of a CSV file), else 0."""
+    lines = frame.attrs.get("lines")
+    if lines is not None and len(lines) == len(frame):
+        return np.asarray(lines)
+    return int(frame.attrs.get("first_row", 0))
+
+
 def located(source: str, i: int, column: str, rows: int | np.ndarray) -> str:
-    """Where row ``i`` is: ``row i + rows`` of a CSV file, or ``line rows[i]`` of a file whose rows come
-    from given lines (an Extra-P text file)."""
+    """Where row ``i`` is: ``row i + rows`` of a CSV file, or ``rows[i]`` (:func:`place`) of a file whose
+    rows come from given lines or records (an Extra-P file)."""
     if isinstance(rows, np.ndarray):
-        return f"{source}, line {int(rows[i])}, column '{column}'"
+        return f"{source}, {place(rows[i])}, column '{column}'"
     return where(source, i + rows, column)
 
 

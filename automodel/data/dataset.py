@@ -1,4 +1,5 @@
-"""Measurements in: read a CSV or DataFrame, map columns to roles, validate, aggregate repetitions.
+"""Measurements in: read a file (any format of :mod:`automodel.data.readers`) or DataFrame of one kernel,
+map columns to roles, validate, aggregate repetitions.
 
 All checks live here, so the rest of the engine can assume clean numbers. A measurement table has one
 row per run; the roles are ``time`` (the target, seconds), ``n`` (problem size), ``p`` (process count),
@@ -16,7 +17,9 @@ from typing import Iterable, Literal, Mapping
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import numeric, read_csv
+from automodel.data.cells import numeric, rows_of
+from automodel.data.readers import read
+from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
 from automodel.options import AGGREGATES, ROLE_NAMES
 
@@ -129,14 +132,18 @@ def load(
     Parameters
     ----------
     data : path or DataFrame
-        A CSV file (one row per run, header line) or a DataFrame; its ``attrs`` may hold ``source`` (the
-        file it came from) and ``lines`` (each row's line there), for messages.
+        A file in any format :func:`automodel.data.read` reads (a CSV file: one row per run, header line;
+        an Extra-P file or CUBE set holding one kernel) or a DataFrame; its ``attrs`` may hold ``source``
+        (the file it came from) and ``lines`` (each row's line there), for messages, and ``params`` (the
+        parameters of an Extra-P file: those without a role are the default extra parameters). A frame
+        with a ``kernel`` column must hold one kernel (:func:`automodel.data.one_kernel`).
     time, n, p, cpu, bw : str or None
         Column holding each role. ``None`` means the role is absent. A role left at its default name
         whose column does not exist is silently absent, except ``time``; a role named explicitly (listed
         in ``explicit``) must exist.
     params : iterable of str
-        Extra numeric parameter columns (iterations, clusters, ...), modelled under their own names.
+        Extra numeric parameter columns (iterations, clusters, ...), modelled under their own names
+        (default: the parameters in ``attrs["params"]`` that no role takes).
     aggregate : {"median", "mean", "min"}
         How repetitions (rows with identical parameters) are combined.
     explicit : iterable of str
@@ -151,18 +158,14 @@ def load(
     DataError
         With file, row (as a line number of the file, the header being line 1) and column.
     """
-    if isinstance(data, pd.DataFrame):  # attrs may name the file and the line of every row
-        src = source or data.attrs.get("source", "<DataFrame>")
-        raw = data.reset_index(drop=True)
-        lines = data.attrs.get("lines")
-        row_offset = np.asarray(lines) if lines is not None and len(lines) == len(data) else 0
-        if raw.empty:
-            raise DataError(f"{src}: no rows, expected one row per run")
-    else:
-        path = Path(data)
-        src = source or str(path)
-        raw = read_csv(path)
-        row_offset = 2  # header is line 1, first data row is line 2
+    raw = data if isinstance(data, pd.DataFrame) else read(Path(data))
+    src = source or raw.attrs.get("source", "<DataFrame>")
+    if raw.empty:
+        raise DataError(f"{src}: no rows, expected one row per run")
+    raw = one_kernel(raw)
+    row_offset = rows_of(raw)  # where each row is in the file, for messages
+    given = list(raw.attrs.get("params", ()))
+    raw = raw.reset_index(drop=True)
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
 
@@ -177,6 +180,8 @@ def load(
         elif role in explicit:
             raise DataError(f"{where(src, column=col)}: no such column for the {role!r} role; "
                             f"the file has {', '.join(available)}")
+    if not params:  # an Extra-P file's parameters that no role takes
+        params = [q for q in given if q not in mapping.values() and q not in ROLE_NAMES]
     for extra in params:
         if extra in mapping:
             continue

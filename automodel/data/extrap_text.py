@@ -28,39 +28,40 @@ Examples
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from automodel.data.cells import shown
+from automodel.data.tidy import check_params, kernel_name, tidy
 from automodel.errors import DataError
 from automodel.files import read_text
 
-__all__ = ["read_extrap_text", "is_extrap_text", "kernel_name", "KEYWORDS"]
+__all__ = ["read_extrap_text", "is_extrap_text", "starts_with_keyword", "kernel_name", "KEYWORDS"]
 
 KEYWORDS = ("PARAMETER", "POINTS", "METRIC", "REGION", "DATA")
 _TUPLE = re.compile(r"\(([^()]*)\)")
-_RESERVED = {"kernel", "callpath", "metric", "time"}
 
 
-def kernel_name(callpath: str, metric: str) -> str:
-    """The kernel label of a call path and metric: ``"main->solve [time]"`` (the call path alone when
-    the file names no metric)."""
-    return f"{callpath} [{metric}]" if metric else callpath
+def starts_with_keyword(lines: Iterable[str]) -> bool:
+    """Whether the first of ``lines`` that is not blank or a ``#`` comment starts with an Extra-P keyword."""
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line.split(None, 1)[0] in KEYWORDS
+    return False
 
 
 def is_extrap_text(path: str | Path) -> bool:
-    """Whether the first line that is not blank or a ``#`` comment starts with an Extra-P keyword."""
+    """Whether the file ``path`` is Extra-P text input (:func:`starts_with_keyword`); False when it
+    cannot be read."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                line = line.strip()
-                if line and not line.startswith("#"):
-                    return line.split(None, 1)[0] in KEYWORDS
+            return starts_with_keyword(fh)
     except OSError:
         return False
-    return False
 
 
 class _Reader:
@@ -95,15 +96,9 @@ class _Reader:
     def parameter(self, value: str) -> None:
         if self.points:
             raise self.fail("PARAMETER after POINTS; name every parameter before the first POINTS line")
-        for name in value.split():
-            if not name.isidentifier() or name in _RESERVED:
-                raise self.fail(f"expected a parameter name made of letters, digits and '_' (not one of "
-                                f"{', '.join(sorted(_RESERVED))}), got {shown(name)}")
-            if name in self.params:
-                raise self.fail(f"parameter {shown(name)} is named twice")
-            self.params.append(name)
         if not value.split():
             raise self.fail("PARAMETER needs at least one name")
+        self.params = check_params(self.params + value.split(), f"{self.source}, line {self.line_no}")
 
     def point_values(self, value: str) -> None:
         d = len(self.params)
@@ -190,31 +185,19 @@ class _Reader:
             raise self.fail("no POINTS line", 1)
         if not self.kernels:
             raise self.fail("no DATA lines; expected REGION and DATA lines after the POINTS", 1)
-        names, callpaths, metrics, counts, point_idx, values, lines = [], [], [], [], [], [], []
-        for (callpath, metric), (first, rows) in self.kernels.items():
+        kernel, point_idx, values, lines = [], [], [], []
+        for k, ((callpath, metric), (first, rows)) in enumerate(self.kernels.items()):
             if len(rows) != len(self.points):
                 raise self.fail(f"region {shown(callpath)}{', metric ' + shown(metric) if metric else ''} has "
                                 f"{len(rows)} DATA line(s) for {len(self.points)} POINTS", first)
-            n = 0
             for i, (line, reps) in enumerate(rows):
+                kernel.extend([k] * len(reps))
                 point_idx.extend([i] * len(reps))
                 values.extend(reps)
                 lines.extend([line] * len(reps))
-                n += len(reps)
-            names.append(kernel_name(callpath, metric))
-            callpaths.append(callpath)
-            metrics.append(metric)
-            counts.append(n)
-        counts_a = np.asarray(counts)
         coords = np.asarray(self.points, float)[np.asarray(point_idx, dtype=np.intp)]
-        columns = {"kernel": np.repeat(np.asarray(names, dtype=object), counts_a),
-                   "callpath": np.repeat(np.asarray(callpaths, dtype=object), counts_a),
-                   "metric": np.repeat(np.asarray(metrics, dtype=object), counts_a)}
-        columns.update({q: coords[:, j] for j, q in enumerate(self.params)})
-        columns["time"] = np.asarray(values, float)
-        out = pd.DataFrame(columns)
-        out.attrs.update(params=list(self.params), source=self.source, lines=np.asarray(lines, np.int64))
-        return out
+        return tidy(self.source, self.params, list(self.kernels), np.asarray(kernel), coords,
+                    np.asarray(values, float), np.asarray(lines, np.int64))
 
 
 def read_extrap_text(path: str | Path) -> pd.DataFrame:

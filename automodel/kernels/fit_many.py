@@ -1,6 +1,6 @@
 """Many kernels at once: one performance model per kernel of a profile.
 
-A profile (an Extra-P text file, a CSV or DataFrame with a ``kernel`` column) holds many kernels
+A profile (an Extra-P file or CUBE set, a CSV or DataFrame with a ``kernel`` column) holds many kernels
 (call path and metric) measured at the same few points. :func:`fit_many` models every kernel with the
 search space and ranking metric :func:`automodel.fit` uses, but shares the work between kernels:
 
@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
+from automodel.data.cells import rows_of
 from automodel.errors import DataError, ModelFileError
 from automodel.files import read_text, write_text
 from automodel.solve import metrics as metrics_mod
@@ -59,6 +60,8 @@ __all__ = ["ManyResult", "fit_many", "load_kernels", "save_models", "load_models
 MODELS_FORMAT = "automodel-models"
 SUMMARY_COLUMNS = ["kernel", "formula", "n_terms", "n_points", *metrics_mod.METRICS, "note"]
 _KERNELS_PER_TASK = 64  # one-by-one kernels handed to a worker at a time
+#: columns of a tidy frame (automodel.data.tidy) that describe a kernel: never parameters by default
+DESCRIPTIVE = ("callpath", "metric")
 
 
 @dataclass
@@ -99,20 +102,16 @@ class ManyResult:
 
 
 # -- input -----------------------------------------------------------------------------------------
-def load_kernels(data: str | Path | pd.DataFrame) -> tuple[pd.DataFrame, str, int | np.ndarray]:
-    """The table of kernels in ``data``: an Extra-P text file, a CSV file, or a DataFrame.
+def load_kernels(data: str | Path | pd.DataFrame, format: str | None = None  # noqa: A002
+                 ) -> tuple[pd.DataFrame, str, int | np.ndarray]:
+    """The table of kernels in ``data``: a file in any format :func:`automodel.data.read` reads (of
+    ``format``, or detected), or a DataFrame.
 
     Returns the frame, its source name and where its rows are (for messages): the line offset of the
-    first row, or the line of every row (an Extra-P file's DATA lines).
+    first row, or the line or record of every row (:func:`automodel.data.cells.rows_of`).
     """
-    if isinstance(data, pd.DataFrame):
-        return data, data.attrs.get("source", "<DataFrame>"), 0
-    from automodel.data.extrap_text import is_extrap_text, read_extrap_text
-    path = Path(data)
-    if path.is_file() and is_extrap_text(path):
-        frame = read_extrap_text(path)
-        return frame, str(path), frame.attrs["lines"]
-    return data_mod.read_csv(path), str(path), 2
+    frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data), format)
+    return frame, frame.attrs.get("source", "<DataFrame>"), rows_of(frame)
 
 
 def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] | None, source: str
@@ -121,8 +120,8 @@ def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] 
         if col not in frame.columns:
             raise DataError(f"{source}, column '{col}': missing (the {role} column); the table has "
                             f"{', '.join(map(str, frame.columns))}")
-    if params is None:
-        params = frame.attrs.get("params") or [c for c in frame.columns if c not in (kernel, time)]
+    if params is None:  # the tidy frame's descriptive columns are not parameters
+        params = frame.attrs.get("params") or [c for c in frame.columns if c not in (kernel, time, *DESCRIPTIVE)]
     params = [str(q) for q in params]
     for q in params:
         if q not in frame.columns:
@@ -178,12 +177,13 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
 
     ctx = model_context(ds, sp)
     out = []
-    if len(outcome.reports) == 1:  # one stage: the candidates do not depend on the measured values
+    if not outcome.adaptive:  # the candidates do not depend on the measured values
         terms = [s.terms for s in outcome.scores.structures]
         cache = TermCache(ds.columns(), ds.n_points)
         term_idx = [[cache.index(t) for t in ts] for ts in terms]
         best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
-                                            noise(g, g.aggregate))
+                                            noise(g, g.aggregate),
+                                            np.array([s.signed for s in outcome.scores.structures], bool))
         texts = formulas(terms, best, coefs)
         for j, (i, name) in enumerate(zip(g.index, g.names)):
             if best[j] < 0:
@@ -243,19 +243,21 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              params: Iterable[str] | None = None, space: str | Path | SearchSpace = "default",
              aggregate: str = "median", metric: str | None = None, weighting: str | None = None,
              nonnegative: bool | None = None, selection: str | None = None, jobs: int = -1,
-             parallel_after: float = 5.0) -> ManyResult:
+             parallel_after: float = 5.0, format: str | None = None) -> ManyResult:  # noqa: A002
     """Model every kernel of a profile; see the module docstring for how the work is shared.
 
     Parameters
     ----------
     data : path or DataFrame
-        An Extra-P text file (see :mod:`automodel.data.extrap_text`), a CSV file or a DataFrame with one
-        row per run: a kernel column, parameter columns and a time (value) column.
+        A file in any format :func:`automodel.data.read` reads (Extra-P text, JSON, JSON Lines, Talpas,
+        a saved experiment, a CUBE set; a CSV, TSV or Parquet table) or a DataFrame with one row per run:
+        a kernel column, parameter columns and a time (value) column.
     kernel, time : str
         The kernel and value columns.
     params : iterable of str, optional
-        Parameter columns (default: ``data.attrs["params"]`` of a frame read from Extra-P text, else
-        every other column). ``n``, ``p``, ``cpu``, ``bw`` take their roles; others are extra parameters.
+        Parameter columns (default: ``data.attrs["params"]`` of a frame read from an Extra-P format, else
+        every other column but ``callpath`` and ``metric``). ``n``, ``p``, ``cpu``, ``bw`` take their
+        roles; others are extra parameters.
     space, aggregate, metric, weighting, nonnegative, selection :
         As for :func:`automodel.fit`.
     jobs : int
@@ -263,6 +265,8 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     parallel_after : float
         Go parallel only when the rest of the work is predicted to take longer than this (seconds),
         from the time the work done so far took per kernel.
+    format : str, optional
+        The format of a file (a key of :data:`automodel.data.FORMATS`); None detects it.
 
     Returns
     -------
@@ -273,7 +277,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     DataError
         Malformed input (missing column, text in a number column, bad Extra-P text).
     """
-    frame, source, offset = load_kernels(data)
+    frame, source, offset = load_kernels(data, format)
     cols = _columns(frame, kernel, time, params, source)
     from automodel.fitting import with_options
 
@@ -303,7 +307,8 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
             rate = (_time.perf_counter() - started) / max(n_done, 1)
             parallel = rate * sum(map(_size, queue)) > parallel_after
     summary = pd.DataFrame([rows[j] for j in range(len(names))], columns=SUMMARY_COLUMNS)
-    notes = [f"{len(names)} kernels in {len(found)} group(s) of shared points: {kinds.count('batched')} "
+    notes = [*frame.attrs.get("notes", ()),
+             f"{len(names)} kernels in {len(found)} group(s) of shared points: {kinds.count('batched')} "
              f"group(s) solved batched, {kinds.count('staged')} task(s) of kernels searched one by one "
              f"(multi-stage search){' in parallel' if parallel else ''}; {len(rows) - len(models)} not modelled"]
     return ManyResult({names[j]: models[j] for j in sorted(models)}, summary, sp, notes)

@@ -115,13 +115,13 @@ def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, aggrega
         roles = {r: app.roles.get(r) for r in ("time", "n", "p", "cpu", "bw")}
         roles.update(params=[q for q in app.params if q not in ("n", "p", "cpu", "bw")],
                      explicit=[r for r in ("time", "n", "p", "cpu", "bw") if r in app.roles])
-    source = data.attrs.get("source", "<DataFrame>") if isinstance(data, pd.DataFrame) else str(data)
-    frame = data if isinstance(data, pd.DataFrame) else data_mod.read_csv(Path(data))
+    frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
+    source = frame.attrs.get("source", "<DataFrame>")
     loads = {roles.get("cpu") or "cpu", roles.get("bw") or "bw"}
     if {"start", "end"} <= set(frame.columns) and not loads <= set(frame.columns):
         from automodel.store.machine_load import fill_run_loads
-        data = fill_run_loads(store, frame, roles, source)
-    return data_mod.load(data, source=source, aggregate=aggregate, **roles)
+        frame = fill_run_loads(store, frame, roles, source)
+    return data_mod.load(frame, source=source, aggregate=aggregate, **roles)
 
 
 def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,

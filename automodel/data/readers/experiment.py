@@ -1,0 +1,143 @@
+"""Read a saved Extra-P experiment (``.extra-p``): a ZIP archive holding ``experiment.json``.
+
+Extra-P 4 (``extrap/fileio/experiment_io.py``) saves the parameter names and, per call path and metric,
+one entry per point::
+
+    {"Extra-P": "4.2.0", "parameters": ["x", "y"],
+     "measurements": {"main": {"time": [{"coordinate": [20.0, 1.0], "median": 1.0, "mean": 1.0,
+                                         "minimum": 0.98, "maximum": 1.01, "std": 0.01,
+                                         "repetitions": 5, "values": null}, ...]}},
+     "modelers": [...]}
+
+``values`` is null unless the experiment kept the single repetitions; then it is ``[chunk, index]``: the
+``index``-th numpy array of ``values/<chunk>.vals`` in the archive, found through the offsets in
+``values/<chunk>.indx`` (both files start with a 16-byte magic string; the index holds a count and then
+one little-endian 64-bit offset per array). Where the repetitions are kept, each is a row; where they are
+not, the point's **median** is its one row (automodel aggregates repetitions by their median), and
+``attrs["notes"]`` says so. Extra-P's fitted models (``modelers``) are not read.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from automodel.data.readers.extrap_json import nested
+from automodel.data.readers.json_fields import child, field, parse
+from automodel.data.tidy import number
+from automodel.errors import DataError
+from automodel.files import check_input, decode, os_reason
+
+__all__ = ["read_experiment", "member", "DATA_FILE"]
+
+DATA_FILE = "experiment.json"
+WHAT = "a saved Extra-P experiment (.extra-p: a ZIP archive holding experiment.json)"
+_MAGIC = {"indx": b"Extra-P INDEX\0\0\0", "vals": b"Extra-P VALUES\0\0"}
+_OFFSET = struct.Struct("<Q")
+
+
+def member(archive: zipfile.ZipFile, name: str, source: str) -> bytes | None:
+    """The bytes of ``name`` in the archive ``source``; None when it has no such member; a damaged member
+    is a one-line :class:`DataError`."""
+    try:
+        return archive.read(name)
+    except KeyError:
+        return None
+    except (zipfile.BadZipFile, zlib.error, OSError, RuntimeError, NotImplementedError, EOFError) as exc:
+        reason = str(exc).splitlines()[0][:80] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"{source}, {name}: cannot be unpacked ({reason})") from None
+
+
+class _Values:
+    """The kept repetitions of an archive, each chunk read once."""
+
+    def __init__(self, archive: zipfile.ZipFile, source: str) -> None:
+        self.archive, self.source, self.chunks = archive, source, {}
+
+    def chunk(self, number_: int, at: str) -> tuple[bytes, bytes]:
+        if number_ not in self.chunks:
+            files = []
+            for ext in ("indx", "vals"):
+                name = f"values/{number_}.{ext}"
+                data = member(self.archive, name, self.source)
+                if data is None:
+                    raise DataError(f"{at}: the archive has no {name} for these values")
+                if not data.startswith(_MAGIC[ext]):
+                    raise DataError(f"{self.source}, {name}: expected an Extra-P {ext} file (it starts with "
+                                    f"{_MAGIC[ext]!r})")
+                files.append(data)
+            self.chunks[number_] = (files[0], files[1])
+        return self.chunks[number_]
+
+    def read(self, ref: object, at: str) -> list[float]:
+        if (not isinstance(ref, list) or len(ref) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in ref)):
+            raise DataError(f"{at}: expected null or [chunk, index] (two whole numbers >= 0), got {ref!r:.40}")
+        index, vals = self.chunk(ref[0], at)
+        start = len(_MAGIC["indx"]) + _OFFSET.size * (ref[1] + 1)
+        if start + _OFFSET.size > len(index):
+            raise DataError(f"{at}: index {ref[1]} is beyond values/{ref[0]}.indx")
+        (offset,) = _OFFSET.unpack_from(index, start)
+        try:
+            array = np.lib.format.read_array(io.BytesIO(vals[offset:]), allow_pickle=False)
+            got = np.asarray(array, float).ravel()
+        except (ValueError, TypeError, EOFError) as exc:
+            raise DataError(f"{at}: values/{ref[0]}.vals at offset {offset} is not an array of numbers "
+                            f"({str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__})") from None
+        return [number(v, f"{at}[{j}]") for j, v in enumerate(got.tolist())]
+
+
+def read_experiment(path: str | Path) -> pd.DataFrame:
+    """Read a saved Extra-P experiment (see the module docstring).
+
+    Returns
+    -------
+    DataFrame
+        The tidy frame of :mod:`automodel.data.tidy`; ``attrs["lines"]`` holds the JSON path of each
+        row in ``experiment.json``.
+
+    Raises
+    ------
+    DataError
+        Not a ZIP archive, no ``experiment.json``, or a malformed one: the file, the JSON path and what
+        was expected.
+    """
+    src = str(path)
+    check_input(path, WHAT, DataError)
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise DataError(f"{src}: not a ZIP archive; expected {WHAT}") from None
+    except OSError as exc:
+        raise DataError(f"{src}: cannot be read ({os_reason(exc)})") from None
+    with archive:
+        raw = member(archive, DATA_FILE, src)
+        if raw is None:
+            raise DataError(f"{src}: the archive holds no {DATA_FILE}; expected {WHAT}")
+        source = f"{src}, {DATA_FILE}"
+        doc = parse(decode(raw, source, "Extra-P's experiment.json", DataError), source, "an Extra-P experiment")
+        stored = _Values(archive, src)
+        medians: list[int] = []
+
+        def values(entry: dict, here: str) -> list[float]:
+            kept = entry.get("values") if isinstance(entry, dict) else None
+            if kept is not None:
+                return stored.read(kept, f"{src}, {child(here, 'values')}")
+            count = entry.get("repetitions")  # may be null: it only goes into the note
+            medians.append(count if isinstance(count, int) and not isinstance(count, bool) else 0)
+            return [number(field(entry, "median", src, here, (int, float), "the median of the point"),
+                           f"{src}, {child(here, 'median')}")]
+
+        frame = nested(doc, src, "coordinate", values)
+    if medians:
+        low, high = min(medians), max(medians)
+        counts = "" if not low else f" ({low})" if low == high else f" ({low} to {high})"
+        frame.attrs["notes"] = [f"{src} keeps no single repetitions: each of its {len(medians)} measurements "
+                                f"is one row, the median of its repetitions{counts}"]
+    return frame

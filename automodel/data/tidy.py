@@ -1,0 +1,180 @@
+"""The tidy table of a profile: one row per repetition of one kernel (call path, metric) at one point.
+
+Every reader of Extra-P's formats (:mod:`automodel.data.extrap_text`, :mod:`automodel.data.readers`)
+builds its frame with :func:`tidy`, so they all have the columns ``kernel, callpath, metric, <params...>,
+time`` and the same ``attrs``: ``params`` (the parameter columns, in the file's order), ``source`` (the
+file), ``lines`` (a list: where each row is, its line or a record such as ``measurements[3]``, for
+messages) and ``notes`` (what the reader decided, e.g. that repetitions were summarised). Values are kept as read, signs
+and all: whether they may be modelled is for the caller (:func:`automodel.data.load` wants positive
+times; :func:`automodel.fit_many` lists a kernel with a value <= 0 as not modelled).
+
+Examples
+--------
+>>> frame = tidy("f.jsonl", ["p"], [("main", "time")], np.array([0, 0]), np.array([[1.0], [2.0]]),
+...              np.array([3.0, 2.0]), np.array([1, 2]))
+>>> frame.to_dict("list")
+{'kernel': ['main [time]', 'main [time]'], 'callpath': ['main', 'main'], 'metric': ['time', 'time'], \
+'p': [1.0, 2.0], 'time': [3.0, 2.0]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from automodel.data.cells import finite_number, place, shown
+from automodel.errors import DataError
+
+__all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "RESERVED",
+           "ROOT"]
+
+#: columns of the tidy table that cannot be parameter names
+RESERVED = ("callpath", "kernel", "metric", "time")
+#: the call path of a measurement whose file names none (Extra-P's name for it)
+ROOT = "<root>"
+#: kernels listed by name in a message, at most
+LISTED = 5
+
+
+def kernel_name(callpath: str, metric: str) -> str:
+    """The kernel label of a call path and metric: ``"main->solve [time]"`` (the call path alone when
+    the file names no metric)."""
+    return f"{callpath} [{metric}]" if metric else callpath
+
+
+def check_params(names: Sequence[object], at: str) -> list[str]:
+    """``names`` as parameter names: at least one, each an identifier that is not a column of the tidy
+    table, none twice; else a one-line :class:`DataError` that starts with ``at`` (file and place)."""
+    if not names:
+        raise DataError(f"{at}: no parameter names; expected at least one")
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name.isidentifier() or name in RESERVED:
+            raise DataError(f"{at}: expected a parameter name made of letters, digits and '_' (not one of "
+                            f"{', '.join(RESERVED)}), got {shown(name)}")
+        if name in names[:i]:
+            raise DataError(f"{at}: parameter {shown(name)} is named twice")
+    return [str(n) for n in names]
+
+
+def number(value: object, at: str, what: str = "a finite number") -> float:
+    """A number of a JSON document (not a boolean, not NaN or infinite) as a float; else a one-line
+    :class:`DataError` that starts with ``at``."""
+    if not finite_number(value):
+        raise DataError(f"{at}: expected {what}, got {shown(value)}")
+    return float(value)  # type: ignore[arg-type]
+
+
+def tidy(source: str, params: Sequence[str], kernels: Sequence[tuple[str, str]], kernel: np.ndarray,
+         points: np.ndarray, values: np.ndarray, where: np.ndarray, notes: Sequence[str] = ()) -> pd.DataFrame:
+    """The tidy frame of ``len(values)`` rows.
+
+    Parameters
+    ----------
+    source : str
+        The file, for messages.
+    params : sequence of str
+        Parameter names, checked by :func:`check_params`.
+    kernels : sequence of (call path, metric)
+        The kernels, in the order the file gives them.
+    kernel : int array (N,)
+        Row ``i`` is a value of ``kernels[kernel[i]]``...
+    points : float array (N, len(params))
+        ... at the point ``points[i]``...
+    values : float array (N,)
+        ... and its value is ``values[i]``.
+    where : array (N,)
+        Where row ``i`` is in the file: a line number, or a record (``measurements[3]``).
+    notes : sequence of str
+        What the reader decided, kept in ``attrs["notes"]``.
+
+    Raises
+    ------
+    DataError
+        No rows.
+    """
+    if not len(values):
+        raise DataError(f"{source}: no measurements; expected at least one value of one kernel")
+    params = check_params(list(params), source)
+    kernel = np.asarray(kernel, dtype=np.intp)
+    points = np.asarray(points, float).reshape(len(values), len(params))
+    columns = {"kernel": np.asarray([kernel_name(c, m) for c, m in kernels], dtype=object)[kernel],
+               "callpath": np.asarray([c for c, _ in kernels], dtype=object)[kernel],
+               "metric": np.asarray([m for _, m in kernels], dtype=object)[kernel]}
+    columns.update({q: points[:, j] for j, q in enumerate(params)})
+    columns["time"] = np.asarray(values, float)
+    out = pd.DataFrame(columns)
+    # plain lists: attrs that pandas can compare (pd.concat) and write (to_parquet)
+    out.attrs.update(params=params, source=source, lines=np.asarray(where).tolist(), notes=list(notes))
+    return out
+
+
+def every_point(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` when every kernel has a value at every point of the file (Extra-P's rule for its JSON,
+    JSON Lines and Talpas files: a kernel measured at fewer points makes the file invalid); else a
+    one-line :class:`DataError` naming the kernel's first record and the points it lacks."""
+    params = frame.attrs["params"]
+    point = frame.groupby(params, sort=False).ngroup().to_numpy()
+    codes, labels = pd.factorize(frame["kernel"])
+    n_points = int(point.max()) + 1
+    seen = np.zeros((len(labels), n_points), bool)
+    seen[codes, point] = True
+    short = np.flatnonzero(~seen.all(axis=1))
+    if not len(short):
+        return frame
+    k = int(short[0])
+    first = frame.drop_duplicates(params)
+    missing = first[~seen[k, point[first.index]]]
+    lacks = "; ".join(", ".join(f"{q} = {v:g}" for q, v in zip(params, row))
+                      for row in missing[params].head(LISTED).itertuples(index=False))
+    more = f" and {len(missing) - LISTED} more" if len(missing) > LISTED else ""
+    at = place(frame.attrs["lines"][int(np.argmax(codes == k))])
+    raise DataError(f"{frame.attrs['source']}, {at}: kernel {shown(labels[k])} has values at "
+                    f"{int(seen[k].sum())} of the {n_points} points of the file (none at {lacks}{more}); "
+                    "expected every kernel at every point")
+
+
+def _listing(labels: Sequence[object]) -> str:
+    shown_ = ", ".join(shown(k) for k in labels[:LISTED])
+    return shown_ + (f", ... ({len(labels)} in all)" if len(labels) > LISTED else "")
+
+
+def one_kernel(frame: pd.DataFrame, name: str | None = None) -> pd.DataFrame:
+    """The rows of one kernel of ``frame`` (its ``kernel`` column), its ``attrs`` kept (``lines`` cut
+    to the rows kept).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        A tidy frame, or a table of runs (returned as it is when it has no ``kernel`` column and
+        ``name`` is None).
+    name : str, optional
+        The kernel label (:func:`kernel_name`). None: the frame must hold a single kernel.
+
+    Raises
+    ------
+    DataError
+        Several kernels and no ``name``, or no kernel of that name: one line listing the kernels.
+    """
+    src = frame.attrs.get("source", "<DataFrame>")
+    if "kernel" not in frame.columns:
+        if name is None:
+            return frame
+        raise DataError(f"{src}: no 'kernel' column, so no kernel {shown(name)} to choose; the file holds "
+                        "one kernel")
+    labels = list(pd.unique(frame["kernel"]))
+    if name is None:
+        if len(labels) == 1:
+            return frame
+        raise DataError(f"{src}: {len(labels)} kernels ({_listing(labels)}); a fit models one: name it "
+                        "(automodel fit --kernel NAME) or model every kernel (automodel kernels)")
+    if name not in labels:
+        raise DataError(f"{src}: no kernel {shown(name)}; expected one of {_listing(labels)}")
+    keep = (frame["kernel"] == name).to_numpy()
+    out = frame[keep].reset_index(drop=True)
+    out.attrs = dict(frame.attrs)
+    lines = frame.attrs.get("lines")
+    if lines is not None and len(lines) == len(frame):
+        out.attrs["lines"] = np.asarray(lines)[keep].tolist()
+    return out
