@@ -280,7 +280,7 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     sc = outcome.scores
     ctx = model_context(ds, sp)
     rows, models = [], []
-    staged = "n" in ds.params and "pmnf" not in sp.stages  # the stages that separate the parts ran
+    staged = "n" in ds.params  # the computation and communication stages ran (PMNF structures have no parts)
     for i in outcome.order[:max_rows]:
         terms = sc.structures[i].terms
         core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)], sc.structures[i].parts if staged else ())

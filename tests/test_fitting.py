@@ -31,7 +31,7 @@ def test_cause3_no_fittable_candidate_is_one_data_error(tmp_path):
     """Issue 17, cause 3: an empty or all-non-finite candidate set ended in ``KeyError: 's'`` (fit) or a
     bare ``ValueError`` (select)."""
     space = tmp_path / "log.toml"
-    space.write_text('name = "log"\n[stages.pmnf]\nterms = ["log2(x)"]\n')
+    space.write_text('name = "log"\n[stages.parameters]\nfunctions = ["log2(x)"]\n')
     runs = pd.DataFrame({"k": [0.0, -1.0, -2.0, -3.0], "time": [4.0, 3.0, 2.0, 1.0]})
     with pytest.raises(automodel.DataError, match=r"^<DataFrame>: no candidate model could be fitted on 4 "
                                                   r"configurations \(k from -3 to 0\)"):

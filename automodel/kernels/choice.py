@@ -25,8 +25,8 @@ def _needs_holdout(names: tuple[str, ...]) -> bool:
 
 
 def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
-                    hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray]
-                    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                    hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray],
+                    signed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
     its metrics (index -1 when none can be fitted).
 
@@ -44,17 +44,21 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         Held-out rows of the ``holdout`` metric.
     noise_se : pair of (K,) arrays
         Relative and absolute standard errors of the kernels' aggregated values.
+    signed : (N,) bool array, optional
+        Candidates fitted with coefficients of any sign (:attr:`Structure.signed`); the others follow
+        the space's ``nonnegative``.
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
     need = (opt.metric,)
     rows = prepare(values, Y, opt.weighting, hold if _needs_holdout(need) else None)
     widths = np.array([len(t) for t in term_idx])
+    signed = np.zeros(N, bool) if signed is None else np.asarray(signed, bool)
     score = np.full((K, N), np.inf)
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
     valid = np.zeros(N, bool)
-    for k in np.unique(widths):
-        members = np.flatnonzero(widths == k)
+    for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
+        members = np.flatnonzero((widths == k) & (signed == sign))
         combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
         ok = rows.usable[combos].all(axis=1)
         members, combos = members[ok], combos[ok]
@@ -63,7 +67,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         for lo in range(0, len(members), step):
             part = combos[lo:lo + step]
             cand, kern = pairs(len(part), K)
-            coef, mets = score_pairs(rows, part[cand], kern, opt.nonnegative, need)
+            coef, mets = score_pairs(rows, part[cand], kern, opt.nonnegative and not sign, need)
             score[:, members[lo:lo + step]] = mets[opt.metric].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
@@ -71,11 +75,13 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
-    for k in np.unique(widths[best[best >= 0]]):  # refit the chosen candidates with every metric
-        kern = np.flatnonzero((best >= 0) & (widths[best] == k))
+    picked = best[best >= 0]
+    for k, sign in sorted({(int(widths[i]), bool(signed[i])) for i in picked}):  # refit with every metric
+        kern = np.flatnonzero((best >= 0) & (widths[best] == k) & (signed[best] == sign))
         combos = np.array([term_idx[i] for i in best[kern]], dtype=np.intp).reshape(len(kern), k)
         chosen = prepare(values, Y[:, kern], opt.weighting, hold)
-        coef, got = score_pairs(chosen, combos, np.arange(len(kern)), opt.nonnegative, tuple(METRICS))
+        coef, got = score_pairs(chosen, combos, np.arange(len(kern)), opt.nonnegative and not sign,
+                                tuple(METRICS))
         coefs[kern, :k] = coef
         for name in mets:
             mets[name][kern] = got[name]

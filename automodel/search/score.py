@@ -31,6 +31,9 @@ class Structure:
     comp: tuple[Term, ...] = ()
     comm: tuple[Term, ...] = ()
     extra: tuple[Term, ...] = ()
+    #: fitted with coefficients of any sign (the PMNF route, as Extra-P fits), whatever the space's
+    #: ``nonnegative``
+    signed: bool = False
 
     @property
     def terms(self) -> tuple[Term, ...]:
@@ -44,7 +47,9 @@ class Structure:
     def parts(self) -> tuple[str, ...]:
         """The part of the run time each of :attr:`terms` models (adaptive-model-sanjay-slides.txt,
         slides 20-21): ``computation``, ``communication``, or ``overhead`` (the serial constant and
-        the overhead P-terms)."""
+        the overhead P-terms); empty for a structure of extra terms only (the PMNF route)."""
+        if not (self.comp or self.comm):
+            return ()
         comp, comm = set(self.comp), set(self.comm)
         return tuple("computation" if t in comp else "communication" if t in comm else "overhead"
                      for t in self.terms)
@@ -234,7 +239,8 @@ def _drop_negligible(rows: Rows, cols: np.ndarray, kern: np.ndarray, coef: np.nd
 def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[Structure],
           weighting: str = "relative", nonnegative: bool = True, with_loo: bool = True,
           holdout: np.ndarray | None = None) -> Scores:
-    """Fit and score every structure on the rows selected by the boolean mask ``rows``.
+    """Fit and score every structure on the rows selected by the boolean mask ``rows`` (with
+    non-negative coefficients when ``nonnegative``, except the structures marked ``signed``).
 
     ``holdout`` (a mask over all rows, within ``rows``) marks the largest configurations: every
     candidate is fitted a second time without them and the ``holdout`` metric is its RMS relative
@@ -250,15 +256,16 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
     out = {name: np.full(n, np.inf) for name in METRICS}
     coefs = np.full((n, int(k_arr.max(initial=0))), np.nan)
     valid = np.zeros(n, bool)
+    signed = np.array([s.signed for s in structures], bool)
     n_fits = 0
-    for k in np.unique(k_arr):
-        members = np.flatnonzero(k_arr == k)
+    for k, sign in {(int(k), bool(g)) for k, g in zip(k_arr, signed)}:
+        members = np.flatnonzero((k_arr == k) & (signed == sign))
         combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
         ok = prep.usable[combos].all(axis=1) if k else np.ones(len(members), bool)
         members, combos = members[ok], combos[ok]
         if not len(members):
             continue
-        coef, scores = score_pairs(prep, combos, nonnegative=nonnegative, with_loo=with_loo)
+        coef, scores = score_pairs(prep, combos, nonnegative=nonnegative and not sign, with_loo=with_loo)
         n_fits += len(members)
         for name, values in scores.items():
             out[name][members] = values

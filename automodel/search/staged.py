@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
-from itertools import combinations
+from itertools import combinations, product
 from math import comb
 from typing import Any
 
@@ -35,6 +35,8 @@ from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
 
 Followup = Callable[[Scores], list[Structure]]
+#: the most parameters the PMNF route combines (2^L - 1 monomials: 15 for 4 parameters)
+MAX_PMNF_PARAMETERS = 4
 
 __all__ = ["StageReport", "TemplateLists", "SearchOutcome", "staged_search", "holdout_rows"]
 
@@ -66,6 +68,9 @@ class SearchOutcome:
     order: np.ndarray
     reports: list[StageReport] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: whether a stage built its candidates from an earlier stage's survivors (so the candidates depend
+    #: on the measured times); False: the same candidates for any times (kernels are solved batched)
+    adaptive: bool = True
 
 
 def _rename(term: Term, old: str, new: str) -> Term:
@@ -90,6 +95,7 @@ class _Search:
         self.reports: list[StageReport] = []
         self.notes: list[str] = []
         self.final: list[Scores] = []
+        self.adaptive = False
         self.bar = tqdm(total=6, desc="staged search", unit="stage", delay=1.0, disable=not progress,
                         leave=False)
 
@@ -210,13 +216,13 @@ class TemplateLists:
 
 
 def holdout_rows(ds: Dataset, rows: np.ndarray | None = None) -> np.ndarray | None:
-    """The largest configurations among ``rows`` (default all) of ``ds``: the top level of n and of p
-    (each when it has at least 3 levels there), held out for the forward-extrapolation metric; None
+    """The largest configurations among ``rows`` (default all) of ``ds``: the top level of every
+    parameter but the loads (each when it has at least 3 levels there), held out for the forward-extrapolation metric; None
     when nothing qualifies or fewer than 3 rows would be left."""
     rows = np.ones(ds.n_points, bool) if rows is None else rows
     hold = np.zeros(len(rows), bool)
-    for q in ("n", "p"):
-        if q in ds.params:
+    for q in ds.params:
+        if q not in ("cpu", "bw"):
             v = ds.frame[q].to_numpy()
             if len(np.unique(v[rows])) >= 3:
                 hold |= rows & (v == v[rows].max())
@@ -393,17 +399,88 @@ def _stage_parameters(S: _Search, seeds: list[Structure], rows: np.ndarray) -> l
     return kept
 
 
+def _line_rows(ds: Dataset, x: str, xs: list[str]) -> tuple[np.ndarray, str]:
+    """The rows on which parameter ``x`` alone varies: the configurations whose other parameters of
+    ``xs`` hold the values with the most distinct ``x`` (the smallest values on a tie), as Extra-P's
+    multi-parameter modeler models each parameter on a line of the grid; all rows when no such line
+    has 3 distinct ``x``."""
+    frame = ds.frame
+    others = [q for q in xs if q != x]
+    if not others:
+        return np.ones(len(frame), bool), "all runs"
+    counts = frame.groupby(others, sort=True)[x].nunique()
+    best = counts.idxmax() if counts.max() >= 3 else None
+    if best is None:
+        return np.ones(len(frame), bool), "all runs"
+    values = best if isinstance(best, tuple) else (best,)
+    mask = np.logical_and.reduce([frame[q].to_numpy() == v for q, v in zip(others, values)])
+    return mask, ", ".join(f"{q} = {v:g}" for q, v in zip(others, values))
+
+
+def _collections(names: list[str], max_terms: int) -> list[tuple[frozenset[str], ...]]:
+    """Every set of at most ``max_terms`` monomials (non-empty subsets of ``names``) that together
+    use every name: the ways to combine one term per parameter by sums and products (for x, y:
+    f + g, f g, f + f g, g + f g, f + g + f g)."""
+    monomials = [frozenset(c) for k in range(1, len(names) + 1) for c in combinations(names, k)]
+    full = frozenset(names)
+    return [c for k in range(1, max_terms + 1) for c in combinations(monomials, k)
+            if frozenset().union(*c) == full]
+
+
 def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
-    """Extra-P's hypothesis space: c0 + c1 f(x) per parameter; with two parameters also sums and products."""
-    blocks = S.space.stages["pmnf"].get("terms", ())
-    xs = [x for x in ("n", "p") if x in S.params] + list(S.ds.extra_params)
-    per = {x: [_rename(b, "x", x) for b in blocks] for x in xs}
-    cands = [Structure((ONE, t)) for x in xs for t in per[x]]
-    if len(xs) >= 2:
-        a, b = per[xs[0]], per[xs[1]]
-        cands += [Structure((ONE, s, t)) for s in a for t in b]
-        cands += [Structure((ONE, s * t)) for s in a for t in b]
-    S.run("pmnf", rows, "all runs", cands, S.space.stages["pmnf"].get("top", 42), final=True)
+    """Extra-P's hypothesis space on every parameter, whatever its name (not ``cpu``/``bw``): the
+    performance model normal form c0 + sum_k c_k prod_l x_l^(i_kl/j_kl) log2^(h_kl)(x_l) (Calotoiu
+    et al., SC'13, eq. 1), with signed coefficients and the constant model.
+
+    Each parameter's building blocks (``terms``, with ``x`` for the parameter) are first ranked alone
+    on the line of the grid where only that parameter varies; its ``per_parameter`` best (the
+    constant, i.e. "no effect", among them when it ranks there) are then combined by sums and
+    products across parameters into candidates of at most ``max_terms`` terms besides c0, scored on
+    all rows. Where every block of every parameter gives at most ``exhaustive`` combined candidates,
+    all blocks are combined (an exhaustive search).
+    """
+    cfg = S.space.stages["pmnf"]
+    blocks = cfg.get("terms", ())
+    xs = [x for x in S.ds.params if x not in ("cpu", "bw")]
+    if not xs or len(xs) > MAX_PMNF_PARAMETERS:
+        S.notes.append(f"pmnf: {len(xs)} parameters (other than cpu and bw); the PMNF route combines 1 to "
+                       f"{MAX_PMNF_PARAMETERS}: skipped")
+        return
+    max_terms = cfg.get("max_terms", 3)
+    per = {x: tuple(_rename(b, "x", x) for b in blocks) for x in xs}
+    if len(xs) == 1:
+        x = xs[0]
+        S.run(f"pmnf/{x}", rows, "all runs", [Structure(extra=(ONE,), signed=True)] +
+              [Structure(extra=(ONE, t), signed=True) for t in per[x]], cfg.get("top", 42), final=True)
+        return
+    n_collections = len(_collections(xs, max_terms))
+    exhaustive = int(np.prod([len(per[x]) + 1 for x in xs], dtype=float)) * n_collections <= cfg.get("exhaustive", 20_000)
+    lead: dict[str, list[Term | None]] = {}
+    S.adaptive = S.adaptive or not exhaustive
+    for x in xs:
+        if exhaustive:
+            lead[x] = [None, *per[x]]
+            continue
+        line, text = _line_rows(S.ds, x, xs)
+        kept, _ = S.run(f"pmnf/{x}", rows & line, text, [Structure(extra=(ONE,), signed=True)] +
+                        [Structure(extra=(ONE, t), signed=True) for t in per[x]], cfg.get("per_parameter", 3))
+        lead[x] = [s.extra[1] if len(s.extra) > 1 else None for s in kept] or [None]
+    cands = [Structure(extra=(ONE,), signed=True)]
+    for choice in product(*(lead[x] for x in xs)):
+        used = [x for x, t in zip(xs, choice) if t is not None]
+        if not used:
+            continue
+        term_of = dict(zip(xs, choice))
+        for collection in _collections(used, max_terms):
+            monomials = []
+            for mono in collection:
+                term = ONE
+                for x in sorted(mono, key=xs.index):
+                    term = term * term_of[x]
+                monomials.append(term)
+            cands.append(Structure(extra=(ONE, *monomials), signed=True))
+    S.run("pmnf/combined", rows, "all runs" + (" (exhaustive)" if exhaustive else ""), cands,
+          cfg.get("top", 42), final=True)
 
 
 def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> SearchOutcome:
@@ -419,8 +496,11 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
         S.notes.append(f"a single p level (p = {p_levels[0]:g}): processor stage skipped")
 
     try:
-        if "pmnf" in space.stages:
+        pmnf = space.stages.get("pmnf")
+        if pmnf is not None and not (pmnf.get("without_roles", 0) and ({"n", "p"} & S.params)):
             _stage_pmnf(S, all_rows)
+        if not {"computation", "communication", "processors", "p_only", "parameters"} & set(space.stages):
+            pass  # the PMNF route alone (the pmnf space)
         elif has_n:
             _search_with_n(S, p_levels, has_p, all_rows)
         elif has_p:
@@ -432,8 +512,10 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
             kept, _ = S.run("p_only", all_rows, "all runs", [Structure(c) for c in _subsets(terms, max_terms)],
                             cfg.get("top", 24), final=True)
             if ds.extra_params:
+                S.adaptive = True
                 _stage_parameters(S, kept, all_rows)
         elif ds.extra_params:
+            S.adaptive = S.adaptive or len(ds.extra_params) > 1
             S.notes.append("no n and no p: models in the extra parameters only")
             _stage_parameters(S, [Structure((ONE,))], all_rows)
         else:
@@ -445,6 +527,7 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
 
 
 def _search_with_n(S: _Search, p_levels: np.ndarray, has_p: bool, all_rows: np.ndarray) -> None:
+    S.adaptive = True
     ds = S.ds
     frame = ds.frame
     joint = False
@@ -509,7 +592,7 @@ def _final(S: _Search) -> SearchOutcome:
     stage could fit a candidate on all runs: the caller says so, with what else it has)."""
     if not S.final:
         empty = Scores([], np.zeros((0, 0)), {m: np.zeros(0) for m in METRICS}, np.zeros(0, int))
-        return SearchOutcome(empty, np.zeros(0, int), S.reports, S.notes)
+        return SearchOutcome(empty, np.zeros(0, int), S.reports, S.notes, S.adaptive)
     merged = Scores.concat(S.final)
     structures, coefs = merged.structures, merged.coefficients
     order = rank(merged.metric(S.opt.metric))
@@ -521,4 +604,4 @@ def _final(S: _Search) -> SearchOutcome:
         if key not in seen and merged.valid[i]:
             seen.add(key)
             unique.append(i)
-    return SearchOutcome(merged, np.array(unique, dtype=int), S.reports, S.notes)
+    return SearchOutcome(merged, np.array(unique, dtype=int), S.reports, S.notes, S.adaptive)

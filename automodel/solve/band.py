@@ -104,9 +104,11 @@ def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float | 
     variance = np.broadcast_to(np.asarray(variance, float), batch).reshape(-1)
     out = np.full((len(A), k, k), np.nan)
     good = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(w).all(axis=1) & np.isfinite(variance)
-    if k and good.any():
-        A, w = A[good], w[good]
+    with np.errstate(over="ignore", invalid="ignore"):
         norms = np.sqrt((A ** 2 * w[:, :, None]).sum(axis=1))
+    good &= np.isfinite(norms).all(axis=1)  # a column beyond the range of squares: no covariance
+    if k and good.any():
+        A, w, norms = A[good], w[good], norms[good]
         norms = np.where(norms > 0, norms, 1.0)
         scaled = A / norms[:, None, :] * np.sqrt(w)[:, :, None]
         cov = np.linalg.pinv(np.swapaxes(scaled, 1, 2) @ scaled) / (norms[:, :, None] * norms[:, None, :])

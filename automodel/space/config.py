@@ -57,7 +57,8 @@ _STAGES: dict[str, dict[str, str]] = {
                    "p_min": "int", "template_list": "int"},
     "p_only": {"max_terms": "int", "top": "int", "terms": "terms"},
     "parameters": {"top": "int", "functions": "terms"},
-    "pmnf": {"top": "int", "terms": "terms"},
+    "pmnf": {"top": "int", "terms": "terms", "per_parameter": "int", "max_terms": "int", "exhaustive": "int",
+             "without_roles": "int"},
 }
 
 
@@ -148,7 +149,7 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
         for key, value in body.items():
             kind = schema[key]
             if kind == "int":
-                stage[key] = _int(value, f"{where} {key}", 0 if key == "template_list" else 1)
+                stage[key] = _int(value, f"{where} {key}", 0 if key in ("template_list", "without_roles") else 1)
             elif kind == "terms":
                 stage[key] = _terms(value, f"{where} {key}")
             else:
