@@ -2,12 +2,15 @@
 
 Accuracy: on every canonical task group, automodel (default search space, each ranking metric),
 Extra-P (default and refining modelers, in its own venv) and the seeded baselines, on the same
-rows (``benchmarks.contenders``), scored by ``benchmarks.records``. Speed: ``benchmarks.speed.collect``.
+rows (``benchmarks.contenders``), scored by ``benchmarks.records``. Known formulas: automodel and
+Extra-P on synthetic functions of known formula (``benchmarks.known_formulas``). Speed:
+``benchmarks.speed.collect``.
 Writes ``RESULTS.md`` (``benchmarks.report``; its hand-written analysis section is kept),
 ``results.json`` and ``plots/<task>.png`` into ``--out`` (default: ``benchmarks/``).
 
-``--quick`` runs one representative group per task, the short speed measurements, never installs
-Extra-P, and writes to ``out/benchmarks-quick/`` (it refuses to overwrite the published results).
+``--quick`` runs one representative group per task, a few known formulas, the short speed
+measurements, never installs Extra-P, and writes to ``out/benchmarks-quick/`` (it refuses to
+overwrite the published results).
 Without the shared datasets it falls back to a task built from the bundled SMPI runs
 (``benchmarks.tasks.BUNDLED_FILES``), but never into the published results.
 """
@@ -27,7 +30,7 @@ from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from automodel.solve.metrics import METRICS  # noqa: E402
-from benchmarks import bands, plots, records, report, speed  # noqa: E402
+from benchmarks import bands, known_formulas, plots, records, report, speed  # noqa: E402
 from benchmarks.contenders import default_contenders, run_contenders  # noqa: E402
 from benchmarks.extrap_tool import ensure_extrap, extrap_version  # noqa: E402
 from benchmarks.tasks import bundled_tasks, by_name, tasks_or_bundled  # noqa: E402
@@ -48,6 +51,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--space", default="default", help="automodel search space")
     ap.add_argument("--no-extrap", action="store_true", help="leave Extra-P out")
     ap.add_argument("--no-speed", action="store_true", help="skip the speed measurements")
+    ap.add_argument("--no-known", action="store_true", help="skip the known-formula suite")
     args = ap.parse_args(argv)
     if args.out is None:
         args.out = QUICK_OUT if args.quick else PUBLISHED
@@ -110,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             "command": command(argv), "quick": args.quick,
             "machine": report.machine(), "notes": []}
     results = run_accuracy(args, meta["notes"])
+    if not args.no_known:
+        results.update(known_formulas.collect(args.quick, extrap=not args.no_extrap, install=not args.quick,
+                                              command=meta["command"]))
+        print(known_formulas.table_text(results["known_formulas_groups"], "noise"))
     results["speed"] = None if args.no_speed else speed.collect(args.quick)
     meta["versions"] = report.versions(None if args.no_extrap else extrap_version())
     meta["seconds"] = time.perf_counter() - start

@@ -53,7 +53,7 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _short(values: Sequence[float]) -> list[float | None]:
+def short(values: Sequence[float]) -> list[float | None]:
     """Six significant digits (the stored per-configuration lists), None for non-finite values."""
     return [None if v is None else float(f"{v:.6g}") for v in map(number, values)]
 
@@ -92,8 +92,8 @@ def group_record(task: Task, contender: str, outcome: Outcome) -> dict:
             "spearman": number(s.mean_spearman),
             "best_p_predicted": [number(b.predicted_best_p) for b in s.best_p],
             "best_p_spearman": [number(b.spearman) for b in s.best_p],
-            "predictions": _short(reduce_repetitions(task.test, outcome.split(task)[0], task.columns,
-                                                     task.target)["pred"])}
+            "predictions": short(reduce_repetitions(task.test, outcome.split(task)[0], task.columns,
+                                                    task.target)["pred"])}
 
 
 def group_meta(task: Task) -> dict:
@@ -105,7 +105,7 @@ def group_meta(task: Task) -> dict:
             "best_p_actual": [number(b.actual_best_p) for b in slices],"task": task.name, "group": task.group, "n_train_rows": len(task.train),
             "n_test_rows": len(task.test), "columns": task.columns,
             "test_configurations": frame[task.columns].to_numpy(float).tolist(),
-            "test_actual": _short(frame[task.target])}
+            "test_actual": short(frame[task.target])}
 
 
 def task_summary(groups: Sequence[Task], contender: str, outcomes: Mapping[Key, Outcome]) -> dict:

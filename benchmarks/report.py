@@ -220,6 +220,114 @@ def _task_section(results: Mapping, task: Mapping) -> list[str]:
     return lines
 
 
+#: issue 11's targets for automodel on the known-formula suite
+KNOWN_TARGETS = {"structure_noise_free": 0.95, "structure_10": 0.80, "e16": 0.02}
+#: a median error counts as higher than Extra-P's beyond this (0.1 percentage point, the printed precision)
+KNOWN_ERROR_TOL = 0.001
+
+
+def _known_cells(rows: Mapping[str, Mapping], field: str, contenders: Sequence[str]) -> str:
+    """``automodel / Extra-P default / Extra-P refining``: one field of the suite's summaries per contender."""
+    def cell(name: str) -> str:
+        g = rows.get(name)
+        if g is None or g["status"] != "ok" or (field == "seconds" and g[field] is None):
+            return "-"
+        if field == "structure":
+            return f"{100 * g[field]:.0f}"
+        return f"{g[field]:.2f}" if field == "seconds" else pct(g[field]).removesuffix(" %")
+    return " / ".join(cell(n) for n in contenders) + (" s" if field == "seconds" else " %")
+
+
+def _known_table(groups: Sequence[Mapping], level: str, keys: Sequence[str], factors: Sequence[int],
+                 contenders: Sequence[str]) -> str:
+    """One row per key of ``level``: cases, structure right, median errors and seconds of every contender."""
+    rows: dict[tuple, dict[str, Mapping]] = {}
+    for g in groups:
+        if g["level"] == level:
+            rows.setdefault(tuple(g[k] for k in keys), {})[g["contender"]] = g
+    shown = {"n_params": lambda v: str(v), "noise": lambda v: f"{100 * v:.0f} %", "naming": lambda v: f"`{v}`"}
+    headers = {"n_params": "parameters", "noise": "noise", "naming": "naming"}
+    big = factors[-1]
+    fields = ("structure", *(f"e{f}" for f in factors), f"e{big}_each", "seconds")
+    titles = ("structure right", *(f"error {f}x" for f in factors), f"error {big}x, each alone", "seconds")
+    body = [[*(shown[k](v) for k, v in zip(keys, key)), next(iter(tools.values()))["cases"],
+             *(_known_cells(tools, f, contenders) for f in fields)] for key, tools in sorted(rows.items())]
+    return table([*(headers[k] for k in keys), "cases", *titles], body)
+
+
+def _known_targets(groups: Sequence[Mapping], big: int) -> str:
+    """Issue 11's targets for automodel on the suite, measured; "worse than Extra-P" on a group means a lower
+    share of structure right or a median error at ``big`` x higher by more than :data:`KNOWN_ERROR_TOL` than
+    Extra-P's default modeler."""
+    def find(level: str, contender: str = "automodel", **where: Any) -> Mapping | None:
+        return next((g for g in groups if g["level"] == level and g["contender"] == contender
+                     and all(g.get(k) == v for k, v in where.items())), None)
+
+    def error(g: Mapping) -> float:
+        return float("inf") if g[f"e{big}"] is None else g[f"e{big}"]
+
+    parts = []
+    for noise, target in ((0.0, KNOWN_TARGETS["structure_noise_free"]), (0.1, KNOWN_TARGETS["structure_10"])):
+        g = find("noise", noise=noise)
+        if g:
+            parts.append(f"structure right in {100 * g['structure']:.0f} % of the cases at {100 * noise:.0f} % noise "
+                         f"(target >= {100 * target:.0f} %)")
+    everything = find("all")
+    if everything:
+        parts.append(f"median error at {big}x {pct(everything[f'e{big}'])} (target <= {pct(KNOWN_TARGETS['e16'])})")
+    pairs = [(g, find("group", "extrap-default", n_params=g["n_params"], noise=g["noise"], naming=g["naming"]))
+             for g in groups if g["level"] == "group" and g["contender"] == "automodel"]
+    pairs = [(g, ref) for g, ref in pairs if ref is not None and ref["status"] == "ok"]
+    if pairs:
+        worse = sum(g["structure"] < ref["structure"] or error(g) > error(ref) + KNOWN_ERROR_TOL for g, ref in pairs)
+        parts.append(f"worse than Extra-P's default modeler (a lower share of structure right, or a median error "
+                     f"at {big}x higher by more than {100 * KNOWN_ERROR_TOL:g} point) on {worse} of {len(pairs)} "
+                     "groups (target: none)")
+    return "Issue 11's targets for automodel: " + "; ".join(parts) + "."
+
+
+def _known_section(results: Mapping) -> list[str]:
+    """The known-formula suite (``benchmarks.known_formulas``): summaries by noise, by parameters, per group."""
+    lines = ["## Known-formula suite", ""]
+    meta, groups = results.get("known_formulas_meta"), results.get("known_formulas_groups")
+    if not meta or not groups:
+        return lines + ["Not run.", ""]
+    big, contenders = meta["factors"][-1], meta["contenders"]
+    grids = "; ".join(", ".join(map(str, g)) for g in meta["grids"])
+    noises = ", ".join(f"{100 * v:.0f}" for v in meta["noises"])
+    lines += [("**Quick run** (a selection of functions and noise levels): a smoke test, not the published "
+               "numbers. " if meta["quick"] else "")
+              + f"{meta['functions']} functions of known formula in Extra-P's hypothesis space (PMNF, one to four "
+              "parameters, the constant model included; `benchmarks/known_formulas.py`), each under Score-P's names "
+              "(`x`, `y`, `z`, `w`) and under the roles `n`, `p` (one parameter: `n` and `p` apart; three or four: "
+              "`n`, `p`, `iters`, `clusters`), on the same rows for every tool and every naming. Five values per "
+              f"parameter ({grids}): the full grid up to three parameters; for four, the cross (one parameter "
+              "varies, the others at their smallest value) plus four diagonal points. "
+              f"{meta['repetitions']} repetitions f (1 + u) per point, u uniform in [-noise, noise]; noise {noises} %; "
+              f"{meta['seeds']} seed(s) per noisy level. Extra-P does not read names: it models each data set once "
+              "and its model serves every naming.", "",
+              "Scores per case: **structure right** when, for every parameter, the asymptotically dominant pair "
+              "(i/j, k) of x^(i/j) log2(x)^k in the chosen formula equals the true one (within "
+              f"{meta['exponent_tol']:g}; the formula is parsed with sympy; a sum grows as its fastest term whatever "
+              "its sign, a product adds its factors' pairs, 2^(a log2 x) is x^a, exp(-x) vanishes so that a sigmoid "
+              "x / (1 + exp(-(x - c))) grows as x, anything else has no pair and counts as wrong); the **relative "
+              "error** against the noise-free function at "
+              f"{' and '.join(f'{f}x' for f in meta['factors'])} the largest measured value of every parameter at "
+              f"once (the diagonal point), and at {big}x of each parameter alone (the others at their largest "
+              "measured value); the **seconds** of each fit. Medians over the cases; a failed fit counts as wrong "
+              f"and infinitely far off. Cells: {' / '.join(contenders)}.", "",
+              f"Generated by `{meta['command']}` on {meta['date']} in {meta['seconds']:.0f} s on `{meta['machine']}` "
+              f"({meta['cores']} cores, shared: load average {meta.get('load_average', '?')} at the start; automodel "
+              f"in {meta.get('workers', 1)} process(es) beside Extra-P, so the seconds are wall times under load), "
+              f"code at git {meta.get('git') or 'unknown'}.", "",
+              _known_targets(groups, big), ""]
+    for title, level, keys in (("By noise level", "noise", ("noise",)),
+                               ("By number of parameters", "params", ("n_params",)),
+                               ("Per group", "group", ("n_params", "noise", "naming"))):
+        lines += [f"### {title}", "", _known_table(groups, level, keys, meta["factors"], contenders), ""]
+    return lines
+
+
 def _flat(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     if isinstance(value, Mapping):
         return [kv for k, v in value.items() for kv in _flat(v, f"{prefix}{k}.")]
@@ -318,6 +426,7 @@ def render(results: Mapping, analysis: str | None = None) -> str:
         lines += ["### Groups left out", "",
                   table(["task", "group", "reason"], [[s["name"], s["group"], s["reason"]]
                                                       for s in results["skipped"]]), ""]
+    lines += _known_section(results)
     lines += _bands_section(results.get("bands"))
     lines += _speed_section(results.get("speed"))
     lines += ["## Analysis", "", ANALYSIS_START, analysis if analysis is not None else NO_ANALYSIS,
