@@ -207,7 +207,7 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     board = board[LEADERBOARD_COLUMNS]
     skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
     return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports,
-                     [*outcome.notes, *skipped], chosen), outcome
+                     [*ds.notes, *outcome.notes, *skipped], chosen), outcome
 
 
 def screen(result: FitResult) -> pd.DataFrame:

@@ -16,12 +16,13 @@ from typing import Any
 
 from automodel.data.cells import finite_number, shown
 from automodel.errors import ModelFileError
-from automodel.files import check_input, read_text
+from automodel.files import check_input, read_text, write_text
 from automodel.interval import Interval
 from automodel.model import FORMAT, VERSION, Core, Model, TermModel
 from automodel.templates import TEMPLATES
 
-__all__ = ["load_model", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES"]
+__all__ = ["load_model", "load_models", "save_models", "models_body", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES",
+           "MODELS_FORMAT"]
 
 #: larger files are refused before they are parsed
 MAX_FILE_BYTES = 5_000_000
@@ -107,14 +108,58 @@ def load_model(path: str | Path) -> Model:
     ModelFileError
         A missing, oversized, malformed or hostile file, in one line naming the file.
     """
-    path = check_input(path, "a model JSON file", ModelFileError)
+    src, d = _json_document(path, "model", MAX_FILE_BYTES)
+    return model_from_dict(d, src)
+
+
+def _json_document(path: str | Path, what: str, max_bytes: int) -> tuple[str, Any]:
+    """The JSON document of the file ``path`` (a ``what`` file: ``model`` or ``models``) and its name;
+    NaN and infinities refused; every failure a :class:`ModelFileError` in one line."""
+    path = check_input(path, f"a {what} JSON file", ModelFileError)
     src = str(path)
     size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ModelFileError(f"{src}: {size} bytes, larger than a model file can be ({MAX_FILE_BYTES})")
-    text = read_text(path, "a model JSON file", ModelFileError)
+    if size > max_bytes:
+        raise ModelFileError(f"{src}: {size} bytes, larger than a {what} file can be ({max_bytes})")
+    text = read_text(path, f"a {what} JSON file", ModelFileError)
     try:
-        d = json.loads(text, parse_constant=_refuse_constant)
+        return src, json.loads(text, parse_constant=_refuse_constant)
     except (ValueError, RecursionError) as exc:
-        raise ModelFileError(f"{src}: not a valid model JSON file ({str(exc).splitlines()[0][:120]})") from None
-    return model_from_dict(d, src)
+        raise ModelFileError(f"{src}: not a valid {what} JSON file ({str(exc).splitlines()[0][:120]})") from None
+
+
+# -- model sets (automodel kernels --out) ---------------------------------------------------------
+#: the ``format`` of a file holding one model per kernel
+MODELS_FORMAT = "automodel-models"
+
+
+def save_models(models: dict[str, Model], path: str | Path) -> None:
+    """Write models as one JSON file: ``{"format": "automodel-models", "version": 1, "models": {kernel:
+    model}}``, each model in the form of :meth:`automodel.Model.to_dict`."""
+    write_text(path, json.dumps(models_body(models), indent=1, allow_nan=False))
+
+
+def models_body(models: dict[str, Model]) -> dict:
+    """The JSON document of a models file (:func:`save_models`)."""
+    return {"format": MODELS_FORMAT, "version": 1, "models": {k: m.to_dict() for k, m in models.items()}}
+
+
+def load_models(path: str | Path) -> dict[str, Model]:
+    """The models of a file of :func:`save_models` by kernel, or of a model file (one model, under its
+    file's stem); every model is validated as :func:`load_model` does.
+
+    Raises
+    ------
+    ModelFileError
+        A file that is neither, in one line naming it.
+    """
+    src, body = _json_document(path, "model", MAX_FILE_BYTES * 64)
+    if isinstance(body, dict) and body.get("format") != MODELS_FORMAT and "models" not in body:
+        return {Path(src).stem: model_from_dict(body, src)}
+    if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or body.get("version") != 1:
+        raise ModelFileError(f"{src}: not an automodel models file (expected \"format\": \"{MODELS_FORMAT}\", "
+                             "\"version\": 1)")
+    models = body.get("models")
+    if not isinstance(models, dict) or not models:
+        raise ModelFileError(f"{src}: 'models' must map kernel names to models")
+    return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
+

@@ -13,7 +13,8 @@ import pytest
 import automodel
 from automodel.errors import DataError, ModelFileError, SpaceError
 from automodel.solve import metrics
-from automodel.kernels.fit_many import fit_many, load_models, save_models
+from automodel.kernels.fit_many import fit_many
+from automodel.model_file import load_models, save_models
 
 
 def _kernels(param: str, values: np.ndarray, n_kernels: int, seed: int = 0, reps: int = 1) -> pd.DataFrame:
@@ -116,8 +117,14 @@ def test_models_file_round_trip(tmp_path):
     back = load_models(path)
     assert {k: m.formula for k, m in back.items()} == {k: m.formula for k, m in result.models.items()}
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"format": "automodel-model"}))
+    bad.write_text(json.dumps({"format": "automodel-models", "version": 2, "models": {}}))
     with pytest.raises(ModelFileError, match="not an automodel models file"):
+        load_models(bad)
+    one = tmp_path / "one.json"
+    result.models["k0"].save(one)  # a model file is a set of one model, named by the file
+    assert {k: m.formula for k, m in load_models(one).items()} == {"one": result.models["k0"].formula}
+    bad.write_text(json.dumps({"format": "automodel-model"}))
+    with pytest.raises(ModelFileError, match="model file version None is not supported"):
         load_models(bad)
 
 

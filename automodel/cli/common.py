@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
+from typing import Any
 
 from automodel.errors import DataError
 
@@ -40,14 +41,15 @@ def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> N
                                  "'main->solve [time]' (automodel kernels lists them)")
 
 
-def read_input(args: argparse.Namespace):  # noqa: ANN201  (a DataFrame; pandas is imported here only)
-    """The runs of ``args.data`` (:func:`automodel.data.read` with ``args.format``), cut to the kernel
-    ``args.kernel``; the reader's notes printed as ``note: ...``."""
+def read_input(args: argparse.Namespace, out=None):  # noqa: ANN001, ANN201  (a DataFrame)
+    """The runs of ``args.data`` (:func:`automodel.data.read` with ``args.format``; ``-``: standard
+    input), cut to the kernel ``args.kernel``; the reader's notes printed as ``note: ...`` on ``out``
+    (default stdout)."""
     from automodel.data import one_kernel, read
 
     frame = one_kernel(read(args.data, args.format), args.kernel)
     for note in frame.attrs.get("notes", ()):
-        print(f"note: {note}")
+        print(f"note: {note}", file=out)
     return frame
 
 
@@ -118,3 +120,59 @@ def load_values(params: Iterable[str], given: dict[str, float | None], load_from
             values[q] = 1.0
             lines.append(f"{where}{q} = 1 assumed (a dedicated machine; --{q} or --load-from STORE sets it)")
     return values, lines
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with NaN and infinities as None and numpy scalars, arrays, tuples and DataFrames as
+    plain JSON values, for ``--json`` output."""
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return [jsonable(r) for r in value.to_dict(orient="records")]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA:
+        return None
+    return value
+
+
+def print_json(value: Any) -> None:
+    """One JSON document on standard output (NaN as null)."""
+    import json
+
+    print(json.dumps(jsonable(value), allow_nan=False))
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``MODEL.json --kernel NAME``: a model file or a models file of ``automodel kernels --out``."""
+    parser.add_argument("model", metavar="MODEL.json",
+                        help="a model file (automodel fit -o) or a models file (automodel kernels --out)")
+    parser.add_argument("--kernel", default=None, metavar="NAME",
+                        help="the kernel's model of a models file (default: every one where that makes sense)")
+
+
+def load_chosen(args: argparse.Namespace, one: bool = False) -> dict:
+    """The models of ``args.model`` by name (:func:`automodel.model_file.load_models`), cut to
+    ``args.kernel``; with ``one``, exactly one must be left."""
+    from automodel.errors import DataError
+    from automodel.model_file import load_models
+
+    models = load_models(args.model)
+    if args.kernel is not None:
+        if args.kernel not in models:
+            names = ", ".join(list(models)[:8]) + (", ..." if len(models) > 8 else "")
+            raise DataError(f"{args.model}: no kernel {args.kernel!r}; it has {len(models)}: {names}")
+        return {args.kernel: models[args.kernel]}
+    if one and len(models) > 1:
+        names = ", ".join(list(models)[:8]) + (", ..." if len(models) > 8 else "")
+        raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME ({names})")
+    return models

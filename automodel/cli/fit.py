@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import INPUT_HELP, add_input_options, add_role_options, read_input, role_kwargs, warn
+from automodel.cli.common import (INPUT_HELP, add_input_options, add_role_options, print_json, read_input,
+                                  role_kwargs, warn)
 from automodel.files import check_output, write_text
 from automodel.errors import DataError
 
@@ -34,40 +35,78 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="set aside the runs no leading model explains and search again (default: list "
                         "them and keep them)")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
-    p.add_argument("-o", "--output", metavar="MODEL.json", help="write the chosen model here")
+    p.add_argument("-o", "--output", metavar="MODEL.json",
+                   help="write the chosen model here ('-': on standard output, the report on standard error)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (chosen model, leaderboard rows, best p, notes) instead")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=run)
 
 
-def print_result(result, top: int = 10) -> None:
-    """Print a :class:`automodel.FitResult` the way ``automodel fit`` does."""
-    print(result.summary(top))
+def _best_p(best):  # noqa: ANN001, ANN202  (a Model; a BestP, or the reason there is none)
+    """The chosen model's best process count at the largest trained values of its other parameters."""
+    at = {q: best.ranges[q][1] for q in best.params if q not in ("p", "cpu", "bw")}
+    try:
+        return at, best.best_p(**at)
+    except DataError as exc:  # the model is fitted and written all the same
+        return at, str(exc)
+
+
+def print_result(result, top: int = 10, out=None) -> None:  # noqa: ANN001
+    """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout)."""
+    print(result.summary(top), file=out)
     best = result.best
     if "p" in best.params:
-        at = {q: best.ranges[q][1] for q in best.params if q not in ("p", "cpu", "bw")}
+        at, found = _best_p(best)
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
-        try:
-            found = best.best_p(**at)
-        except DataError as exc:  # the model is fitted and written all the same
-            print(f"best process count{' at ' + where if where else ''}: none ({exc})")
+        if isinstance(found, str):
+            print(f"best process count{' at ' + where if where else ''}: none ({found})", file=out)
         else:
             head, time = found.lines()
-            print(f"best process count{' at ' + where if where else ''}: {head}\n  {time}")
+            print(f"best process count{' at ' + where if where else ''}: {head}\n  {time}", file=out)
             warn(found.warnings)
+
+
+def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
+    """What ``automodel fit --json`` prints: the chosen model, the top of the leaderboard (and every
+    template without a model), the best p, the notes and the anomalous runs."""
+    from dataclasses import asdict
+
+    board = result.leaderboard
+    ranked = board["rank"].notna()
+    shown = board[(ranked & (board["rank"] <= top)) | ~ranked | (board["choice"] == "chosen")]
+    out = {"source": result.dataset.source, "runs": len(result.dataset.runs),
+           "chosen": {"formula": result.best.formula, "model": result.best.to_dict()},
+           "leaderboard": shown.astype(object).where(shown.notna(), None), "notes": list(result.notes),
+           "anomalies": result.anomalies, "best_p": None}
+    if "p" in result.best.params:
+        _, found = _best_p(result.best)
+        out["best_p"] = {"none": found} if isinstance(found, str) else asdict(found)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     import automodel
     from automodel.templates.options import parse_assignments
 
-    if args.output:
+    import sys
+
+    to_stdout = args.output == "-"
+    if to_stdout and args.json:
+        raise DataError("-o - and --json both write to standard output; choose one")
+    if args.output and not to_stdout:
         check_output(args.output)
-    result = automodel.fit(read_input(args), space=args.space, metric=args.metric, selection=args.selection,
-                           templates=args.templates, progress=not args.quiet,
-                           template_options=parse_assignments(args.template_option),
+    result = automodel.fit(read_input(args, sys.stderr if to_stdout or args.json else None), space=args.space,
+                           metric=args.metric, selection=args.selection, templates=args.templates,
+                           progress=not args.quiet, template_options=parse_assignments(args.template_option),
                            drop_anomalies=args.drop_anomalies, **role_kwargs(args))
-    print_result(result, args.top)
-    if args.output:
+    if args.json:
+        print_json(as_json(result, args.top))
+    else:
+        print_result(result, args.top, sys.stderr if to_stdout else None)
+    if to_stdout:
+        print(result.best.to_json())
+    elif args.output:
         write_text(args.output, result.best.to_json())
-        print(f"model written to {args.output}")
+        print(f"model written to {args.output}", file=sys.stderr if args.json else None)
     return 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from automodel.cli.common import INPUT_HELP, add_input_options
+from automodel.cli.common import INPUT_HELP, add_input_options, print_json
 from automodel.files import check_output, write_atomic
 from automodel.errors import DataError
 
@@ -34,28 +34,52 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=-1, metavar="N",
                    help="worker processes at most (default: all cores; used only when the work pays for them)")
     p.add_argument("--out", metavar="models.json|summary.csv",
-                   help="write every model (.json, one object per kernel) or the summary table (.csv)")
+                   help="write every model (.json, one object per kernel) or the summary table (.csv); "
+                        "'-': the models file on standard output, the report on standard error")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON array (and the notes "
+                                                        "on standard error)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from automodel.kernels.fit_many import fit_many, save_models
+    from automodel.model_file import models_body, save_models
 
+    import json
+    import sys
+
+    if args.out == "-":
+        if args.json:
+            raise DataError("--out - and --json both write to standard output; choose one")
+        result = _fit(args)
+        print("\n".join([*result.lines(), *(f"note: {n}" for n in result.notes)]), file=sys.stderr)
+        print(json.dumps(models_body(result.models), indent=1, allow_nan=False))
+        return 0
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in OUT_SUFFIXES:
         raise DataError(f"--out {args.out}: expected a file name ending in .json (models) or .csv (summary)")
     if out is not None:
         check_output(out)
-    result = fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
-                      aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
-                      format=args.format)
-    print("\n".join(result.lines()))
-    print("\n".join(f"note: {n}" for n in result.notes))
+    result = _fit(args)
+    if args.json:
+        print_json(result.summary)
+        print("\n".join(f"note: {n}" for n in result.notes), file=sys.stderr)
+    else:
+        print("\n".join(result.lines()))
+        print("\n".join(f"note: {n}" for n in result.notes))
     if out is not None:
         if out.suffix.lower() == ".json":
             save_models(result.models, out)
-            print(f"{len(result.models)} models written to {out}")
+            print(f"{len(result.models)} models written to {out}", file=sys.stderr if args.json else None)
         else:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
-            print(f"summary of {len(result.summary)} kernels written to {out}")
+            print(f"summary of {len(result.summary)} kernels written to {out}",
+                  file=sys.stderr if args.json else None)
     return 0
+
+
+def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
+    from automodel.kernels.fit_many import fit_many
+
+    return fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
+                    aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
+                    format=args.format)

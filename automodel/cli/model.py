@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_forecast_options, load_values, parse_param_values, warn
+from automodel.cli.common import (add_forecast_options, add_model_options, load_chosen, load_values,
+                                  parse_param_values, print_json, warn)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("show", help="print a model's formula in a chosen format")
-    s.add_argument("model", metavar="MODEL.json")
+    add_model_options(s)
     s.add_argument("--format", default="text", choices=("text", "latex", "python", "c", "json"))
+    s.add_argument("--json", action="store_true", help="the model file's JSON (as --format json)")
     s.set_defaults(handler=show)
 
     b = sub.add_parser("best-p", help="the process count with the least predicted time")
-    b.add_argument("model", metavar="MODEL.json")
+    add_model_options(b)
     b.add_argument("--n", type=float, default=None, help="problem size")
     b.add_argument("--cpu", type=float, default=None, help="free CPU fraction (default 1: a dedicated machine)")
     b.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default 1: a dedicated machine)")
@@ -28,11 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_forecast_options(b)
     b.add_argument("--level", type=float, default=0.9,
                    help="level of the time's band and of the range of equally good p (default 0.9)")
+    b.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     b.set_defaults(handler=best_p)
 
 
     e = sub.add_parser("evaluate", help="score a model on measured runs: errors, rank order, band coverage")
-    e.add_argument("model", metavar="MODEL.json")
+    add_model_options(e)
     e.add_argument("runs", metavar="RUNS.csv", help="measured runs, the model's column names, one row per run")
     e.add_argument("--level", type=float, default=0.9, help="level of the bands whose coverage is counted (default 0.9)")
     e.add_argument("--json", action="store_true", help="print the scores as one JSON object")
@@ -50,21 +53,29 @@ def count(text: str) -> int | float:
 
 def show(args: argparse.Namespace) -> int:
     from automodel.export import export
-    from automodel.model_file import load_model
 
-    model = load_model(args.model)
-    print(export(model, args.format))
-    if args.format == "text":
-        print("\n".join(model.interval.describe(model.core) if model.interval is not None else
-                        ["prediction band: none (this model file has no 'interval')"]))
+    fmt = "json" if args.json else args.format
+    models = load_chosen(args)
+    if len(models) == 1:
+        model = next(iter(models.values()))
+        print(export(model, fmt))
+        if fmt == "text":
+            print("\n".join(model.interval.describe(model.core) if model.interval is not None else
+                            ["prediction band: none (this model file has no 'interval')"]))
+    elif fmt == "json":
+        print_json({name: model.to_dict() for name, model in models.items()})
+    else:
+        for name, model in models.items():
+            print(f"{name}: {export(model, fmt)}")
     return 0
 
 
 def best_p(args: argparse.Namespace) -> int:
-    from automodel.errors import DataError
-    from automodel.model_file import load_model
+    from dataclasses import asdict
 
-    model = load_model(args.model)
+    from automodel.errors import DataError
+
+    model = next(iter(load_chosen(args, one=True).values()))
     extras = parse_param_values(args.param)
     if "n" in model.params and args.n is None:
         raise DataError("this model depends on n: give --n N")
@@ -74,8 +85,11 @@ def best_p(args: argparse.Namespace) -> int:
                          bw=load.get("bw", 1.0) if args.bw is None else args.bw, p_max=args.p_max,
                          p_min=args.p_min, level=args.level, **extras)
     warn(said)
-    head, time = found.lines()
-    print(f"best {head}\n  {time}")
+    if args.json:
+        print_json(asdict(found))
+    else:
+        head, time = found.lines()
+        print(f"best {head}\n  {time}")
     warn(found.warnings)
     return 0
 
@@ -87,11 +101,10 @@ def evaluate(args: argparse.Namespace) -> int:
     from automodel.data import read_csv
     from automodel.errors import DataError
     from automodel.evaluation import evaluate as score
-    from automodel.model_file import load_model
 
     if not 0 < args.level < 1:
         raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")
-    model = load_model(args.model)
+    model = next(iter(load_chosen(args, one=True).values()))
     result = score(model, read_csv(Path(args.runs)), args.level, source=str(args.runs))
     print(json.dumps(result.to_dict()) if args.json else "\n".join(result.lines()))
     return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import STORE_HELP, add_forecast_options, load_values, parse_param_values, warn
+from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen, load_values, parse_param_values,
+                                  print_json, warn)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
@@ -14,9 +15,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``predict`` subcommand to an argparse ``subparsers`` object."""
     p = sub.add_parser("predict", help="predict run times for the rows of a CSV",
                        description="Print (or write) the input rows plus a column 'predicted'.")
-    p.add_argument("model", metavar="MODEL.json", nargs="?")
-    p.add_argument("data", metavar="DATA.csv", nargs="?")
-    p.add_argument("-o", "--output", metavar="OUT.csv")
+    p.add_argument("model", metavar="MODEL.json", nargs="?",
+                   help="a model file, or a models file of automodel kernels --out (with --kernel, or a "
+                        "'kernel' column in DATA)")
+    p.add_argument("data", metavar="DATA.csv", nargs="?", help="the rows to predict ('-': standard input)")
+    p.add_argument("-o", "--output", metavar="OUT.csv", help="write the rows as CSV ('-': on standard output)")
+    p.add_argument("--kernel", default=None, metavar="NAME", help="the kernel's model of a models file")
+    p.add_argument("--json", action="store_true", help="print the rows as one JSON array")
     add_predict_options(p)
     p.set_defaults(handler=predict)
 
@@ -49,22 +54,48 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
 
 def predict(args: argparse.Namespace) -> int:
     """Predict the rows of ``DATA.csv`` with ``MODEL.json``; with ``--store``, the next run of ``--app``."""
+    import sys
+
     import pandas as pd
 
-    from pathlib import Path
-
-    from automodel.data import read_csv
-    from automodel.model_file import load_model
+    from automodel.data import read
+    from automodel.errors import DataError
 
     if args.store:
         return predict_from_store(args)
     if not (args.model and args.data):
-        from automodel.errors import DataError
         raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
-    if args.output:
+    to_stdout = args.output == "-"
+    if args.output and not to_stdout:
         check_output(args.output)
-    model = load_model(args.model)
-    frame = read_csv(Path(args.data))
+    models = load_chosen(args)
+    frame = read(args.data)
+    if len(models) > 1 and "kernel" not in frame.columns:
+        raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME, or give "
+                        f"{args.data} a 'kernel' column")
+    parts = []
+    groups = frame.groupby("kernel", sort=False) if len(models) > 1 else [(None, frame)]
+    for name, rows in groups:
+        if name is not None and name not in models:
+            raise DataError(f"{args.data}, column 'kernel': no model for kernel {name!r} in {args.model}")
+        parts.append(_predict_rows(args, models[name] if name is not None else next(iter(models.values())),
+                                   rows))
+    out = pd.concat(parts).loc[frame.index]
+    if args.json:
+        print_json(out)
+    elif to_stdout:
+        out.to_csv(sys.stdout, index=False)
+    elif args.output:
+        write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
+        print(f"{len(out)} predictions written to {args.output}")
+    else:
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(out.to_string(index=False))
+    return 0
+
+
+def _predict_rows(args: argparse.Namespace, model, frame):  # noqa: ANN001, ANN202  (Model, DataFrame)
+    """``frame`` with the columns ``predicted``, ``lower``/``upper`` and with ``--parts`` the parts."""
     missing = [q for q in ("cpu", "bw") if q in model.params and model.roles.get(q, q) not in frame.columns
                and q not in frame.columns]
     load: dict[str, float] = {}
@@ -83,13 +114,7 @@ def predict(args: argparse.Namespace) -> int:
         parts = model.predict_parts(frame, source=args.data)
         for part in parts:
             out[part] = parts[part].to_numpy()
-    if args.output:
-        write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
-        print(f"{len(out)} predictions written to {args.output}")
-    else:
-        with pd.option_context("display.max_rows", None, "display.width", 200):
-            print(out.to_string(index=False))
-    return 0
+    return out
 
 
 def predict_from_store(args: argparse.Namespace) -> int:

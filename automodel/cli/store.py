@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
-                                  read_input, role_kwargs)
+                                  print_json, read_input, role_kwargs)
 
 __all__ = ["register"]
-
-
 
 
 def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
@@ -42,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--top", type=int, default=10, metavar="K", help="rows to print (0: all)")
     r.add_argument("--history", action="store_true", help="one line per update instead")
     r.add_argument("--pruned", action="store_true", help="the deleted candidates, with when and why")
+    r.add_argument("--json", action="store_true", help="print the rows as one JSON array")
     r.set_defaults(handler=ranking)
 
     u = sub.add_parser("runs", help="list an application's runs; re-admit flagged runs or exclude runs")
@@ -96,6 +95,9 @@ def ranking(args: argparse.Namespace) -> int:
         frame = do_ranking(args.store, args.app, top, pruned=args.pruned)
         if args.pruned and len(frame):
             frame["at"] = pd.to_datetime(frame["at"], unit="s").dt.strftime("%Y-%m-%d %H:%M:%S")
+    if args.json:
+        print_json(frame)
+        return 0
     with pd.option_context("display.max_colwidth", 100, "display.width", 250, "display.max_rows", None):
         print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}") if len(frame) else "(none)")
     return 0

@@ -163,6 +163,7 @@ def load(
     if raw.empty:
         raise DataError(f"{src}: no rows, expected one row per run")
     raw = one_kernel(raw)
+    raw, notes = _without_failed_runs(raw, src)
     row_offset = rows_of(raw)  # where each row is in the file, for messages
     given = list(raw.attrs.get("params", ()))
     raw = raw.reset_index(drop=True)
@@ -204,7 +205,28 @@ def load(
     runs = pd.DataFrame({q: canon[q] for q in params_present + carried + ("time",)})
     frame = _aggregate(runs, params_present, aggregate, carried)
     return Dataset(runs, frame, params_present, {r: mapping[r] for r in params_present + ("time",)},
-                   src, aggregate, covariates=carried)
+                   src, aggregate, notes=tuple(notes), covariates=carried)
+
+
+def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, list[str]]:
+    """``raw`` without the runs that ``automodel run`` recorded as failed (column ``status`` not 0: a
+    non-zero exit, a timeout), and the note that says which; the rows keep their file lines."""
+    if "status" not in raw.columns or "time" not in raw.columns:
+        return raw, []
+    status = pd.to_numeric(raw["status"], errors="coerce").to_numpy(float)
+    failed = status != 0  # a status that is not a number counts as failed too
+    if not failed.any():
+        return raw, []
+    where_rows = rows_of(raw)
+    lines = where_rows if isinstance(where_rows, np.ndarray) else np.arange(len(raw)) + where_rows
+    if failed.all():
+        raise DataError(f"{src}, column 'status': every one of the {len(raw)} runs failed (status not 0); "
+                        "expected some successful runs (status 0)")
+    shown = ", ".join(str(v) for v in lines[failed][:5]) + (", ..." if failed.sum() > 5 else "")
+    kept = raw[~failed].copy()
+    kept.attrs = {**raw.attrs, "lines": [int(v) if isinstance(v, (int, np.integer)) else v
+                                         for v in lines[~failed]]}
+    return kept, [f"{int(failed.sum())} failed run(s) skipped (column 'status' not 0; line(s) {shown})"]
 
 
 def _aggregate(runs: pd.DataFrame, params: tuple[str, ...], how: str, covariates: tuple[str, ...] = ()

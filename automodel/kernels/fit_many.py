@@ -31,7 +31,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 import time as _time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,22 +41,18 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.data.cells import rows_of
-from automodel.errors import DataError, ModelFileError
-from automodel.files import read_text, write_text
+from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
-from automodel.model_file import model_from_dict
 from automodel.space.config import SearchSpace
 from automodel.options import ROLE_NAMES
 from automodel.space.terms import Term
 
-__all__ = ["ManyResult", "fit_many", "load_kernels", "save_models", "load_models", "SUMMARY_COLUMNS",
-           "MODELS_FORMAT"]
+__all__ = ["ManyResult", "fit_many", "load_kernels", "SUMMARY_COLUMNS"]
 
-MODELS_FORMAT = "automodel-models"
 SUMMARY_COLUMNS = ["kernel", "formula", "n_terms", "n_points", *metrics_mod.METRICS, "note"]
 _KERNELS_PER_TASK = 64  # one-by-one kernels handed to a worker at a time
 #: columns of a tidy frame (automodel.data.tidy) that describe a kernel: never parameters by default
@@ -325,27 +320,4 @@ def _parallel(tasks: list, jobs: int) -> list[tuple[list, str]]:
     return Parallel(n_jobs=_workers(jobs))(delayed(_run)(t) for t in tasks)
 
 
-# -- files -----------------------------------------------------------------------------------------
-def save_models(models: dict[str, Model], path: str | Path) -> None:
-    """Write models as one JSON file: ``{"format": "automodel-models", "version": 1, "models": {kernel:
-    model}}``, each model in the form of :meth:`automodel.Model.to_dict`."""
-    body = {"format": MODELS_FORMAT, "version": 1, "models": {k: m.to_dict() for k, m in models.items()}}
-    write_text(path, json.dumps(body, indent=1, allow_nan=False))
-
-
-def load_models(path: str | Path) -> dict[str, Model]:
-    """Read a file of :func:`save_models`; every model is validated as :func:`automodel.load_model` does."""
-    src = str(path)
-    text = read_text(path, "a models JSON file", ModelFileError)
-    try:
-        body = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ModelFileError(f"{src}: not a valid models JSON file ({str(exc).splitlines()[0][:120]})") from None
-    if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or body.get("version") != 1:
-        raise ModelFileError(f"{src}: not an automodel models file (expected \"format\": \"{MODELS_FORMAT}\", "
-                             "\"version\": 1)")
-    models = body.get("models")
-    if not isinstance(models, dict):
-        raise ModelFileError(f"{src}: 'models' must map kernel names to models")
-    return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
 

@@ -47,6 +47,8 @@ FORMATS: dict[str, Callable[[Path], pd.DataFrame]] = {
     "csv": read_csv_table, "tsv": read_tsv_table, "parquet": read_parquet_table, "text": read_extrap_text,
     "json": read_extrap_json, "jsonl": read_json_lines, "talpas": read_talpas, "experiment": read_experiment,
     "cube": read_cube}
+#: the path that means standard input
+STDIN = "-"
 #: bytes of a file that detection looks at
 HEAD = 1 << 16
 _MAGIC = {b"PK\x03\x04": "experiment", b"PAR1": "parquet"}
@@ -93,7 +95,7 @@ def read(path: str | Path, format: str | None = None) -> pd.DataFrame:  # noqa: 
     Parameters
     ----------
     path : str or Path
-        A file, or a folder of CUBE profiles.
+        A file, a folder of CUBE profiles, or ``-`` for standard input (any format but CUBE).
     format : str, optional
         One of :data:`FORMATS`; None detects it (:func:`detect`).
 
@@ -110,10 +112,30 @@ def read(path: str | Path, format: str | None = None) -> pd.DataFrame:  # noqa: 
         An unknown format, a missing or unreadable file, or a malformed one: one line naming the file,
         the line or record, and what was expected.
     """
+    if str(path) == STDIN:
+        return _read_stdin(format)
     name = detect(path) if format is None else format
     reader = FORMATS.get(name)
     if reader is None:
         raise DataError(f"format {name!r} is not known; expected one of {', '.join(FORMATS)}")
     frame = reader(Path(path))
     frame.attrs["format"] = name
+    return frame
+
+
+def _read_stdin(format: str | None) -> pd.DataFrame:  # noqa: A002
+    """Standard input, read whole into a temporary file and then as any file; messages name
+    ``<stdin>``."""
+    import sys
+    import tempfile
+
+    data = sys.stdin.buffer.read()
+    with tempfile.TemporaryDirectory(prefix="automodel-stdin-") as folder:
+        tmp = Path(folder) / "stdin"
+        tmp.write_bytes(data)
+        try:
+            frame = read(tmp, format)
+        except DataError as exc:
+            raise DataError(str(exc).replace(str(tmp), "<stdin>")) from None
+    frame.attrs["source"] = "<stdin>"
     return frame
