@@ -11,7 +11,7 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.calibration import calibrate
-from automodel.errors import DataError, SpaceError
+from automodel.errors import AutomodelError, DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
 from automodel.options import METRICS, ROLE_NAMES, weights
@@ -203,7 +203,7 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     board.insert(0, "rank", pd.array([int(r) if m is not None else None for r, m in zip(ranks, ranked)],
                                      dtype="Int64"))
     models_out = [m for m in ranked if m is not None]
-    chosen = _choose(board, ds, sp)
+    chosen = _choose(board, ds, sp, models_out)
     board = board[LEADERBOARD_COLUMNS]
     skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
     return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports,
@@ -243,17 +243,54 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
     return why + (f"; templates: {'; '.join(notes)}" if notes else "")
 
 
-def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace) -> Selection:
-    """Apply the selection rule to the ranked rows; mark them in a ``choice`` column of ``board``."""
+def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace, models: list[Model]) -> Selection:
+    """Apply the selection rule to the ranked rows (``models``, in their order), passing over the
+    equivalent candidates that depart from the others beyond the data; mark them in a ``choice``
+    column of ``board``."""
     ranked = board["rank"].notna().to_numpy()
     noise_rel, noise_abs = ds.aggregate_se()
+    probes = beyond_probes(ds)
+    logs = None
+    if len(probes):
+        predicted = np.array([_safe_predict(m, probes) for m in models]).reshape(len(models), len(probes))
+        with np.errstate(all="ignore"):
+            logs = np.log(np.where(predicted > 0, predicted, np.nan))
     chosen = select(board.loc[ranked, sp.fit.metric].to_numpy(float), board.loc[ranked, "n_terms"].to_numpy(),
-                    ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs)
+                    ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
     choice = np.where(chosen.equivalent, "equivalent", "")
     choice[chosen.index] = "chosen"
     board["choice"] = ""
     board.loc[ranked, "choice"] = choice
     return chosen
+
+
+#: how far beyond the largest measured value the selection looks, per parameter
+PROBE_FACTOR = 4.0
+
+
+def beyond_probes(ds: data_mod.Dataset) -> pd.DataFrame:
+    """Points beyond the data where candidates are compared: every parameter but the loads at
+    :data:`PROBE_FACTOR` times its largest value (the diagonal), and each alone so (the others at their
+    largest); loads at 1 (a dedicated machine)."""
+    top = {q: float(ds.frame[q].max()) for q in ds.params}
+    grown = [q for q in ds.params if q not in ("cpu", "bw")]
+    rows = [{q: top[q] * (PROBE_FACTOR if q in grown else 1.0) for q in ds.params}] if grown else []
+    if len(grown) > 1:
+        rows += [{q: top[q] * (PROBE_FACTOR if q == g else 1.0) for q in ds.params} for g in grown]
+    frame = pd.DataFrame(rows, columns=list(ds.params))
+    for q in ("cpu", "bw"):
+        if q in frame:
+            frame[q] = 1.0
+    return frame
+
+
+def _safe_predict(model: Model, points: pd.DataFrame) -> np.ndarray:
+    """``model.core``'s predictions at ``points`` (NaN where it has none)."""
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(model.core.predict(points), float)
+    except (AutomodelError, ValueError, ArithmeticError):
+        return np.full(len(points), np.nan)
 
 
 def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:

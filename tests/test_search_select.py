@@ -96,3 +96,18 @@ def test_aggregate_se_is_zero_without_repetitions_and_grows_with_scatter():
     assert 0 < quiet.aggregate_se()[0] < loud.aggregate_se()[0]
     single = automodel.load(_linear_runs(0).drop_duplicates("n"))
     assert single.aggregate_se() == (0.0, 0.0)
+
+
+def test_simplest_passes_over_an_equivalent_candidate_that_explodes_beyond_the_data():
+    """Issue 11: among candidates the data cannot tell apart, one whose prediction at 4x the data
+    departs from the others' (a tiny high-power term) is not chosen, however few its terms."""
+    from automodel.search.select import select
+
+    values = np.array([0.100, 0.101, 0.102, 0.103, 0.5])
+    n_terms = np.array([3, 3, 3, 2, 1])
+    beyond = np.log(np.array([[10.0], [11.0], [10.5], [900.0], [10.0]]))
+    plain = select(values, n_terms, 30, "rel_s")
+    assert plain.index == 3  # the simplest equivalent: 2 terms
+    guarded = select(values, n_terms, 30, "rel_s", beyond=beyond)
+    assert guarded.index == 0 and "1 whose prediction beyond the data departs" in guarded.reason
+    assert guarded.equivalent.tolist() == plain.equivalent.tolist()

@@ -33,7 +33,8 @@ import numpy as np
 from automodel.errors import DataError
 from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
-__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows"]
+__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows", "departing",
+           "OUTLIER_FACTOR"]
 
 
 
@@ -157,11 +158,42 @@ def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     return np.where(eq.any(axis=1), chosen, best), thr
 
 
+#: an equivalent candidate whose prediction beyond the data departs from the median of the equivalent
+#: candidates' by more than this factor (and 3 robust standard deviations of theirs) is set aside
+OUTLIER_FACTOR = 2.0
+
+
+def departing(log_predictions: np.ndarray) -> np.ndarray:
+    """Which rows of ``log_predictions`` (candidates x probe points beyond the data, natural logs; NaN:
+    no positive prediction) depart from the others: at some probe, farther from the median of the rows
+    than ``log(OUTLIER_FACTOR)`` and 3 robust standard deviations (1.4826 MAD); a row with a NaN departs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> departing(np.log(np.array([[10.0], [11.0], [9.5], [400.0]]))).tolist()
+    [False, False, False, True]
+    """
+    x = np.asarray(log_predictions, float)
+    if x.shape[0] < 3 or x.shape[1] == 0:
+        return np.zeros(x.shape[0], bool)
+    with np.errstate(all="ignore"):
+        med = np.nanmedian(x, axis=0)
+        mad = 1.4826 * np.nanmedian(np.abs(x - med), axis=0)
+        limit = np.maximum(np.log(OUTLIER_FACTOR), 3 * mad)
+        far = np.abs(x - med) > limit
+    return (far | np.isnan(x)).any(axis=1)
+
+
 def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
-           noise_relative: float = 0.0, noise_absolute: float = 0.0) -> Selection:
+           noise_relative: float = 0.0, noise_absolute: float = 0.0,
+           beyond: np.ndarray | None = None) -> Selection:
     """Choose a candidate from scores ``values`` (lower is better) and coefficient counts ``n_terms``.
 
-    Non-finite scores never count as equivalent; ties keep the input order.
+    Non-finite scores never count as equivalent; ties keep the input order. With ``beyond`` (candidates
+    x probe points: the natural log of each candidate's prediction beyond the measured range), the
+    simplest rule passes over the equivalent candidates whose extrapolation departs from the others'
+    (:func:`departing`): a tiny high-power term that fits the noise and explodes beyond the data.
 
     Examples
     --------
@@ -181,11 +213,21 @@ def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
         eq = np.arange(len(values)) == best
         return Selection(best, best, float(threshold), eq, f"the best {metric}")
     eq = np.isfinite(values) & (values <= threshold)
+    set_aside = ""
+    if beyond is not None and eq.sum() >= 3:
+        away = np.zeros(len(values), bool)
+        away[eq] = departing(np.asarray(beyond, float)[eq])
+        if away.any() and (eq & ~away).any():
+            pool = eq & ~away
+            fewest = n_terms[pool].min()
+            chosen = int(np.argmin(np.where(pool & (n_terms == fewest), values, np.inf)))
+            set_aside = (f"; {int(away.sum())} whose prediction beyond the data departs from the others' "
+                         "set aside")
     _, why = tolerance(float(values[best]), metric, n_points - int(n_terms[best]), noise_relative, noise_absolute)
     if chosen == best:
         reason = (f"the best {metric}; no candidate with fewer terms is statistically equivalent "
                   f"({metric} <= {threshold:.3g}: {why})")
     else:
         reason = (f"the simplest ({int(n_terms[chosen])} terms) of {int(eq.sum())} candidates statistically "
-                  f"equivalent to the best ({metric} <= {threshold:.3g}: {why})")
+                  f"equivalent to the best ({metric} <= {threshold:.3g}: {why}){set_aside}")
     return Selection(chosen, best, float(threshold), eq, reason)
