@@ -224,7 +224,10 @@ def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
             set_aside = (f"; {int(away.sum())} whose prediction beyond the data departs from the others' "
                          "set aside")
     _, why = tolerance(float(values[best]), metric, n_points - int(n_terms[best]), noise_relative, noise_absolute)
-    if chosen == best:
+    if chosen == best and set_aside:
+        reason = (f"the best {metric}, the simplest of {int(eq.sum())} statistically equivalent candidates "
+                  f"({metric} <= {threshold:.3g}: {why}){set_aside}")
+    elif chosen == best:
         reason = (f"the best {metric}; no candidate with fewer terms is statistically equivalent "
                   f"({metric} <= {threshold:.3g}: {why})")
     else:
