@@ -409,8 +409,9 @@ class Model:
         with np.errstate(all="ignore"):
             logs = np.column_stack([np.log(t)] + [np.log(np.asarray(a.predict(columns), float))
                                                   for a in self.interval.alternatives])
-        logs = np.where(np.isfinite(logs), logs, np.nan)
-        return np.where(t > 0, np.exp(np.nanmean(logs, axis=1)), t)
+        finite = np.isfinite(logs)
+        mean = np.where(finite, logs, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
+        return np.where((t > 0) & finite.any(axis=1), np.exp(mean), t)
 
     def _training_ranges(self) -> str:
         """``n in [1000, 8000], p in [1, 8]``: where the model was fitted, for messages."""
