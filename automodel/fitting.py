@@ -318,7 +318,12 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     ctx = model_context(ds, sp)
     rows, models = [], []
     staged = "n" in ds.params  # the computation and communication stages ran (PMNF structures have no parts)
-    for i in outcome.order[:max_rows]:
+    shown = list(outcome.order[:max_rows])
+    fewest: dict[int, int] = {}  # the best-ranked candidate of every size, so the selection can reach it
+    for i in outcome.order:
+        fewest.setdefault(int(sc.n_terms[i]), int(i))
+    shown += [i for i in fewest.values() if i not in set(shown)]
+    for i in shown:
         terms = sc.structures[i].terms
         core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)], sc.structures[i].parts if staged else ())
         mets = {m: float(v[i]) for m, v in sc.metrics.items()}

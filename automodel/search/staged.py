@@ -497,7 +497,7 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
 
     try:
         pmnf = space.stages.get("pmnf")
-        if pmnf is not None and not (pmnf.get("without_roles", 0) and ({"n", "p"} & S.params)):
+        if pmnf is not None and not set(pmnf.get("unless", ())) & S.params:
             _stage_pmnf(S, all_rows)
         if not {"computation", "communication", "processors", "p_only", "parameters"} & set(space.stages):
             pass  # the PMNF route alone (the pmnf space)

@@ -48,7 +48,7 @@ class SearchSpace:
 
 
 _FIT_KEYS = FitOptions.keys()
-# per stage: allowed keys -> kind ("int", "terms", "groups", "str")
+# per stage: allowed keys -> kind ("int", "terms", "groups", "names": a list of parameter names)
 _STAGES: dict[str, dict[str, str]] = {
     "computation": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
     "communication": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups",
@@ -58,7 +58,7 @@ _STAGES: dict[str, dict[str, str]] = {
     "p_only": {"max_terms": "int", "top": "int", "terms": "terms"},
     "parameters": {"top": "int", "functions": "terms"},
     "pmnf": {"top": "int", "terms": "terms", "per_parameter": "int", "max_terms": "int", "exhaustive": "int",
-             "without_roles": "int"},
+             "unless": "names"},
 }
 
 
@@ -149,9 +149,13 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
         for key, value in body.items():
             kind = schema[key]
             if kind == "int":
-                stage[key] = _int(value, f"{where} {key}", 0 if key in ("template_list", "without_roles") else 1)
+                stage[key] = _int(value, f"{where} {key}", 0 if key == "template_list" else 1)
             elif kind == "terms":
                 stage[key] = _terms(value, f"{where} {key}")
+            elif kind == "names":
+                if not isinstance(value, list) or not all(isinstance(v, str) and v.isidentifier() for v in value):
+                    raise SpaceError(f"{where} {key}: expected a list of parameter names, got {value!r:.60}")
+                stage[key] = tuple(value)
             else:
                 if not isinstance(value, list):
                     raise SpaceError(f"{where} {key}: expected [[stages.{sname}.groups]] tables")
