@@ -465,6 +465,12 @@ def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
         kept, _ = S.run(f"pmnf/{x}", rows & line, text, [Structure(extra=(ONE,), signed=True)] +
                         [Structure(extra=(ONE, t), signed=True) for t in per[x]], cfg.get("per_parameter", 3))
         lead[x] = [s.extra[1] if len(s.extra) > 1 else None for s in kept] or [None]
+    budget = cfg.get("budget", 8000)
+    while int(np.prod([len(v) for v in lead.values()])) * n_collections > budget:  # bounded: drop the
+        longest = max(xs, key=lambda q: len(lead[q]))                            # worst lead of the
+        if len(lead[longest]) == 1:                                               # longest list
+            break
+        lead[longest] = lead[longest][:-1]
     cands = [Structure(extra=(ONE,), signed=True)]
     for choice in product(*(lead[x] for x in xs)):
         used = [x for x, t in zip(xs, choice) if t is not None]

@@ -58,7 +58,7 @@ _STAGES: dict[str, dict[str, str]] = {
     "p_only": {"max_terms": "int", "top": "int", "terms": "terms"},
     "parameters": {"top": "int", "functions": "terms"},
     "pmnf": {"top": "int", "terms": "terms", "per_parameter": "int", "max_terms": "int", "exhaustive": "int",
-             "unless": "names"},
+             "unless": "names", "budget": "int"},
 }
 
 
