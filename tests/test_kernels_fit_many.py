@@ -61,7 +61,7 @@ def test_single_stage_kernels_get_the_model_automodel_fit_chooses(param, metric,
 def test_multi_stage_kernels_are_searched_one_by_one():
     frame = _kernels("n", np.array([100.0, 200, 400, 800, 1600, 3200]), 3, seed=4)
     result = fit_many(frame, jobs=1)
-    assert "1 task(s) of kernels searched one by one" in result.notes[0]
+    assert "1 group(s) of kernels searched one by one" in result.notes[0]
     _same_as_fit(result, frame, "n")
 
 

@@ -144,3 +144,23 @@ def test_posterior_matches_grid_integration() -> None:
     np.testing.assert_allclose(model.samples.mean(axis=0), w @ grid, rtol=0.15)
     at32 = np.array([1 / 32, 1, 5])
     assert np.mean(model.samples @ at32 < 40) == pytest.approx(w[grid @ at32 < 40].sum(), abs=0.06)
+
+
+def test_pc_by_an_optuna_study_is_seeded_recovers_pc_and_resumes(tmp_path) -> None:
+    import optuna
+
+    p = np.arange(1.0, 33.0)
+    frame = pd.DataFrame({"p": p, "time": term_basis(p, 6, pc=12.0) @ np.array([8.0, 1.0, 0.5, 0.2, 1.0, 0.05])})
+    first, again = (KOHASHI.fit(frame, n_terms=6, pc_search="optuna", pc_trials=40, seed=3) for _ in range(2))
+    assert first.pc == again.pc and abs(first.pc - 12.0) < 0.5
+    assert "pc fitted by an optuna study" in first.notes[0]
+    for storage in (f"sqlite:///{tmp_path / 'studies.db'}", str(tmp_path / "pc.journal")):
+        for _ in range(2):  # a second fit extends the study the first one stored
+            KOHASHI.fit(frame, n_terms=6, pc_search="optuna", pc_trials=4, pc_storage=storage, pc_study="s")
+        where = storage if "://" in storage else optuna.storages.journal.JournalStorage(
+            optuna.storages.journal.JournalFileBackend(storage))
+        assert len(optuna.load_study(study_name="s", storage=where).trials) == 8
+    with pytest.raises(DataError, match=r"^kohashi: optuna storage 'nosuch://x' cannot be opened: [^\n]*$"):
+        KOHASHI.fit(frame, n_terms=6, pc_search="optuna", pc_storage="nosuch://x")
+    with pytest.raises(DataError, match="pc_search must be 'bounded' or 'optuna'"):
+        KOHASHI.fit(frame, n_terms=6, pc_search="grid")

@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="simplest equivalent candidate or rank 1 (default: the space's setting)")
     p.add_argument("--jobs", type=int, default=-1, metavar="N",
                    help="worker processes at most (default: all cores; used only when the work pays for them)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on this dask.distributed cluster (e.g. tcp://host:8786) with as many tasks as it "
+                        "has worker threads; needs pip install 'automodel[dask]'")
     p.add_argument("--out", metavar="models.json|summary.csv",
                    help="write every model (.json, one object per kernel) or the summary table (.csv); "
                         "'-': the models file on standard output, the report on standard error")
@@ -82,4 +85,4 @@ def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
 
     return fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
-                    format=args.format)
+                    scheduler=args.scheduler, format=args.format)

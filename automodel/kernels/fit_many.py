@@ -13,10 +13,16 @@ search space and ranking metric :func:`automodel.fit` uses, but shares the work 
   :mod:`automodel.search.select`): the same model as ``automodel.fit(..., templates=())``;
 * a multi-stage search (``n`` present, several parameters) prunes per kernel between stages, so those
   kernels run the staged search one by one (same result, no batching);
-* groups (and chunks of one-by-one kernels) go to joblib worker processes only when the work measured
-  on the first of them predicts more than ``parallel_after`` seconds for the rest: starting loky
-  workers that import automodel took 2.1 s on a 2-core machine, so two workers pay off only when
-  the rest would take more than about twice that serially.
+* the first task of each group runs here: a batched group whole, a multi-stage group its first
+  :data:`PROBE_KERNELS` kernels. When the time taken so far predicts more than ``parallel_after`` seconds
+  for the rest, the rest is cut into tasks of about equal estimated cost (kernels x points, from the
+  time measured per kernel-point), :data:`TASKS_PER_WORKER` per worker, largest first, and run through
+  joblib (loky by default, or whichever backend the caller activated with
+  ``joblib.parallel_backend``; the worker count is the active backend's) or on a ``dask.distributed``
+  cluster (``scheduler=``; the worker count is the cluster's threads). Starting loky workers that
+  import automodel took 2.1 s on a 2-core machine, so two workers pay off only when the rest would take
+  more than about twice that serially; a cluster has started already, so with a scheduler any
+  remaining work goes to it.
 
 Seeded templates are not fitted: they are whole-dataset fits outside the search space; use
 :func:`automodel.fit` on one kernel for its full leaderboard. Kernels that cannot be modelled (fewer
@@ -32,9 +38,10 @@ Examples
 from __future__ import annotations
 
 import time as _time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -51,10 +58,15 @@ from automodel.space.config import SearchSpace
 from automodel.options import ROLE_NAMES
 from automodel.space.terms import Term
 
-__all__ = ["ManyResult", "fit_many", "load_kernels", "SUMMARY_COLUMNS"]
+__all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = ["kernel", "formula", "n_terms", "n_points", *metrics_mod.METRICS, "note"]
-_KERNELS_PER_TASK = 64  # one-by-one kernels handed to a worker at a time
+#: kernels of a multi-stage group searched here first, to measure the cost of the rest
+PROBE_KERNELS = 2
+#: tasks per worker when the rest is cut by cost: more balance the workers, fewer ship less
+TASKS_PER_WORKER = 4
+#: how to get dask's distributed scheduler (``scheduler=``, ``--scheduler``)
+DASK_INSTALL = "pip install 'automodel[dask]'"
 #: columns of a tidy frame (automodel.data.tidy) that describe a kernel: never parameters by default
 DESCRIPTIVE = ("callpath", "metric")
 
@@ -152,12 +164,11 @@ def _row(name: str, model: Model | None, n_points: int, note: str = "", text: st
             "note": note}
 
 
-def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None) -> tuple[list, str]:
-    """Model the kernels of one group, or of the slice ``only`` of its kernels.
+def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
+    """Model the kernels of one group (or of a part of one, :func:`_part`).
 
     Returns ``(done, kind)``: ``done`` lists ``(input index, Model or None, summary row)``; ``kind`` is
-    ``"batched"``, ``"staged"`` (searched one by one), ``"failed"``, or ``"split"`` (a multi-stage group
-    too large for one task: nothing done, run its slices instead).
+    ``"batched"``, ``"staged"`` (searched one by one) or ``"failed"``.
     """
     from automodel.search.score import TermCache
     from automodel.search.staged import holdout_rows, staged_search
@@ -188,14 +199,12 @@ def _fit_group(g: Group, sp: SearchSpace, source: str, only: slice | None = None
             out.append((int(i), model, _row(name, model, m, text=texts[j])))
         _bands(out, g, ds, sp)
         return out, "batched"
-    if only is None and len(g.names) > _KERNELS_PER_TASK:
-        return [], "split"
     se = noise(g, g.aggregate)
-    for j in range(len(g.names))[only or slice(None)]:
+    for j in range(len(g.names)):
         i, name, y = int(g.index[j]), g.names[j], g.values[:, j]
-        try:
-            res = staged_search(replace(ds, frame=ds.frame.assign(time=y), runs=ds.runs.assign(time=y)), sp,
-                                progress=False)
+        try:  # the search of the first kernel is the one done above
+            res = outcome if j == 0 else staged_search(
+                replace(ds, frame=ds.frame.assign(time=y), runs=ds.runs.assign(time=y)), sp, progress=False)
         except DataError as exc:
             out.append((i, None, _row(name, None, m, str(exc))))
             continue
@@ -225,20 +234,52 @@ def _bands(done: list, g: Group, ds: data_mod.Dataset, sp: SearchSpace) -> None:
         model.interval = interval
 
 
-def _run(task: tuple[Group, SearchSpace, str, slice | None]) -> tuple[list, str]:
-    return _fit_group(*task)
+#: a task: kernels of one group (all or a part), the space, the source name, and the group's number
+Task = tuple[Group, SearchSpace, str, int]
 
 
-def _size(task: tuple[Group, SearchSpace, str, slice | None]) -> int:
-    return len(task[0].names[task[3] or slice(None)])
+def _run(task: Task) -> tuple[list, str]:
+    return _fit_group(*task[:3])
+
+
+def _part(g: Group, lo: int, hi: int) -> Group:
+    """Kernels ``lo:hi`` of ``g`` as a group of their own (each kernel's model does not depend on the others)."""
+    k = slice(lo, hi)
+    return replace(g, names=g.names[k], index=g.index[k], values=g.values[:, k], spread=g.spread[:, k],
+                   count=g.count[:, k])
+
+
+def _cost(task: Task) -> int:
+    """The estimated cost of a task: kernels x points."""
+    return len(task[0].names) * len(task[0].points)
+
+
+def by_cost(tasks: list[Task], n_workers: int) -> list[Task]:
+    """``tasks`` cut into tasks of about equal cost (:func:`_cost`), :data:`TASKS_PER_WORKER` per worker,
+    largest first (so that the last ones to start are small and the workers finish together).
+
+    Examples
+    --------
+    >>> g = Group(("p",), np.ones((4, 1)), tuple("abcdefgh"), np.arange(8), np.ones((4, 8)),
+    ...           np.zeros((4, 8)), np.ones((4, 8)))
+    >>> [len(t[0].names) for t in by_cost([(g, None, "", 0)], 2)]
+    [1, 1, 1, 1, 1, 1, 1, 1]
+    """
+    target = sum(map(_cost, tasks)) / (n_workers * TASKS_PER_WORKER)
+    out = []
+    for g, sp, source, gid in tasks:
+        step = max(1, int(np.ceil(target / len(g.points))))
+        out += [(_part(g, lo, lo + step), sp, source, gid) for lo in range(0, len(g.names), step)]
+    return sorted(out, key=_cost, reverse=True)
 
 
 # -- the public entry point ------------------------------------------------------------------------
 def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: str = "time",
              params: Iterable[str] | None = None, space: str | Path | SearchSpace = "default",
              aggregate: str = "median", metric: str | None = None, weighting: str | None = None,
-             nonnegative: bool | None = None, selection: str | None = None, jobs: int = -1,
-             parallel_after: float = 5.0, format: str | None = None) -> ManyResult:  # noqa: A002
+             nonnegative: bool | None = None, selection: str | None = None, jobs: int | None = None,
+             parallel_after: float = 5.0, scheduler: Any = None, format: str | None = None  # noqa: A002
+             ) -> ManyResult:
     """Model every kernel of a profile; see the module docstring for how the work is shared.
 
     Parameters
@@ -255,11 +296,17 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         roles; others are extra parameters.
     space, aggregate, metric, weighting, nonnegative, selection :
         As for :func:`automodel.fit`.
-    jobs : int
-        Worker processes at most (joblib's convention: -1 all cores, 1 none).
+    jobs : int, optional
+        Workers at most (joblib's ``n_jobs``: -1 all the active joblib backend has, 1 none; None: the
+        ``n_jobs`` of the active ``joblib.parallel_backend``, else -1). The backend is loky (processes)
+        unless the caller activated another with ``joblib.parallel_backend``.
     parallel_after : float
         Go parallel only when the rest of the work is predicted to take longer than this (seconds),
-        from the time the work done so far took per kernel.
+        from the time the work done so far took per kernel and point (not used with a scheduler).
+    scheduler : str or dask.distributed.Client, optional
+        Run the tasks on this ``dask.distributed`` cluster (a scheduler address such as
+        ``tcp://host:8786``, or a client) instead of joblib, with as many tasks as it has worker
+        threads. Needs the ``dask`` extra (:data:`DASK_INSTALL`).
     format : str, optional
         The format of a file (a key of :data:`automodel.data.FORMATS`); None detects it.
 
@@ -270,7 +317,8 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     Raises
     ------
     DataError
-        Malformed input (missing column, text in a number column, bad Extra-P text).
+        Malformed input (missing column, text in a number column, bad Extra-P text); a scheduler
+        without dask installed, or one that cannot be reached.
     """
     frame, source, offset = load_kernels(data, format)
     cols = _columns(frame, kernel, time, params, source)
@@ -281,43 +329,81 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     names, found, bad = groups(frame, kernel, time, cols, source, offset, aggregate)
     rows: dict[int, dict] = {j: _row(names[j], None, n, note) for j, (n, note) in bad.items()}
     models: dict[int, Model] = {}
-    kinds: list[str] = []
-    queue = [(g, sp, source, None) for g in found]
-    started, n_done, parallel = _time.perf_counter(), 0, False
-    while queue:
-        batch, queue = (queue, []) if parallel else (queue[:1], queue[1:])
-        for task, (done, kind) in zip(batch, _parallel(batch, jobs) if parallel else map(_run, batch)):
-            if kind == "split":
-                g = task[0]
-                queue += [(g, sp, source, slice(lo, lo + _KERNELS_PER_TASK))
-                          for lo in range(0, len(g.names), _KERNELS_PER_TASK)]
-                continue
-            kinds.append(kind)
-            n_done += len(done)
-            for i, model, row in done:
-                rows[i] = row
-                if model is not None:
-                    models[i] = model
-        if queue and not parallel and _workers(jobs) > 1 and len(queue) > 1:
-            rate = (_time.perf_counter() - started) / max(n_done, 1)
-            parallel = rate * sum(map(_size, queue)) > parallel_after
+    kinds: dict[int, str] = {}  # group number -> how it was fitted
+
+    def record(task: Task, outcome: tuple[list, str]) -> None:
+        done, kinds[task[3]] = outcome
+        for i, model, row in done:
+            rows[i] = row
+            if model is not None:
+                models[i] = model
+
+    if jobs is None:
+        from joblib.parallel import get_active_backend
+
+        jobs = get_active_backend()[1] or -1
+    with _cluster(scheduler) as client:
+        n_workers = _workers(jobs, client)
+        todo: list[Task] = [(g, sp, source, gid) for gid, g in enumerate(found)]
+        started, cost_done, parallel = _time.perf_counter(), 0, False
+        while todo and not parallel:  # here, one task at a time, while the rest is not worth the workers
+            task = todo.pop(0)
+            if n_workers > 1 and task[3] not in kinds and len(task[0].names) > PROBE_KERNELS:
+                g = task[0]  # a group's first task: its first kernels, to measure the cost of the rest
+                todo.insert(0, (_part(g, PROBE_KERNELS, len(g.names)), *task[1:]))
+                task = (_part(g, 0, PROBE_KERNELS), *task[1:])
+            record(task, _run(task))
+            cost_done += _cost(task)
+            rate = (_time.perf_counter() - started) / cost_done
+            parallel = n_workers > 1 and bool(todo) and (
+                client is not None or rate * sum(map(_cost, todo)) > parallel_after)
+        if parallel:
+            tasks = by_cost(todo, n_workers)
+            for task, outcome in zip(tasks, _execute(tasks, jobs, client)):
+                record(task, outcome)
     summary = pd.DataFrame([rows[j] for j in range(len(names))], columns=SUMMARY_COLUMNS)
+    how = list(kinds.values())
+    where = f" in parallel ({n_workers} workers{' of ' + str(scheduler) if client is not None else ''})"
     notes = [*frame.attrs.get("notes", ()),
-             f"{len(names)} kernels in {len(found)} group(s) of shared points: {kinds.count('batched')} "
-             f"group(s) solved batched, {kinds.count('staged')} task(s) of kernels searched one by one "
-             f"(multi-stage search){' in parallel' if parallel else ''}; {len(rows) - len(models)} not modelled"]
+             f"{len(names)} kernels in {len(found)} group(s) of shared points: {how.count('batched')} "
+             f"group(s) solved batched, {how.count('staged')} group(s) of kernels searched one by one "
+             f"(multi-stage search){where if parallel else ''}; {len(rows) - len(models)} not modelled"]
     return ManyResult({names[j]: models[j] for j in sorted(models)}, summary, sp, notes)
 
 
-def _workers(jobs: int) -> int:
-    import os
-    n = os.cpu_count() or 1
-    return n if jobs < 0 else max(1, min(jobs, n))
+@contextmanager
+def _cluster(scheduler: Any) -> Iterator[Any]:
+    """The ``dask.distributed`` client of ``scheduler`` (None: none), closed after if made here."""
+    if scheduler is None:
+        yield None
+        return
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise DataError(f"scheduler {scheduler}: running on a dask cluster needs dask's distributed "
+                        f"scheduler: {DASK_INSTALL}") from None
+    if isinstance(scheduler, Client):
+        yield scheduler
+        return
+    try:
+        client = Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise DataError(f"scheduler {scheduler}: cannot connect ({exc})") from None
+    with client:
+        yield client
 
 
-def _parallel(tasks: list, jobs: int) -> list[tuple[list, str]]:
+def _workers(jobs: int, client: Any) -> int:
+    """Workers available: the cluster's threads, else what the active joblib backend gives ``jobs``."""
+    from joblib import effective_n_jobs
+
+    return sum(client.nthreads().values()) if client is not None else effective_n_jobs(jobs)
+
+
+def _execute(tasks: list[Task], jobs: int, client: Any) -> list[tuple[list, str]]:
+    """Run ``tasks`` on the cluster of ``client``, else through joblib (the active backend, loky by default)."""
+    if client is not None:
+        return client.gather(client.map(_run, tasks, pure=False))
     from joblib import Parallel, delayed
-    return Parallel(n_jobs=_workers(jobs))(delayed(_run)(t) for t in tasks)
 
-
-
+    return Parallel(n_jobs=jobs)(delayed(_run)(t) for t in tasks)

@@ -31,7 +31,7 @@ MIN_EXCHANGE = 0.05
 #: ... nor one with fewer effective samples of a coefficient than this
 MIN_ESS = 100
 
-__all__ = ["KOHASHI", "TEMPLATE", "KohashiModel", "term_basis", "features", "fit_pc"]
+__all__ = ["KOHASHI", "TEMPLATE", "KohashiModel", "term_basis", "features", "fit_pc", "pc_study"]
 
 TERM_NAMES = ("1/p", "1", "log2 p", "log2 p / sqrt p", "1/p^2", "p sigmoid(p - pc)")
 
@@ -64,21 +64,67 @@ def features(p: np.ndarray, n: np.ndarray | None, n_terms: int, degree: int,
     return (basis[:, :, None] * powers[:, None, :]).reshape(basis.shape[0], -1)
 
 
-def fit_pc(p: np.ndarray, t: np.ndarray, n: np.ndarray | None = None, degree: int = 0, n_grid: int = 64) -> float:
-    """``pc`` of the 6-term model minimising eq. 7 (NNLS for the c_i at each pc): a log grid over
-    ``[min p, 2 max p]``, refined by a bounded 1-D search between the best grid point's neighbours."""
+def fit_pc(p: np.ndarray, t: np.ndarray, n: np.ndarray | None = None, degree: int = 0, n_grid: int = 64, *,
+           search: str = "bounded", n_trials: int = 64, timeout: float | None = None, storage: str | None = None,
+           study_name: str | None = None, seed: int | None = 0) -> float:
+    """``pc`` of the 6-term model minimising eq. 7 (NNLS for the c_i at each pc) over ``[min p, 2 max p]``.
+
+    Parameters
+    ----------
+    search : "bounded" or "optuna"
+        ``"bounded"``: a log grid of ``n_grid`` points, refined by a bounded 1-D search between the best
+        grid point's neighbours. ``"optuna"``: an optuna study (TPE sampler seeded by ``seed``, ``pc`` on
+        a log scale) of ``n_trials`` trials or ``timeout`` seconds, whichever ends first; the best pc of
+        the whole study is returned.
+    storage : str, optional
+        Where the optuna study is kept, so that several workers or machines extend one study and a later
+        call resumes it (``load_if_exists``): a database URL (``sqlite:///studies.db``, the store's
+        database, ``postgresql://...``) or the path of a journal file. None: in memory.
+    study_name : str, optional
+        The study's name in ``storage`` (None: a new name, a new study).
+
+    Examples
+    --------
+    >>> p = np.arange(1.0, 33.0)
+    >>> t = term_basis(p, 6, pc=12.0) @ np.array([8.0, 1.0, 0.5, 0.2, 1.0, 0.05])
+    >>> round(fit_pc(p, t), 2)
+    12.0
+    """
     lo, hi = float(np.min(p)), 2.0 * float(np.max(p))
 
     def cost(pc: float) -> float:
         _, res = solve_weighted(features(p, n, 6, degree, pc), t, relative=True, nonnegative=True)
         return float(res @ res)
 
+    if search == "optuna":
+        study = pc_study(storage, study_name, seed)
+        study.optimize(lambda trial: cost(trial.suggest_float("pc", lo, hi, log=True)), n_trials=n_trials,
+                       timeout=timeout)
+        return float(study.best_params["pc"])
+    if search != "bounded":
+        raise DataError(f"kohashi: pc_search must be 'bounded' or 'optuna', got {search!r}")
     grid = np.geomspace(lo, hi, n_grid)
     values = np.array([cost(g) for g in grid])
     i = int(np.argmin(values))
     a, b = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
     refined = minimize_scalar(cost, bounds=(a, b), method="bounded", options={"xatol": 1e-3 * a})
     return float(refined.x) if refined.fun <= values[i] else float(grid[i])
+
+
+def pc_study(storage: str | None, study_name: str | None, seed: int | None) -> Any:
+    """The optuna study of :func:`fit_pc` (created, or loaded when ``storage`` has it), quiet but for
+    warnings; a storage that cannot be opened is a one-line DataError."""
+    import optuna
+    from optuna.storages.journal import JournalFileBackend, JournalStorage
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    try:
+        where = storage if storage is None or "://" in storage else JournalStorage(JournalFileBackend(storage))
+        return optuna.create_study(storage=where, study_name=study_name, load_if_exists=True,
+                                   sampler=optuna.samplers.TPESampler(seed=seed), direction="minimize")
+    except Exception as exc:  # noqa: BLE001  (SQLAlchemy, OS and optuna errors share no base but Exception)
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"kohashi: optuna storage {storage!r} cannot be opened: {reason}") from None
 
 
 @dataclass
@@ -223,14 +269,18 @@ class KohashiTemplate(ColumnTemplate):
             cores_per_node: float | None = None, degree: int | None = None, bayesian: bool = False,
             n_steps: int = 20_000, temperatures: Sequence[float] | None = None,
             c_max: Sequence[float] | None = None, max_samples: int = 1000, seed: int | None = 0,
-            **options: Any) -> KohashiModel:
+            pc_search: str = "bounded", pc_trials: int = 64, pc_timeout: float | None = None,
+            pc_storage: str | None = None, pc_study: str | None = None, **options: Any) -> KohashiModel:
         """Fit ``T(p)`` (or ``T(p, n)``) with ``c >= 0`` minimising eq. 7; optionally sample the posterior.
 
         Parameters
         ----------
         n_terms : 3, 4, 5 or 6 (2 gives Amdahl's law).
         pc, cores_per_node : for the 6-term model, ``pc`` directly, or ``pc = n / cores_per_node``
-            (needs column ``n``); with neither, ``pc`` is fitted by a bounded 1-D search.
+            (needs column ``n``); with neither, ``pc`` is fitted (:func:`fit_pc`).
+        pc_search, pc_trials, pc_timeout, pc_storage, pc_study : how ``pc`` is fitted: :func:`fit_pc`'s
+            ``search``, ``n_trials``, ``timeout``, ``storage`` and ``study_name`` (``"optuna"``: a study
+            seeded by ``seed``, shared by every fit given the same storage and study name).
         degree : degree of ``c_i(n)`` (sec. 3.3; default: 0 without a varying ``n`` column, else
             ``min(3, distinct n - 1)``).
         bayesian : run replica-exchange MC (``n_steps`` per temperature, first half burn-in). A chain
@@ -258,8 +308,10 @@ class KohashiTemplate(ColumnTemplate):
         if cores_per_node is not None and not has_n:
             raise DataError(f"{frame.attrs.get('source', 'data')}: pc = n / cores_per_node needs column 'n'")
         if n_terms == 6 and pc is None and cores_per_node is None:
-            pc = fit_pc(p, t, n, degree)
-            notes.append(f"pc fitted by bounded 1-D search: {pc:.4g}")
+            pc = fit_pc(p, t, n, degree, search=pc_search, n_trials=pc_trials, timeout=pc_timeout,
+                        storage=pc_storage, study_name=pc_study, seed=seed)
+            how = "an optuna study" if pc_search == "optuna" else "bounded 1-D search"
+            notes.append(f"pc fitted by {how}: {pc:.4g}")
         model = KohashiModel(n_terms=int(n_terms), degree=int(degree), coefficients=np.zeros(0), pc=pc,
                              cores_per_node=cores_per_node, p_max=float(np.max(p)),
                              n_ref=float(np.max(n)) if has_n else None)

@@ -1,0 +1,123 @@
+"""Scale out: fit_many split by cost and run on 2 loky workers, on a joblib backend the caller chose, and
+on a real dask.distributed cluster (2 worker processes on 127.0.0.1) gives the serial result exactly."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from automodel.cli import main
+from automodel.errors import DataError
+from automodel.kernels import fit_many as fit_many_mod
+from automodel.kernels.fit_many import by_cost, fit_many
+from test_kernels_fit_many import _kernels
+
+
+@pytest.fixture(scope="module")
+def frames() -> dict[str, pd.DataFrame]:
+    """Multi-stage groups (parameter n: 8 kernels, and 3 at other points) and batched ones (parameter p:
+    12 kernels, and 3 at other points)."""
+    def two(param: str, n_kernels: int) -> pd.DataFrame:
+        values = np.array([100.0, 200, 400, 800, 1600, 3200]) if param == "n" else 2.0 ** np.arange(1, 7)
+        return pd.concat([_kernels(param, values, n_kernels, seed=4),
+                          _kernels(param, values[:5] * 2, 3, seed=5).assign(kernel=lambda f: f["kernel"] + "b")],
+                         ignore_index=True)
+
+    return {"staged": two("n", 8), "batched": two("p", 12)}
+
+
+@pytest.fixture(scope="module")
+def serial(frames):
+    return {name: fit_many(frame, jobs=1) for name, frame in frames.items()}
+
+
+def _same(results: dict, serial: dict) -> None:
+    for name, result in results.items():
+        _same_one(result, serial[name])
+
+
+def _same_one(result, serial) -> None:
+    assert "in parallel" in result.notes[0] and "in parallel" not in serial.notes[0]
+    pd.testing.assert_frame_equal(result.summary, serial.summary, check_exact=True)
+    assert list(result.models) == list(serial.models)
+    for name, model in serial.models.items():
+        assert result.models[name].formula == model.formula
+        assert result.models[name].metrics == model.metrics
+
+
+def test_the_serial_runs_have_both_kinds_of_group(serial):
+    assert "0 group(s) solved batched, 2 group(s) of kernels searched one by one" in serial["staged"].notes[0]
+    assert "2 group(s) solved batched, 0 group(s) of kernels searched" in serial["batched"].notes[0]
+    assert len(serial["staged"].models) == 11 and len(serial["batched"].models) == 15
+
+
+def test_tasks_are_cut_by_cost_largest_first(frames):
+    from automodel.kernels.groups import groups
+
+    _, found, _ = groups(frames["staged"], "kernel", "time", ["n"], "t", 0, "median")
+    tasks = by_cost([(g, None, "t", i) for i, g in enumerate(found)], 2)
+    costs = [len(t[0].names) * len(t[0].points) for t in tasks]
+    assert costs == sorted(costs, reverse=True) and max(costs) <= 2 * sum(costs) / 8
+    kernels = sorted(k for t in tasks for k in t[0].names)
+    assert kernels == sorted(n for g in found for n in g.names)  # every kernel once
+
+
+def test_two_loky_workers_give_the_serial_result(frames, serial):
+    _same({k: fit_many(f, jobs=2, parallel_after=0.0) for k, f in frames.items()}, serial)
+
+
+def test_the_joblib_backend_the_caller_chose_is_used(frames, serial, monkeypatch):
+    import joblib
+
+    threads = set()
+    run = fit_many_mod._run
+
+    def spy(task):
+        threads.add(threading.current_thread().name)
+        return run(task)
+
+    monkeypatch.setattr(fit_many_mod, "_run", spy)
+    with joblib.parallel_backend("threading", n_jobs=3):
+        results = {k: fit_many(f, parallel_after=0.0) for k, f in frames.items()}
+    _same(results, serial)
+    assert "(3 workers)" in results["staged"].notes[0]  # the worker count of the active backend
+    assert threads - {threading.main_thread().name}  # tasks ran on the backend's threads
+
+
+def test_no_dask_is_a_one_line_error(frames, monkeypatch, capsys, tmp_path):
+    frame = frames["batched"]
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # import fails as without the extra
+    with pytest.raises(DataError, match=r"pip install 'automodel\[dask\]'"):
+        fit_many(frame, scheduler="tcp://127.0.0.1:1")
+    csv = tmp_path / "runs.csv"
+    frame.to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "pip install 'automodel[dask]'" in err
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("dask.distributed", reason="dask's distributed scheduler is not installed "
+                                                                 "(pip install 'automodel[dask]')")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None, scheduler_port=0) as cl, \
+            distributed.Client(cl, timeout="30s") as client:
+        client.wait_for_workers(2, timeout=30)
+        yield client
+
+
+def test_a_dask_cluster_gives_the_serial_result(frames, serial, cluster, tmp_path, capsys):
+    results = {k: fit_many(f, scheduler=cluster) for k, f in frames.items()}
+    _same(results, serial)
+    assert "(2 workers of <Client" in results["staged"].notes[0]
+    frame = frames["staged"]  # the cluster's threads, not this machine's cores
+    csv, out = tmp_path / "runs.csv", tmp_path / "summary.csv"
+    frame.to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--scheduler", cluster.scheduler.address, "--out", str(out)]) == 0
+    assert "in parallel (2 workers of tcp://127.0.0.1:" in capsys.readouterr().out
+    pd.testing.assert_series_equal(pd.read_csv(out)["formula"], serial["staged"].summary["formula"])
