@@ -26,6 +26,7 @@ All functions are pure.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,7 +178,8 @@ def departing(log_predictions: np.ndarray) -> np.ndarray:
     x = np.asarray(log_predictions, float)
     if x.shape[0] < 3 or x.shape[1] == 0:
         return np.zeros(x.shape[0], bool)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a probe where no candidate predicts: all NaN
         med = np.nanmedian(x, axis=0)
         mad = 1.4826 * np.nanmedian(np.abs(x - med), axis=0)
         limit = np.maximum(np.log(OUTLIER_FACTOR), 3 * mad)
