@@ -86,6 +86,13 @@ def check_output(path: str | Path) -> Path:
     return path
 
 
+def _umask() -> int:
+    """The process's file-mode creation mask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path`` and rename it into place on success.
 
@@ -104,6 +111,7 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())  # the mode a plain open() would give, not mkstemp's 0600
         os.replace(tmp, path)
     except OSError as exc:
         raise OutputError(f"{path}: cannot be written ({os_reason(exc)})") from None

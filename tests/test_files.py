@@ -80,3 +80,15 @@ def test_a_successful_write_replaces_the_file(tmp_path):
     path.write_text("old")
     write_text(path, "new")
     assert path.read_text() == "new" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_written_files_get_the_mode_of_a_plain_open(tmp_path):
+    """Issue 13 (noticed): output files came out 0600, the mode of the temporary file."""
+    import os
+
+    mask = os.umask(0o022)
+    try:
+        path = write_text(tmp_path / "out.txt", "x")
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o644
