@@ -255,13 +255,48 @@ def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace, models: 
         predicted = np.array([_safe_predict(m, probes) for m in models]).reshape(len(models), len(probes))
         with np.errstate(all="ignore"):
             logs = np.log(np.where(predicted > 0, predicted, np.nan))
-    chosen = select(board.loc[ranked, sp.fit.metric].to_numpy(float), board.loc[ranked, "n_terms"].to_numpy(),
-                    ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
+    values = board.loc[ranked, sp.fit.metric].to_numpy(float)
+    n_terms = board.loc[ranked, "n_terms"].to_numpy()
+    chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
+    routes = board.loc[ranked, "route"].fillna("staged").to_numpy() if "route" in board else None
+    if routes is not None and sp.fit.selection == "simplest" and len(set(routes)) > 1:
+        chosen = _between_routes(chosen, routes, values, n_terms, board.loc[ranked, "holdout"].to_numpy(float),
+                                 ds.n_points, sp, noise_rel, noise_abs, logs)
     choice = np.where(chosen.equivalent, "equivalent", "")
     choice[chosen.index] = "chosen"
     board["choice"] = ""
     board.loc[ranked, "choice"] = choice
     return chosen
+
+
+#: the PMNF route's choice replaces the staged search's only when its holdout error is below this
+#: fraction of the staged choice's (the staged search is the seeds' method: it keeps ties)
+ROUTE_MARGIN = 1 / 3
+
+
+def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,
+                    holdout: np.ndarray, n_points: int, sp: SearchSpace, noise_rel: float, noise_abs: float,
+                    logs: np.ndarray | None) -> Selection:
+    """The choice when the staged search and the PMNF route both ran: each route's own simplest
+    equivalent candidate; the PMNF route's when its ``holdout`` error (refitted without the largest
+    configurations, scored on them) is below :data:`ROUTE_MARGIN` times the staged choice's, else the
+    staged search's; ``overall`` when either has no finite holdout."""
+    picks = {}
+    for route in ("staged", "pmnf"):
+        mask = routes == route
+        if not np.isfinite(values[mask]).any():
+            return overall
+        sub = select(values[mask], n_terms[mask], n_points, sp.fit.metric, sp.fit.selection, noise_rel,
+                     noise_abs, None if logs is None else logs[mask])
+        picks[route] = (int(np.flatnonzero(mask)[sub.index]), sub)
+    (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
+    if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
+        return overall
+    index, sub, other = (b, sb, a) if holdout[b] < ROUTE_MARGIN * holdout[a] else (a, sa, b)
+    route = "staged search" if index == a else "PMNF route"
+    reason = (f"{sub.reason}; from the {route}, whose choice extrapolates to the largest configurations "
+              f"better (holdout {holdout[index]:.3g} against {holdout[other]:.3g})")
+    return Selection(index, overall.best, overall.threshold, overall.equivalent, reason)
 
 
 #: how far beyond the largest measured value the selection looks, per parameter
@@ -329,7 +364,7 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
         mets = {m: float(v[i]) for m, v in sc.metrics.items()}
         models.append(Model(core, metrics=mets, **ctx))
         rows.append({"formula": models[-1].formula, "n_terms": len(core.terms), **mets, "kind": "searched",
-                     "note": ""})
+                     "note": "", "route": "pmnf" if sc.structures[i].signed else "staged"})
     return rows, models
 
 

@@ -99,11 +99,15 @@ def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], l
     """The staged search's candidates scored on all runs (every final stage) plus their load variants."""
     outcome = staged_search(ds, space, progress=False)
     sc = outcome.scores
-    found = [s for s, ok in zip(sc.structures, sc.valid) if ok]
+    found = [s for s, ok in zip(sc.structures, sc.valid) if ok and not s.signed]
+    signed = sum(1 for s, ok in zip(sc.structures, sc.valid) if ok and s.signed)
     structures = load_variants(found, ds.params)
     terms = list(dict.fromkeys(t for s in structures for t in s.terms))
     notes = list(outcome.notes) + [f"{len(structures)} candidates live ({len({s.key for s in found})} from the "
                                    f"staged search plus load variants) over {len(terms)} distinct terms"]
+    if signed:  # the online refit fits every live candidate with the space's sign constraint
+        notes.append(f"{signed} signed candidates of the PMNF route not kept live (the online refit is "
+                     "non-negative)")
     return terms, structures, notes
 
 
