@@ -16,7 +16,7 @@ from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel
 from automodel.options import METRICS, ROLE_NAMES, weights
 from automodel.search.online import OnlineOptions, unexplained
-from automodel.search.select import Selection, select
+from automodel.search.select import Selection, between_routes, select
 from automodel.search.staged import SearchOutcome, StageReport, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 
@@ -269,18 +269,12 @@ def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace, models: 
     return chosen
 
 
-#: the PMNF route's choice replaces the staged search's only when its holdout error is below this
-#: fraction of the staged choice's (the staged search is the seeds' method: it keeps ties)
-ROUTE_MARGIN = 1 / 3
-
-
 def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,
                     holdout: np.ndarray, n_points: int, sp: SearchSpace, noise_rel: float, noise_abs: float,
                     logs: np.ndarray | None) -> Selection:
     """The choice when the staged search and the PMNF route both ran: each route's own simplest
-    equivalent candidate; the PMNF route's when its ``holdout`` error (refitted without the largest
-    configurations, scored on them) is below :data:`ROUTE_MARGIN` times the staged choice's, else the
-    staged search's; ``overall`` when either has no finite holdout."""
+    equivalent candidate; the PMNF route's where :func:`~automodel.search.select.between_routes` says
+    so, else the staged search's; ``overall`` when either has no finite holdout."""
     picks = {}
     for route in ("staged", "pmnf"):
         mask = routes == route
@@ -292,7 +286,7 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
-    index, sub, other = (b, sb, a) if holdout[b] < ROUTE_MARGIN * holdout[a] else (a, sa, b)
+    index, sub, other = (b, sb, a) if between_routes(holdout[a], holdout[b]) else (a, sa, b)
     route = "staged search" if index == a else "PMNF route"
     reason = (f"{sub.reason}; from the {route}, whose choice extrapolates to the largest configurations "
               f"better (holdout {holdout[index]:.3g} against {holdout[other]:.3g})")

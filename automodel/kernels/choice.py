@@ -11,7 +11,7 @@ import numpy as np
 
 from automodel.options import METRICS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import select_rows
+from automodel.search.select import between_routes, select_rows
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
 
@@ -50,11 +50,13 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
-    need = (opt.metric,)
+    signed = np.zeros(N, bool) if signed is None else np.asarray(signed, bool)
+    routes = signed.any() and (~signed).any() and hold is not None
+    need = tuple(dict.fromkeys((opt.metric, "holdout") if routes else (opt.metric,)))
     rows = prepare(values, Y, opt.weighting, hold if _needs_holdout(need) else None)
     widths = np.array([len(t) for t in term_idx])
-    signed = np.zeros(N, bool) if signed is None else np.asarray(signed, bool)
     score = np.full((K, N), np.inf)
+    held = np.full((K, N), np.nan)
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
     valid = np.zeros(N, bool)
     for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
@@ -69,9 +71,11 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
             cand, kern = pairs(len(part), K)
             coef, mets = score_pairs(rows, part[cand], kern, opt.nonnegative and not sign, need)
             score[:, members[lo:lo + step]] = mets[opt.metric].reshape(K, len(part))
+            if routes:
+                held[:, members[lo:lo + step]] = mets["holdout"].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
-    best = choose(score, n_terms, valid, len(Y), sp, noise_se)
+    best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None)
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
@@ -89,7 +93,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
 
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
-           noise_se: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+           noise_se: tuple[np.ndarray, np.ndarray], signed: np.ndarray | None = None,
+           holdout: np.ndarray | None = None) -> np.ndarray:
     """Each kernel's candidate by the space's selection rule (:func:`automodel.search.select.select_rows`,
     the rule automodel.fit applies to its ranked candidates, for all kernels at once); the first valid
     one when no score is finite, as the staged search ranks them.
@@ -104,6 +109,10 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     n_points : int
     sp : SearchSpace
     noise_se : pair of (K,) arrays
+    signed, holdout : (N,) bool and (K, N) arrays, optional
+        Which candidates come from the PMNF route, and every candidate's ``holdout`` error: with both
+        routes present each makes its own choice and
+        :func:`~automodel.search.select.between_routes` decides, as :func:`automodel.fit` does.
 
     Returns
     -------
@@ -111,6 +120,20 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         The chosen candidate of each kernel, -1 when none is valid.
     """
     best, _ = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se)
+    if signed is not None and holdout is not None and sp.fit.selection == "simplest" and signed.any() \
+            and (~signed).any():  # two routes: each one's choice, then the holdout decides (as fit does)
+        rows = np.arange(len(score))
+        terms = np.broadcast_to(n_terms, score.shape)
+        picks = []
+        for route in (~signed, signed):
+            cols = np.flatnonzero(route)
+            pick, _ = select_rows(score[:, cols], terms[:, cols], n_points, sp.fit.metric, sp.fit.selection,
+                                  *noise_se)
+            picks.append(cols[pick])
+        staged, pmnf = picks
+        both = np.isfinite(score[rows, staged]) & np.isfinite(score[rows, pmnf])
+        routed = np.where(between_routes(holdout[rows, staged], holdout[rows, pmnf]), pmnf, staged)
+        best = np.where(both, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():
         best[~finite] = int(np.argmax(valid))

@@ -211,7 +211,8 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
         sc, order = res.scores, res.order  # ranked, one per distinct set of nonzero terms
         n_terms = np.maximum((np.nan_to_num(sc.coefficients[order]) != 0.0).sum(axis=1), 1)
         pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), m, sp,
-                      (se[0][j:j + 1], se[1][j:j + 1]))[0]
+                      (se[0][j:j + 1], se[1][j:j + 1]), np.array([sc.structures[o].signed for o in order], bool),
+                      sc.metric("holdout")[order][None])[0]
         top = int(order[pick])
         model = _model(sc.structures[top].terms, sc.coefficients[top],
                        {k: float(v[top]) for k, v in sc.metrics.items()}, ctx)

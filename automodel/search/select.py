@@ -35,7 +35,7 @@ from automodel.errors import DataError
 from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
 __all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows", "departing",
-           "OUTLIER_FACTOR"]
+           "OUTLIER_FACTOR", "ROUTE_MARGIN", "between_routes"]
 
 
 
@@ -157,6 +157,26 @@ def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     simplest = eq & (n_terms == fewest[:, None])
     chosen = np.argmin(np.where(simplest, scores, np.inf), axis=1)  # ties: the first
     return np.where(eq.any(axis=1), chosen, best), thr
+
+
+#: with two routes (the staged search and the PMNF route), the PMNF route's choice replaces the staged
+#: search's only when its holdout error is below this fraction of the staged choice's
+ROUTE_MARGIN = 1 / 3
+
+
+def between_routes(holdout_staged: np.ndarray, holdout_pmnf: np.ndarray) -> np.ndarray:
+    """Where the PMNF route's choice replaces the staged search's: its ``holdout`` error (refitted
+    without the largest configurations, scored on them) below :data:`ROUTE_MARGIN` times the staged
+    choice's, both finite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> between_routes(np.array([0.3, 0.3, np.nan]), np.array([0.05, 0.2, 0.01])).tolist()
+    [True, False, False]
+    """
+    a, b = np.asarray(holdout_staged, float), np.asarray(holdout_pmnf, float)
+    return np.isfinite(a) & np.isfinite(b) & (b < ROUTE_MARGIN * a)
 
 
 #: an equivalent candidate whose prediction beyond the data departs from the median of the equivalent

@@ -502,9 +502,6 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
         S.notes.append(f"a single p level (p = {p_levels[0]:g}): processor stage skipped")
 
     try:
-        pmnf = space.stages.get("pmnf")
-        if pmnf is not None and not set(pmnf.get("unless", ())) & S.params:
-            _stage_pmnf(S, all_rows)
         if not {"computation", "communication", "processors", "p_only", "parameters"} & set(space.stages):
             pass  # the PMNF route alone (the pmnf space)
         elif has_n:
@@ -526,6 +523,9 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
             _stage_parameters(S, [Structure((ONE,))], all_rows)
         else:
             raise DataError(f"{ds.source}: no parameter column (n, p or an extra parameter) to model time with")
+        pmnf = space.stages.get("pmnf")  # after the staged search: on a tie its non-negative twin ranks first
+        if pmnf is not None and not set(pmnf.get("unless", ())) & S.params:
+            _stage_pmnf(S, all_rows)
     finally:
         S.bar.close()
 
