@@ -26,13 +26,12 @@ import pandas as pd
 
 from automodel.data import Dataset, aggregate_se, configuration_se
 from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
-from automodel.model import Core, TermModel
+from automodel.model import Core, TermModel, predict_many, term_batches
 from automodel.options import METRICS, ROLE_NAMES, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
 from automodel.search.select import select
 from automodel.search.staged import holdout_rows
 from automodel.solve import band
-from automodel.space.terms import term_values
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",
            "MIN_SPLIT_LEVELS", "SPLIT_DOUBLINGS", "PRIOR_WEIGHT"]
@@ -98,24 +97,9 @@ def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], w
     y = frame["time"].to_numpy(float)[:, None] if targets is None else np.asarray(targets, float)
     y = np.broadcast_to(y, (len(frame), len(cores))).T  # (N, m): one row of times per core
     m = y.shape[1]
-    columns = {q: frame[q].to_numpy(float) for q in params}
-    is_terms = [isinstance(c, TermModel) for c in cores]
-    distinct = list(dict.fromkeys(t for c, ok in zip(cores, is_terms) if ok for t in c.terms))
-    index = {t: j for j, t in enumerate(distinct)}
-    values = term_values(distinct, columns, m) if distinct else np.empty((m, 0))
     k = np.array([int(c.n_coefficients) for c in cores])
-    pred = np.empty((len(cores), m))
-    groups = {}  # width -> (members, (G, width) term columns, (G, width) coefficients)
-    for width in np.unique(k[is_terms]) if any(is_terms) else ():
-        members = np.array([i for i in range(len(cores)) if is_terms[i] and k[i] == width])
-        columns_of = np.array([[index[t] for t in cores[i].terms] for i in members], dtype=np.intp)
-        coefs = np.array([cores[i].coefficients for i in members], float).reshape(len(members), width)
-        groups[width] = (members, columns_of)
-        pred[members] = np.einsum("mgk,gk->gm", values[:, columns_of], coefs)
-    for i, core in enumerate(cores):
-        if not is_terms[i]:
-            with np.errstate(all="ignore"):
-                pred[i] = np.asarray(core.predict(frame[list(params)]), float)
+    values, groups = term_batches(cores, {q: frame[q].to_numpy(float) for q in params}, m)
+    pred = predict_many(cores, frame[list(params)], (values, groups))
     dof = np.maximum(m - k, 1)
     with np.errstate(all="ignore"):
         r = np.where(pred > 0, band.log_ratio(y, pred), (y - pred) / y)
@@ -126,7 +110,7 @@ def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], w
     noise = np.sqrt(np.mean(resid ** 2, axis=1))
     w = weights(y, weighting)
     covariance: list[np.ndarray | None] = [None] * len(cores)
-    for members, columns_of in groups.values():
+    for members, columns_of, _ in groups.values():
         stack = np.moveaxis(values[:, columns_of], 0, 1)  # (G, m, width)
         variance = (w[members] * resid[members] ** 2).sum(axis=1) / dof[members]
         for i, cov in zip(members, band.coefficient_covariance(stack, w[members], variance)):

@@ -11,9 +11,9 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.calibration import calibrate
-from automodel.errors import AutomodelError, DataError, SpaceError
+from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
-from automodel.model import Model, TermModel
+from automodel.model import Model, TermModel, predict_many
 from automodel.options import METRICS, ROLE_NAMES, weights
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.select import Selection, between_routes, select
@@ -252,7 +252,7 @@ def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace, models: 
     probes = beyond_probes(ds)
     logs = None
     if len(probes):
-        predicted = np.array([_safe_predict(m, probes) for m in models]).reshape(len(models), len(probes))
+        predicted = predict_many([m.core for m in models], probes)
         with np.errstate(all="ignore"):
             logs = np.log(np.where(predicted > 0, predicted, np.nan))
     values = board.loc[ranked, sp.fit.metric].to_numpy(float)
@@ -313,15 +313,6 @@ def beyond_probes(ds: data_mod.Dataset) -> pd.DataFrame:
     return frame
 
 
-def _safe_predict(model: Model, points: pd.DataFrame) -> np.ndarray:
-    """``model.core``'s predictions at ``points`` (NaN where it has none)."""
-    try:
-        with np.errstate(all="ignore"):
-            return np.asarray(model.core.predict(points), float)
-    except (AutomodelError, ValueError, ArithmeticError):
-        return np.full(len(points), np.nan)
-
-
 def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:
     """The search space (a name, file or SearchSpace) with the fit ``options`` that are not None replaced;
     an unknown metric, selection or weighting is a one-line :class:`SpaceError` (:meth:`FitOptions.check`)."""
@@ -348,10 +339,10 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     rows, models = [], []
     staged = "n" in ds.params  # the computation and communication stages ran (PMNF structures have no parts)
     shown = list(outcome.order[:max_rows])
-    fewest: dict[int, int] = {}  # the best-ranked candidate of every size, so the selection can reach it
-    for i in outcome.order:
-        fewest.setdefault(int(sc.n_terms[i]), int(i))
-    shown += [i for i in fewest.values() if i not in set(shown)]
+    sizes = sc.n_terms[outcome.order]  # and the best-ranked candidate of every size, for the selection
+    first = outcome.order[np.sort(np.unique(sizes, return_index=True)[1])]
+    seen = set(shown)
+    shown += [int(i) for i in first if i not in seen]
     for i in shown:
         terms = sc.structures[i].terms
         core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)], sc.structures[i].parts if staged else ())

@@ -25,9 +25,10 @@ from automodel.errors import DataError, ModelFileError
 from automodel.files import write_text
 from automodel import printing
 from automodel.interval import Interval
-from automodel.space.terms import Term, term_from_dict, term_sum
+from automodel.space.terms import Term, term_from_dict, term_sum, term_values
 
 __all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR",
+           "term_batches", "predict_many",
            "PARTS"]
 
 FORMAT = "automodel-model"
@@ -236,24 +237,25 @@ class TermModel:
     def expr(self) -> sympy.Expr:
         return term_sum(self.terms, self.coefficients)
 
-    def predict(self, frame: Mapping[str, Any]) -> np.ndarray:
+    def _contributions(self, frame: Mapping[str, Any]) -> tuple[int, list[tuple[str, np.ndarray]]]:
+        """The number of rows and each non-zero term's ``(part, c * term)`` at the rows of ``frame``."""
         n_rows = len(frame[next(iter(frame))]) if len(frame) else 1
         columns = {k: np.asarray(frame[k], float) for k in frame}
-        out = np.zeros(n_rows)
-        for c, t in zip(self.coefficients, self.terms):
-            if c != 0.0:
-                out = out + c * t.evaluate(columns, n_rows)
-        return out
+        parts = self.parts or ("",) * len(self.terms)
+        return n_rows, [(q, c * t.evaluate(columns, n_rows))
+                        for c, t, q in zip(self.coefficients, self.terms, parts) if c != 0.0]
+
+    def predict(self, frame: Mapping[str, Any]) -> np.ndarray:
+        n_rows, contributions = self._contributions(frame)
+        return sum((v for _, v in contributions), np.zeros(n_rows))
 
     def predict_parts(self, frame: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """The prediction split into its parts (:data:`PARTS` order, the parts it has), summing to
         :meth:`predict`; empty when the parts are unknown."""
-        n_rows = len(frame[next(iter(frame))]) if len(frame) else 1
-        columns = {k: np.asarray(frame[k], float) for k in frame}
+        n_rows, contributions = self._contributions(frame)
         out: dict[str, np.ndarray] = {part: np.zeros(n_rows) for part in PARTS if part in self.parts}
-        for c, t, part in zip(self.coefficients, self.terms, self.parts):
-            if c != 0.0:
-                out[part] = out[part] + c * t.evaluate(columns, n_rows)
+        for part, value in contributions if self.parts else ():
+            out[part] = out[part] + value
         return out
 
     @classmethod
@@ -290,6 +292,46 @@ class TermModel:
                                  f"term, got {shown(parts)}")
         return cls(tuple(term_from_dict(t, params, f"term {i}") for i, t in enumerate(terms)),
                    tuple(float(c) for c in coefs), parts=tuple(parts))
+
+
+def term_batches(cores: Sequence[Any], columns: Mapping[str, np.ndarray], n_rows: int
+                 ) -> tuple[np.ndarray, dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The term models among ``cores`` for batched work: every distinct term evaluated once at the rows
+    of ``columns`` (``(n_rows, T)`` values), and per width the members' positions in ``cores``, their
+    ``(G, width)`` term columns and ``(G, width)`` coefficients."""
+    is_terms = [isinstance(c, TermModel) for c in cores]
+    distinct = list(dict.fromkeys(t for c, ok in zip(cores, is_terms) if ok for t in c.terms))
+    index = {t: j for j, t in enumerate(distinct)}
+    values = term_values(distinct, dict(columns), n_rows) if distinct else np.empty((n_rows, 0))
+    widths = np.array([len(c.terms) if ok else 0 for c, ok in zip(cores, is_terms)])
+    groups = {}
+    for width in np.unique(widths[np.array(is_terms, bool)]) if any(is_terms) else ():
+        members = np.flatnonzero(np.array(is_terms, bool) & (widths == width))
+        columns_of = np.array([[index[t] for t in cores[i].terms] for i in members], dtype=np.intp)
+        coefs = np.array([cores[i].coefficients for i in members], float).reshape(len(members), int(width))
+        groups[int(width)] = (members, columns_of, coefs)
+    return values, groups
+
+
+def predict_many(cores: Sequence[Any], frame: pd.DataFrame,
+                 batches: tuple[np.ndarray, dict] | None = None) -> np.ndarray:
+    """``(len(cores), len(frame))`` predictions of ``cores`` at the rows of ``frame`` (canonical
+    columns): the term models in one product per width (:func:`term_batches`, or ``batches`` made
+    before), the others one by one; NaN where a core cannot predict."""
+    values, groups = batches if batches is not None else term_batches(
+        cores, {q: frame[q].to_numpy(float) for q in frame}, len(frame))
+    pred = np.full((len(cores), len(frame)), np.nan)
+    for members, columns_of, coefs in groups.values():
+        pred[members] = np.einsum("mgk,gk->gm", values[:, columns_of], coefs)
+    done = {int(i) for members, _, _ in groups.values() for i in members}
+    for i, core in enumerate(cores):
+        if i not in done:
+            try:
+                with np.errstate(all="ignore"):
+                    pred[i] = np.asarray(core.predict(frame), float)
+            except (DataError, ValueError, ArithmeticError):
+                pass
+    return pred
 
 
 @dataclass

@@ -77,7 +77,7 @@ def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
     shown = board[(ranked & (board["rank"] <= top)) | ~ranked | (board["choice"] == "chosen")]
     out = {"source": result.dataset.source, "runs": len(result.dataset.runs),
            "chosen": {"formula": result.best.formula, "model": result.best.to_dict()},
-           "leaderboard": shown.astype(object).where(shown.notna(), None), "notes": list(result.notes),
+           "leaderboard": shown, "notes": list(result.notes),
            "anomalies": result.anomalies, "best_p": None}
     if "p" in result.best.params:
         _, found = _best_p(result.best)

@@ -118,22 +118,30 @@ class _Search:
         report = StageReport(name, rows_text, n_rows, note=note)
         self.reports.append(report)
         self.bar.update(1)
-        unique, parts, seen = [], [], set()
-        batch, follow = structures, then
-        while batch:
+        unique: list[Structure] = []
+        parts: list[Scores] = []
+        skipped = 0
+
+        def fit(batch: list[Structure]) -> Scores | None:  # the new ones with a residual dof, scored
+            nonlocal skipped
+            seen = {s.key for s in unique}
             fresh = list({s.key: s for s in batch if s.key not in seen}.values())
             supported = [s for s in fresh if len(s.terms) < n_rows]
-            if len(supported) < len(fresh):
-                wide = f"{len(fresh) - len(supported)} with {n_rows}+ terms not fitted on {n_rows} rows"
-                report.note = f"{report.note}; {wide}" if report.note else wide
-            seen |= {s.key for s in fresh}
-            if supported:
-                parts.append(score(self.cache, rows, self.y, supported, self.opt.weighting,
-                                   self.opt.nonnegative, with_loo=final or METRICS[self.opt.metric].leverages,
-                                   holdout=holdout_rows(self.ds, rows)))
-                unique += supported
-            batch = follow(parts[-1]) if follow is not None and supported else []
-            follow = None
+            skipped += len(fresh) - len(supported)
+            if not supported:
+                return None
+            unique.extend(supported)
+            parts.append(score(self.cache, rows, self.y, supported, self.opt.weighting, self.opt.nonnegative,
+                               with_loo=final or METRICS[self.opt.metric].leverages,
+                               holdout=holdout_rows(self.ds, rows)))
+            return parts[-1]
+
+        first = fit(structures)
+        if then is not None and first is not None:
+            fit(then(first))
+        if skipped:
+            wide = f"{skipped} with {n_rows}+ terms not fitted on {n_rows} rows"
+            report.note = f"{report.note}; {wide}" if report.note else wide
         report.n_candidates = len(unique)
         if then is not None:
             report.note = "; ".join(filter(None, [report.note, then.note()]))
@@ -217,8 +225,8 @@ class TemplateLists:
 
 def holdout_rows(ds: Dataset, rows: np.ndarray | None = None) -> np.ndarray | None:
     """The largest configurations among ``rows`` (default all) of ``ds``: the top level of every
-    parameter but the loads (each when it has at least 3 levels there), held out for the forward-extrapolation metric; None
-    when nothing qualifies or fewer than 3 rows would be left."""
+    parameter but the loads (each when it has at least 3 levels there), held out for the
+    forward-extrapolation metric; None when nothing qualifies or fewer than 3 rows would be left."""
     rows = np.ones(ds.n_points, bool) if rows is None else rows
     hold = np.zeros(len(rows), bool)
     for q in ds.params:
@@ -448,13 +456,16 @@ def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
         return
     max_terms = cfg.get("max_terms", 3)
     per = {x: tuple(_rename(b, "x", x) for b in blocks) for x in xs}
+
+    def alone(x: str) -> list[Structure]:  # the constant, and the constant plus one block of x
+        return [Structure(extra=(ONE,), signed=True)] + [Structure(extra=(ONE, t), signed=True) for t in per[x]]
+
     if len(xs) == 1:
-        x = xs[0]
-        S.run(f"pmnf/{x}", rows, "all runs", [Structure(extra=(ONE,), signed=True)] +
-              [Structure(extra=(ONE, t), signed=True) for t in per[x]], cfg.get("top", 42), final=True)
+        S.run(f"pmnf/{xs[0]}", rows, "all runs", alone(xs[0]), cfg.get("top", 42), final=True)
         return
     n_collections = len(_collections(xs, max_terms))
-    exhaustive = int(np.prod([len(per[x]) + 1 for x in xs], dtype=float)) * n_collections <= cfg.get("exhaustive", 20_000)
+    exhaustive = (int(np.prod([len(per[x]) + 1 for x in xs], dtype=float)) * n_collections
+                  <= cfg.get("exhaustive", 20_000))
     lead: dict[str, list[Term | None]] = {}
     S.adaptive = S.adaptive or not exhaustive
     for x in xs:
@@ -462,8 +473,7 @@ def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
             lead[x] = [None, *per[x]]
             continue
         line, text = _line_rows(S.ds, x, xs)
-        kept, _ = S.run(f"pmnf/{x}", rows & line, text, [Structure(extra=(ONE,), signed=True)] +
-                        [Structure(extra=(ONE, t), signed=True) for t in per[x]], cfg.get("per_parameter", 3))
+        kept, _ = S.run(f"pmnf/{x}", rows & line, text, alone(x), cfg.get("per_parameter", 3))
         lead[x] = [s.extra[1] if len(s.extra) > 1 else None for s in kept] or [None]
     budget = cfg.get("budget", 8000)
     while int(np.prod([len(v) for v in lead.values()])) * n_collections > budget:  # bounded: drop the
