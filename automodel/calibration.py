@@ -27,7 +27,7 @@ import pandas as pd
 from automodel.data import Dataset, aggregate_se, configuration_se
 from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
-from automodel.options import METRICS, ROLE_NAMES, FitOptions, weights
+from automodel.options import METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
 from automodel.search.select import select
 from automodel.search.staged import holdout_rows
@@ -111,10 +111,13 @@ def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], w
     w = weights(y, weighting)
     covariance: list[np.ndarray | None] = [None] * len(cores)
     for members, columns_of, _ in groups.values():
-        stack = np.moveaxis(values[:, columns_of], 0, 1)  # (G, m, width)
-        variance = (w[members] * resid[members] ** 2).sum(axis=1) / dof[members]
-        for i, cov in zip(members, band.coefficient_covariance(stack, w[members], variance)):
-            covariance[i] = cov
+        step = max(1, ROW_BUDGET // max(m * (columns_of.shape[1] + 1), 1))  # models whose rows fit at once
+        for lo in range(0, len(members), step):
+            part = slice(lo, lo + step)
+            stack = np.moveaxis(values[:, columns_of[part]], 0, 1)  # (G, m, width)
+            variance = (w[members[part]] * resid[members[part]] ** 2).sum(axis=1) / dof[members[part]]
+            for i, cov in zip(members[part], band.coefficient_covariance(stack, w[members[part]], variance)):
+                covariance[i] = cov
     return [FitParts(run, float(misfit[i]), int(dof[i]), covariance[i], float(noise[i])) for i in range(len(cores))]
 
 
@@ -151,7 +154,8 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             if not usable:
                 continue
             sc = score(cache, keep, y, usable, opt.weighting, opt.nonnegative, with_loo=with_loo,
-                       holdout=holdout_rows(ds, keep) if METRICS[opt.metric].holdout else None)
+                       holdout=holdout_rows(ds, keep) if METRICS[opt.metric].holdout else None,
+                       names=(opt.metric,))
             values = sc.metric(opt.metric)
             if not np.isfinite(values).any():
                 continue

@@ -17,7 +17,7 @@ from automodel.model import Model, TermModel, predict_many
 from automodel.options import METRICS, ROLE_NAMES, weights
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.select import Selection, between_routes, select
-from automodel.search.staged import SearchOutcome, StageReport, holdout_rows, staged_search
+from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]
@@ -343,10 +343,11 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
     first = outcome.order[np.sort(np.unique(sizes, return_index=True)[1])]
     seen = set(shown)
     shown += [int(i) for i in first if i not in seen]
-    for i in shown:
+    metrics = all_metrics(sc, shown, ds, sp.fit)
+    for j, i in enumerate(shown):
         terms = sc.structures[i].terms
         core = TermModel.from_fit(terms, sc.coefficients[i, :len(terms)], sc.structures[i].parts if staged else ())
-        mets = {m: float(v[i]) for m, v in sc.metrics.items()}
+        mets = {m: float(v[j]) for m, v in metrics.items()}
         models.append(Model(core, metrics=mets, **ctx))
         rows.append({"formula": models[-1].formula, "n_terms": len(core.terms), **mets, "kind": "searched",
                      "note": "", "route": "pmnf" if sc.structures[i].signed else "staged"})

@@ -27,6 +27,9 @@ ROLE_NAMES: tuple[str, ...] = ("n", "p", "cpu", "bw")
 #: contributes less than this fraction of the smallest time is not part of the model (its coefficient
 #: is zero), and scores closer than this to the best are equivalent (:mod:`automodel.search.select`).
 RELATIVE_RESOLUTION = 1e-10
+#: floats of per-row work held at once (residuals, predictions, leverages of many candidates at every
+#: row: 256 MiB): the scorer and the bands' calibration take their candidates in chunks that fit
+ROW_BUDGET = 1 << 25
 
 #: how repetitions of one configuration are combined
 AGGREGATES: tuple[str, ...] = ("median", "mean", "min")

@@ -1,6 +1,8 @@
 """Speed of candidate fitting and of the full staged search, measured in one run.
 
-Prints candidate fits per second per core for k = 1..6 terms on m = 64 runs, for
+Prints candidate fits per second per core (CPU time, ``time.process_time``, so the figures are
+comparable on a busy machine; the wall-clock rate of the batched solver beside it) for k = 1..6
+terms on m = 64 runs, for
   * automodel's batched solver (:func:`automodel.solve.lstsq.solve`, unconstrained and non-negative),
   * a Python loop of ``np.linalg.lstsq`` (the naive way),
   * batched normal equations on a shared Gram matrix with ``np.linalg.solve`` on a stack (the
@@ -36,14 +38,20 @@ from automodel.solve import design, lstsq  # noqa: E402
 
 
 def _timed(fn, min_seconds: float = 0.3) -> float:
-    """Seconds per call of ``fn`` (repeated until ``min_seconds`` have passed; best of the repeats)."""
-    best, spent = np.inf, 0.0
+    """CPU seconds per call of ``fn`` (``time.process_time``, so the figure does not swing with the
+    machine's load; repeated until ``min_seconds`` of CPU have passed; best of the repeats)."""
+    return _timed_both(fn, min_seconds)[0]
+
+
+def _timed_both(fn, min_seconds: float = 0.3) -> tuple[float, float]:
+    """CPU and wall seconds per call of ``fn``, best of the repeats of :func:`_timed`."""
+    best, wall, spent = np.inf, np.inf, 0.0
     while spent < min_seconds:
-        t0 = time.perf_counter()
+        t0, w0 = time.process_time(), time.perf_counter()
         fn()
-        dt = time.perf_counter() - t0
-        best, spent = min(best, dt), spent + dt
-    return best
+        dt, dw = time.process_time() - t0, time.perf_counter() - w0
+        best, wall, spent = min(best, dt), min(wall, dw), spent + dt
+    return best, wall
 
 
 def fits_per_second(m: int = 64, n_terms_pool: int = 40, n_candidates: int = 100_000,
@@ -56,7 +64,7 @@ def fits_per_second(m: int = 64, n_terms_pool: int = 40, n_candidates: int = 100
     for k in range(1, 7):
         combos = np.array(list(islice(combinations(range(n_terms_pool), k), n_candidates)), dtype=np.intp)
         combos = np.resize(combos, (n_candidates, k))  # repeat small pools up to n_candidates
-        t_batched = _timed(lambda: lstsq.solve(des, combos, nonnegative=False))
+        t_batched, w_batched = _timed_both(lambda: lstsq.solve(des, combos, nonnegative=False))
         t_nonneg = _timed(lambda: lstsq.solve(des, combos, nonnegative=True))
         sub = combos[:loop_candidates]
 
@@ -73,6 +81,7 @@ def fits_per_second(m: int = 64, n_terms_pool: int = 40, n_candidates: int = 100
 
         t_gram = _timed(gram_solve)
         rows.append({"k": k, "automodel fits/s": n_candidates / t_batched,
+                     "automodel fits/s (wall)": n_candidates / w_batched,
                      "automodel nonneg fits/s": n_candidates / t_nonneg,
                      "lstsq loop fits/s": n_candidates / t_loop,
                      "gram+np.linalg.solve fits/s": n_candidates / t_gram,
@@ -181,6 +190,7 @@ def collect(quick: bool = False, log=print) -> dict:
     """
     jobs = {"fits_per_second": lambda: guarded(_fits, quick),
             "staged_search": lambda: guarded(_staged, quick),
+            "scaling": lambda: optional("benchmarks.scaling", "collect", quick),
             "kernels": lambda: optional("benchmarks.kernels", "race", n_kernels=1000, quick=quick),
             "startup": lambda: optional("benchmarks.startup", "startup_times")}
     out = {}

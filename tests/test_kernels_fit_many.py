@@ -65,6 +65,88 @@ def test_multi_stage_kernels_are_searched_one_by_one():
     _same_as_fit(result, frame, "n")
 
 
+def _grid_kernels(params: dict[str, np.ndarray], n_kernels: int, seed: int) -> pd.DataFrame:
+    """Kernels on the full grid of ``params``: a constant plus sums and products of a power or log of each
+    parameter, 1-5 % noise (drawn per kernel), some parameters without effect."""
+    rng = np.random.default_rng(seed)
+    names = list(params)
+    grid = np.array(np.meshgrid(*params.values(), indexing="ij")).reshape(len(names), -1).T
+    shapes = [lambda x: x ** 0.5, lambda x: x, lambda x: x * np.log2(x), lambda x: x ** 1.5, np.log2,
+              lambda x: 1.0 / x, lambda x: np.ones_like(x)]
+    rows = []
+    for k in range(n_kernels):
+        f = [shapes[i] for i in rng.integers(len(shapes), size=len(names))]
+        parts = [fi(grid[:, j]) / fi(params[q].max()) for j, (q, fi) in enumerate(zip(names, f))]
+        clean = rng.uniform(0.1, 2) + (np.prod(parts, axis=0) if k % 2 else sum(parts)) * rng.uniform(1, 10)
+        t = clean * (1 + rng.uniform(0.01, 0.05) * rng.standard_normal(len(grid)))
+        rows.append(pd.DataFrame(grid, columns=names).assign(kernel=f"k{k:02d}", time=t))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
+    """Each kernel searched alone (the staged search of automodel.fit) and its model chosen by the rule of
+    the kernels (:func:`automodel.kernels.choice.choose`): kernel name -> (formula, coefficients, metrics)."""
+    from automodel import data
+    from automodel.fitting import model_context
+    from automodel.kernels.choice import choose
+    from automodel.kernels.fit_many import _model
+    from automodel.search.staged import all_metrics, staged_search
+    from automodel.space.config import load_space
+
+    sp = load_space("default")
+    out = {}
+    for name, sub in frame.groupby("kernel"):
+        ds = data.load(sub.drop(columns="kernel"), params=[q for q in params if q not in ("n", "p")])
+        res = staged_search(ds, sp, progress=False)
+        sc, order = res.scores, res.order
+        n_terms = np.maximum((np.nan_to_num(sc.coefficients[order]) != 0.0).sum(axis=1), 1)
+        se = ds.aggregate_se()
+        pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), ds.n_points,
+                      sp, (np.array([se[0]]), np.array([se[1]])))[0]
+        top = int(order[pick])
+        mets = {k: float(v[0]) for k, v in all_metrics(sc, [top], ds, sp.fit).items()}
+        out[name] = _model(sc.structures[top].terms, sc.coefficients[top], mets, model_context(ds, sp))
+    return out
+
+
+def _same_models(result, alone: dict) -> None:
+    """Formula text equal, coefficients within 1e-9 relative, every metric alike."""
+    for name, model in alone.items():
+        got = result.models[name]
+        assert got.formula == model.formula, name
+        assert got.core.terms == model.core.terms, name
+        np.testing.assert_allclose(got.core.coefficients, model.core.coefficients, rtol=1e-9, atol=0, err_msg=name)
+        for metric in metrics.METRICS:
+            np.testing.assert_allclose(got.metrics[metric], model.metrics[metric], rtol=1e-6, err_msg=metric)
+
+
+def test_two_parameter_kernels_are_searched_together_with_the_models_of_their_own_searches():
+    """30 kernels of p and n (shapes, noise and which parameter matters vary): each stage scored for all
+    kernels at once, each kernel pruned by its own scores, so each gets the model of its search alone."""
+    frame = _grid_kernels({"p": np.array([3.0, 6, 12, 24, 48]), "n": np.array([1000.0, 2000, 4000, 8000, 16000])},
+                          30, seed=8)
+    result = fit_many(frame, jobs=1)
+    assert "0 group(s) solved batched, 1 group(s) of kernels searched one by one" in result.notes[0]
+    assert len(result.models) == 30
+    alone = _one_by_one(frame, ["p", "n"])
+    _same_models(result, alone)
+    assert len({m.formula for m in alone.values()}) > 20  # different shapes, different models
+    fit = [automodel.fit(sub.drop(columns="kernel"), templates=(), progress=False, intervals=False).best.formula
+           == result.models[name].formula for name, sub in frame.groupby("kernel")]
+    assert np.mean(fit) > 0.8  # automodel.fit also sets aside candidates departing beyond the data
+    part = fit_many(frame[frame["kernel"].isin(["k03", "k17", "k29"])], jobs=1)  # a kernel's model does not
+    assert {k: m.formula for k, m in part.models.items()} == {k: result.models[k].formula for k in part.models}
+
+
+def test_three_parameter_kernels_are_searched_together():
+    """n, p and an extra parameter: the computation, communication, processor and parameter stages."""
+    frame = _grid_kernels({"n": np.array([100.0, 300, 900, 2700]), "p": np.array([3.0, 6, 12, 24]),
+                           "iters": np.array([5.0, 10, 20])}, 8, seed=9)
+    result = fit_many(frame, params=["n", "p", "iters"], jobs=1)
+    assert "1 group(s) of kernels searched one by one" in result.notes[0]
+    _same_models(result, _one_by_one(frame, ["n", "p", "iters"]))
+
+
 def test_groups_repetitions_and_kernels_without_a_model():
     a = _kernels("p", np.array([2.0, 4, 8, 16, 32]), 2, seed=5, reps=3)
     b = _kernels("p", np.array([1.0, 2, 4, 8]), 2, seed=6).assign(kernel=lambda f: f["kernel"] + "b")

@@ -161,3 +161,40 @@ def test_template_list_cache_in_the_search_saves_fits(tmp_path):
     assert any(note.startswith("processors/comp: template-list cache") for note in cached.notes)
     test = make_runs(f, [2000.0], [16.0], noise=0.0)
     assert held_out_error(cached, test).max() < 0.1
+
+
+@pytest.mark.parametrize("change", [None, ("template_list = 0", "template_list = 2"), ("p_min = 1", "p_min = 3")])
+def test_many_targets_are_each_searched_as_alone(tmp_path, change):
+    """search_kernels: every target's candidates, scores and ranking are those of its own staged search
+    (each stage proposes from the target's survivors and prunes by its scores), for several targets
+    at once; also with the template-list cache and the processor stage on p >= p_min."""
+    from dataclasses import replace
+
+    from automodel import data
+    from automodel.options import METRICS
+    from automodel.search.staged import search_kernels, staged_search
+
+    space = automodel.load_space("default")
+    if change:
+        path = tmp_path / "space.toml"
+        path.write_text(open(space.source, encoding="utf-8").read().replace(*change), encoding="utf-8")
+        space = automodel.load_space(path)
+    rng = np.random.default_rng(2)
+    shapes = [lambda n, p: 1e-6 * n ** 2 / p + 1e-3 * n * np.log2(p), lambda n, p: 3e-4 * n / p + 0.5 * np.sqrt(p),
+              lambda n, p: 2e-9 * n ** 3 / p + 1e-5 * n ** 1.5, lambda n, p: 0.1 * np.log2(n) * p + 1.0]
+    runs = make_runs(lambda n, p, c, b: shapes[0](n, p), [300.0, 600, 1200, 2400, 4800], [1, 3, 6, 12, 24],
+                     noise=0.0)
+    ds = data.load(runs)
+    n, p = ds.frame["n"].to_numpy(float), ds.frame["p"].to_numpy(float)
+    Y = np.column_stack([shapes[k % 4](n, p) * (1 + rng.uniform(0.005, 0.05) * rng.standard_normal(len(n)))
+                         for k in range(8)])
+    many = search_kernels(ds, Y, space, tuple(METRICS))
+    for j in range(Y.shape[1]):
+        alone = staged_search(replace(ds, frame=ds.frame.assign(time=Y[:, j])), space, progress=False)
+        got = many.outcome(j)
+        assert got.scores.structures == alone.scores.structures
+        np.testing.assert_array_equal(got.order, alone.order)
+        for m, v in alone.scores.metrics.items():
+            np.testing.assert_allclose(got.scores.metrics[m], v, rtol=1e-9, err_msg=m)
+        np.testing.assert_allclose(got.scores.coefficients, alone.scores.coefficients, rtol=1e-9)
+    assert many.reports[0].n_candidates == 8 * staged_search(ds, space, progress=False).reports[0].n_candidates

@@ -1,6 +1,7 @@
 """Designs: scaled weighted columns and their Gram statistics, from data or from pooled statistics."""
 
 import numpy as np
+import pytest
 
 from automodel.solve.design import design, from_stats, gather, pairs, usable
 
@@ -53,3 +54,17 @@ def test_cause1_design_is_finite_for_columns_whose_squares_overflow():
     assert np.allclose(np.diagonal(des.gram[0])[[0, 2]], 1.0) and des.gram[0, 1, 1] == 0.0
     assert np.allclose(des.scale[0, 0], 2 / 2e-199)  # |sqrt(w) n| = |(1 / 2e-199) * (1, 1, 1, 1)|
     assert np.allclose(des.moment[0, 0] * des.scale[0, 0], 4 / 2e-199)  # sum sqrt(w) n * sqrt(w) y
+
+
+@pytest.mark.parametrize("m", [5, 50, 5000])
+def test_a_target_has_the_same_design_alone_as_beside_others(m):
+    """Kernels split between parallel workers form groups of other sizes: each target's scaled columns,
+    Gram matrix, right-hand side and scale must be the same bits in every group (so a parallel run
+    equals the serial one exactly)."""
+    rng = np.random.default_rng(m)
+    A, Y = rng.random((m, 8)) + 0.1, rng.random((m, 3)) + 1.0
+    together = design(A, Y, 1.0 / Y ** 2)
+    for k in range(3):
+        alone = design(A, Y[:, k], 1.0 / Y[:, k] ** 2)
+        for name in ("columns", "gram", "moment", "scale", "target_ss"):
+            assert np.array_equal(getattr(alone, name)[0], getattr(together, name)[k]), name

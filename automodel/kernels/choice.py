@@ -12,12 +12,11 @@ import numpy as np
 from automodel.options import METRICS
 from automodel.search.score import prepare, score_pairs
 from automodel.search.select import between_routes, select_rows
+from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
 
 __all__ = ["best_per_kernel", "choose", "CHUNK_PAIRS"]
-
-CHUNK_PAIRS = 1 << 13  # (candidate, kernel) pairs solved per vectorised step
 
 
 def _needs_holdout(names: tuple[str, ...]) -> bool:
@@ -109,9 +108,9 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     n_points : int
     sp : SearchSpace
     noise_se : pair of (K,) arrays
-    signed, holdout : (N,) bool and (K, N) arrays, optional
-        Which candidates come from the PMNF route, and every candidate's ``holdout`` error: with both
-        routes present each makes its own choice and
+    signed, holdout : (N,) or (K, N) bool and (K, N) arrays, optional
+        Which candidates come from the PMNF route (the same for every kernel, or each kernel's own), and
+        every candidate's ``holdout`` error: with both routes present each makes its own choice and
         :func:`~automodel.search.select.between_routes` decides, as :func:`automodel.fit` does.
 
     Returns
@@ -120,20 +119,18 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         The chosen candidate of each kernel, -1 when none is valid.
     """
     best, _ = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se)
-    if signed is not None and holdout is not None and sp.fit.selection == "simplest" and signed.any() \
-            and (~signed).any():  # two routes: each one's choice, then the holdout decides (as fit does)
+    routes = None if signed is None else np.broadcast_to(signed, score.shape)
+    if routes is not None and holdout is not None and sp.fit.selection == "simplest" and routes.any() \
+            and (~routes).any():  # two routes: each one's choice, then the holdout decides (as fit does)
         rows = np.arange(len(score))
-        terms = np.broadcast_to(n_terms, score.shape)
         picks = []
-        for route in (~signed, signed):
-            cols = np.flatnonzero(route)
-            pick, _ = select_rows(score[:, cols], terms[:, cols], n_points, sp.fit.metric, sp.fit.selection,
-                                  *noise_se)
-            picks.append(cols[pick])
-        staged, pmnf = picks
-        both = np.isfinite(score[rows, staged]) & np.isfinite(score[rows, pmnf])
+        for route in (~routes, routes):
+            own = np.where(route, score, np.inf)  # the route's candidates alone, in their order
+            pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se)
+            picks.append((pick, np.isfinite(own[rows, pick])))
+        (staged, staged_ok), (pmnf, pmnf_ok) = picks
         routed = np.where(between_routes(holdout[rows, staged], holdout[rows, pmnf]), pmnf, staged)
-        best = np.where(both, routed, best)
+        best = np.where(staged_ok & pmnf_ok, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():
         best[~finite] = int(np.argmax(valid))

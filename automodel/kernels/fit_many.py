@@ -11,9 +11,12 @@ search space and ranking metric :func:`automodel.fit` uses, but shares the work 
   group is solved in one batched call (:mod:`automodel.kernels.choice`) and each kernel gets the candidate
   that automodel.fit chooses among the searched ones (its ranking metric and selection rule,
   :mod:`automodel.search.select`): the same model as ``automodel.fit(..., templates=())``;
-* a multi-stage search (``n`` present, several parameters) prunes per kernel between stages, so those
-  kernels run the staged search one by one (same result, no batching);
-* the first task of each group runs here: a batched group whole, a multi-stage group its first
+* a multi-stage search (``n`` present, several parameters) prunes per kernel between stages: every
+  kernel has its own search (its candidates come from its own survivors), and the searches of a group
+  run together, each stage's (candidate, kernel) pairs scored in one batched pass
+  (:func:`automodel.search.staged.search_kernels`); each kernel then gets the candidate automodel.fit's
+  rule chooses among its ranked ones, scored with every metric (the same model as its search alone);
+* the first task of each group runs here: the group whole, or, with several workers, its first
   :data:`PROBE_KERNELS` kernels. When the time taken so far predicts more than ``parallel_after`` seconds
   for the rest, the rest is cut into tasks of about equal estimated cost (kernels x points, from the
   time measured per kernel-point), :data:`TASKS_PER_WORKER` per worker, largest first, and run through
@@ -61,8 +64,9 @@ from automodel.space.terms import Term
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
 
 SUMMARY_COLUMNS = ["kernel", "formula", "n_terms", "n_points", *metrics_mod.METRICS, "note"]
-#: kernels of a multi-stage group searched here first, to measure the cost of the rest
-PROBE_KERNELS = 2
+#: kernels of a group searched here first, to measure the cost of the rest: enough that the batched
+#: scoring's cost per kernel is measured, not its fixed cost
+PROBE_KERNELS = 32
 #: tasks per worker when the rest is cut by cost: more balance the workers, fewer ship less
 TASKS_PER_WORKER = 4
 #: how to get dask's distributed scheduler (``scheduler=``, ``--scheduler``)
@@ -168,57 +172,76 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
     """Model the kernels of one group (or of a part of one, :func:`_part`).
 
     Returns ``(done, kind)``: ``done`` lists ``(input index, Model or None, summary row)``; ``kind`` is
-    ``"batched"``, ``"staged"`` (searched one by one) or ``"failed"``.
+    ``"batched"`` (one stage: every candidate fitted to every kernel at once), ``"staged"`` (a
+    multi-stage search per kernel, each stage scored for all kernels at once) or ``"failed"``.
     """
     from automodel.search.score import TermCache
-    from automodel.search.staged import holdout_rows, staged_search
+    from automodel.search.staged import holdout_rows, search_kernels
 
     m = len(g.points)
-    try:
+    try:  # the first kernel's search: do the candidates depend on the measured values?
         ds = _dataset(g, source)
-        outcome = staged_search(ds, sp, progress=False)
+        first = search_kernels(ds, g.values[:, :1], sp)
     except DataError as exc:
         return [(int(i), None, _row(n, None, m, str(exc))) for i, n in zip(g.index, g.names)], "failed"
     from automodel.fitting import model_context
 
     ctx = model_context(ds, sp)
-    out = []
-    if not outcome.adaptive:  # the candidates do not depend on the measured values
-        terms = [s.terms for s in outcome.scores.structures]
-        cache = TermCache(ds.columns(), ds.n_points)
-        term_idx = [[cache.index(t) for t in ts] for ts in terms]
-        best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
-                                            noise(g, g.aggregate),
-                                            np.array([s.signed for s in outcome.scores.structures], bool))
-        texts = formulas(terms, best, coefs)
-        for j, (i, name) in enumerate(zip(g.index, g.names)):
-            if best[j] < 0:
-                out.append((int(i), None, _row(name, None, m, "no candidate could be fitted")))
-                continue
-            model = _model(terms[best[j]], coefs[j], {k: float(v[j]) for k, v in mets.items()}, ctx)
-            out.append((int(i), model, _row(name, model, m, text=texts[j])))
+    if first.adaptive:
+        out = _staged_group(g, ds, sp, ctx)
         _bands(out, g, ds, sp)
-        return out, "batched"
-    se = noise(g, g.aggregate)
-    for j in range(len(g.names)):
-        i, name, y = int(g.index[j]), g.names[j], g.values[:, j]
-        try:  # the search of the first kernel is the one done above
-            res = outcome if j == 0 else staged_search(
-                replace(ds, frame=ds.frame.assign(time=y), runs=ds.runs.assign(time=y)), sp, progress=False)
-        except DataError as exc:
-            out.append((i, None, _row(name, None, m, str(exc))))
-            continue
-        sc, order = res.scores, res.order  # ranked, one per distinct set of nonzero terms
-        n_terms = np.maximum((np.nan_to_num(sc.coefficients[order]) != 0.0).sum(axis=1), 1)
-        pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), m, sp,
-                      (se[0][j:j + 1], se[1][j:j + 1]), np.array([sc.structures[o].signed for o in order], bool),
-                      sc.metric("holdout")[order][None])[0]
-        top = int(order[pick])
-        model = _model(sc.structures[top].terms, sc.coefficients[top],
-                       {k: float(v[top]) for k, v in sc.metrics.items()}, ctx)
-        out.append((i, model, _row(name, model, m)))
+        return out, "staged"
+    structures = first.outcome(0).scores.structures
+    terms = [s.terms for s in structures]
+    cache = TermCache(ds.columns(), ds.n_points)
+    term_idx = [[cache.index(t) for t in ts] for ts in terms]
+    best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
+                                        noise(g, g.aggregate),
+                                        np.array([s.signed for s in structures], bool))
+    out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
-    return out, "staged"
+    return out, "batched"
+
+
+def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str, Any]) -> list:
+    """The kernels of a group whose search is multi-stage: every kernel's own staged search, each stage
+    scored for all kernels at once (:func:`automodel.search.staged.search_kernels`); each kernel's
+    ranked final candidates chosen from by the rule automodel.fit applies (:func:`choose`), the chosen
+    ones scored with every metric."""
+    from automodel.search.staged import search_kernels
+
+    many = search_kernels(ds, g.values, sp)
+    K, L = many.order.shape
+    rows = np.arange(K)[:, None]
+    present = many.order >= 0
+    at = np.where(present, many.order, 0)
+    ids = many.ids[rows, at] if L else np.zeros((K, 0), np.intp)
+    score = np.where(present, many.metrics[sp.fit.metric][rows, at], np.inf)
+    n_terms = np.where(present, np.maximum((np.nan_to_num(many.coefficients[rows, at]) != 0.0).sum(axis=2), 1), 1)
+    signed = present & np.array([s.signed for s in many.structures], bool)[ids]
+    held = np.where(present, many.metrics["holdout"][rows, at], np.nan) if "holdout" in many.metrics else None
+    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), signed, held)
+    pick = np.where(present.any(axis=1), pick, -1)
+    chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
+    coefs, mets = many.rescore(chosen)
+    return _models(g, [s.terms for s in many.structures], chosen, coefs, mets, ctx, many.failed)
+
+
+def _models(g: Group, terms: list[tuple[Term, ...]], best: np.ndarray, coefs: np.ndarray,
+            mets: dict[str, np.ndarray], ctx: dict[str, Any], failed: dict[int, str]) -> list:
+    """``(input index, Model or None, summary row)`` of every kernel of ``g``: candidate ``best[j]`` (of
+    ``terms``) with coefficients ``coefs[j]`` and metrics ``mets``; -1: the note of ``failed``, else that
+    no candidate could be fitted."""
+    m = len(g.points)
+    texts = formulas(terms, best, coefs)
+    out = []
+    for j, (i, name) in enumerate(zip(g.index, g.names)):
+        if best[j] < 0:
+            out.append((int(i), None, _row(name, None, m, failed.get(j, "no candidate could be fitted"))))
+            continue
+        model = _model(terms[best[j]], coefs[j], {k: float(v[j]) for k, v in mets.items()}, ctx)
+        out.append((int(i), model, _row(name, model, m, text=texts[j])))
+    return out
 
 
 def _bands(done: list, g: Group, ds: data_mod.Dataset, sp: SearchSpace) -> None:
@@ -368,7 +391,8 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     notes = [*frame.attrs.get("notes", ()),
              f"{len(names)} kernels in {len(found)} group(s) of shared points: {how.count('batched')} "
              f"group(s) solved batched, {how.count('staged')} group(s) of kernels searched one by one "
-             f"(multi-stage search){where if parallel else ''}; {len(rows) - len(models)} not modelled"]
+             f"(multi-stage search, each stage scored for all kernels of a group at once)"
+             f"{where if parallel else ''}; {len(rows) - len(models)} not modelled"]
     return ManyResult({names[j]: models[j] for j in sorted(models)}, summary, sp, notes)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from automodel.options import METRICS, RELATIVE_RESOLUTION, weights
+from automodel.options import METRICS, RELATIVE_RESOLUTION, ROW_BUDGET, weights
 from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics
 from automodel.space.terms import Term, term_values
@@ -65,6 +65,9 @@ class TermCache:
         self._values: list[np.ndarray] = []
         self._matrix: np.ndarray | None = None
 
+    def __len__(self) -> int:
+        return len(self._values)
+
     def index(self, term: Term) -> int:
         i = self._index.get(term)
         if i is None:
@@ -73,6 +76,15 @@ class TermCache:
             self._values.append(v)
             self._matrix = None
         return i
+
+    def at(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """(selected rows, len(columns)) values of the cached terms ``columns`` at the rows of the boolean
+        mask ``rows``; only those columns are copied (no matrix of every cached term)."""
+        every = bool(rows.all())
+        out = np.empty((int(rows.sum()), len(columns)), order="F")  # each column contiguous
+        for j, c in enumerate(columns):
+            out[:, j] = self._values[c] if every else self._values[c][rows]
+        return out
 
     @property
     def matrix(self) -> np.ndarray:
@@ -132,6 +144,9 @@ class Rows:
     value_max : (T,) array
         Largest absolute value of each term, and ``y_min`` (K,) the smallest target, for
         :func:`_drop_negligible`.
+    held_values : (h, T) array or None
+        The term values of the held-out rows, in Fortran order (each term's values contiguous, as
+        :func:`predict` reads them).
     """
 
     values: np.ndarray
@@ -143,6 +158,7 @@ class Rows:
     held: design_mod.Design | None = None
     value_max: np.ndarray | None = None
     y_min: np.ndarray | None = None
+    held_values: np.ndarray | None = None
 
 
 def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray | None = None) -> Rows:
@@ -158,11 +174,13 @@ def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray 
     if held is not None:
         usable &= design_mod.usable(held)
     return Rows(A, usable, Y, np.sqrt(W), des, hold, held, np.abs(A).max(axis=0, initial=0.0),
-                np.abs(Y).min(axis=0))
+                np.abs(Y).min(axis=0), None if hold is None else np.asfortranarray(A[hold]))
 
 
 def predict(values: np.ndarray, cols: np.ndarray, coef: np.ndarray) -> np.ndarray:
-    """Predictions (m, B) of every pair: term values ``values`` (m, T), columns (B, k), coefficients (B, k)."""
+    """Predictions (m, B) of every pair: term values ``values`` (m, T), columns (B, k), coefficients (B, k).
+
+    Each pair's columns are gathered term by term: fastest when ``values`` is in Fortran order."""
     pred = np.zeros((len(cols), values.shape[0]))
     rows = values.T
     for j in range(cols.shape[1]):
@@ -201,24 +219,41 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     single = rows.y.shape[1] == 1
     chunk = 4096 if single else max(len(cols), 1)  # many targets: the caller chunks the pairs
     sol = lstsq.solve(des, cols, kern, nonnegative, rss=None, keep_factor=with_loo, chunk=chunk)
-    y = rows.y[:, 0] if single else rows.y[:, kern]
-    r = design_mod.residuals(des, kern, cols, sol.coef_scaled)  # (B, m), weighted
-    pred = y[:, None] - r.T / rows.sqrt_w[:, :1] if single else y - r.T / rows.sqrt_w[:, kern]
-    wrss = np.einsum("bm,bm->b", r, r) if "aic" in names else None
-    lev = lstsq.leverages(des, sol) if with_loo else None
-    hold_err = None
+    held = None
     if rows.held is not None and any(METRICS[name].holdout for name in names):
-        held = lstsq.solve(rows.held, cols, kern, nonnegative, rss=None, chunk=chunk)
-        pred_h = predict(rows.values[rows.hold], cols, held.coefficients(rows.held))
-        y_h = rows.y[rows.hold][:, 0:1] if single else rows.y[rows.hold][:, kern]
-        hold_err = metrics.holdout_errors(pred_h, y_h, len(y) - int(rows.hold.sum()), k)
+        held = lstsq.solve(rows.held, cols, kern, nonnegative, rss=None, chunk=chunk).coefficients(rows.held)
+    m = rows.y.shape[0]
+    step = max(1, ROW_BUDGET // max(m * (k + 3), 1))  # pairs whose rows fit in the budget at once
+    parts = [_row_metrics(rows, sol.part(slice(lo, lo + step)), with_loo,
+                          None if held is None else held[lo:lo + step], names)
+             for lo in range(0, max(len(cols), 1), step)]
+    scores = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
     coef = _drop_negligible(rows, cols, kern, sol.coefficients(des))
-    scores = metrics.compute(y, pred, k, wrss, lev, hold_err, names=names)
     unfitted = ~fitted(coef)
     if unfitted.any():
         for values in scores.values():
             values[unfitted] = np.inf
     return coef, scores
+
+
+def _row_metrics(rows: Rows, sol: lstsq.Solution, with_loo: bool, held: np.ndarray | None,
+                 names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The metrics ``names`` of the pairs of ``sol`` from their residuals on every row (and the
+    leverages when ``with_loo``); ``held``: their coefficients refitted without the held-out rows."""
+    des, kern, cols = rows.design, sol.kern, sol.cols
+    single = rows.y.shape[1] == 1
+    y = rows.y[:, 0] if single else rows.y[:, kern]
+    r = design_mod.residuals(des, kern, cols, sol.coef_scaled)  # (B, m), weighted
+    pred = y[:, None] - r.T / rows.sqrt_w[:, :1] if single else y - r.T / rows.sqrt_w[:, kern]
+    wrss = np.einsum("bm,bm->b", r, r) if "aic" in names else None
+    del r
+    lev = lstsq.leverages(des, sol) if with_loo else None
+    hold_err = None
+    if held is not None:
+        pred_h = predict(rows.held_values, cols, held)
+        y_h = rows.y[rows.hold][:, 0:1] if single else rows.y[rows.hold][:, kern]
+        hold_err = metrics.holdout_errors(pred_h, y_h, len(rows.y) - int(rows.hold.sum()), cols.shape[1])
+    return metrics.compute(y, pred, cols.shape[1], wrss, lev, hold_err, names=names)
 
 
 def fitted(coef: np.ndarray) -> np.ndarray:
@@ -238,9 +273,12 @@ def _drop_negligible(rows: Rows, cols: np.ndarray, kern: np.ndarray, coef: np.nd
 
 def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[Structure],
           weighting: str = "relative", nonnegative: bool = True, with_loo: bool = True,
-          holdout: np.ndarray | None = None) -> Scores:
+          holdout: np.ndarray | None = None, names: tuple[str, ...] = tuple(METRICS)) -> Scores:
     """Fit and score every structure on the rows selected by the boolean mask ``rows`` (with
     non-negative coefficients when ``nonnegative``, except the structures marked ``signed``).
+
+    ``names``: the metrics computed (the others are NaN); each costs work on every row of every
+    candidate, so a search asks for the ones it ranks by.
 
     ``holdout`` (a mask over all rows, within ``rows``) marks the largest configurations: every
     candidate is fitted a second time without them and the ``holdout`` metric is its RMS relative
@@ -248,8 +286,12 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
     coefficients that are all zero or not finite, make a candidate invalid (all metrics ``inf``).
     """
     rows = np.asarray(rows, bool)
-    term_idx = [[cache.index(t) for t in s.terms] for s in structures]
-    prep = prepare(cache.matrix[rows], np.asarray(y, float)[rows], weighting,
+    cached = [[cache.index(t) for t in s.terms] for s in structures]
+    used = np.unique(np.fromiter((i for idx in cached for i in idx), np.intp))  # the design's columns
+    position = np.zeros(len(cache), np.intp)
+    position[used] = np.arange(len(used))
+    term_idx = [position[idx].tolist() for idx in cached]
+    prep = prepare(cache.at(rows, used), np.asarray(y, float)[rows], weighting,
                    None if holdout is None else np.asarray(holdout, bool)[rows])
     n = len(structures)
     k_arr = np.array([len(t) for t in term_idx], dtype=int)
@@ -265,10 +307,14 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
         members, combos = members[ok], combos[ok]
         if not len(members):
             continue
-        coef, scores = score_pairs(prep, combos, nonnegative=nonnegative and not sign, with_loo=with_loo)
+        coef, scores = score_pairs(prep, combos, nonnegative=nonnegative and not sign, names=names,
+                                   with_loo=with_loo)
         n_fits += len(members)
         for name, values in scores.items():
             out[name][members] = values
         coefs[members, :k] = coef
         valid[members] = fitted(coef)
+    asked = set(names) | ({"loo", "holdout"} if "forward" in names else set())
+    for name in set(out) - asked:
+        out[name][:] = np.nan
     return Scores(list(structures), coefs, out, k_arr, n_fits, valid)

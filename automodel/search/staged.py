@@ -11,12 +11,21 @@
 Extra parameters multiply each part by a function of the parameter. Without ``n`` the search fits
 the P-term models of bayesian-kohashi-2022.txt (eqs. 1-6). Every stage records which rows it used and
 what it skipped and why.
+
+The search runs for many targets at once (the kernels of a profile measured at the same points,
+:func:`search_kernels`; one target is :func:`staged_search`). Each target has its own candidates:
+a stage proposes them from that target's survivors and prunes them by that target's scores, so every
+target gets the result of its own search. What is shared: the structures (interned once as integers,
+:class:`_Registry`, with what each stage makes of a seed built once for all targets), the term values
+(one :class:`~automodel.search.score.TermCache`), and the scoring, one batched call per stage for the
+(candidate, target) pairs the targets proposed (:func:`~automodel.search.score.score_pairs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import combinations, product
 from math import comb
 from typing import Any
@@ -28,22 +37,28 @@ from automodel.data import Dataset
 from automodel.errors import DataError
 from automodel.options import METRICS
 from automodel.printing import terms_text
-from automodel.search.score import Scores, Structure, TermCache, score
+from automodel.search.score import Scores, Structure, TermCache, fitted, prepare, score, score_pairs
 from automodel.search.prune import prune, rank
 from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
 
-Followup = Callable[[Scores], list[Structure]]
 #: the most parameters the PMNF route combines (2^L - 1 monomials: 15 for 4 parameters)
 MAX_PMNF_PARAMETERS = 4
+#: (candidate, target) pairs solved per vectorised step
+CHUNK_PAIRS = 1 << 13
+#: floats of the targets' designs held at once (per target, a Gram matrix and the weighted columns of
+#: the terms its candidates use on the stage's rows: T (T + m)); targets are scored in chunks that fit
+DESIGN_FLOATS = 1 << 21
 
-__all__ = ["StageReport", "TemplateLists", "SearchOutcome", "staged_search", "holdout_rows"]
+__all__ = ["StageReport", "TemplateLists", "SearchOutcome", "ManyOutcome", "staged_search", "search_kernels",
+           "holdout_rows", "all_metrics", "CHUNK_PAIRS"]
 
 
 @dataclass
 class StageReport:
-    """What one stage did: on which rows, how many candidates it fitted, kept and deleted."""
+    """What one stage did: on which rows, how many candidates it fitted, kept and deleted (summed over
+    the targets of a search of many)."""
 
     name: str
     rows: str
@@ -73,6 +88,207 @@ class SearchOutcome:
     adaptive: bool = True
 
 
+@dataclass
+class ManyOutcome:
+    """The staged search of many targets: per target (row), its final candidates scored on all rows.
+
+    Attributes
+    ----------
+    structures : list of Structure
+        Every candidate of the search; the arrays below hold indices into it.
+    ids : (K, C) int array
+        Each target's candidates of the stages scored on all rows, in the order they were scored
+        (-1: none).
+    metrics : dict of (K, C) arrays
+        The metrics the search computed (``inf`` where a pair could not be fitted).
+    coefficients : (K, C, width) array
+        Coefficients in the order of each structure's terms, NaN-padded.
+    valid : (K, C) bool array
+    n_fits : (K,) int array
+        Pairs fitted in the stages scored on all rows.
+    order : (K, L) int array
+        Positions in each row, best first, one per distinct set of nonzero terms (-1 padded).
+    failed : dict
+        Target -> why its search stopped (no computation model could be fitted).
+    reports, notes, adaptive :
+        As in :class:`SearchOutcome` (counts summed over the targets).
+    rescore : callable
+        ``rescore(chosen)`` with one candidate id per target (-1: none): each scored on all rows with
+        every metric, as :func:`all_metrics` scores the candidates of one target: ``(coefficients (K,
+        width), metrics dict of (K,) arrays)``. The targets that chose the same candidate are scored
+        together on its terms alone, so a target's numbers do not depend on the others.
+    """
+
+    structures: list[Structure]
+    ids: np.ndarray
+    metrics: dict[str, np.ndarray]
+    coefficients: np.ndarray
+    valid: np.ndarray
+    n_fits: np.ndarray
+    order: np.ndarray
+    failed: dict[int, str]
+    reports: list[StageReport]
+    notes: list[str]
+    adaptive: bool
+    rescore: Callable[[np.ndarray], tuple[np.ndarray, dict[str, np.ndarray]]]
+
+    def outcome(self, j: int) -> SearchOutcome:
+        """The :class:`SearchOutcome` of target ``j`` (what :func:`staged_search` returns for it alone)."""
+        c = int(np.count_nonzero(self.ids[j] >= 0))
+        structures = [self.structures[i] for i in self.ids[j, :c]]
+        widths = np.array([len(s.terms) for s in structures], dtype=int)
+        scores = Scores(structures, self.coefficients[j, :c, :int(widths.max(initial=0))],
+                        {m: v[j, :c] for m, v in self.metrics.items()}, widths, int(self.n_fits[j]),
+                        self.valid[j, :c])
+        order = self.order[j]
+        return SearchOutcome(scores, order[order >= 0], self.reports, self.notes, self.adaptive)
+
+
+class _Registry:
+    """The structures of a search interned as integers, shared by its targets: what a stage makes of a
+    seed is built once for every target that has the seed (:meth:`table`)."""
+
+    def __init__(self, cache: TermCache) -> None:
+        self.cache = cache
+        self.structures: list[Structure] = []
+        self._id: dict[Structure, int] = {}
+        self._key_id: dict[tuple[int, ...], int] = {}
+        self._rows: list[tuple[int, int, bool, bool, tuple[int, ...]]] = []  # key, width, signed, comm, columns
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def ids(self, structures: list[Structure]) -> np.ndarray:
+        """The integer of each structure (interned on first sight)."""
+        out = np.empty(len(structures), np.intp)
+        for j, s in enumerate(structures):
+            i = self._id.get(s)
+            if i is None:
+                i = self._id[s] = len(self.structures)
+                self.structures.append(s)
+                cols = tuple(self.cache.index(t) for t in s.terms)
+                key = self._key_id.setdefault(tuple(sorted(cols)), len(self._key_id))  # the term set
+                self._rows.append((key, len(cols), s.signed, bool(s.comm), cols))
+                self._arrays = {}
+            out[j] = i
+        return out
+
+    def array(self, name: str) -> np.ndarray:
+        """Per structure: ``key`` (its term set, as :attr:`Structure.key`), ``width``, ``signed``, ``comm``
+        (has a communication part) or ``columns`` (its terms' cache columns, (N, width), -1 padded)."""
+        if name not in self._arrays:
+            if name == "columns":
+                width = max((r[1] for r in self._rows), default=0)
+                cols = np.full((len(self._rows), max(width, 1)), -1, np.intp)
+                for i, r in enumerate(self._rows):
+                    cols[i, :r[1]] = r[4]
+                self._arrays[name] = cols
+            else:
+                j = ("key", "width", "signed", "comm").index(name)
+                self._arrays[name] = np.array([r[j] for r in self._rows], dtype=bool if j >= 2 else np.intp)
+        return self._arrays[name]
+
+    def table(self, seeds: np.ndarray, make: Callable[[Structure], list[Structure]], memo: dict[int, np.ndarray]
+              ) -> np.ndarray:
+        """``make(seed)`` for every seed of ``seeds`` (R, S) (-1: none), concatenated per row: (R, S * A)
+        ids, -1 padded (A: the longest list ``make`` gave). ``memo`` keeps each seed's list."""
+        present = seeds >= 0
+        for i in np.unique(seeds[present]):
+            if int(i) not in memo:
+                memo[int(i)] = self.ids(make(self.structures[i]))
+        if not present.any():
+            return np.full((len(seeds), 0), -1, np.intp)
+        width = max(len(v) for v in memo.values())
+        uniq, inv = np.unique(seeds[present], return_inverse=True)
+        tab = np.full((len(uniq), width), -1, np.intp)
+        for r, i in enumerate(uniq):
+            tab[r, :len(memo[int(i)])] = memo[int(i)]
+        out = np.full(seeds.shape + (width,), -1, np.intp)
+        out[present] = tab[inv.reshape(-1)]
+        return out.reshape(len(seeds), -1)
+
+    def same(self, structures: list[Structure], n_rows: int) -> np.ndarray:
+        """The same candidates for ``n_rows`` targets, (n_rows, len(structures))."""
+        return np.tile(self.ids(structures), (n_rows, 1))
+
+
+def _sorted_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row of ``keys`` (R, C) sorted stably: the order, and where each run of equal keys starts
+    and ends (bool (R, C) in sorted positions)."""
+    order = np.argsort(keys, axis=1, kind="stable")
+    s = np.take_along_axis(keys, order, axis=1)
+    start = np.ones(s.shape, bool)
+    end = np.ones(s.shape, bool)
+    start[:, 1:] = s[:, 1:] != s[:, :-1]
+    end[:, :-1] = start[:, 1:]
+    return order, start, end
+
+
+def _compact(ids: np.ndarray, *more: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The entries >= 0 of every row of ``ids`` moved to its front in order (-1 behind), the width cut to
+    the longest row; ``more`` (arrays of the same leading shape) rearranged alike."""
+    order = np.argsort(ids < 0, axis=1, kind="stable")
+    width = int((ids >= 0).sum(axis=1).max(initial=0))
+    take = order[:, :width]
+    return tuple(np.take_along_axis(a, take.reshape(take.shape + (1,) * (a.ndim - 2)), axis=1)
+                 for a in (ids, *more))
+
+
+def _hstack(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows of ``a`` followed by the rows of ``b`` (ids, -1 padded), compacted."""
+    return _compact(np.concatenate([a, b], axis=1))[0]
+
+
+def _put(base: np.ndarray, rows: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """``base`` (R, C) with ``rows`` replaced by ``new`` (len(rows), C'), -1 padded to the wider."""
+    width = max(base.shape[1], new.shape[1])
+    out = np.full((len(base), width), -1, np.intp)
+    out[:, :base.shape[1]] = base
+    out[rows] = -1
+    out[rows, :new.shape[1]] = new
+    return _compact(out)[0]
+
+
+@dataclass
+class _Batch:
+    """Candidates of some targets (``ks``) scored on one row set: ``ids`` (R, C), -1 for none."""
+
+    ks: np.ndarray
+    ids: np.ndarray
+    metrics: dict[str, np.ndarray]
+    coefs: np.ndarray
+    valid: np.ndarray
+    n_fits: np.ndarray
+
+    def concat(self, other: _Batch) -> _Batch:
+        width = max(self.coefs.shape[2], other.coefs.shape[2])
+        pad = lambda c: np.pad(c, ((0, 0), (0, 0), (0, width - c.shape[2])), constant_values=np.nan)  # noqa: E731
+        return _Batch(self.ks, np.concatenate([self.ids, other.ids], axis=1),
+                      {m: np.concatenate([v, other.metrics[m]], axis=1) for m, v in self.metrics.items()},
+                      np.concatenate([pad(self.coefs), pad(other.coefs)], axis=1),
+                      np.concatenate([self.valid, other.valid], axis=1), self.n_fits + other.n_fits)
+
+    def scores(self, r: int, reg: _Registry) -> Scores:
+        """Row ``r`` as the :class:`Scores` of its candidates."""
+        at = np.flatnonzero(self.ids[r] >= 0)
+        widths = reg.array("width")[self.ids[r, at]]
+        return Scores([reg.structures[i] for i in self.ids[r, at]], self.coefs[r, at],
+                      {m: v[r, at] for m, v in self.metrics.items()}, widths, int(self.n_fits[r]), self.valid[r, at])
+
+
+def _prune_rows(values: np.ndarray, ids: np.ndarray, percentile: float, min_survivors: int,
+                top: int | None) -> tuple[np.ndarray, int]:
+    """:func:`~automodel.search.prune.prune` of each row's candidates (``ids`` >= 0, scores ``values``):
+    the survivors' ids, best first, (R, C') -1 padded, and how many were deleted in all."""
+    kept = np.full((len(ids), min(ids.shape[1], top or ids.shape[1])), -1, np.intp)
+    n_deleted = 0
+    for r in range(len(ids)):
+        at = np.flatnonzero(ids[r] >= 0)
+        if len(at):
+            keep, deleted = prune(values[r, at], percentile, min_survivors, top)
+            kept[r, :len(keep)] = ids[r, at[keep]]
+            n_deleted += deleted
+    return _compact(kept)[0], n_deleted
+
+
 def _rename(term: Term, old: str, new: str) -> Term:
     """``term`` with parameter ``old`` replaced by ``new`` (the ``x`` placeholder of families)."""
     return Term(tuple(replace(f, param=new) if f.param == old else f for f in term.factors))
@@ -83,18 +299,23 @@ def _uses(term: Term, params: set[str]) -> bool:
 
 
 class _Search:
-    """State of one staged search: the dataset, its term cache, the options, the reports."""
+    """State of one staged search of the targets ``Y`` (m, K): the dataset, its term cache and structures,
+    the options, the reports, each target's scored final stages."""
 
-    def __init__(self, ds: Dataset, space: SearchSpace, progress: bool) -> None:
+    def __init__(self, ds: Dataset, space: SearchSpace, Y: np.ndarray, names: tuple[str, ...],
+                 progress: bool) -> None:
         self.ds = ds
         self.space = space
         self.opt = space.fit
-        self.y = ds.frame["time"].to_numpy(float)
+        self.Y = Y
+        self.names = names
         self.cache = TermCache(ds.columns(), ds.n_points)
+        self.reg = _Registry(self.cache)
         self.params = set(ds.params)
         self.reports: list[StageReport] = []
         self.notes: list[str] = []
-        self.final: list[Scores] = []
+        self.final: list[_Batch] = []
+        self.failed: dict[int, str] = {}
         self.adaptive = False
         self.bar = tqdm(total=6, desc="staged search", unit="stage", delay=1.0, disable=not progress,
                         leave=False)
@@ -104,58 +325,162 @@ class _Search:
         """The stage's terms that only use parameters this dataset has."""
         return tuple(t for t in self.space.stages.get(stage, {}).get(key, default) if _uses(t, self.params))
 
-    def run(self, name: str, rows: np.ndarray, rows_text: str, structures: list[Structure],
-            top: int, note: str = "", final: bool = False, then: Followup | None = None
-            ) -> tuple[list[Structure], Scores | None]:
-        """Score structures on rows, prune by percentile, keep the top; record the stage.
+    def note(self, text: str) -> None:
+        """Record a note once (many targets may give the same)."""
+        if text not in self.notes:
+            self.notes.append(text)
 
-        A structure with as many terms as the rows have configurations (no residual degree of
-        freedom: its score is undefined) is not fitted; the report says how many were skipped.
-        ``then`` (the template-list cache, :class:`TemplateLists`) is given the scored structures and
-        returns more to score before the stage prunes them all together.
+    def run(self, name: str, ks: np.ndarray, rows: np.ndarray, rows_text: str, cands: np.ndarray,
+            top: int | None, note: str = "", final: bool = False, then: _Lists | None = None
+            ) -> tuple[np.ndarray, _Batch]:
+        """Score each target's candidates on rows, prune by percentile, keep the top; record the stage.
+
+        ``ks`` are the targets (rows of ``cands``, (R, C) ids, -1 for none). Each row keeps one
+        structure per term set (the last proposed, at the place of the first) and drops those with as
+        many terms as the rows have configurations (no residual degree of freedom: the score is
+        undefined; the report says how many). ``then`` (the template-list cache, :class:`TemplateLists`
+        of each target) is given each row's scored structures and returns more to score before the
+        stage prunes them all together. Returns the survivors (R, C') best first and what was scored.
         """
         n_rows = int(np.count_nonzero(rows))
         report = StageReport(name, rows_text, n_rows, note=note)
         self.reports.append(report)
         self.bar.update(1)
-        unique: list[Structure] = []
-        parts: list[Scores] = []
-        skipped = 0
-
-        def fit(batch: list[Structure]) -> Scores | None:  # the new ones with a residual dof, scored
-            nonlocal skipped
-            seen = {s.key for s in unique}
-            fresh = list({s.key: s for s in batch if s.key not in seen}.values())
-            supported = [s for s in fresh if len(s.terms) < n_rows]
-            skipped += len(fresh) - len(supported)
-            if not supported:
-                return None
-            unique.extend(supported)
-            parts.append(score(self.cache, rows, self.y, supported, self.opt.weighting, self.opt.nonnegative,
-                               with_loo=final or METRICS[self.opt.metric].leverages,
-                               holdout=holdout_rows(self.ds, rows)))
-            return parts[-1]
-
-        first = fit(structures)
-        if then is not None and first is not None:
-            fit(then(first))
-        if skipped:
-            wide = f"{skipped} with {n_rows}+ terms not fitted on {n_rows} rows"
+        ids, skipped = self._fresh(cands, None, n_rows)
+        batch = self._score(ks, rows, ids)
+        if then is not None:
+            more = [self.reg.ids(then.more(r, batch.scores(r, self.reg)) if (ids[r] >= 0).any() else [])
+                    for r in range(len(ks))]
+            width = max(map(len, more), default=0)
+            extra, skipped_more = self._fresh(
+                np.array([np.pad(m, (0, width - len(m)), constant_values=-1) for m in more], np.intp).reshape(
+                    len(ks), width), ids, n_rows)
+            batch = batch.concat(self._score(ks, rows, extra))
+            skipped += skipped_more
+        if skipped.sum():
+            wide = f"{int(skipped.sum())} with {n_rows}+ terms not fitted on {n_rows} rows"
             report.note = f"{report.note}; {wide}" if report.note else wide
-        report.n_candidates = len(unique)
+        report.n_candidates = int(np.count_nonzero(batch.ids >= 0))
         if then is not None:
             report.note = "; ".join(filter(None, [report.note, then.note()]))
             self.notes.append(f"{name}: {then.note()}")
-        if not unique:
-            return [], None
-        sc = Scores.concat(parts)
-        report.n_fits = sc.n_fits
-        kept, n_deleted = prune(sc.metric(self.opt.metric), self.opt.prune_percentile,
-                                self.opt.min_survivors, top)
-        report.n_deleted, report.n_kept = n_deleted, len(kept)
+        report.n_fits = int(batch.n_fits.sum())
+        kept, report.n_deleted = _prune_rows(batch.metrics[self.opt.metric], batch.ids, self.opt.prune_percentile,
+                                             self.opt.min_survivors, top)
+        report.n_kept = int(np.count_nonzero(kept >= 0))
         if final:
-            self.final.append(sc)
-        return [unique[i] for i in kept], sc
+            self.final.append(batch)
+        return kept, batch
+
+    def rescore(self, chosen: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """:attr:`ManyOutcome.rescore`."""
+        K = len(chosen)
+        width = max(int(self.reg.array("width")[chosen[chosen >= 0]].max(initial=0)), 1)
+        coefs = np.full((K, width), np.nan)
+        metrics = {m: np.full(K, np.nan) for m in METRICS}
+        for i in np.unique(chosen[chosen >= 0]):
+            ks = np.flatnonzero(chosen == i)
+            batch = _score_targets(self.cache.matrix, self.Y, self.reg, ks, np.ones(self.ds.n_points, bool),
+                                   np.full((len(ks), 1), i), self.opt.weighting, self.opt.nonnegative,
+                                   tuple(METRICS), True, holdout_rows(self.ds))
+            coefs[ks, :batch.coefs.shape[2]] = batch.coefs[:, 0]
+            for m in metrics:
+                metrics[m][ks] = batch.metrics[m][:, 0]
+        return coefs, metrics
+
+    def _fresh(self, cands: np.ndarray, seen: np.ndarray | None, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of ``cands``, one structure per term set not in that row of ``seen``: the last one
+        proposed, at the place of the first; those with ``n_rows`` or more terms left out. Returns the
+        candidates (R, C') and how many were left out per row."""
+        n_seen = 0 if seen is None else seen.shape[1]
+        both = cands if seen is None else np.concatenate([seen, cands], axis=1)
+        keys = np.where(both >= 0, self.reg.array("key")[np.maximum(both, 0)], -1)
+        order, start, end = _sorted_groups(keys)
+        r0, s0 = np.nonzero(start)
+        r1, s1 = np.nonzero(end)  # one end per start, in the same order
+        first, last = order[r0, s0], order[r1, s1]
+        new = (keys[r0, first] >= 0) & (first >= n_seen)
+        out = np.full(cands.shape, -1, np.intp)
+        out[r0[new], first[new] - n_seen] = both[r1[new], last[new]]
+        wide = (out >= 0) & (self.reg.array("width")[np.maximum(out, 0)] >= n_rows)
+        out[wide] = -1
+        return _compact(out)[0], wide.sum(axis=1)
+
+    def _score(self, ks: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> _Batch:
+        """Every (candidate, target) pair of ``ids`` (R, C) scored on ``rows``."""
+        return _score_targets(self.cache.matrix, self.Y, self.reg, ks, rows, ids, self.opt.weighting,
+                              self.opt.nonnegative, self.names, METRICS[self.opt.metric].leverages,
+                              holdout_rows(self.ds, rows))
+
+
+def _marked(columns: np.ndarray, n_columns: int) -> np.ndarray:
+    """(n_columns,) bool: which columns appear in ``columns`` (any shape, -1 for none)."""
+    mark = np.zeros(n_columns + 1, bool)
+    mark[columns.reshape(-1) + 1] = True
+    return mark[1:]
+
+
+def _score_targets(values: np.ndarray, Y: np.ndarray, reg: _Registry, ks: np.ndarray, rows: np.ndarray,
+                   ids: np.ndarray, weighting: str, nonnegative: bool, names: tuple[str, ...], with_loo: bool,
+                   hold: np.ndarray | None) -> _Batch:
+    """Fit and score the pairs (``ids[r, c]``, target ``ks[r]``) on the rows ``rows``: as
+    :func:`automodel.search.score.score` scores structures for one target, for many.
+
+    Targets are taken in chunks whose designs (their Gram matrices on the terms their candidates use)
+    fit in :data:`DESIGN_FLOATS`; each chunk's pairs of one width are solved :data:`CHUNK_PAIRS` at a
+    time (:func:`~automodel.search.score.score_pairs`). A pair whose terms are not finite on the rows
+    (or whose weighted column overflows for its target) is not fitted: metrics ``inf``, not valid.
+    ``hold`` marks the held-out rows of the ``holdout`` metric (read only when ``names`` ask for it).
+    """
+    R, C = ids.shape
+    width, signed, columns = reg.array("width"), reg.array("signed"), reg.array("columns")
+    w_max = max(int(width[ids[ids >= 0]].max(initial=0)), 1)
+    metrics = {name: np.full((R, C), np.inf) for name in names}
+    coefs = np.full((R, C, w_max), np.nan)
+    valid = np.zeros((R, C), bool)
+    n_fits = np.zeros(R, int)
+    need_hold = hold is not None and any(METRICS[n].holdout for n in names)
+    at = np.asarray(rows, bool)
+    A = values[at]
+    y = Y[at]
+    hold_rows = np.asarray(hold, bool)[at] if need_hold else None
+    finite = np.isfinite(A).all(axis=0)
+    n_terms = max(int(np.count_nonzero(_marked(columns[ids[ids >= 0]], values.shape[1]))), 1)
+    step = max(1, DESIGN_FLOATS // (n_terms * (n_terms + len(A))))  # targets per design, bounded by the union
+    similar = np.lexsort(ids[:, :4][:, ::-1].T) if C else np.arange(R)  # the same leading candidates:
+    #                                                                     mostly the same terms
+    for lo in range(0, R, step):
+        chunk = similar[lo:lo + step]
+        sub = ids[chunk]
+        r_i, c_i = np.nonzero(sub >= 0)
+        if not len(r_i):
+            continue
+        pid = sub[r_i, c_i]
+        used = np.flatnonzero(_marked(columns[pid], values.shape[1]))
+        position = np.full(values.shape[1], -1, np.intp)
+        position[used] = np.arange(len(used))
+        prep = prepare(A[:, used], y[:, ks[chunk]], weighting, hold_rows)
+        scale_ok = np.isfinite(prep.design.scale) & (np.isfinite(prep.held.scale) if prep.held is not None else True)
+        kinds = width[pid] * 2 + signed[pid]
+        for kind in np.unique(kinds):
+            k, sign = int(kind) // 2, bool(kind % 2)
+            sel = np.flatnonzero(kinds == kind)
+            combos = position[columns[pid[sel], :k]]
+            kern = r_i[sel]
+            if k:
+                ok = (finite[used][combos] & scale_ok[kern[:, None], combos]).all(axis=1)
+                sel, combos, kern = sel[ok], combos[ok], kern[ok]
+            n_fits[chunk] += np.bincount(kern, minlength=len(chunk))
+            for a in range(0, len(sel), CHUNK_PAIRS):
+                part = slice(a, a + CHUNK_PAIRS)
+                coef, mets = score_pairs(prep, combos[part], kern[part], nonnegative and not sign, names,
+                                         with_loo=with_loo)
+                rr, cc = chunk[r_i[sel[part]]], c_i[sel[part]]
+                for name in names:
+                    metrics[name][rr, cc] = mets[name]
+                coefs[rr, cc, :k] = coef
+                valid[rr, cc] = fitted(coef)
+    return _Batch(ks, ids, metrics, coefs, valid, n_fits)
 
 
 class TemplateLists:
@@ -238,21 +563,71 @@ def holdout_rows(ds: Dataset, rows: np.ndarray | None = None) -> np.ndarray | No
     return hold if hold.any() and left >= 3 else None
 
 
+def all_metrics(sc: Scores, shown: list[int], ds: Dataset, opt: Any) -> dict[str, np.ndarray]:
+    """Every metric of the candidates ``shown`` (positions in ``sc``, a search of ``ds`` with the fit
+    options ``opt``). The search computes the leverages of ``loo`` (and ``forward``) only when it ranks
+    by them, the costliest per-row work on large data, so they are computed here for the candidates
+    shown: the same fits on all runs, scored again."""
+    metrics = {m: v[shown] for m, v in sc.metrics.items()}
+    missing = [m for m, v in metrics.items() if METRICS[m].leverages and np.isnan(v).any()]
+    if not missing or not shown:
+        return metrics
+    again = score(TermCache(ds.columns(), ds.n_points), np.ones(ds.n_points, bool), ds.frame["time"].to_numpy(float),
+                  [sc.structures[i] for i in shown], opt.weighting, opt.nonnegative, with_loo=True,
+                  holdout=holdout_rows(ds))
+    for m in missing:
+        metrics[m] = np.where(np.isnan(metrics[m]), again.metric(m), metrics[m])
+    return metrics
+
+
 def _subsets(terms: tuple[Term, ...], max_terms: int, min_terms: int = 1) -> list[tuple[Term, ...]]:
     return [c for k in range(min_terms, max_terms + 1) for c in combinations(terms, k)]
 
 
+@lru_cache(maxsize=1 << 16)
+def _product(a: Term, b: Term) -> Term:
+    """``a * b``, built once (stages multiply the same terms by the same functions for every seed)."""
+    return a * b
+
+
 def _times(part: tuple[Term, ...], factor: Term) -> tuple[Term, ...]:
-    return tuple(t * factor for t in part)
+    return tuple(_product(t, factor) for t in part)
 
 
-def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: list[Structure],
-                part: str, multipliers: tuple[Term, ...], final: bool, note: str = ""
-                ) -> list[Structure]:
+
+
+class _Lists:
+    """The template-list cache (:class:`TemplateLists`) of each target: one per row of seeds."""
+
+    def __init__(self, reg: _Registry, seeds: np.ndarray, additions: list,
+                 make: Callable[[Structure, Any], Structure], family: Callable[[Structure], Hashable | None],
+                 size: int, metric: str) -> None:
+        self.reg = reg
+        self.lists = [TemplateLists([reg.structures[i] for i in row[row >= 0]], additions, make, family, size, metric)
+                      for row in seeds]
+
+    def first(self) -> np.ndarray:
+        """Each target's first candidates (:meth:`TemplateLists.first`), (R, C) ids."""
+        rows = [self.reg.ids(lists.first()) for lists in self.lists]
+        width = max(map(len, rows), default=0)
+        return np.array([np.pad(r, (0, width - len(r)), constant_values=-1) for r in rows], np.intp).reshape(
+            len(rows), width)
+
+    def more(self, r: int, scored: Scores) -> list[Structure]:
+        """Target ``r``'s other seeds with their families' lists (:meth:`TemplateLists.__call__`)."""
+        return self.lists[r](scored)
+
+    def note(self) -> str:
+        return self.lists[0].note() if self.lists else ""
+
+
+def _part_stage(S: _Search, ks: np.ndarray, name: str, rows: np.ndarray, rows_text: str, seeds: np.ndarray,
+                part: str, multipliers: tuple[Term, ...], final: bool, note: str = "") -> np.ndarray:
     """Stages 1 and 2: add subsets of a term family (times a load function) to every seed structure.
 
     Evaluates the base family first; a group is expanded only when its representative appears in a
     surviving candidate (slides 25-26). Records how many fits that saved against the full family.
+    ``seeds`` (R, S) are the seeds of the targets ``ks``; returns their survivors.
     """
     cfg = S.space.stages.get(name, {})
     base = S.terms(name, "base")
@@ -276,40 +651,50 @@ def _part_stage(S: _Search, name: str, rows: np.ndarray, rows_text: str, seeds: 
     comp_groups = _groups(S, "computation")
     lists = None
     if part == "comm" and cfg.get("template_list", 0) and comp_groups:
-        lists = TemplateLists(seeds, additions, make, lambda s: _family(s.comp, comp_groups),
-                              cfg["template_list"], S.opt.metric)
-    survivors, _ = S.run(name, rows, rows_text, lists.first() if lists else
-                         [make(seed, a) for seed in seeds for a in additions],
-                         cfg.get("top", 16), note, final, then=lists)
+        lists = _Lists(S.reg, seeds, additions, make, lambda s: _family(s.comp, comp_groups),
+                       cfg["template_list"], S.opt.metric)
+    cands = lists.first() if lists else S.reg.table(seeds, lambda s: [make(s, a) for a in additions], {})
+    survivors, _ = S.run(name, ks, rows, rows_text, cands, cfg.get("top", 16), note, final, then=lists)
     fitted = S.reports[-1].n_candidates
-    if not survivors and part == "comm":  # hand on what the stage got: the computation models
-        S.notes.append(f"{name}: no candidate could be fitted on {rows_text}; the computation models "
-                       "go on without communication terms")
-        return seeds
+    none = (survivors < 0).all(axis=1)
+    if part == "comm" and none.any():  # hand on what the stage got: the computation models
+        S.note(f"{name}: no candidate could be fitted on {rows_text}; the computation models "
+               "go on without communication terms")
     def part_of(s: Structure) -> tuple[Term, ...]:
         return s.comp if part == "comp" else s.comm
 
     def with_part(s: Structure, new: tuple[Term, ...]) -> Structure:
         return Structure(new, s.comm, s.extra) if part == "comp" else Structure(s.comp, new, s.extra)
 
-    expanded: list[Structure] = []
+    expanded = []
     hit_groups = []
     for g in groups:
-        hits = [s for s in survivors if any(_contains(t, g.representative) for t in part_of(s))]
-        if hits:
+        hits = S.reg.table(survivors, lambda s: [s] if any(_contains(t, g.representative) for t in part_of(s))
+                           else [], {})
+        hits = hits[:, :survivors.shape[1]] if hits.shape[1] else np.full(survivors.shape, -1, np.intp)
+        if part == "comm":
+            hits[none] = -1
+        if (hits >= 0).any():
             hit_groups.append(terms_text([g.representative]))
-        expanded += [with_part(s, tuple(_swap(t, g.representative, member) for t in part_of(s)))
-                     for s in hits for member in g.members]
-    if expanded:
-        survivors, _ = S.run(name + "+groups", rows, rows_text, survivors + expanded, cfg.get("top", 16),
-                             "groups expanded around: " + ", ".join(hit_groups), final)
+        expanded.append(S.reg.table(hits, lambda s: [with_part(s, tuple(_swap(t, g.representative, member)
+                                                                        for t in part_of(s)))
+                                                     for member in g.members], {}))
+    expanded = _compact(np.concatenate(expanded, axis=1))[0] if expanded else np.full((len(ks), 0), -1, np.intp)
+    grow = (expanded >= 0).any(axis=1)
+    if grow.any():
+        at = np.flatnonzero(grow)
+        more, _ = S.run(name + "+groups", ks[at], rows, rows_text, _hstack(survivors[at], expanded[at]),
+                        cfg.get("top", 16), "groups expanded around: " + ", ".join(hit_groups), final)
         fitted += S.reports[-1].n_candidates
-    if groups:
+        survivors = _put(survivors, at, more)
+    if groups and not (part == "comm" and none.all()):  # (a stage without survivors handed its seeds on)
         all_terms = len(base) + sum(len(g.members) for g in groups)
-        full = len(seeds) * len(loads) * len(multipliers) * len(intercepts) * sum(
+        full = int(np.count_nonzero(seeds >= 0)) * len(loads) * len(multipliers) * len(intercepts) * sum(
             comb(all_terms, k) for k in range(min_terms, max_terms + 1))
         S.notes.append(f"{name}: overhead reduction fitted {fitted} candidates instead of {full} "
                        f"(saved {full - fitted}, {100 * (full - fitted) / max(full, 1):.0f}%)")
+    if part == "comm" and none.any():
+        survivors = _put(survivors, np.flatnonzero(none), seeds[none])
     return survivors
 
 
@@ -339,23 +724,35 @@ def _swap(term: Term, rep: Term, member: Term) -> Term:
     return Term(tuple(f for f in term.factors if f not in rep.factors)) * member
 
 
-def _stage_processors(S: _Search, seeds: list[Structure], rows: np.ndarray, final: bool) -> list[Structure]:
+def _stage_processors(S: _Search, ks: np.ndarray, seeds: np.ndarray, rows: np.ndarray, final: bool) -> np.ndarray:
     """Stage 3 on ``rows``, or, with ``p_min`` in the space's ``[stages.processors]``, on the runs with
     ``p >= p_min`` (the slides train the processor functions on p = 2, 4, 8: adaptive-model-sanjay-
-    slides.txt, slides 20-21), its survivors then scored on ``rows`` for the ranking."""
+    slides.txt, slides 20-21), its survivors then scored on ``rows`` for the ranking. A target whose
+    seeds have too many terms for the runs with ``p >= p_min`` uses all runs."""
+    p_min = S.space.stages.get("processors", {}).get("p_min", 1)
+    if p_min <= 1:
+        return _processors(S, ks, seeds, rows, "all runs", final, rows, final)
+    subset = rows & (S.ds.frame["p"].to_numpy(float) >= p_min)
+    widest = np.where(seeds >= 0, S.reg.array("width")[np.maximum(seeds, 0)], 0).max(axis=1, initial=0)
+    own = np.count_nonzero(subset) > widest + 2
+    if not own.all():
+        S.note(f"processors: too few runs with p >= {p_min}; all runs used")
+    out = np.full((len(ks), 0), -1, np.intp)
+    for mask, stage_rows, text, alone in ((own, subset, f"p >= {p_min}", False), (~own, rows, "all runs", final)):
+        if mask.any():
+            at = np.flatnonzero(mask)
+            out = _put(out, at, _processors(S, ks[at], seeds[at], stage_rows, text, alone, rows, final))
+    return out
+
+
+def _processors(S: _Search, ks: np.ndarray, seeds: np.ndarray, stage_rows: np.ndarray, text: str, own: bool,
+                rows: np.ndarray, final: bool) -> np.ndarray:
+    """Stage 3 of the targets ``ks`` on ``stage_rows`` (scored as final when ``own``)."""
     cfg = S.space.stages.get("processors", {})
     top = cfg.get("top", 24)
     comp_f = S.terms("processors", "computation") or (ONE,)
     comm_f = S.terms("processors", "communication") or (ONE,)
     over = S.terms("processors", "overhead")
-    p_min = cfg.get("p_min", 1)
-    stage_rows, text, own = rows, "all runs", final
-    if p_min > 1:
-        subset = rows & (S.ds.frame["p"].to_numpy(float) >= p_min)
-        if np.count_nonzero(subset) > max(len(s.terms) for s in seeds) + 2:
-            stage_rows, text, own = subset, f"p >= {p_min}", False
-        else:
-            S.notes.append(f"processors: too few runs with p >= {p_min}; all runs used")
     size, comp_groups, comm_groups = cfg.get("template_list", 0), _groups(S, "computation"), _groups(S, "communication")
 
     def family(s: Structure) -> tuple | None:  # the computation and communication models' families
@@ -369,41 +766,48 @@ def _stage_processors(S: _Search, seeds: list[Structure], rows: np.ndarray, fina
     def comm_times(s: Structure, f: Term) -> Structure:
         return Structure(s.comp, _times(s.comm, f), s.extra)
 
-    def stage(name: str, base: list[Structure], functions: tuple[Term, ...], make: Callable
-              ) -> tuple[list[Structure], list[Structure]]:
-        lists = (TemplateLists(base, list(functions), make, family, size, S.opt.metric)
+    def stage(name: str, ks: np.ndarray, base: np.ndarray, functions: tuple[Term, ...], make: Callable
+              ) -> tuple[np.ndarray, np.ndarray]:
+        lists = (_Lists(S.reg, base, list(functions), make, family, size, S.opt.metric)
                  if size and comp_groups else None)
-        first = lists.first() if lists else [make(s, f) for s in base for f in functions]
-        kept, sc = S.run(name, stage_rows, text, first, top, final=own, then=lists)
-        return kept, [] if sc is None else list(sc.structures)
+        first = lists.first() if lists else S.reg.table(base, lambda s: [make(s, f) for f in functions], {})
+        kept, batch = S.run(name, ks, stage_rows, text, first, top, final=own, then=lists)
+        return kept, batch.ids
 
-    kept, scored = stage("processors/comp", seeds, comp_f, times)
-    if any(s.comm for s in kept):
-        kept, more = stage("processors/comm", kept, comm_f, comm_times)
-        scored += more
+    kept, scored = stage("processors/comp", ks, seeds, comp_f, times)
+    with_comm = (np.where(kept >= 0, S.reg.array("comm")[np.maximum(kept, 0)], False)).any(axis=1)
+    if with_comm.any():
+        at = np.flatnonzero(with_comm)
+        more_kept, more = stage("processors/comm", ks[at], kept[at], comm_f, comm_times)
+        kept = _put(kept, at, more_kept)
+        scored = _put(scored, at, _hstack(scored[at], more))
     if over:
-        s3c = kept + [Structure(s.comp, s.comm, s.extra + (f,)) for s in kept for f in over]
-        kept, _ = S.run("processors/overhead", stage_rows, text, s3c, top, final=own)
-        scored += s3c
+        s3c = _hstack(kept, S.reg.table(kept, lambda s: [Structure(s.comp, s.comm, s.extra + (f,)) for f in over], {}))
+        kept, _ = S.run("processors/overhead", ks, stage_rows, text, s3c, top, final=own)
+        scored = _hstack(scored, s3c)
     if final and not own:  # everything the stage scored, ranked on all runs (as the final stages are)
-        S.run("processors/rank", rows, "all runs", scored, len(scored), final=True)
+        S.run("processors/rank", ks, rows, "all runs", scored, None, final=True)
     return kept
 
 
-def _stage_parameters(S: _Search, seeds: list[Structure], rows: np.ndarray) -> list[Structure]:
+def _stage_parameters(S: _Search, ks: np.ndarray, seeds: np.ndarray, rows: np.ndarray) -> np.ndarray:
     cfg = S.space.stages.get("parameters", {})
     funcs = cfg.get("functions", (parse_term("x"),))
     kept = seeds
     for x in S.ds.extra_params:
         hs = [_rename(h, "x", x) for h in funcs]
-        cands = []
-        for s in kept:
+
+        def make(s: Structure) -> list[Structure]:
+            cands = []
             for h in hs:
                 cands.append(Structure(_times(s.comp, h), s.comm, s.extra))
                 if s.comm:
                     cands.append(Structure(s.comp, _times(s.comm, h), s.extra))
                     cands.append(Structure(_times(s.comp, h), _times(s.comm, h), s.extra))
-        kept, _ = S.run(f"parameters/{x}", rows, "all runs", cands, cfg.get("top", 16), final=True)
+            return cands
+
+        kept, _ = S.run(f"parameters/{x}", ks, rows, "all runs", S.reg.table(kept, make, {}), cfg.get("top", 16),
+                        final=True)
     return kept
 
 
@@ -435,7 +839,7 @@ def _collections(names: list[str], max_terms: int) -> list[tuple[frozenset[str],
             if frozenset().union(*c) == full]
 
 
-def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
+def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
     """Extra-P's hypothesis space on every parameter, whatever its name (not ``cpu``/``bw``): the
     performance model normal form c0 + sum_k c_k prod_l x_l^(i_kl/j_kl) log2^(h_kl)(x_l) (Calotoiu
     et al., SC'13, eq. 1), with signed coefficients and the constant model.
@@ -445,7 +849,8 @@ def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
     constant, i.e. "no effect", among them when it ranks there) are then combined by sums and
     products across parameters into candidates of at most ``max_terms`` terms besides c0, scored on
     all rows. Where every block of every parameter gives at most ``exhaustive`` combined candidates,
-    all blocks are combined (an exhaustive search).
+    all blocks are combined (an exhaustive search). Each target combines its own best blocks; targets
+    with the same ones share their candidates.
     """
     cfg = S.space.stages["pmnf"]
     blocks = cfg.get("terms", ())
@@ -457,30 +862,49 @@ def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
     max_terms = cfg.get("max_terms", 3)
     per = {x: tuple(_rename(b, "x", x) for b in blocks) for x in xs}
 
-    def alone(x: str) -> list[Structure]:  # the constant, and the constant plus one block of x
-        return [Structure(extra=(ONE,), signed=True)] + [Structure(extra=(ONE, t), signed=True) for t in per[x]]
+    def alone(x: str) -> np.ndarray:  # the constant, and the constant plus one block of x
+        return S.reg.same([Structure(extra=(ONE,), signed=True)] +
+                          [Structure(extra=(ONE, t), signed=True) for t in per[x]], len(ks))
 
     if len(xs) == 1:
-        S.run(f"pmnf/{xs[0]}", rows, "all runs", alone(xs[0]), cfg.get("top", 42), final=True)
+        S.run(f"pmnf/{xs[0]}", ks, rows, "all runs", alone(xs[0]), cfg.get("top", 42), final=True)
         return
     n_collections = len(_collections(xs, max_terms))
     exhaustive = (int(np.prod([len(per[x]) + 1 for x in xs], dtype=float)) * n_collections
                   <= cfg.get("exhaustive", 20_000))
-    lead: dict[str, list[Term | None]] = {}
+    leads: dict[str, list[list[Term | None]]] = {}
     S.adaptive = S.adaptive or not exhaustive
     for x in xs:
         if exhaustive:
-            lead[x] = [None, *per[x]]
+            leads[x] = [[None, *per[x]]] * len(ks)
             continue
         line, text = _line_rows(S.ds, x, xs)
-        kept, _ = S.run(f"pmnf/{x}", rows & line, text, alone(x), cfg.get("per_parameter", 3))
-        lead[x] = [s.extra[1] if len(s.extra) > 1 else None for s in kept] or [None]
+        kept, _ = S.run(f"pmnf/{x}", ks, rows & line, text, alone(x), cfg.get("per_parameter", 3))
+        extra = [[S.reg.structures[i].extra for i in row[row >= 0]] for row in kept]
+        leads[x] = [[e[1] if len(e) > 1 else None for e in row] or [None] for row in extra]
     budget = cfg.get("budget", 8000)
-    while int(np.prod([len(v) for v in lead.values()])) * n_collections > budget:  # bounded: drop the
-        longest = max(xs, key=lambda q: len(lead[q]))                            # worst lead of the
-        if len(lead[longest]) == 1:                                               # longest list
-            break
-        lead[longest] = lead[longest][:-1]
+    memo: dict[tuple, np.ndarray] = {}
+    rows_of = []
+    for r in range(len(ks)):
+        lead = {x: leads[x][r] for x in xs}
+        while int(np.prod([len(v) for v in lead.values()])) * n_collections > budget:  # bounded: drop the
+            longest = max(xs, key=lambda q: len(lead[q]))                             # worst lead of the
+            if len(lead[longest]) == 1:                                                # longest list
+                break
+            lead[longest] = lead[longest][:-1]
+        key = tuple(tuple(lead[x]) for x in xs)
+        if key not in memo:
+            memo[key] = S.reg.ids(_pmnf_candidates(xs, lead, max_terms))
+        rows_of.append(memo[key])
+    width = max(map(len, rows_of))
+    cands = np.array([np.pad(c, (0, width - len(c)), constant_values=-1) for c in rows_of], np.intp)
+    S.run("pmnf/combined", ks, rows, "all runs" + (" (exhaustive)" if exhaustive else ""), cands,
+          cfg.get("top", 42), final=True)
+
+
+def _pmnf_candidates(xs: list[str], lead: dict[str, list[Term | None]], max_terms: int) -> list[Structure]:
+    """The constant, and every combination by sums and products (:func:`_collections`) of one lead block
+    per parameter (None: the parameter left out)."""
     cands = [Structure(extra=(ONE,), signed=True)]
     for choice in product(*(lead[x] for x in xs)):
         used = [x for x, t in zip(xs, choice) if t is not None]
@@ -495,13 +919,49 @@ def _stage_pmnf(S: _Search, rows: np.ndarray) -> None:
                     term = term * term_of[x]
                 monomials.append(term)
             cands.append(Structure(extra=(ONE, *monomials), signed=True))
-    S.run("pmnf/combined", rows, "all runs" + (" (exhaustive)" if exhaustive else ""), cands,
-          cfg.get("top", 42), final=True)
+    return cands
 
 
 def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> SearchOutcome:
     """Run the staged search of ``space`` on ``ds``; see the module docstring."""
-    S = _Search(ds, space, progress)
+    many = search_kernels(ds, ds.frame["time"].to_numpy(float)[:, None], space, tuple(METRICS), progress)
+    if 0 in many.failed:
+        raise DataError(many.failed[0])
+    return many.outcome(0)
+
+
+def search_kernels(ds: Dataset, Y: np.ndarray, space: SearchSpace, names: tuple[str, ...] | None = None,
+                   progress: bool = False) -> ManyOutcome:
+    """The staged search of ``space`` for every column of ``Y`` (m, K): targets measured at the points of
+    ``ds`` (the kernels of a group), each searched as :func:`staged_search` searches ``ds`` alone.
+
+    Parameters
+    ----------
+    ds : Dataset
+        The points (its ``time`` column is not read).
+    Y : (m, K) array
+        One target per column, in the order of ``ds``'s rows.
+    space : SearchSpace
+    names : tuple of str, optional
+        The metrics to compute (default: the ranking metric, and ``holdout`` when the PMNF route and the
+        staged stages can both give candidates, for the choice between the routes).
+    progress : bool
+
+    Returns
+    -------
+    ManyOutcome
+
+    Raises
+    ------
+    DataError
+        Fewer than 3 configurations, or no parameter column. A target whose search stops (no
+        computation model can be fitted) is listed in :attr:`ManyOutcome.failed`.
+    """
+    if names is None:
+        staged = {"computation", "communication", "processors", "p_only", "parameters"} & set(space.stages)
+        names = (space.fit.metric, "holdout") if staged and "pmnf" in space.stages else (space.fit.metric,)
+    S = _Search(ds, space, np.asarray(Y, float), tuple(dict.fromkeys(names)), progress)
+    ks = np.arange(S.Y.shape[1])
     all_rows = np.ones(ds.n_points, bool)
     if ds.n_points < 3:
         raise DataError(f"{ds.source}: {ds.n_points} distinct configuration(s); the search needs at least 3")
@@ -515,38 +975,40 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
         if not {"computation", "communication", "processors", "p_only", "parameters"} & set(space.stages):
             pass  # the PMNF route alone (the pmnf space)
         elif has_n:
-            _search_with_n(S, p_levels, has_p, all_rows)
+            _search_with_n(S, ks, p_levels, has_p, all_rows)
         elif has_p:
             cfg = space.stages.get("p_only", {})
             terms = S.terms("p_only", "terms")
             max_terms = min(cfg.get("max_terms", 4), ds.n_points - 2)
             S.notes.append("no n: p-only models (bayesian-kohashi-2022.txt, eqs. 1-6); "
                            "computation and communication stages skipped")
-            kept, _ = S.run("p_only", all_rows, "all runs", [Structure(c) for c in _subsets(terms, max_terms)],
+            kept, _ = S.run("p_only", ks, all_rows, "all runs",
+                            S.reg.same([Structure(c) for c in _subsets(terms, max_terms)], len(ks)),
                             cfg.get("top", 24), final=True)
             if ds.extra_params:
                 S.adaptive = True
-                _stage_parameters(S, kept, all_rows)
+                _stage_parameters(S, ks, kept, all_rows)
         elif ds.extra_params:
             S.adaptive = S.adaptive or len(ds.extra_params) > 1
             S.notes.append("no n and no p: models in the extra parameters only")
-            _stage_parameters(S, [Structure((ONE,))], all_rows)
+            _stage_parameters(S, ks, S.reg.same([Structure((ONE,))], len(ks)), all_rows)
         else:
             raise DataError(f"{ds.source}: no parameter column (n, p or an extra parameter) to model time with")
         pmnf = space.stages.get("pmnf")  # after the staged search: on a tie its non-negative twin ranks first
         if pmnf is not None and not set(pmnf.get("unless", ())) & S.params:
-            _stage_pmnf(S, all_rows)
+            _stage_pmnf(S, ks, all_rows)
     finally:
         S.bar.close()
 
     return _final(S)
 
 
-def _search_with_n(S: _Search, p_levels: np.ndarray, has_p: bool, all_rows: np.ndarray) -> None:
+def _search_with_n(S: _Search, ks: np.ndarray, p_levels: np.ndarray, has_p: bool, all_rows: np.ndarray) -> None:
     S.adaptive = True
     ds = S.ds
     frame = ds.frame
     joint = False
+    root = S.reg.same([Structure()], len(ks))
     if has_p:
         rows1 = (frame["p"] == p_levels[0]).to_numpy()
         text1 = f"p = {p_levels[0]:g}"
@@ -563,28 +1025,37 @@ def _search_with_n(S: _Search, p_levels: np.ndarray, has_p: bool, all_rows: np.n
     if joint:
         comp_f = S.terms("processors", "computation") or (ONE,)
         comm_f = S.terms("processors", "communication") or (ONE,)
-        seeds = _part_stage(S, "computation", all_rows, "all runs", [Structure()], "comp", comp_f, True)
-        seeds = _part_stage(S, "communication", all_rows, "all runs", seeds, "comm", comm_f, True)
+        seeds = _part_stage(S, ks, "computation", all_rows, "all runs", root, "comp", comp_f, True)
+        seeds = _part_stage(S, ks, "communication", all_rows, "all runs", seeds, "comm", comm_f, True)
         over = S.terms("processors", "overhead")
         if over:
-            s3c = seeds + [Structure(s.comp, s.comm, s.extra + (f,)) for s in seeds for f in over]
-            seeds, _ = S.run("processors/overhead", all_rows, "all runs", s3c,
+            s3c = _hstack(seeds, S.reg.table(seeds, lambda s: [Structure(s.comp, s.comm, s.extra + (f,))
+                                                                for f in over], {}))
+            seeds, _ = S.run("processors/overhead", ks, all_rows, "all runs", s3c,
                              S.space.stages.get("processors", {}).get("top", 24), final=True)
-    else:
-        single = not has_p
-        seeds = _part_stage(S, "computation", rows1, text1, [Structure()], "comp", (ONE,), single)
-        if not seeds:
-            raise DataError(f"{ds.source}: no computation model could be fitted on the "
+        if ds.extra_params:
+            _stage_parameters(S, ks, seeds, all_rows)
+        return
+    single = not has_p
+    seeds = _part_stage(S, ks, "computation", rows1, text1, root, "comp", (ONE,), single)
+    empty = (seeds < 0).all(axis=1)
+    for k in ks[empty]:
+        S.failed[int(k)] = (f"{ds.source}: no computation model could be fitted on the "
                             f"{int(rows1.sum())} configurations at {text1}")
+    ks, seeds = ks[~empty], seeds[~empty]
+    widths = np.where(seeds >= 0, S.reg.array("width")[np.maximum(seeds, 0)], np.iinfo(np.intp).max)
+    need = widths.min(axis=1, initial=np.iinfo(np.intp).max) + 2
+    parts: dict[bytes, tuple[np.ndarray, str, str, list[int]]] = {}  # the targets of each communication row set
+    for j, k in enumerate(need.tolist()):
+        rows2, text2, note = (_communication_rows(frame, p_levels, k) if has_p else (all_rows, "all runs", ""))
+        parts.setdefault(rows2.tobytes() + text2.encode(), (rows2, text2, note, []))[3].append(j)
+    for rows2, text2, note, members in parts.values():
+        at = np.asarray(members)
+        part = _part_stage(S, ks[at], "communication", rows2, text2, seeds[at], "comm", (ONE,), single, note)
         if has_p:
-            rows2, text2, note = _communication_rows(frame, p_levels, min(len(s.terms) for s in seeds) + 2)
-        else:
-            rows2, text2, note = all_rows, "all runs", ""
-        seeds = _part_stage(S, "communication", rows2, text2, seeds, "comm", (ONE,), single, note)
-        if has_p:
-            seeds = _stage_processors(S, seeds, all_rows, final=True)
-    if ds.extra_params:
-        _stage_parameters(S, seeds, all_rows)
+            part = _stage_processors(S, ks[at], part, all_rows, final=True)
+        if ds.extra_params:
+            _stage_parameters(S, ks[at], part, all_rows)
 
 
 def _communication_rows(frame, p_levels: np.ndarray, need: int) -> tuple[np.ndarray, str, str]:
@@ -603,21 +1074,47 @@ def _communication_rows(frame, p_levels: np.ndarray, need: int) -> tuple[np.ndar
     return np.ones(len(p), bool), "all runs", "too few configurations at any p level: all runs"
 
 
-def _final(S: _Search) -> SearchOutcome:
-    """Merge every stage scored on all runs; keep the best score per distinct term set (none when no
-    stage could fit a candidate on all runs: the caller says so, with what else it has)."""
-    if not S.final:
-        empty = Scores([], np.zeros((0, 0)), {m: np.zeros(0) for m in METRICS}, np.zeros(0, int))
-        return SearchOutcome(empty, np.zeros(0, int), S.reports, S.notes, S.adaptive)
-    merged = Scores.concat(S.final)
-    structures, coefs = merged.structures, merged.coefficients
-    order = rank(merged.metric(S.opt.metric))
-    seen: set = set()
-    unique = []
-    for i in order:  # drop duplicates: the same non-zero terms scored by two stages or zeroed by NNLS
-        terms = structures[i].terms
-        key = frozenset(t for t, c in zip(terms, coefs[i]) if c != 0.0)
-        if key not in seen and merged.valid[i]:
-            seen.add(key)
-            unique.append(i)
-    return SearchOutcome(merged, np.array(unique, dtype=int), S.reports, S.notes, S.adaptive)
+def _final(S: _Search) -> ManyOutcome:
+    """Merge every stage scored on all runs, per target; rank; keep the best score per distinct set of
+    nonzero terms (none when no stage could fit a candidate on all runs: the caller says so, with what
+    else it has)."""
+    K, reg = S.Y.shape[1], S.reg
+    width = max((b.coefs.shape[2] for b in S.final), default=0)
+    n_cols = sum(b.ids.shape[1] for b in S.final)
+    ids = np.full((K, n_cols), -1, np.intp)
+    metrics = {m: np.full((K, n_cols), np.inf) for m in S.names}
+    coefs = np.full((K, n_cols, width), np.nan)
+    valid = np.zeros((K, n_cols), bool)
+    n_fits = np.zeros(K, int)
+    at = 0
+    for b in S.final:
+        c = slice(at, at + b.ids.shape[1])
+        ids[b.ks, c] = b.ids
+        for m in metrics:
+            metrics[m][b.ks, c] = b.metrics[m]
+        coefs[b.ks, c, :b.coefs.shape[2]] = b.coefs
+        valid[b.ks, c] = b.valid
+        n_fits[b.ks] += b.n_fits
+        at += b.ids.shape[1]
+    order = np.argsort(ids < 0, axis=1, kind="stable")  # each target's candidates in the order scored
+    n_kept = int((ids >= 0).sum(axis=1).max(initial=0))
+    take = order[:, :n_kept]
+    ids, valid = np.take_along_axis(ids, take, axis=1), np.take_along_axis(valid, take, axis=1)
+    metrics = {m: np.take_along_axis(v, take, axis=1) for m, v in metrics.items()}
+    coefs = np.take_along_axis(coefs, take[:, :, None], axis=1)
+    ranked = np.argsort(np.where(np.isfinite(metrics[S.opt.metric]), metrics[S.opt.metric], np.inf), axis=1,
+                        kind="stable")  # as rank(), per row
+    key = np.full(ids.shape, -1, np.intp)  # the same non-zero terms scored by two stages or zeroed by NNLS
+    if valid.any():  # the set of columns with a nonzero coefficient, sorted, named by an integer
+        cols = reg.array("columns")[ids[valid]][:, :width]  # -1 beyond each structure's terms
+        cols = np.sort(np.where(coefs[valid] != 0.0, cols, -1), axis=1)
+        key[valid] = np.unique(cols, axis=0, return_inverse=True)[1].reshape(-1)
+    key = np.take_along_axis(key, ranked, axis=1)
+    sorted_at, start, _ = _sorted_groups(key)
+    first = np.zeros(key.shape, bool)
+    r, s = np.nonzero(start)
+    first[r, sorted_at[r, s]] = True
+    keep = first & (key >= 0)
+    return ManyOutcome(reg.structures, ids, metrics, coefs, valid, n_fits,
+                       _compact(np.where(keep, ranked, -1))[0], S.failed, S.reports, S.notes, S.adaptive,
+                       S.rescore)

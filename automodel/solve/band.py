@@ -92,7 +92,7 @@ def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float | 
     variance : float or (...,) array
         The weighted residual variance ``s_w^2 = sum(w r^2) / (m - k)`` of each fit.
 
-    Returns (..., k, k). The columns are scaled to unit weighted norm before the pseudo-inverse, so
+    Returns (..., k, k). The weighted Gram is scaled to a unit diagonal before the pseudo-inverse, so
     terms of very different magnitude (``n^3`` beside ``1``) keep their directions; a system with a
     value that is not finite gets a matrix of NaN.
     """
@@ -105,14 +105,14 @@ def coefficient_covariance(values: np.ndarray, w: np.ndarray, variance: float | 
     out = np.full((len(A), k, k), np.nan)
     good = np.isfinite(A).all(axis=(1, 2)) & np.isfinite(w).all(axis=1) & np.isfinite(variance)
     with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt((A ** 2 * w[:, :, None]).sum(axis=1))
-    good &= np.isfinite(norms).all(axis=1)  # a column beyond the range of squares: no covariance
+        gram = np.einsum("bmi,bmj->bij", A * w[:, :, None], A)  # A' W A of every system
+        norms = np.sqrt(np.diagonal(gram, axis1=1, axis2=2))
+    good &= np.isfinite(gram).all(axis=(1, 2)) & np.isfinite(norms).all(axis=1)  # beyond the range of squares
     if k and good.any():
-        A, w, norms = A[good], w[good], norms[good]
+        gram, norms = gram[good], norms[good]
         norms = np.where(norms > 0, norms, 1.0)
-        scaled = A / norms[:, None, :] * np.sqrt(w)[:, :, None]
-        cov = np.linalg.pinv(np.swapaxes(scaled, 1, 2) @ scaled) / (norms[:, :, None] * norms[:, None, :])
-        out[good] = cov * variance[good][:, None, None]
+        outer = norms[:, :, None] * norms[:, None, :]
+        out[good] = np.linalg.pinv(gram / outer) / outer * variance[good][:, None, None]
     return out.reshape(batch + (k, k))
 
 

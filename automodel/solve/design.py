@@ -77,6 +77,12 @@ class Design:
         return self.scale.shape[0]
 
 
+#: ``rows x terms^2`` from which :func:`design` forms the Gram matrix with BLAS (5-20x faster than
+#: ``np.einsum`` on large data). Below it ``np.einsum``, whose sums do not depend on how many threads
+#: BLAS has: a small design has the same bits in a one-thread parallel worker as in the serial run.
+BLAS_GRAM = 1 << 27
+
+
 def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> Design:
     """Prepare term values ``values`` (m, T) and targets ``y`` for batched solves.
 
@@ -102,21 +108,29 @@ def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None)
     # the columns are formed on values and weights divided by their largest magnitudes (at most 1), so
     # neither the products nor the squares of the norms overflow; the largest magnitudes go into the scale
     v_max, w_max = _magnitude(values), _magnitude(sw)
-    cols = (sw / w_max).T[:, None, :] * (values / v_max).T[None, :, :]
-    norm = np.sqrt(np.einsum("kti,kti->kt", cols, cols))
+    # (K, T, m) in C order: each column contiguous, so a pair's columns are a plain row gather
+    scaled = np.divide(values.T, v_max[:, None], order="C")
+    cols = np.multiply((sw / w_max).T[:, None, :], scaled[None, :, :], order="C")
+    norm = np.sqrt(np.square(cols).sum(axis=2))  # sums along rows: the same bits for any number of targets
     norm[norm == 0] = 1.0
     cols /= norm[:, :, None]
     with np.errstate(over="ignore"):
         scale = norm * v_max[None, :] * w_max[:, None]
     cols[~np.isfinite(scale)] = 0.0  # a column beyond the range of floats: unusable (see :func:`usable`)
     target = (Y * sw).T.copy()
-    return Design(scale, np.einsum("kai,kbi->kab", cols, cols), np.einsum("kai,ki->ka", cols, target),
-                  np.einsum("ki,ki->k", target, target), (cols, target))
+    if cols[0].size * cols.shape[1] < BLAS_GRAM:  # the same bits however BLAS is threaded
+        gram = np.einsum("kai,kbi->kab", cols, cols)
+    else:
+        gram = np.empty(cols.shape[:2] + cols.shape[1:2])
+        for k, c in enumerate(cols):  # each target's columns times themselves
+            np.dot(c, c.T, out=gram[k])
+    return Design(scale, gram, (cols * target[:, None, :]).sum(axis=2), np.square(target).sum(axis=1),
+                  (cols, target))
 
 
 def _magnitude(a: np.ndarray) -> np.ndarray:
     """Largest absolute value of each column of ``a`` (m, T), 1 where that is 0 or not finite."""
-    big = np.max(np.abs(a), axis=0, initial=0.0)
+    big = np.maximum(np.max(a, axis=0, initial=0.0), -np.min(a, axis=0, initial=0.0))  # no |a| temporary
     return np.where(np.isfinite(big) & (big > 0), big, 1.0)
 
 

@@ -66,6 +66,12 @@ class Solution:
         """Coefficients of the original (unscaled) terms, (B, k)."""
         return self.coef_scaled / des.scale[self.kern[:, None], self.cols]
 
+    def part(self, pairs: slice) -> "Solution":
+        """The solutions of the pairs ``pairs`` (a slice, so the arrays are views)."""
+        cut = (lambda a: None if a is None else a[pairs])
+        return Solution(self.kern[pairs], self.cols[pairs], self.coef_scaled[pairs], cut(self.rss),
+                        None if self.factor is None else self.factor[:, :, pairs], cut(self.pivot))
+
 
 def residual_ss(des: Design, kern: np.ndarray, cols: np.ndarray, coef: np.ndarray, chunk: int = 8192
                 ) -> np.ndarray:
