@@ -89,7 +89,7 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
     from automodel import data
     from automodel.fitting import model_context
     from automodel.kernels.choice import choose
-    from automodel.kernels.fit_many import _model
+    from automodel.kernels.fit_many import _beyond, _model
     from automodel.search.staged import all_metrics, staged_search
     from automodel.space.config import load_space
 
@@ -101,8 +101,9 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
         sc, order = res.scores, res.order
         n_terms = np.maximum((np.nan_to_num(sc.coefficients[order]) != 0.0).sum(axis=1), 1)
         se = ds.aggregate_se()
+        beyond = _beyond(sc.structures, order[None], sc.coefficients[order][None], ds)
         pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), ds.n_points,
-                      sp, (np.array([se[0]]), np.array([se[1]])))[0]
+                      sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond)[0]
         top = int(order[pick])
         mets = {k: float(v[0]) for k, v in all_metrics(sc, [top], ds, sp.fit).items()}
         out[name] = _model(sc.structures[top].terms, sc.coefficients[top], mets, model_context(ds, sp))
@@ -133,7 +134,7 @@ def test_two_parameter_kernels_are_searched_together_with_the_models_of_their_ow
     assert len({m.formula for m in alone.values()}) > 20  # different shapes, different models
     fit = [automodel.fit(sub.drop(columns="kernel"), templates=(), progress=False, intervals=False).best.formula
            == result.models[name].formula for name, sub in frame.groupby("kernel")]
-    assert np.mean(fit) > 0.8  # automodel.fit also sets aside candidates departing beyond the data
+    assert np.mean(fit) > 0.9  # 29 of 30: fit compares beyond the data the rows it shows, the kernels every one
     part = fit_many(frame[frame["kernel"].isin(["k03", "k17", "k29"])], jobs=1)  # a kernel's model does not
     assert {k: m.formula for k, m in part.models.items()} == {k: result.models[k].formula for k in part.models}
 

@@ -25,7 +25,8 @@ def _needs_holdout(names: tuple[str, ...]) -> bool:
 
 def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
                     hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray],
-                    signed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                    signed: np.ndarray | None = None, probe_values: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
     its metrics (index -1 when none can be fitted).
 
@@ -46,6 +47,10 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     signed : (N,) bool array, optional
         Candidates fitted with coefficients of any sign (:attr:`Structure.signed`); the others follow
         the space's ``nonnegative``.
+    probe_values : (P, T) array, optional
+        Values of the terms at the points beyond the data where automodel.fit compares the equivalent
+        candidates (:func:`automodel.fitting.beyond_probes`): with them each kernel's choice passes over
+        the candidates whose prediction there departs from the others' (:func:`choose`).
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
@@ -58,6 +63,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     held = np.full((K, N), np.nan)
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
     valid = np.zeros(N, bool)
+    P = 0 if probe_values is None else probe_values.shape[0]
+    beyond = np.full((K, N, P), np.nan)  # log predictions at the probes
     for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
         members = np.flatnonzero((widths == k) & (signed == sign))
         combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
@@ -73,8 +80,13 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
             if routes:
                 held[:, members[lo:lo + step]] = mets["holdout"].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
+            if P:
+                with np.errstate(all="ignore"):
+                    at = np.einsum("lnk,pnk->lnp", np.nan_to_num(coef).reshape(K, len(part), k), probe_values[:, part])
+                    beyond[:, members[lo:lo + step]] = np.log(np.where(at > 0, at, np.nan))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
-    best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None)
+    best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None,
+                  beyond if P else None)
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
@@ -93,7 +105,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
            noise_se: tuple[np.ndarray, np.ndarray], signed: np.ndarray | None = None,
-           holdout: np.ndarray | None = None) -> np.ndarray:
+           holdout: np.ndarray | None = None, beyond: np.ndarray | None = None) -> np.ndarray:
     """Each kernel's candidate by the space's selection rule (:func:`automodel.search.select.select_rows`,
     the rule automodel.fit applies to its ranked candidates, for all kernels at once); the first valid
     one when no score is finite, as the staged search ranks them.
@@ -112,13 +124,16 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         Which candidates come from the PMNF route (the same for every kernel, or each kernel's own), and
         every candidate's ``holdout`` error: with both routes present each makes its own choice and
         :func:`~automodel.search.select.between_routes` decides, as :func:`automodel.fit` does.
+    beyond : (K, N, P) array, optional
+        Each candidate's log prediction at the probes beyond the data: the equivalent candidates that
+        depart from the others there are passed over (:func:`~automodel.search.select.select_rows`).
 
     Returns
     -------
     (K,) int array
         The chosen candidate of each kernel, -1 when none is valid.
     """
-    best, _ = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se)
+    best, _ = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
     routes = None if signed is None else np.broadcast_to(signed, score.shape)
     if routes is not None and holdout is not None and sp.fit.selection == "simplest" and routes.any() \
             and (~routes).any():  # two routes: each one's choice, then the holdout decides (as fit does)
@@ -126,7 +141,7 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         picks = []
         for route in (~routes, routes):
             own = np.where(route, score, np.inf)  # the route's candidates alone, in their order
-            pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se)
+            pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
             picks.append((pick, np.isfinite(own[rows, pick])))
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
         routed = np.where(between_routes(holdout[rows, staged], holdout[rows, pmnf]), pmnf, staged)

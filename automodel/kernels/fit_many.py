@@ -59,7 +59,7 @@ from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
 from automodel.options import ROLE_NAMES
-from automodel.space.terms import Term
+from automodel.space.terms import Term, term_values
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
 
@@ -197,10 +197,37 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
     term_idx = [[cache.index(t) for t in ts] for ts in terms]
     best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
                                         noise(g, g.aggregate),
-                                        np.array([s.signed for s in structures], bool))
+                                        np.array([s.signed for s in structures], bool),
+                                        _probe_values(cache.terms, ds))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
+
+
+def _probe_values(terms: list[Term], ds: data_mod.Dataset) -> np.ndarray:
+    """(P, len(terms)) values of ``terms`` at the points beyond the data where automodel.fit compares
+    the equivalent candidates (:func:`automodel.fitting.beyond_probes`)."""
+    from automodel.fitting import beyond_probes
+
+    probes = beyond_probes(ds)
+    return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
+
+
+def _beyond(structures: list, ids: np.ndarray, coefficients: np.ndarray, ds: data_mod.Dataset) -> np.ndarray:
+    """(K, L, P) log predictions at the probes of :func:`_probe_values` of every kernel's ranked
+    candidates (``ids`` (K, L) into ``structures``, -1 none; ``coefficients`` (K, L, width) in each
+    structure's term order), NaN where not positive."""
+    used = np.unique(ids[ids >= 0])
+    terms = list(dict.fromkeys(t for i in used for t in structures[i].terms))
+    position = {t: j for j, t in enumerate(terms)}
+    probe = _probe_values(terms, ds)
+    values = np.hstack([probe, np.zeros((len(probe), 1))])  # the last column: zeros, for the padding
+    columns = np.full((len(structures), coefficients.shape[2]), len(terms), np.intp)
+    for i in used:  # each distinct candidate once
+        columns[i, :len(structures[i].terms)] = [position[t] for t in structures[i].terms]
+    at = np.einsum("klw,pklw->klp", np.nan_to_num(coefficients), values[:, columns[np.maximum(ids, 0)]])
+    with np.errstate(all="ignore"):
+        return np.where(ids[:, :, None] >= 0, np.log(np.where(at > 0, at, np.nan)), np.nan)
 
 
 def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str, Any]) -> list:
@@ -220,7 +247,8 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     n_terms = np.where(present, np.maximum((np.nan_to_num(many.coefficients[rows, at]) != 0.0).sum(axis=2), 1), 1)
     signed = present & np.array([s.signed for s in many.structures], bool)[ids]
     held = np.where(present, many.metrics["holdout"][rows, at], np.nan) if "holdout" in many.metrics else None
-    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), signed, held)
+    beyond = _beyond(many.structures, np.where(present, ids, -1), many.coefficients[rows, at], ds)
+    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), signed, held, beyond)
     pick = np.where(present.any(axis=1), pick, -1)
     chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
     coefs, mets = many.rescore(chosen)

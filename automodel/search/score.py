@@ -68,6 +68,11 @@ class TermCache:
     def __len__(self) -> int:
         return len(self._values)
 
+    @property
+    def terms(self) -> list[Term]:
+        """The cached terms in the order of their indices."""
+        return list(self._index)
+
     def index(self, term: Term) -> int:
         i = self._index.get(term)
         if i is None:

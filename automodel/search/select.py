@@ -34,7 +34,7 @@ import numpy as np
 from automodel.errors import DataError
 from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
-__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows", "departing",
+__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows", "departing", "departing_rows",
            "OUTLIER_FACTOR", "ROUTE_MARGIN", "between_routes"]
 
 
@@ -130,11 +130,13 @@ def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 
 
 
 def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
-                noise_relative=0.0, noise_absolute=0.0) -> tuple[np.ndarray, np.ndarray]:
+                noise_relative=0.0, noise_absolute=0.0, beyond: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """The rule of :func:`select` for every row of ``values`` (K, N) at once (K kernels, N candidates).
 
-    ``n_terms`` is (K, N) or (N,); the noise arguments are scalars or (K,). Returns the chosen column
-    of every row and the threshold of every row. Rows without a finite score choose column 0.
+    ``n_terms`` is (K, N) or (N,); the noise arguments are scalars or (K,); ``beyond`` (K, N, P): the
+    log predictions beyond the data of :func:`select`. Returns the chosen column of every row and the
+    threshold of every row. Rows without a finite score choose column 0.
 
     Examples
     --------
@@ -153,8 +155,12 @@ def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
         return best, scores[rows, best]
     thr = thresholds(scores[rows, best], metric, n_points - n_terms[rows, best], noise_relative, noise_absolute)
     eq = np.isfinite(scores) & (scores <= thr[:, None])
-    fewest = np.where(eq, n_terms, np.iinfo(np.int64).max).min(axis=1)
-    simplest = eq & (n_terms == fewest[:, None])
+    pool = eq
+    if beyond is not None:  # pass over the equivalent candidates departing beyond the data (not all)
+        kept = eq & ~departing_rows(beyond, eq)
+        pool = np.where(kept.any(axis=1)[:, None], kept, eq)
+    fewest = np.where(pool, n_terms, np.iinfo(np.int64).max).min(axis=1)
+    simplest = pool & (n_terms == fewest[:, None])
     chosen = np.argmin(np.where(simplest, scores, np.inf), axis=1)  # ties: the first
     return np.where(eq.any(axis=1), chosen, best), thr
 
@@ -188,6 +194,7 @@ def departing(log_predictions: np.ndarray) -> np.ndarray:
     """Which rows of ``log_predictions`` (candidates x probe points beyond the data, natural logs; NaN:
     no positive prediction) depart from the others: at some probe, farther from the median of the rows
     than ``log(OUTLIER_FACTOR)`` and 3 robust standard deviations (1.4826 MAD); a row with a NaN departs.
+    Fewer than 3 rows: none departs.
 
     Examples
     --------
@@ -196,15 +203,24 @@ def departing(log_predictions: np.ndarray) -> np.ndarray:
     [False, False, False, True]
     """
     x = np.asarray(log_predictions, float)
-    if x.shape[0] < 3 or x.shape[1] == 0:
-        return np.zeros(x.shape[0], bool)
+    return departing_rows(x[None], np.ones((1, x.shape[0]), bool))[0]
+
+
+def departing_rows(log_predictions: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """:func:`departing` for every row of ``log_predictions`` (K, N, P) at once (K kernels of N
+    candidates), among the candidates ``among`` (K, N) of each row only (the others never depart)."""
+    x = np.asarray(log_predictions, float)
+    among = np.asarray(among, bool)
+    if x.shape[2] == 0:
+        return np.zeros(among.shape, bool)
+    compared = np.where(among[:, :, None], x, np.nan)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a probe where no candidate predicts: all NaN
-        med = np.nanmedian(x, axis=0)
-        mad = 1.4826 * np.nanmedian(np.abs(x - med), axis=0)
+        med = np.nanmedian(compared, axis=1, keepdims=True)
+        mad = 1.4826 * np.nanmedian(np.abs(compared - med), axis=1, keepdims=True)
         limit = np.maximum(np.log(OUTLIER_FACTOR), 3 * mad)
         far = np.abs(x - med) > limit
-    return (far | np.isnan(x)).any(axis=1)
+    return (far | np.isnan(x)).any(axis=2) & among & (among.sum(axis=1) >= 3)[:, None]
 
 
 def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
@@ -229,20 +245,17 @@ def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
         raise DataError(f"no candidate has a finite {metric}: nothing to choose from")
     n_terms = np.asarray(n_terms)
     (chosen,), (threshold,) = select_rows(values[None], n_terms[None], n_points, metric, rule,
-                                          noise_relative, noise_absolute)
+                                          noise_relative, noise_absolute,
+                                          None if beyond is None else np.asarray(beyond, float)[None])
     chosen, best = int(chosen), int(np.argmin(np.where(np.isfinite(values), values, np.inf)))
     if rule == "best":
         eq = np.arange(len(values)) == best
         return Selection(best, best, float(threshold), eq, f"the best {metric}")
     eq = np.isfinite(values) & (values <= threshold)
     set_aside = ""
-    if beyond is not None and eq.sum() >= 3:
-        away = np.zeros(len(values), bool)
-        away[eq] = departing(np.asarray(beyond, float)[eq])
+    if beyond is not None:
+        away = departing_rows(np.asarray(beyond, float)[None], eq[None])[0]
         if away.any() and (eq & ~away).any():
-            pool = eq & ~away
-            fewest = n_terms[pool].min()
-            chosen = int(np.argmin(np.where(pool & (n_terms == fewest), values, np.inf)))
             set_aside = (f"; {int(away.sum())} whose prediction beyond the data departs from the others' "
                          "set aside")
     _, why = tolerance(float(values[best]), metric, n_points - int(n_terms[best]), noise_relative, noise_absolute)
