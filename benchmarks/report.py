@@ -390,6 +390,8 @@ SPEED_PARTS = (
     ("staged_search", "Full staged search", _staged_lines),
     ("scaling", "`automodel.fit` from 10^2 to 10^6 runs", _scaling_lines),
     ("kernels", "Many kernels: automodel against Extra-P's CLI", _generic_lines),
+    ("kernels_two", "Many two-parameter kernels (p and n): automodel against Extra-P's CLI", _generic_lines),
+    ("online", "Online observe and re-ranking", _generic_lines),
     ("startup", "Start-up time: `automodel --help` against `extrap --version`", _generic_lines),
 )
 

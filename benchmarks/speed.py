@@ -192,6 +192,8 @@ def collect(quick: bool = False, log=print) -> dict:
             "staged_search": lambda: guarded(_staged, quick),
             "scaling": lambda: optional("benchmarks.scaling", "collect", quick),
             "kernels": lambda: optional("benchmarks.kernels", "race", n_kernels=1000, quick=quick),
+            "kernels_two": lambda: optional("benchmarks.kernels", "race_two_parameters", n_kernels=1000, quick=quick),
+            "online": lambda: optional("benchmarks.online", "collect", quick),
             "startup": lambda: optional("benchmarks.startup", "startup_times")}
     out = {}
     for name, job in jobs.items():

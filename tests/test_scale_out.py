@@ -14,6 +14,7 @@ from automodel.cli import main
 from automodel.errors import DataError
 from automodel.kernels import fit_many as fit_many_mod
 from automodel.kernels.fit_many import by_cost, fit_many
+from automodel.model_file import load_models
 from test_kernels_fit_many import _kernels
 
 
@@ -121,3 +122,42 @@ def test_a_dask_cluster_gives_the_serial_result(frames, serial, cluster, tmp_pat
     assert main(["kernels", str(csv), "--scheduler", cluster.scheduler.address, "--out", str(out)]) == 0
     assert "in parallel (2 workers of tcp://127.0.0.1:" in capsys.readouterr().out
     pd.testing.assert_series_equal(pd.read_csv(out)["formula"], serial["staged"].summary["formula"])
+
+
+def test_ctrl_c_keeps_the_kernels_whose_tasks_finished(frames, serial, monkeypatch, tmp_path, capsys):
+    """A KeyboardInterrupt while tasks run (here after the first completed one) stops cleanly: the
+    finished kernels keep their models (equal to the serial run's), the others say why they have none,
+    and the command line writes what finished and exits 130."""
+    from joblib import parallel_backend
+
+    execute = fit_many_mod._execute
+
+    def first_then_ctrl_c(tasks, jobs, client):
+        for item in execute(tasks, jobs, client):
+            yield item
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(fit_many_mod, "_execute", first_then_ctrl_c)
+    frame = frames["staged"]
+    with parallel_backend("threading", n_jobs=2):
+        result = fit_many(frame, parallel_after=0.0)
+    assert result.interrupted and "stopped (Ctrl-C)" in result.notes[-1]
+    assert 0 < len(result.models) < len(serial["staged"].models)
+    for name, model in result.models.items():
+        assert model.formula == serial["staged"].models[name].formula
+    notes = result.summary.set_index("kernel")["note"]
+    assert (notes[~notes.index.isin(list(result.models))] == fit_many_mod.INTERRUPTED).all()
+    run, calls = fit_many_mod._run, []
+
+    def second_ctrl_c(task):  # serially: Ctrl-C during the second group's task
+        calls.append(task)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return run(task)
+
+    monkeypatch.setattr(fit_many_mod, "_run", second_ctrl_c)
+    csv, out = tmp_path / "runs.csv", tmp_path / "models.json"
+    frame.to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--out", str(out), "--jobs", "1"]) == 130
+    assert "interrupted: kept the kernels whose tasks had finished" in capsys.readouterr().err
+    assert len(load_models(out)) == len(calls[0][0].names)  # the first group's, written

@@ -5,6 +5,7 @@ written."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from automodel.cli.common import INPUT_HELP, add_input_options, print_json
@@ -77,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
             print(f"summary of {len(result.summary)} kernels written to {out}",
                   file=sys.stderr if args.json else None)
+    if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
+        print("automodel: interrupted: kept the kernels whose tasks had finished", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -85,4 +89,4 @@ def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
 
     return fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
-                    scheduler=args.scheduler, format=args.format)
+                    scheduler=args.scheduler, format=args.format, progress=sys.stderr.isatty())

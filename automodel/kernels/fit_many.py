@@ -41,6 +41,7 @@ Examples
 from __future__ import annotations
 
 import time as _time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,6 +49,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from automodel import data as data_mod
 from automodel.data.cells import rows_of
@@ -71,6 +73,8 @@ PROBE_KERNELS = 32
 TASKS_PER_WORKER = 4
 #: how to get dask's distributed scheduler (``scheduler=``, ``--scheduler``)
 DASK_INSTALL = "pip install 'automodel[dask]'"
+#: the note of a kernel whose task had not finished when the work was stopped (Ctrl-C)
+INTERRUPTED = "not modelled: stopped (Ctrl-C) before its task finished"
 #: columns of a tidy frame (automodel.data.tidy) that describe a kernel: never parameters by default
 DESCRIPTIVE = ("callpath", "metric")
 
@@ -91,12 +95,16 @@ class ManyResult:
         The search space (with the overrides applied).
     notes : list of str
         How the kernels were grouped and fitted (batched, one by one, in parallel or not).
+    interrupted : bool
+        The work was stopped (Ctrl-C): the kernels whose tasks had finished have their models, the
+        others the note :data:`INTERRUPTED`.
     """
 
     models: dict[str, Model]
     summary: pd.DataFrame
     space: SearchSpace
     notes: list[str] = field(default_factory=list)
+    interrupted: bool = False
 
     def lines(self) -> list[str]:
         """One line per kernel: its formula and fit error (the ranking metric), or why it has no model."""
@@ -330,8 +338,8 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              params: Iterable[str] | None = None, space: str | Path | SearchSpace = "default",
              aggregate: str = "median", metric: str | None = None, weighting: str | None = None,
              nonnegative: bool | None = None, selection: str | None = None, jobs: int | None = None,
-             parallel_after: float = 5.0, scheduler: Any = None, format: str | None = None  # noqa: A002
-             ) -> ManyResult:
+             parallel_after: float = 5.0, scheduler: Any = None, format: str | None = None,  # noqa: A002
+             progress: bool = False) -> ManyResult:
     """Model every kernel of a profile; see the module docstring for how the work is shared.
 
     Parameters
@@ -361,10 +369,15 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         threads. Needs the ``dask`` extra (:data:`DASK_INSTALL`).
     format : str, optional
         The format of a file (a key of :data:`automodel.data.FORMATS`); None detects it.
+    progress : bool
+        A progress bar of the kernels modelled (on standard error, after a second), fed by each task
+        as it completes, on any worker.
 
     Returns
     -------
     ManyResult
+        Ctrl-C (``KeyboardInterrupt``) stops the work cleanly: the result keeps every model whose task
+        had finished (``interrupted`` is set; the other kernels have the note :data:`INTERRUPTED`).
 
     Raises
     ------
@@ -394,25 +407,38 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         from joblib.parallel import get_active_backend
 
         jobs = get_active_backend()[1] or -1
-    with _cluster(scheduler) as client:
-        n_workers = _workers(jobs, client)
-        todo: list[Task] = [(g, sp, source, gid) for gid, g in enumerate(found)]
-        started, cost_done, parallel = _time.perf_counter(), 0, False
-        while todo and not parallel:  # here, one task at a time, while the rest is not worth the workers
-            task = todo.pop(0)
-            if n_workers > 1 and task[3] not in kinds and len(task[0].names) > PROBE_KERNELS:
-                g = task[0]  # a group's first task: its first kernels, to measure the cost of the rest
-                todo.insert(0, (_part(g, PROBE_KERNELS, len(g.names)), *task[1:]))
-                task = (_part(g, 0, PROBE_KERNELS), *task[1:])
-            record(task, _run(task))
-            cost_done += _cost(task)
-            rate = (_time.perf_counter() - started) / cost_done
-            parallel = n_workers > 1 and bool(todo) and (
-                client is not None or rate * sum(map(_cost, todo)) > parallel_after)
-        if parallel:
-            tasks = by_cost(todo, n_workers)
-            for task, outcome in zip(tasks, _execute(tasks, jobs, client)):
-                record(task, outcome)
+    bar = tqdm(total=sum(len(g.names) for g in found), desc="kernels", unit="kernel", delay=1.0,
+               disable=not progress, leave=False)
+    interrupted, parallel, n_workers = False, False, 1
+    try:
+        with _cluster(scheduler) as client:
+            n_workers = _workers(jobs, client)
+            todo: list[Task] = [(g, sp, source, gid) for gid, g in enumerate(found)]
+            started, cost_done = _time.perf_counter(), 0
+            while todo and not parallel:  # here, one task at a time, while the rest is not worth the workers
+                task = todo.pop(0)
+                if n_workers > 1 and task[3] not in kinds and len(task[0].names) > PROBE_KERNELS:
+                    g = task[0]  # a group's first task: its first kernels, to measure the cost of the rest
+                    todo.insert(0, (_part(g, PROBE_KERNELS, len(g.names)), *task[1:]))
+                    task = (_part(g, 0, PROBE_KERNELS), *task[1:])
+                record(task, _run(task))
+                bar.update(len(task[0].names))
+                cost_done += _cost(task)
+                rate = (_time.perf_counter() - started) / cost_done
+                parallel = n_workers > 1 and bool(todo) and (
+                    client is not None or rate * sum(map(_cost, todo)) > parallel_after)
+            if parallel:
+                tasks = by_cost(todo, n_workers)
+                for i, outcome in _execute(tasks, jobs, client):
+                    record(tasks[i], outcome)
+                    bar.update(len(tasks[i][0].names))
+    except KeyboardInterrupt:  # keep what finished
+        interrupted = True
+    finally:
+        bar.close()
+    for g in found:  # after Ctrl-C: the kernels whose tasks had not finished
+        for i in g.index:
+            rows.setdefault(int(i), _row(names[int(i)], None, len(g.points), INTERRUPTED))
     summary = pd.DataFrame([rows[j] for j in range(len(names))], columns=SUMMARY_COLUMNS)
     how = list(kinds.values())
     where = f" in parallel ({n_workers} workers{' of ' + str(scheduler) if client is not None else ''})"
@@ -421,7 +447,10 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              f"group(s) solved batched, {how.count('staged')} group(s) of kernels searched one by one "
              f"(multi-stage search, each stage scored for all kernels of a group at once)"
              f"{where if parallel else ''}; {len(rows) - len(models)} not modelled"]
-    return ManyResult({names[j]: models[j] for j in sorted(models)}, summary, sp, notes)
+    if interrupted:
+        notes.append(f"stopped (Ctrl-C): {len(models)} of {len(names)} kernels modelled, the tasks that had "
+                     "finished")
+    return ManyResult({names[j]: models[j] for j in sorted(models)}, summary, sp, notes, interrupted)
 
 
 @contextmanager
@@ -453,10 +482,27 @@ def _workers(jobs: int, client: Any) -> int:
     return sum(client.nthreads().values()) if client is not None else effective_n_jobs(jobs)
 
 
-def _execute(tasks: list[Task], jobs: int, client: Any) -> list[tuple[list, str]]:
-    """Run ``tasks`` on the cluster of ``client``, else through joblib (the active backend, loky by default)."""
+def _numbered(i: int, task: Task) -> tuple[int, tuple[list, str]]:
+    return i, _run(task)
+
+
+def _execute(tasks: list[Task], jobs: int, client: Any) -> Iterator[tuple[int, tuple[list, str]]]:
+    """Run ``tasks`` on the cluster of ``client``, else through joblib (the active backend, loky by
+    default); yield ``(task number, outcome)`` as each completes. Closing the generator early (Ctrl-C)
+    cancels the tasks not yet done."""
     if client is not None:
-        return client.gather(client.map(_run, tasks, pure=False))
+        from dask.distributed import as_completed
+
+        futures = client.map(_numbered, range(len(tasks)), tasks, pure=False)
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            client.cancel(futures)
+        return
     from joblib import Parallel, delayed
 
-    return Parallel(n_jobs=jobs)(delayed(_run)(t) for t in tasks)
+    with warnings.catch_warnings():  # closed early: joblib warns that it dropped the tasks, as asked
+        warnings.filterwarnings("ignore", category=UserWarning, module="joblib")
+        yield from Parallel(n_jobs=jobs, return_as="generator_unordered")(
+            delayed(_numbered)(i, t) for i, t in enumerate(tasks))
