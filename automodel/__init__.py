@@ -9,10 +9,10 @@ The public names are imported on first use (PEP 562), so ``import automodel`` an
 start without loading numpy, pandas, scipy or sympy.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from automodel.errors import AutomodelError, DataError, ModelFileError, SpaceError, StoreError
+from automodel.lazy import lazy_names
 
 #: public name -> module that defines it
 _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "automodel.data.dataset",
@@ -42,14 +42,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from automodel.space.config import SearchSpace, load_space
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'automodel' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(globals(), _LAZY)

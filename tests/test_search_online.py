@@ -12,6 +12,7 @@ from automodel.errors import DataError
 from automodel.options import weights as run_weights
 from automodel.solve.design import design
 from automodel.solve.lstsq import solve
+from automodel.search import online
 from automodel.search.online import LivePool, OnlineOptions, PoolStats, anomalous, refit
 from automodel.space.terms import term_values
 from automodel.space.parse import parse_term
@@ -223,3 +224,57 @@ def test_cause1_pooled_statistics_that_overflow_make_the_term_unusable():
     assert stats.usable.tolist() == [True, False]
     assert np.isfinite(stats.gram).all() and stats.gram[1].tolist() == [0.0, 0.0]
     assert stats.gram[0, 0] == 14.0 and stats.moment[0] == 14.0
+
+
+def _line_pool(rng, noise_old: float, noise_recent: float, m: int = 40) -> LivePool:
+    """A pool over the terms 1 and n with runs of 1 + 2n (the older half with ``noise_old``, the recent
+    half with ``noise_recent`` relative noise), its best candidate the one leader of the anomaly rule."""
+    terms = [parse_term("1"), parse_term("n")]
+    x = rng.uniform(1, 10, m)
+    noise = np.where(np.arange(m) < m // 2, noise_old, noise_recent)
+    y = (1 + 2 * x) * (1 + noise * rng.standard_normal(m))
+    values = np.column_stack([np.ones(m), x])
+    index, width = np.array([[0, 1], [0, -1], [1, -1]]), np.array([2, 1, 1])
+    pool = LivePool(terms, index, width, np.ones(3, bool), PoolStats.empty(2), np.empty((0, 2)), np.empty(0),
+                    OnlineOptions.from_dict({"prune_percentile": 100.0, "n_leaders": 1}))
+    pool.admit(values, y)
+    pool.refit()
+    return pool
+
+
+def test_the_anomaly_rule_reference_is_a_sliding_window(monkeypatch):
+    """The reference runs are the new ones and the ANOMALY_WINDOW admitted last: a run 10 % off is
+    ordinary among noisy old runs but anomalous among the last 20, which are exact to 0.5 %."""
+    new_values, new_y = np.array([[1.0, 5.0]]), np.array([11.0 * 1.1])
+    whole = _line_pool(np.random.default_rng(1), 0.2, 0.005)
+    monkeypatch.setattr(online, "ANOMALY_WINDOW", 20)
+    recent = _line_pool(np.random.default_rng(1), 0.2, 0.005)
+    assert len(whole.y) == 40 and len(recent.y) == 20
+    np.testing.assert_array_equal(recent.y, whole.y[-20:])  # the last 20 admitted
+    np.testing.assert_array_equal(recent.stats.gram, whole.stats.gram)  # the fit is over every run
+    np.testing.assert_array_equal(recent.score, whole.score)
+    assert whole.update(new_values, new_y).flagged.tolist() == []
+    assert recent.update(new_values, new_y).flagged.tolist() == [0]
+    assert recent.stats.n_runs == 40 and len(recent.y) == 20
+
+
+def test_statistics_after_a_flagged_run_equal_a_rebuild_from_the_admitted_runs():
+    """A run flagged inside an update leaves the statistics of the runs admitted before plus the new
+    runs kept (no full rebuild; issue 18)."""
+    rng = np.random.default_rng(7)
+    terms, values, y, index, width = _pool(rng, m=60)
+    y = y.copy()
+    y[57] *= 4  # one new run four times too slow
+    w = run_weights(y, "relative")
+    pool = LivePool(terms, index, width, np.ones(len(index), bool), PoolStats.from_runs(values[:55], y[:55], w[:55]),
+                    values[:55], y[:55])
+    pool.refit()
+    upd = pool.update(values[55:], y[55:], do_prune=False)
+    assert upd.flagged.tolist() == [2]
+    kept = np.r_[0:57, 58:60]
+    rebuilt = PoolStats.from_runs(values[kept], y[kept], w[kept])
+    assert pool.stats.n_runs == len(kept) and pool.stats.target_ss == pytest.approx(rebuilt.target_ss, rel=1e-12)
+    np.testing.assert_allclose(pool.stats.gram, rebuilt.gram, rtol=1e-12)
+    np.testing.assert_allclose(pool.stats.moment, rebuilt.moment, rtol=1e-12)
+    np.testing.assert_array_equal(pool.y, y[kept])  # the flagged run is not a reference run either
+    np.testing.assert_allclose(pool.score, refit(rebuilt, index, width, True).score, rtol=1e-6)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import inspect, select, text
 from sqlalchemy.exc import OperationalError
 
 from automodel import store as S
@@ -205,6 +205,32 @@ def test_a_store_from_before_run_identities_is_migrated(store_url, tmp_path):
     assert len(S.ranking(store_url, "app")) == 10  # opening migrates it
     assert None not in _identities(store_url)
     assert S.observe(store_url, "app", path).run_ids == []  # its runs got their identities
+
+
+def test_a_store_of_schema_version_2_is_migrated_and_read(store_url):
+    """A store written before the anomaly window: its runs indexed on app_id alone, its history likewise,
+    a state blob without the live candidates. Opening it adds the indexes the window query needs and
+    drops the retired ones; its state is read (the live candidates from their rows) and updated."""
+    S.observe(store_url, "app", _grid())
+    ranked = S.ranking(store_url, "app", top=None)
+    old = S.Store(store_url)
+    with old.engine.begin() as conn:
+        conn.execute(text("DROP INDEX ix_runs_app_id"))
+        conn.execute(text("DROP INDEX ix_history_app_update"))
+        conn.execute(text("CREATE INDEX ix_runs_app ON runs (app_id)"))
+        conn.execute(text("CREATE INDEX ix_history_app ON history (app_id)"))
+        arrays = db.unpack(conn.execute(select(schema.state.c.arrays)).scalar_one(), "state")
+        del arrays["alive"]
+        conn.execute(schema.state.update().values(arrays=db.pack(**arrays)))
+    old.dispose()
+    again = S.ranking(store_url, "app", top=None)  # opening migrates it
+    assert again["id"].tolist() == ranked["id"].tolist()
+    indexes = S.open_store(store_url).transaction(lambda conn: {
+        t: {i["name"] for i in inspect(conn).get_indexes(t)} for t in ("runs", "history")}, write=False)
+    assert {"ix_runs_app_id", "uq_runs_identity"} <= indexes["runs"] and "ix_runs_app" not in indexes["runs"]
+    assert "ix_history_app_update" in indexes["history"] and "ix_history_app" not in indexes["history"]
+    assert len(S.observe(store_url, "app", _runs(1, 2)).run_ids) == 2
+    assert S.verify(store_url, "app")["fitted"] == 34
 
 
 def _failure(sqlite: bool, transient: bool) -> OperationalError:

@@ -20,11 +20,15 @@ the ``m`` admitted runs (not aggregated), which is ``rel_s`` for the relative we
 (bayesian-kohashi-2022.txt, eq. 7) and ``s`` for no weighting.
 
 Anomaly rule: after refitting with the new runs, take the ``n_leaders`` best candidates; for each,
-the relative residuals ``r = (y - yhat) / y`` of every admitted run, their median ``med`` and median
+the relative residuals ``r = (y - yhat) / y`` of the reference runs, their median ``med`` and median
 absolute deviation ``MAD``. A new run is anomalous when, under *every* leading model,
 ``|r - med| > anomaly_mad * 1.4826 * MAD`` and ``|r| > anomaly_floor``: no leading model explains it.
 A run that some leader explains (e.g. a run under a new load that a ``g(n)/bw`` candidate fits) is
-kept, so a changed machine moves the ranking instead of being set aside.
+kept, so a changed machine moves the ranking instead of being set aside. The reference runs are a
+sliding window: the new runs and the :data:`ANOMALY_WINDOW` admitted runs added last before them (every
+admitted run while there are fewer), so an update costs O(new runs), not O(all runs). The worst
+anomalous run is set aside, the statistics are those from before the update plus the new runs not set
+aside (exact, no rebuild), the candidates are refitted, and the rule is applied again.
 """
 
 from __future__ import annotations
@@ -42,9 +46,12 @@ from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
 from automodel.space.terms import Term
 
-__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "refit", "anomalous", "unexplained"]
+__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "refit", "anomalous", "unexplained",
+           "relative_residuals", "ANOMALY_WINDOW"]
 
 _MAD_TO_SIGMA = 1.4826
+#: the admitted runs (added last) that, with the new runs, are the anomaly rule's reference (module docstring)
+ANOMALY_WINDOW = 1000
 
 #: the fit options of the online stage: the search's, keeping more candidates alive
 ONLINE_FIT = FitOptions(prune_percentile=90.0, min_survivors=32)
@@ -126,6 +133,10 @@ class PoolStats:
         self.target_ss += sign * float(t @ t)
         self.n_runs += int(sign) * len(t)
 
+    def copy(self) -> "PoolStats":
+        """An independent copy (``add`` changes the statistics in place)."""
+        return PoolStats(self.gram.copy(), self.moment.copy(), self.target_ss, self.n_runs, self.usable.copy())
+
     @classmethod
     def from_runs(cls, values: np.ndarray, y: np.ndarray, weights: np.ndarray) -> "PoolStats":
         stats = cls.empty(values.shape[1])
@@ -179,7 +190,9 @@ def refit(stats: PoolStats, index: np.ndarray, width: np.ndarray, nonnegative: b
         c = sol.coefficients(des)
         coef[members, :k] = np.where(np.isfinite(c), c, 0.0)
         rss[members] = sol.rss
-    valid = np.append(stats.usable, True)[np.where(index >= 0, index, -1)].all(axis=1)
+    valid = True  # every term usable (the rule); else the candidates with an unusable term score inf
+    if not stats.usable.all():
+        valid = np.append(stats.usable, True)[np.where(index >= 0, index, -1)].all(axis=1)
     score = np.where(valid, metrics.standard_error(np.maximum(rss, 0.0), stats.n_runs, width), np.inf)
     return Refit(coef, rss, np.where(np.isfinite(score), score, np.inf), n_exact)
 
@@ -188,7 +201,9 @@ def predict(values: np.ndarray, index: np.ndarray, width: np.ndarray, coef: np.n
     """(m, N) predictions of candidates (rows of ``index``/``coef``, padded beyond ``width``) on runs with
     pool values (m, T): :func:`automodel.search.score.predict` with the padding contributing zero."""
     pad = np.arange(index.shape[1])[None, :] >= width[:, None]
-    return score.predict(np.nan_to_num(values), np.where(pad, 0, index), np.where(pad, 0.0, np.nan_to_num(coef)))
+    used, cols = np.unique(np.where(pad, 0, index), return_inverse=True)  # only the columns they use
+    return score.predict(np.nan_to_num(values[:, used]), cols.reshape(index.shape),
+                         np.where(pad, 0.0, np.nan_to_num(coef)))
 
 
 def anomalous(values: np.ndarray, y: np.ndarray, test: np.ndarray, index: np.ndarray, width: np.ndarray,
@@ -196,11 +211,17 @@ def anomalous(values: np.ndarray, y: np.ndarray, test: np.ndarray, index: np.nda
     """Which runs (``test`` mask over rows) no leading model explains; see the module docstring.
 
     ``index``, ``width``, ``coef`` describe the leading models; ``values`` (m, T) and ``y`` (m,) are
-    every admitted run plus the tested ones. Returns the mask and each run's severity, the least
+    the reference runs plus the tested ones. Returns the mask and each run's severity, the least
     (over the leaders) robust z-score ``|r - med| / (1.4826 MAD)``.
     """
-    rel = (y[:, None] - predict(values, index, width, coef)) / y[:, None]  # (m, L)
-    return unexplained(rel, test, mad, floor)
+    return unexplained(relative_residuals(values, y, index, width, coef), test, mad, floor)
+
+
+def relative_residuals(values: np.ndarray, y: np.ndarray, index: np.ndarray, width: np.ndarray,
+                       coef: np.ndarray) -> np.ndarray:
+    """(m, L) relative residuals ``(y - yhat) / y`` of runs with pool values ``values`` (m, T) under the
+    ``L`` candidates ``index``, ``width``, ``coef``."""
+    return (y[:, None] - predict(values, index, width, coef)) / y[:, None]
 
 
 def unexplained(rel: np.ndarray, test: np.ndarray, mad: float, floor: float) -> tuple[np.ndarray, np.ndarray]:
@@ -231,7 +252,7 @@ class Update:
 
 @dataclass
 class LivePool:
-    """Every candidate of one application, its fit on the admitted runs, and the runs' pool values.
+    """Every candidate of one application, its fit on the admitted runs, and the recent runs' pool values.
 
     Attributes
     ----------
@@ -243,7 +264,8 @@ class LivePool:
     stats : PoolStats
         Over the admitted runs.
     values, y : (m, T), (m,)
-        Pool term values and times of the admitted runs (for the anomaly rule).
+        Pool term values and times of the admitted runs added last, at most :data:`ANOMALY_WINDOW`
+        (the anomaly rule's reference; module docstring).
     coef, score : (N, K), (N,)
         Current fit; ``inf`` score for dead candidates.
     """
@@ -283,8 +305,8 @@ class LivePool:
             return np.count_nonzero(np.nan_to_num(self.coef[rows]) != 0, axis=-1)
 
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
-        near = np.flatnonzero(s <= thresholds(s[best], metric, len(self.y) - n_terms(best)))
-        return int(near[select(s[near], n_terms(near), len(self.y), metric).index])
+        near = np.flatnonzero(s <= thresholds(s[best], metric, self.stats.n_runs - n_terms(best)))
+        return int(near[select(s[near], n_terms(near), self.stats.n_runs, metric).index])
 
     def terms_of(self, i: int) -> tuple[Term, ...]:
         """The terms of candidate ``i``."""
@@ -321,9 +343,8 @@ class LivePool:
         """Refit every live candidate from the statistics (warm-started); returns the exact-solve count."""
         every = bool(self.alive.all())
         live = slice(None) if every else np.flatnonzero(self.alive)
-        coef = self.coef[live]
-        warm = np.nan_to_num(coef) > 0
-        warm |= (warm.sum(axis=1) == 0)[:, None]  # never fitted, or all zero: start from the full support
+        warm = self.coef[live] > 0  # NaN (never fitted) is not
+        warm |= ~warm.any(axis=1)[:, None]  # never fitted, or all zero: start from the full support
         fit = refit(self.stats, self.index[live], self.width[live], self.options.nonnegative, warm)
         self.coef[live] = fit.coef
         self.score[live] = fit.score
@@ -333,46 +354,50 @@ class LivePool:
         return weights(y, self.options.weighting)
 
     def admit(self, values: np.ndarray, y: np.ndarray) -> None:
-        """Add runs to the fit (no refit)."""
+        """Add runs to the fit (no refit); they become the most recent runs."""
         self.stats.add(values, y, self._weights(y))
-        self.values = np.vstack([self.values, values])
-        self.y = np.concatenate([self.y, y])
+        self._remember(values, y)
 
-    def exclude(self, rows: np.ndarray) -> None:
-        """Remove admitted runs (indices into ``values``) from the fit: statistics rebuilt from the rest."""
-        keep = np.ones(len(self.y), bool)
-        keep[rows] = False
-        self.values, self.y = self.values[keep], self.y[keep]
-        usable = self.stats.usable
-        self.stats = PoolStats.from_runs(self.values, self.y, self._weights(self.y))
-        self.stats.usable &= usable
+    def exclude(self, values: np.ndarray, y: np.ndarray) -> None:
+        """Take admitted runs (their pool values and times) out of the fit (no refit): a downdate of the
+        statistics. The recent runs are left as they are (a store reads them again for each update)."""
+        self.stats.add(values, y, self._weights(y), sign=-1.0)
+
+    def _remember(self, values: np.ndarray, y: np.ndarray) -> None:
+        """Append runs to the recent runs, keeping the :data:`ANOMALY_WINDOW` added last."""
+        self.values = np.concatenate([self.values, values])[-ANOMALY_WINDOW:]
+        self.y = np.concatenate([self.y, y])[-ANOMALY_WINDOW:]
 
     def update(self, values: np.ndarray, y: np.ndarray, screen: bool = True, do_prune: bool = True) -> Update:
-        """Add runs, refit, set aside anomalous new runs, refit, re-rank and prune by percentile."""
+        """Add runs, refit, set aside anomalous new runs (each time: the statistics from before plus the
+        new runs kept, refit), re-rank and prune by percentile. The reference of the anomaly rule is the
+        recent runs (:attr:`values`, :attr:`y`) plus the new ones; the new runs kept join the recent runs."""
         o = self.options
         before = self.leader
-        m0 = len(self.y)
-        self.admit(values, y)
+        saved = self.stats.copy()
+        w = self._weights(y)
+        self.stats.add(values, y, w)
         n_exact = self.refit()
-        flagged: list[int] = []
-        while screen and self.alive.any():  # set aside the worst run, refit, look again
+        kept = np.ones(len(y), bool)
+        while screen and kept.any() and self.alive.any():  # set aside the worst run, refit, look again
             lead = self.leaders(o.n_leaders)
-            test = np.zeros(len(self.y), bool)
-            test[m0:] = True
-            mask, severity = anomalous(self.values, self.y, test, self.index[lead], self.width[lead],
-                                       self.coef[lead], o.anomaly_mad, o.anomaly_floor)
+            rows = np.flatnonzero(kept)
+            fits = self.index[lead], self.width[lead], self.coef[lead]
+            rel = np.concatenate([relative_residuals(self.values, self.y, *fits),
+                                  relative_residuals(values[rows], y[rows], *fits)])
+            mask, severity = unexplained(rel, np.arange(len(rel)) >= len(self.y), o.anomaly_mad, o.anomaly_floor)
             if not mask.any():
                 break
-            worst = int(np.argmax(np.where(mask, severity, -1.0)))
-            kept = np.flatnonzero(np.ones(len(values), bool) & ~np.isin(np.arange(len(values)), flagged))
-            flagged.append(int(kept[worst - m0]))
-            self.exclude(np.array([worst]))
+            kept[rows[int(np.argmax(np.where(mask, severity, -1.0))) - len(self.y)]] = False
+            self.stats = saved.copy()
+            self.stats.add(values[kept], y[kept], w[kept])
             n_exact += self.refit()
+        self._remember(values[kept], y[kept])
         pruned = np.zeros(0, int)
         cutoff = float("inf")
         if do_prune:
             pruned, cutoff = self.prune()
-        return Update(np.array(sorted(flagged), dtype=int), pruned, cutoff, before, self.leader, n_exact)
+        return Update(np.flatnonzero(~kept), pruned, cutoff, before, self.leader, n_exact)
 
     def prune(self) -> tuple[np.ndarray, float]:
         """Delete live candidates above the ``prune_percentile`` of the scores (keeping ``min_survivors``)."""

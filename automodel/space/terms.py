@@ -235,13 +235,27 @@ ONE = Term()
 
 
 def term_values(terms: Iterable[Term], columns: Columns, n_rows: int) -> np.ndarray:
-    """(n_rows, T) values of ``terms`` on every row, one vectorised evaluation per term; values that are
-    not finite (an overflow, log2 of 0) become NaN, so callers can tell which terms are usable."""
+    """(n_rows, T) values of ``terms`` on every row; values that are not finite (an overflow, log2 of 0)
+    become NaN, so callers can tell which terms are usable.
+
+    Each distinct factor is evaluated once (vectorised) and each term is the product of its factors'
+    values in order, as :meth:`Term.evaluate` computes it: many terms share factors (``n^2`` in
+    ``n^2/p`` and ``n^2*log2(p)/bw``).
+    """
     terms = list(terms)
     out = np.empty((n_rows, len(terms)))
+    done: dict[Factor, np.ndarray] = {}
     with np.errstate(all="ignore"):
         for j, t in enumerate(terms):
-            out[:, j] = t.evaluate(columns, n_rows)
+            if not t.factors:
+                out[:, j] = 1.0
+                continue
+            value = None
+            for f in t.factors:
+                if f not in done:
+                    done[f] = f.evaluate(columns)
+                value = done[f] if value is None else value * done[f]
+            out[:, j] = value
     out[~np.isfinite(out)] = np.nan
     return out
 

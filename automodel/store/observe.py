@@ -1,5 +1,10 @@
 """Writes to the store: observe new runs (the first observe runs the staged search), re-admit or
-exclude runs. Each call is one transaction (see :mod:`automodel.store.db`)."""
+exclude runs. Each call is one transaction (see :mod:`automodel.store.db`).
+
+An observe reads the persisted statistics and the anomaly rule's window of recent runs, not every
+stored run, and writes the new runs, the flags and the pruned candidates with one batched statement
+each, so its time and I/O grow with the new runs, not with the store.
+"""
 
 from __future__ import annotations
 
@@ -10,20 +15,19 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
-from automodel.search.online import LivePool, OnlineOptions, PoolStats, Update
+from automodel.search.online import ANOMALY_WINDOW, LivePool, OnlineOptions, PoolStats, Update
 from automodel.search.score import Structure
-from automodel.search.staged import staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import Term, power, term_values
 from automodel.store import schema
 from automodel.store.db import Store, now, open_store
 from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
-                                   require_app, save_pool, stored_identities)
+                                   require_app, run_columns, save_pool, stored_identities)
 
 __all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants"]
 
@@ -97,6 +101,8 @@ def load_variants(structures: Iterable[Structure], params: Iterable[str]) -> lis
 
 def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], list[Structure], list[str]]:
     """The staged search's candidates scored on all runs (every final stage) plus their load variants."""
+    from automodel.search.staged import staged_search  # a new application only: observe starts without it
+
     outcome = staged_search(ds, space, progress=False)
     sc = outcome.scores
     found = [s for s, ok in zip(sc.structures, sc.valid) if ok and not s.signed]
@@ -129,21 +135,20 @@ def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, aggrega
 
 
 def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
-            n_added: int, n_flagged: int, upd: Update | None) -> tuple[str | None, float]:
-    """Mark pruned candidates, write the state and a history row, bump the update counter."""
+            n_added: int, n_flagged: int, upd: Update | None, lead: int) -> tuple[str | None, float]:
+    """Mark pruned candidates (one batched statement), write the state and a history row, bump the
+    update counter; ``lead`` is the leading candidate (:attr:`LivePool.leader`)."""
     at = now()
     if upd is not None and len(upd.pruned):
-        pct = app.options.prune_percentile
-        conn.execute(update(schema.candidates).where(schema.candidates.c.id.in_([int(cand_ids[i]) for i in upd.pruned]))
-                     .values(status="pruned", pruned_update=update_no, pruned_at=at,
-                             pruned_reason=f"score above the {pct:g}th percentile ({upd.cutoff:.4g}) of the "
-                                           f"live candidates after update {update_no}"))
-        for i in upd.pruned:  # the score each had when it was deleted
-            s = float(pool.score[i])
-            conn.execute(update(schema.candidates).where(schema.candidates.c.id == int(cand_ids[i]))
-                         .values(pruned_score=s if np.isfinite(s) else None))
+        c = schema.candidates
+        reason = (f"score above the {app.options.prune_percentile:g}th percentile ({upd.cutoff:.4g}) of the "
+                  f"live candidates after update {update_no}")
+        conn.execute(update(c).where(c.c.id == bindparam("cand_id")).values(
+            status="pruned", pruned_update=update_no, pruned_at=at, pruned_reason=reason,
+            pruned_score=bindparam("score")), [  # the score each had when it was deleted
+            {"cand_id": int(cand_ids[i]), "score": float(pool.score[i]) if np.isfinite(pool.score[i]) else None}
+            for i in upd.pruned])
     save_pool(conn, app, pool)
-    lead = pool.leader
     text = pool.formula(lead) if lead >= 0 else None
     score = float(pool.score[lead]) if lead >= 0 else float("inf")
     top = [[int(cand_ids[i]), float(pool.score[i])] for i in pool.ranking()[:10] if np.isfinite(pool.score[i])]
@@ -159,15 +164,18 @@ def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, up
 
 
 def _flag(conn: Connection, run_ids: np.ndarray, pool: LivePool, values: np.ndarray, y: np.ndarray,
-          flagged: np.ndarray) -> list[tuple[int, float]]:
-    out = []
-    for f in flagged:
-        i = pool.leader
-        pred = float(np.nansum(pool.coef[i, :pool.width[i]] * values[f, pool.index[i, :pool.width[i]]]))
-        r = (y[f] - pred) / y[f]
-        out.append((int(run_ids[f]), r))
-        conn.execute(update(schema.runs).where(schema.runs.c.id == int(run_ids[f])).values(
-            status="flagged", note=f"anomaly: relative residual {r:+.3g} under the leading models"))
+          flagged: np.ndarray, lead: int) -> list[tuple[int, float]]:
+    """Mark the flagged new runs (one batched statement); each with its relative residual under the
+    leading candidate ``lead``."""
+    if not len(flagged):
+        return []
+    width = pool.width[lead]
+    pred = np.nansum(pool.coef[lead, :width] * values[flagged][:, pool.index[lead, :width]], axis=1)
+    out = [(int(run_ids[f]), float(r)) for f, r in zip(flagged, (y[flagged] - pred) / y[flagged])]
+    t = schema.runs
+    conn.execute(update(t).where(t.c.id == bindparam("run_id")).values(status="flagged", note=bindparam("why")),
+                 [{"run_id": rid, "why": f"anomaly: relative residual {r:+.3g} under the leading models"}
+                  for rid, r in out])
     return out
 
 
@@ -246,7 +254,7 @@ def _write(conn: Connection, st: Store, name: str, ds: data_mod.Dataset, runs: p
     if created:
         pool, cand_ids = _new_pool(conn, app, search), np.array(_cand_ids(conn, app))
         return _apply(conn, app, pool, runs, identities, cand_ids, 1, "search", search.notes, True, 0)
-    pool, cand_ids, _ = load_pool(conn, app)
+    pool, cand_ids = load_pool(conn, app, ANOMALY_WINDOW)
     return _apply(conn, app, pool, runs, identities, cand_ids, app.n_updates + 1, "observe", [], False,
                   len(known))
 
@@ -274,29 +282,33 @@ def _apply(conn: Connection, app: App, pool: LivePool, runs: pd.DataFrame, ident
     run_ids = insert_runs(conn, app, runs, update_no, identities)
     values = term_values(pool.terms, {q: runs[q].to_numpy(float) for q in app.params}, len(runs))
     y = runs["time"].to_numpy(float)
-    before, id_before = _leader(pool, cand_ids)
+    before, id_before = _described(pool, cand_ids, pool.leader)
     upd = pool.update(values, y)
-    flagged = _flag(conn, run_ids, pool, values, y, upd.flagged)
-    text, score = _record(conn, app, pool, cand_ids, update_no, event, len(runs), len(flagged), upd)
+    flagged = _flag(conn, run_ids, pool, values, y, upd.flagged, upd.leader_after)
+    text, score = _record(conn, app, pool, cand_ids, update_no, event, len(runs), len(flagged), upd,
+                          upd.leader_after)
     return ObserveReport(app.name, created, update_no, [int(i) for i in run_ids], flagged, len(upd.pruned),
                          int(pool.alive.sum()), int(pool.stats.n_runs), before, text, score, upd.cutoff, notes,
-                         id_before, _leader(pool, cand_ids)[1], n_skipped)
+                         id_before, _described(pool, cand_ids, upd.leader_after, text)[1], n_skipped)
 
 
 def _unchanged(conn: Connection, app: App, n_skipped: int) -> ObserveReport:
     """The report of an observe whose runs were all stored already: no update, the last one's leader."""
     h = schema.history  # every application has one: its creation writes update 1
-    last = conn.execute(select(h).where(h.c.app_id == app.id).order_by(h.c.update_no.desc(), h.c.id.desc())).first()
+    last = conn.execute(select(h).where(h.c.app_id == app.id).order_by(h.c.update_no.desc(), h.c.id.desc())
+                        .limit(1)).first()
     score = float("inf") if last.leader_score is None else last.leader_score
     return ObserveReport(app.name, False, app.n_updates, [], [], 0, last.n_live, last.n_admitted, last.leader_formula,
                          last.leader_formula, score, float("inf"), [], last.leader_id, last.leader_id, n_skipped)
 
 
-def _leader(pool: LivePool, cand_ids: np.ndarray) -> tuple[str | None, int | None]:
-    i = pool.leader
+def _described(pool: LivePool, cand_ids: np.ndarray, i: int, text: str | None = None
+               ) -> tuple[str | None, int | None]:
+    """The formula (``text`` when known) and candidate id of the pool's candidate ``i``; None and None
+    when it has no finite score."""
     if i < 0 or not np.isfinite(pool.score[i]):
         return None, None
-    return pool.formula(i), int(cand_ids[i])
+    return text or pool.formula(i), int(cand_ids[i])
 
 
 def _set_status(store: str | Path | Store, app: str, run_ids: Iterable[int], admit: bool) -> ObserveReport:
@@ -308,7 +320,8 @@ def _set_status(store: str | Path | Store, app: str, run_ids: Iterable[int], adm
 
 def _set_status_locked(conn: Connection, a: App, ids: list[int], admit: bool) -> ObserveReport:
     t = schema.runs
-    rows = {r.id: r for r in conn.execute(select(t).where(t.c.app_id == a.id).where(t.c.id.in_(ids)))}
+    rows = {r.id: r for r in conn.execute(select(t.c.id, t.c.params, t.c.cpu, t.c.bw, t.c.time, t.c.status)
+                                          .where(t.c.app_id == a.id).where(t.c.id.in_(ids)))}
     for i in ids:
         if i not in rows:
             raise DataError(f"run {i}: not a run of application {a.name!r}")
@@ -316,23 +329,19 @@ def _set_status_locked(conn: Connection, a: App, ids: list[int], admit: bool) ->
             raise DataError(f"run {i}: already fitted (status {rows[i].status}); nothing to re-admit")
         if not admit and rows[i].status not in ADMITTED:
             raise DataError(f"run {i}: not fitted (status {rows[i].status}); nothing to exclude")
-    pool, cand_ids, admitted_ids = load_pool(conn, a)
-    before, id_before = _leader(pool, cand_ids)
-    if admit:
-        frame = pd.DataFrame([{**json.loads(rows[i].params), "cpu": rows[i].cpu, "bw": rows[i].bw,
-                               "time": rows[i].time} for i in ids])
-        pool.admit(term_values(pool.terms, {q: frame[q].to_numpy(float) for q in a.params}, len(frame)),
-                   frame["time"].to_numpy(float))
-    else:
-        pool.exclude(np.flatnonzero(np.isin(admitted_ids, ids)))
+    pool, cand_ids = load_pool(conn, a)
+    before, id_before = _described(pool, cand_ids, pool.leader)
+    _, columns, y = run_columns([rows[i][:5] for i in ids], a)
+    (pool.admit if admit else pool.exclude)(term_values(pool.terms, columns, len(ids)), y)
     pool.refit()
     update_no = a.n_updates + 1
     conn.execute(update(t).where(t.c.id.in_(ids)).values(
         status="readmitted" if admit else "excluded",
         note=("re-admitted by hand" if admit else "excluded by hand") + f" at update {update_no}"))
-    text, score = _record(conn, a, pool, cand_ids, update_no, "readmit" if admit else "exclude", 0, 0, None)
+    lead = pool.leader
+    text, score = _record(conn, a, pool, cand_ids, update_no, "readmit" if admit else "exclude", 0, 0, None, lead)
     return ObserveReport(a.name, False, update_no, ids, [], 0, int(pool.alive.sum()), int(pool.stats.n_runs),
-                         before, text, score, float("inf"), [], id_before, _leader(pool, cand_ids)[1])
+                         before, text, score, float("inf"), [], id_before, _described(pool, cand_ids, lead, text)[1])
 
 
 def readmit(store: str | Path | Store, app: str, run_ids: Iterable[int]) -> ObserveReport:

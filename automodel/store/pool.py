@@ -1,19 +1,25 @@
-"""Reading and writing one application's live pool (:class:`automodel.search.online.LivePool`) in the store."""
+"""Reading and writing one application's live pool (:class:`automodel.search.online.LivePool`) in the store.
+
+The pool's statistics, coefficients and scores are the ``state`` row's blob, written by every update, so
+an update reads only the runs the anomaly rule needs (:data:`automodel.search.online.ANOMALY_WINDOW`, one
+indexed query) and the new ones; the statistics are rebuilt from every fitted run only when the blob is
+missing or does not match the runs.
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import Table, insert, select, update
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 from automodel.errors import DataError, ModelFileError, StoreError
+from automodel.options import weights
 from automodel.search.online import LivePool, OnlineOptions, PoolStats
 from automodel.search.score import Structure
 from automodel.space.terms import Term, term_from_dict, term_values
@@ -21,7 +27,7 @@ from automodel.store import schema
 from automodel.store.db import Store, now, open_store, pack, unpack
 
 __all__ = ["App", "find_app", "require_app", "read_app", "create_app", "load_pool", "save_pool", "insert_runs",
-           "stored_identities", "run_frame", "ADMITTED"]
+           "stored_identities", "run_frame", "fitted_runs", "run_columns", "layout", "Layout", "ADMITTED"]
 
 T = TypeVar("T")
 
@@ -42,12 +48,13 @@ class App:
     options: OnlineOptions
     space: str
     n_updates: int
+    created_at: float
 
 
 def _app(row) -> App:
     opts = json.loads(row.options)
     return App(row.id, row.name, tuple(json.loads(row.params)), json.loads(row.roles),
-               OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""), row.n_updates)
+               OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""), row.n_updates, row.created_at)
 
 
 def find_app(conn: Connection, name: str, lock: bool = False) -> App | None:
@@ -83,9 +90,10 @@ def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict
                options: OnlineOptions, space: str, terms: list[Term], structures: list[Structure]) -> App | None:
     """Insert the application (locked), its term pool and its candidates (all live); None when another
     transaction created an application of that name first."""
+    created_at = now()
     app_id = _insert_new(conn, schema.applications, name=name, params=json.dumps(list(params)),
                          roles=json.dumps(roles), options=json.dumps({"online": options.to_dict(), "space": space}),
-                         created_at=now(), n_updates=0)
+                         created_at=created_at, n_updates=0)
     if app_id is None:
         return None
     pos = {t: i for i, t in enumerate(terms)}
@@ -95,7 +103,7 @@ def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict
         "app_id": app_id, "idx": i, "status": "live", "created_update": 0,
         "structure": json.dumps({part: [t.to_dict() for t in getattr(s, part)] for part in ("comp", "comm", "extra")}),
         "term_index": json.dumps([pos[t] for t in s.terms])} for i, s in enumerate(structures)])
-    return App(app_id, name, params, roles, options, space, 0)
+    return App(app_id, name, params, roles, options, space, 0, created_at)
 
 
 def _insert_new(conn: Connection, table: Table, **values) -> int | None:
@@ -106,6 +114,8 @@ def _insert_new(conn: Connection, table: Table, **values) -> int | None:
     so a plain insert cannot collide (and needs no RETURNING, which SQLite < 3.35 lacks).
     """
     if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects import postgresql  # PostgreSQL only: SQLite stores start without it
+
         return conn.execute(postgresql.insert(table).values(**values).on_conflict_do_nothing()
                             .returning(table.c.id)).scalar()
     return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
@@ -113,16 +123,26 @@ def _insert_new(conn: Connection, table: Table, **values) -> int | None:
 
 def insert_runs(conn: Connection, app: App, frame: pd.DataFrame, update_no: int,
                 identities: list[str | None]) -> np.ndarray:
-    """Insert runs (canonical columns) as admitted, with their identities; returns their ids in order."""
+    """Insert runs (canonical columns) as admitted, with their identities; returns their ids in order.
+
+    One batched statement (``INSERT ... RETURNING`` of many rows, ids in the order of the rows) where
+    the database and driver return the ids so (SQLite >= 3.35, PostgreSQL); one INSERT per run elsewhere.
+    """
     others = [q for q in app.params if q not in ("cpu", "bw")]
+    cols = {q: frame[q].to_numpy(float).tolist() for q in (*app.params, "time")}
+    none = [None] * len(frame)
     at = now()
-    ids = []
-    for rec, identity in zip(frame.to_dict("records"), identities):  # one INSERT per run: portable ids
-        res = conn.execute(insert(schema.runs).values(
-            app_id=app.id, params=json.dumps({q: float(rec[q]) for q in others}),
-            cpu=float(rec["cpu"]) if "cpu" in rec else None, bw=float(rec["bw"]) if "bw" in rec else None,
-            time=float(rec["time"]), observed_at=at, update_no=update_no, status="admitted", identity=identity))
-        ids.append(int(res.inserted_primary_key[0]))
+    rows = [{"app_id": app.id, "params": json.dumps({q: cols[q][i] for q in others}), "cpu": cpu, "bw": bw,
+             "time": time, "observed_at": at, "update_no": update_no, "status": "admitted", "identity": identity}
+            for i, (cpu, bw, time, identity) in enumerate(zip(cols.get("cpu", none), cols.get("bw", none),
+                                                               cols["time"], identities))]
+    t = schema.runs
+    if not rows:
+        return np.zeros(0, dtype=np.int64)
+    if conn.dialect.insert_executemany_returning_sort_by_parameter_order:
+        ids = conn.execute(insert(t).returning(t.c.id, sort_by_parameter_order=True), rows).scalars().all()
+    else:  # pragma: no cover - SQLite < 3.35
+        ids = [conn.execute(insert(t), row).inserted_primary_key[0] for row in rows]
     return np.array(ids, dtype=np.int64)
 
 
@@ -158,52 +178,115 @@ def run_frame(conn: Connection, app: App, statuses: tuple[str, ...] | None = Non
     return pd.DataFrame(recs, columns=cols)
 
 
-def _terms(conn: Connection, app: App) -> list[Term]:
+class Layout(NamedTuple):
+    """What never changes in an application's pool once it is created: the terms, each candidate's
+    term indices (read-only) and width, and the candidate ids, in candidate order."""
+
+    terms: tuple[Term, ...]
+    index: np.ndarray
+    width: np.ndarray
+    cand_ids: np.ndarray
+
+
+#: the layouts this process has read, by (database URL, application id, creation time): a process that
+#: observes many times parses them once
+_LAYOUTS: dict[tuple[str, int, float], Layout] = {}
+#: applications whose layout a process keeps
+LAYOUTS_KEPT = 16
+
+
+def layout(conn: Connection, app: App) -> Layout:
+    """The application's :class:`Layout`, read once per process."""
+    key = (str(conn.engine.url), app.id, app.created_at)
+    if key not in _LAYOUTS:
+        if len(_LAYOUTS) >= LAYOUTS_KEPT:
+            _LAYOUTS.pop(next(iter(_LAYOUTS)))
+        _LAYOUTS[key] = _read_layout(conn, app)
+    return _LAYOUTS[key]
+
+
+def _read_layout(conn: Connection, app: App) -> Layout:
     rows = conn.execute(select(schema.terms.c.term).where(schema.terms.c.app_id == app.id)
-                        .order_by(schema.terms.c.idx)).all()
+                        .order_by(schema.terms.c.idx)).scalars().all()
     try:
-        return [term_from_dict(json.loads(r.term), frozenset(app.params), f"term {i}") for i, r in enumerate(rows)]
+        terms = tuple(term_from_dict(json.loads(r), frozenset(app.params), f"term {i}") for i, r in enumerate(rows))
     except (ModelFileError, ValueError) as exc:
         raise StoreError(f"application {app.name!r}: damaged term pool ({exc})") from None
-
-
-def load_pool(conn: Connection, app: App) -> tuple[LivePool, np.ndarray, np.ndarray]:
-    """The live pool of ``app``, the candidate ids (aligned with the pool) and the admitted run ids."""
-    terms = _terms(conn, app)
     c = schema.candidates
-    rows = conn.execute(select(c.c.id, c.c.term_index, c.c.status).where(c.c.app_id == app.id)
-                        .order_by(c.c.idx)).all()
-    lists = [json.loads(r.term_index) for r in rows]
-    K = max((len(x) for x in lists), default=0)
-    index = np.full((len(lists), K), -1, dtype=np.intp)
+    rows = conn.execute(select(c.c.id, c.c.term_index).where(c.c.app_id == app.id).order_by(c.c.idx)).all()
+    lists = json.loads("[" + ",".join(r.term_index for r in rows) + "]")
+    index = np.full((len(lists), max((len(x) for x in lists), default=0)), -1, dtype=np.intp)
     width = np.array([len(x) for x in lists], dtype=np.intp)
     for i, x in enumerate(lists):
         index[i, :len(x)] = x
     check_width(index, width, len(terms))
-    alive = np.array([r.status == "live" for r in rows], bool)
     cand_ids = np.array([r.id for r in rows], dtype=np.int64)
+    for a in (index, width, cand_ids):
+        a.flags.writeable = False
+    return Layout(terms, index, width, cand_ids)
 
-    runs = run_frame(conn, app, ADMITTED)
-    columns = {q: runs[q].to_numpy(float) for q in app.params}
-    values = term_values(terms, columns, len(runs))
-    y = runs["time"].to_numpy(float)
+
+def fitted_runs(conn: Connection, app: App, last: int | None = None
+                ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """Ids, parameter columns and times of the application's fitted runs, in id order; with ``last``,
+    only the ``last`` stored last (``ORDER BY id DESC LIMIT last``, on the index of ``(app_id, id)``)."""
+    t = schema.runs
+    query = select(t.c.id, t.c.params, t.c.cpu, t.c.bw, t.c.time).where(t.c.app_id == app.id) \
+        .where(t.c.status.in_(ADMITTED))
+    rows = conn.execute(query.order_by(t.c.id) if last is None else
+                        query.order_by(t.c.id.desc()).limit(last)).all()
+    return run_columns(rows if last is None else rows[::-1], app)
+
+
+def run_columns(rows: list, app: App) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """Ids, parameter columns and times of run rows (``id, params, cpu, bw, time`` of the runs table)."""
+    ids, params, cpu, bw, times = zip(*rows) if rows else ((),) * 5
+    others = json.loads("[" + ",".join(params) + "]")
+    loads = {"cpu": cpu, "bw": bw}
+    columns = {q: np.array(loads[q] if q in loads else [o[q] for o in others], dtype=float) for q in app.params}
+    return np.array(ids, dtype=np.int64), columns, np.array(times, dtype=float)
+
+
+def load_pool(conn: Connection, app: App, recent: int = 0) -> tuple[LivePool, np.ndarray]:
+    """The live pool of ``app`` and the candidate ids (aligned with the pool).
+
+    The pool's runs are the ``recent`` fitted runs stored last (the anomaly rule's reference, for an
+    update; none for a reader). The statistics, fit and live candidates are the persisted ones; the
+    statistics are rebuilt from every fitted run when they are missing or do not match the runs (their
+    count, when fewer than ``recent`` runs are fitted).
+    """
+    st = layout(conn, app)
+    n_terms = len(st.terms)
+    _, columns, y = fitted_runs(conn, app, recent)
     srow = conn.execute(select(schema.state).where(schema.state.c.app_id == app.id)).first()
-    pool = LivePool(terms, index, width, alive, PoolStats.empty(len(terms)), values, y, app.options)
-    if srow is not None:
-        arr = unpack(srow.arrays, f"application {app.name!r}")
-        stats = PoolStats(arr["gram"], arr["moment"], float(srow.target_ss), int(srow.n_runs), arr["usable"])
-        if stats.n_runs == len(y) and stats.gram.shape == (len(terms), len(terms)):
-            pool.stats = stats  # the persisted statistics: a new run is a rank-one update
-        if arr["coef"].shape == index.shape:
-            pool.coef, pool.score = arr["coef"], arr["score"]
-    if pool.stats.n_runs != len(y):  # never persisted (or inconsistent): rebuild from the runs
-        pool.stats = PoolStats.from_runs(values, y, pool._weights(y))
-    return pool, cand_ids, runs["id"].to_numpy(np.int64)
+    arr = {} if srow is None else unpack(srow.arrays, f"application {app.name!r}")
+    alive = arr["alive"] if arr.get("alive", np.zeros(0)).shape == st.width.shape else _alive(conn, app)
+    pool = LivePool(list(st.terms), st.index, st.width, alive, PoolStats.empty(n_terms),
+                    term_values(st.terms, columns, len(y)), y, app.options)
+    if arr and arr["coef"].shape == st.index.shape:
+        pool.coef, pool.score = arr["coef"], arr["score"]
+    stats = None if srow is None else PoolStats(arr["gram"], arr["moment"], float(srow.target_ss), int(srow.n_runs),
+                                                arr["usable"])
+    if stats is not None and stats.gram.shape == (n_terms, n_terms) and (
+            stats.n_runs == len(y) if len(y) < recent else stats.n_runs >= len(y)):
+        pool.stats = stats  # the persisted statistics: a new run is a rank-one update
+    else:  # never persisted (or inconsistent): rebuild from the runs
+        _, columns, y = fitted_runs(conn, app)
+        pool.stats = PoolStats.from_runs(term_values(st.terms, columns, len(y)), y, weights(y, app.options.weighting))
+    return pool, st.cand_ids
+
+
+def _alive(conn: Connection, app: App) -> np.ndarray:
+    """Which candidates are live, from their rows (a state written before the state kept it)."""
+    c = schema.candidates
+    statuses = conn.execute(select(c.c.status).where(c.c.app_id == app.id).order_by(c.c.idx)).scalars()
+    return np.array([s == "live" for s in statuses], bool)
 
 
 def save_pool(conn: Connection, app: App, pool: LivePool) -> None:
+    """Write the pool's statistics, fit and live candidates (the ``state`` row)."""
     blob = pack(gram=pool.stats.gram, moment=pool.stats.moment, usable=pool.stats.usable, coef=pool.coef,
-                score=pool.score)
+                score=pool.score, alive=pool.alive)
     values = {"n_runs": pool.stats.n_runs, "target_ss": pool.stats.target_ss, "arrays": blob}
     done = conn.execute(update(schema.state).where(schema.state.c.app_id == app.id).values(**values))
     if done.rowcount == 0:

@@ -17,13 +17,14 @@ from automodel.data import load
 from automodel.errors import DataError, StoreError
 from automodel.interval import MAX_ALTERNATIVES, Interval
 from automodel.model import Model, TermModel
-from automodel.options import ROLE_NAMES
+from automodel.options import ROLE_NAMES, weights
 from automodel.search.score import Structure
 from automodel.search import select as selection
 from automodel.search.online import PoolStats
+from automodel.space.terms import term_values
 from automodel.store import schema
 from automodel.store.db import Store
-from automodel.store.pool import ADMITTED, App, load_pool, read_app, run_frame
+from automodel.store.pool import ADMITTED, App, fitted_runs, load_pool, read_app, run_frame
 
 __all__ = ["ranking", "history", "runs", "leader_model", "verify"]
 
@@ -37,7 +38,7 @@ def ranking(store: str | Path | Store, app: str, top: int | None = 10, pruned: b
 
 
 def _live(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
-    pool, ids, _ = load_pool(conn, a)
+    pool, ids = load_pool(conn, a)
     order = pool.ranking()[:top]
     return pd.DataFrame([{"rank": r + 1, "id": int(ids[i]), "score": float(pool.score[i]),
                           "n_terms": int(pool.width[i]), "formula": pool.formula(i)} for r, i in enumerate(order)],
@@ -45,7 +46,7 @@ def _live(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
 
 
 def _pruned(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
-    pool, _, _ = load_pool(conn, a)
+    pool, _ = load_pool(conn, a)
     c = schema.candidates
     rows = conn.execute(select(c.c.id, c.c.pruned_update, c.c.pruned_at, c.c.pruned_score, c.c.pruned_reason, c.c.idx)
                         .where(c.c.app_id == a.id).where(c.c.status == "pruned")
@@ -77,7 +78,7 @@ def runs(store: str | Path | Store, app: str, status: tuple[str, ...] | None = N
 def leader_model(store: str | Path | Store, app: str, position: int | None = None) -> Model:
     """The leader that ``observe`` reports (the selection rule's choice among the live candidates), or
     the live candidate at ``position`` of the ranking by score (0: the best-scored), as a :class:`Model`."""
-    a, (pool, ids, _), fitted = read_app(store, app, lambda conn, a: (a, load_pool(conn, a),
+    a, (pool, ids), fitted = read_app(store, app, lambda conn, a: (a, load_pool(conn, a),
                                                                        run_frame(conn, a, ADMITTED)))
     order = pool.ranking()
     if position is None:
@@ -117,20 +118,26 @@ def _band(a: App, pool, order: np.ndarray, i: int, core: TermModel, fitted: pd.D
 
 
 def verify(store: str | Path | Store, app: str, rtol: float = 1e-8) -> dict[str, int]:
-    """Check that the persisted statistics equal a rebuild from the admitted runs, and that every run
-    and candidate row is well-formed; raise :class:`StoreError` otherwise. Returns counts."""
-    srow, (pool, ids, run_ids), all_runs = read_app(store, app, lambda conn, a: (
+    """Check that the persisted statistics equal a rebuild from the admitted runs, that the persisted
+    live candidates are those of the candidate rows, and that every run row is well-formed; raise
+    :class:`StoreError` otherwise. Returns counts."""
+    c = schema.candidates
+    srow, (pool, ids), (run_ids, columns, y), live, all_runs = read_app(store, app, lambda conn, a: (
         conn.execute(select(schema.state).where(schema.state.c.app_id == a.id)).first(), load_pool(conn, a),
+        fitted_runs(conn, a),
+        set(conn.execute(select(c.c.id).where(c.c.app_id == a.id).where(c.c.status == "live")).scalars()),
         run_frame(conn, a)))
     if srow is None:
         raise StoreError(f"application {app!r}: no fit state")
-    fresh = PoolStats.from_runs(pool.values, pool.y, pool._weights(pool.y))
+    fresh = PoolStats.from_runs(term_values(pool.terms, columns, len(y)), y, weights(y, pool.options.weighting))
     if srow.n_runs != len(run_ids) or pool.stats.n_runs != len(run_ids):
         raise StoreError(f"application {app!r}: state counts {srow.n_runs} runs, the store has {len(run_ids)} fitted")
     scale = max(1.0, float(np.abs(fresh.gram).max(initial=0.0)))
     if not np.allclose(pool.stats.gram, fresh.gram, rtol=rtol, atol=rtol * scale) or not np.allclose(
             pool.stats.moment, fresh.moment, rtol=rtol, atol=rtol * scale):
         raise StoreError(f"application {app!r}: persisted statistics differ from the runs")
+    if live != set(ids[pool.alive].tolist()):
+        raise StoreError(f"application {app!r}: the live candidates of the state differ from the candidate rows")
     if not set(all_runs["status"]) <= {"admitted", "flagged", "readmitted", "excluded"}:
         raise StoreError(f"application {app!r}: unknown run status")
     return {"runs": len(all_runs), "fitted": len(run_ids), "candidates": len(ids), "live": int(pool.alive.sum())}

@@ -7,7 +7,7 @@ are ``.npz`` blobs read with ``allow_pickle=False``: nothing in the store is eve
 A run's identity is a content hash (:func:`run_identities`), unique per application, so observing
 the same runs twice stores them once. A store written by an older version is brought up to date
 when it is opened (:func:`migrate`): missing columns and indexes are added, and the identities of
-its runs computed.
+its runs computed, and the indexes this version replaced (:data:`RETIRED_INDEXES`) dropped.
 """
 
 from __future__ import annotations
@@ -18,14 +18,18 @@ from collections import Counter
 from typing import Iterable, Mapping
 
 from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
-                        Text, UniqueConstraint, inspect, select, text, update)
+                        Text, UniqueConstraint, bindparam, inspect, select, text, update)
 from sqlalchemy.engine import Connection
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION", "run_identities", "outdated", "migrate"]
+           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "outdated", "migrate"]
 
-#: 2: runs have an ``identity`` (content hash), unique per application
-SCHEMA_VERSION = 2
+#: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
+#: ``(app_id, id)`` (an update reads the runs stored last) and the history on ``(app_id, update_no)``
+SCHEMA_VERSION = 3
+
+#: indexes of older versions that a newer index covers (dropped by :func:`migrate`)
+RETIRED_INDEXES = ("ix_runs_app", "ix_history_app")
 
 metadata = MetaData()
 
@@ -82,11 +86,12 @@ runs = Table(
     Column("status", String(16), nullable=False),
     Column("note", Text),
     Column("identity", String(64)),  # run_identities(); NULL for a run stored with allow_duplicates
-    Index("ix_runs_app", "app_id"),
+    Index("ix_runs_app_id", "app_id", "id"),  # the anomaly rule's window: ORDER BY id DESC LIMIT w
     Index("uq_runs_identity", "app_id", "identity", unique=True),
 )
 
-#: the fit state: pool statistics and current coefficients/scores (npz blob), rewritten per update
+#: the fit state: pool statistics, current coefficients/scores and the live candidates (npz blob), rewritten
+#: per update
 state = Table(
     "state", metadata,
     Column("app_id", Integer, ForeignKey("applications.id"), primary_key=True),
@@ -113,7 +118,7 @@ history = Table(
     Column("leader_score", Float),
     Column("leader_formula", Text),
     Column("top", Text),  # JSON list of [candidate id, score] of the top 10
-    Index("ix_history_app", "app_id"),
+    Index("ix_history_app_update", "app_id", "update_no"),
 )
 
 #: periodic load samples per host (rational-polynomial-yagnik-icpp2006.txt, sec. 3)
@@ -155,15 +160,17 @@ def _content(row, params: Iterable[str]) -> dict[str, float]:
 
 
 def outdated(conn: Connection) -> bool:
-    """Whether a table or column of this schema is missing from the database."""
+    """Whether a table, column or index of this schema is missing from the database."""
     insp = inspect(conn)
     have = set(insp.get_table_names())
     return any(t.name not in have or {c.name for c in t.columns} - {c["name"] for c in insp.get_columns(t.name)}
+               or {i.name for i in t.indexes} - {i["name"] for i in insp.get_indexes(t.name)}
                for t in metadata.sorted_tables)
 
 
 def migrate(conn: Connection) -> None:
-    """Create missing tables; add the columns and indexes an older store lacks; identify its runs.
+    """Create missing tables; add the columns and indexes an older store lacks, drop the retired
+    indexes; identify its runs.
 
     Columns added to this schema after version 1 are nullable, so ``ALTER TABLE ... ADD COLUMN`` is
     enough. The caller holds the database's write lock (see :mod:`automodel.store.db`).
@@ -180,6 +187,8 @@ def migrate(conn: Connection) -> None:
                 added.add(f"{table.name}.{col.name}")
         for index in table.indexes:
             index.create(conn, checkfirst=True)
+    for name in RETIRED_INDEXES:
+        conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
     if "runs.identity" in added:
         _identify_runs(conn)
 
@@ -189,5 +198,7 @@ def _identify_runs(conn: Connection) -> None:
     for app in conn.execute(select(applications.c.id, applications.c.params)).all():
         rows = conn.execute(select(runs).where(runs.c.app_id == app.id).order_by(runs.c.id)).all()
         params = json.loads(app.params)
-        for row, identity in zip(rows, run_identities(_content(r, params) for r in rows)):
-            conn.execute(update(runs).where(runs.c.id == row.id).values(identity=identity))
+        if rows:
+            conn.execute(update(runs).where(runs.c.id == bindparam("run_id")).values(identity=bindparam("ident")),
+                         [{"run_id": row.id, "ident": identity}
+                          for row, identity in zip(rows, run_identities(_content(r, params) for r in rows))])
