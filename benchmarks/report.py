@@ -380,6 +380,30 @@ def _scaling_lines(r: Mapping) -> list[str]:
     return lines
 
 
+def _scale_lines(r: Mapping) -> list[str]:
+    """Many kernels serial, on 2 loky workers and on a 2-worker LocalCluster (``benchmarks.scale``)."""
+    rows = [[str(x["params"]), f"{x['kernels']:,}", x["mode"],
+             *( [f"{x['seconds']:.2f}", f"{x.get('speedup', float('nan')):.2f}",
+                 f"{x['main_bytes'] / 2 ** 20:,.0f}", f"{x['worker_bytes'] / 2 ** 20:,.0f}" if x["mode"] != "serial"
+                 else "-", "yes" if x.get("same_as_serial", x["mode"] == "serial") else "NO"]
+               if x["status"] == "ok" else [x["status"], "", "", "", ""])] for x in r["rows"]]
+    lines = ["Each way in a fresh process (`python -m benchmarks.scale`): wall seconds of `fit_many` (loky's "
+             "worker start included, the cluster's start and stop not), the speed-up against serial, the peak "
+             "memory of the main process and of the largest worker.", "",
+             table(["parameters", "kernels", "how", "wall s", "speed-up", "main MiB", "largest worker MiB",
+                    "same models as serial"], rows), "",
+             f"Target: >= 1.7x with 2 workers where the serial work takes over 5 s, no loss below: "
+             f"{'met' if r['goal_met'] else 'not met'}.", ""]
+    x = r.get("extrap")
+    if x and x.get("extrap_status") == "ok":
+        lines += [f"Extra-P's CLI on the same {x['kernels']:,}-kernel file: {x['extrap_seconds']:.1f} s against "
+                  f"automodel's {x['automodel_seconds']:.1f} s ({x['ratio']:.1f}x); median held-out error "
+                  f"{100 * x['extrap_error_median']:.1f} % against {100 * x['automodel_error_median']:.1f} %.", ""]
+    elif x:
+        lines += [f"Extra-P on the {x['kernels']:,}-kernel file: {x.get('extrap_status')}.", ""]
+    return lines
+
+
 def _generic_lines(r: Any) -> list[str]:
     return [table(["measurement", "value"], _flat(r)), ""]
 
@@ -392,6 +416,7 @@ SPEED_PARTS = (
     ("kernels", "Many kernels: automodel against Extra-P's CLI", _generic_lines),
     ("kernels_two", "Many two-parameter kernels (p and n): automodel against Extra-P's CLI", _generic_lines),
     ("online", "Online observe and re-ranking", _generic_lines),
+    ("scale", "Scale-out: many kernels on 2 workers", _scale_lines),
     ("startup", "Start-up time: `automodel --help` against `extrap --version`", _generic_lines),
 )
 

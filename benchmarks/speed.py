@@ -194,6 +194,7 @@ def collect(quick: bool = False, log=print) -> dict:
             "kernels": lambda: optional("benchmarks.kernels", "race", n_kernels=1000, quick=quick),
             "kernels_two": lambda: optional("benchmarks.kernels", "race_two_parameters", n_kernels=1000, quick=quick),
             "online": lambda: optional("benchmarks.online", "collect", quick),
+            "scale": lambda: optional("benchmarks.scale", "collect", quick),
             "startup": lambda: optional("benchmarks.startup", "startup_times")}
     out = {}
     for name, job in jobs.items():
