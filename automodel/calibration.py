@@ -92,8 +92,14 @@ def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], w
     positive time counts with its relative error. Term models are done together: each distinct term
     evaluated once, the coefficient covariances of one width in one batched pseudo-inverse.
     ``targets`` (m, len(cores)) gives each core its own times at the frame's points (many kernels; the
-    aggregate noise is then left in the misfit), instead of the frame's ``time``.
+    aggregate noise is then left in the misfit), instead of the frame's ``time``. The cores are taken in
+    chunks whose per-row arrays (times, predictions, residuals, weights) fit in :data:`ROW_BUDGET`.
     """
+    step = max(1, ROW_BUDGET // max(8 * len(frame), 1))
+    if len(cores) > step:
+        return [part for lo in range(0, len(cores), step)
+                for part in fit_parts(cores[lo:lo + step], frame, params, weighting, aggregate, run,
+                                      None if targets is None else np.asarray(targets)[:, lo:lo + step])]
     y = frame["time"].to_numpy(float)[:, None] if targets is None else np.asarray(targets, float)
     y = np.broadcast_to(y, (len(frame), len(cores))).T  # (N, m): one row of times per core
     m = y.shape[1]

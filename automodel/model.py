@@ -22,6 +22,7 @@ import sympy
 
 from automodel.data.cells import MAGNITUDE, RULES, as_float, finite_number, numeric, shown, violation
 from automodel.errors import DataError, ModelFileError
+from automodel.options import ROW_BUDGET
 from automodel.files import write_text
 from automodel import printing
 from automodel.interval import Interval
@@ -321,8 +322,15 @@ def predict_many(cores: Sequence[Any], frame: pd.DataFrame,
     values, groups = batches if batches is not None else term_batches(
         cores, {q: frame[q].to_numpy(float) for q in frame}, len(frame))
     pred = np.full((len(cores), len(frame)), np.nan)
+    by_term = np.ascontiguousarray(values.T)  # (T, m): each term's values contiguous
+    step = max(1, ROW_BUDGET // max(2 * len(frame), 1))  # models predicted at once: bounded memory
     for members, columns_of, coefs in groups.values():
-        pred[members] = np.einsum("mgk,gk->gm", values[:, columns_of], coefs)
+        for lo in range(0, len(members), step):
+            part = slice(lo, lo + step)
+            total = np.zeros((len(members[part]), len(frame)))
+            for j in range(columns_of.shape[1]):
+                total += by_term.take(columns_of[part, j], axis=0) * coefs[part, j, None]
+            pred[members[part]] = total
     done = {int(i) for members, _, _ in groups.values() for i in members}
     for i, core in enumerate(cores):
         if i not in done:
