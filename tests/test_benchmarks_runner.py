@@ -161,3 +161,46 @@ def test_speed_section_renders_measurements_and_gaps(quick_run):
     assert "| automodel.seconds | 0.5 |" in text and "| ratio | 40 |" in text
     assert "No module named 'benchmarks.startup'" in text
     assert report.NO_ANALYSIS in text
+
+
+def test_scaling_and_scale_out_sections_render(quick_run):
+    """The scaling of fit (growth exponent, memory) and the scale-out table render their measurements,
+    a missing way of running, and the goals."""
+    _, results, _ = quick_run
+    scaling = {"rows": [{"runs": 1000, "cpu_seconds": 0.2, "wall_seconds": 0.3, "peak_bytes": 2 ** 28},
+                        {"runs": 10_000, "cpu_seconds": 2.0, "wall_seconds": 2.1, "peak_bytes": 2 ** 29}],
+               "exponent": 1.0, "bytes_per_run": 29826.0, "goal_met": False}
+    scale = {"rows": [{"params": 1, "kernels": 1000, "mode": "serial", "status": "ok", "seconds": 6.0,
+                       "main_bytes": 2 ** 28, "worker_bytes": 0, "speedup": 1.0, "same_as_serial": True},
+                      {"params": 1, "kernels": 1000, "mode": "loky", "status": "ok", "seconds": 3.0,
+                       "main_bytes": 2 ** 27, "worker_bytes": 2 ** 28, "speedup": 2.0, "same_as_serial": True},
+                      {"params": 1, "kernels": 1000, "mode": "dask", "status": "not available: no dask"}],
+             "extrap": {"kernels": 10_000, "extrap_status": "ok", "extrap_seconds": 70.0, "automodel_seconds": 2.0,
+                        "ratio": 35.0, "extrap_error_median": 0.02, "automodel_error_median": 0.025},
+             "goal_met": True, "all_same_as_serial": True}
+    text = report.render({**results, "speed": {"scaling": {"status": "ok", "result": scaling},
+                                               "scale": {"status": "ok", "result": scale}}})
+    assert "| 10,000 | 2.00 | 2.10 | 512 |" in text and "Growth exponent of the CPU time between the two largest sizes: 1.00" in text
+    assert "| 1 | 1,000 | loky | 3.00 | 2.00 | 128 | 256 | yes |" in text
+    assert "| 1 | 1,000 | dask | not available: no dask |" in text
+    assert "2 workers where the serial work takes over 5 s, no loss below: met" in text
+    assert "70.0 s against automodel's 2.0 s (35.0x); median held-out error 2.0 % against 2.5 %" in text
+
+
+def test_scale_out_runs_one_way_in_process(tmp_path):
+    """benchmarks.scale writes a case and runs it serially: models, time, memory and a digest that the
+    parallel ways are compared by."""
+    from benchmarks import scale
+
+    path = scale.write_case(1, 20, tmp_path)
+    assert len(json.loads(Path(f"{path}.truths.json").read_text())) == 20
+    first, again = scale.run_mode(str(path), "serial"), scale.run_mode(str(path), "serial")
+    assert first["models"] == 20 and first["seconds"] > 0 and first["main_bytes"] > 0
+    assert first["digest"] == again["digest"]
+
+
+def test_scaling_measures_one_size_in_process():
+    from benchmarks import scaling
+
+    r = scaling.measure(300)
+    assert r["runs"] == 300 and r["cpu_seconds"] > 0 and r["peak_bytes"] > 0 and "n^3" in r["formula"]
