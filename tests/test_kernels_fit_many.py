@@ -101,7 +101,11 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
         sc, order = res.scores, res.order
         n_terms = np.maximum((np.nan_to_num(sc.coefficients[order]) != 0.0).sum(axis=1), 1)
         se = ds.aggregate_se()
-        beyond = _beyond(sc.structures, order[None], sc.coefficients[order][None], ds)
+        terms = list(dict.fromkeys(t for s in sc.structures for t in s.terms))
+        columns = np.full((len(sc.structures), sc.coefficients.shape[1]), -1)
+        for i, s in enumerate(sc.structures):
+            columns[i, :len(s.terms)] = [terms.index(t) for t in s.terms]
+        beyond = _beyond(terms, columns, order[None], sc.coefficients[order][None], ds)
         pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), ds.n_points,
                       sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond)[0]
         top = int(order[pick])

@@ -198,3 +198,72 @@ def test_many_targets_are_each_searched_as_alone(tmp_path, change):
             np.testing.assert_allclose(got.scores.metrics[m], v, rtol=1e-9, err_msg=m)
         np.testing.assert_allclose(got.scores.coefficients, alone.scores.coefficients, rtol=1e-9)
     assert many.reports[0].n_candidates == 8 * staged_search(ds, space, progress=False).reports[0].n_candidates
+
+
+def test_pair_gram_entries_are_the_bits_of_the_whole_gram_matrices():
+    """A design built without Gram matrices (many targets, few entries used) gives each pair the numbers
+    of the whole matrices, so the search of many targets solves the same systems either way."""
+    from automodel.solve.design import design, gather
+
+    rng = np.random.default_rng(5)
+    for m in (3, 5, 25, 40):
+        A = rng.uniform(0.1, 3.0, (m, 12)) ** rng.integers(1, 4, 12)
+        Y = rng.uniform(1.0, 4.0, (m, 7))
+        cols = np.array([rng.choice(12, 4, replace=False) for _ in range(300)])
+        kern = rng.integers(0, 7, 300)
+        whole, pairs = design(A, Y, 1.0 / Y ** 2), design(A, Y, 1.0 / Y ** 2, gram=False)
+        assert pairs.gram is None
+        for got, want in zip(gather(pairs, kern, cols), gather(whole, kern, cols)):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_pruning_all_targets_at_once_is_the_pruning_of_each():
+    from automodel.search.prune import prune
+    from automodel.search.prune import prune_rows
+    from automodel.search.staged import _compact
+
+    rng = np.random.default_rng(6)
+    for trial in range(200):
+        R, C = rng.integers(1, 12), rng.integers(0, 30)
+        ids = rng.integers(-1, 60, (R, C))
+        values = (rng.choice([0.1, 0.2, 0.3, 1.5, np.inf, np.nan], (R, C)) if trial % 2
+                  else rng.standard_normal((R, C)))
+        percentile, least, top = float(rng.choice([10, 50, 80, 100])), int(rng.integers(0, 5)), [None, 1, 8][trial % 3]
+        want, deleted = np.full((R, C), -1), 0
+        for r in range(R):
+            at = np.flatnonzero(ids[r] >= 0)
+            if len(at):
+                keep, d = prune(values[r, at], percentile, least, top)
+                want[r, :len(keep)] = ids[r, at[keep]]
+                deleted += d
+        got, got_deleted = prune_rows(values, ids, percentile, least, top)
+        np.testing.assert_array_equal(got, _compact(want)[0])
+        assert got_deleted == deleted
+
+
+def test_chosen_candidates_are_rescored_as_the_search_of_their_own_targets():
+    """ManyOutcome.rescore solves every target's candidate at once and computes the metrics of each
+    candidate's targets apart: the numbers of one scoring per candidate, bit for bit."""
+    from automodel import data
+    from automodel.options import METRICS
+    from automodel.search.staged import _score_targets, holdout_rows, search_kernels
+
+    runs = make_runs(lambda n, p, c, b: 1e-6 * n ** 2 / p, [300.0, 600, 1200, 2400, 4800], [1, 3, 6, 12, 24], noise=0.0)
+    ds = data.load(runs)
+    n, p = ds.frame["n"].to_numpy(float), ds.frame["p"].to_numpy(float)
+    rng = np.random.default_rng(3)
+    Y = np.column_stack([(1e-6 * n ** 2 / p + rng.uniform(0, 1e-3) * n * np.log2(p) + rng.uniform(0, 2) * np.sqrt(p))
+                         * (1 + 0.02 * rng.standard_normal(len(n))) for _ in range(12)])
+    many = search_kernels(ds, Y, automodel.load_space("default"))
+    chosen = np.array([many.ids[j, many.order[j, j % 3]] for j in range(12)])
+    chosen[4] = -1
+    coefs, mets = many.rescore(chosen)
+    S = many.rescore.__self__
+    for i in np.unique(chosen[chosen >= 0]):
+        ks = np.flatnonzero(chosen == i)
+        one = _score_targets(S.cache.matrix, S.Y, S.reg, ks, np.ones(ds.n_points, bool), np.full((len(ks), 1), i),
+                             S.opt.weighting, S.opt.nonnegative, tuple(METRICS), True, holdout_rows(ds))
+        np.testing.assert_array_equal(coefs[ks, :one.coefs.shape[2]], one.coefs[:, 0])
+        for m in METRICS:
+            np.testing.assert_array_equal(mets[m][ks], one.metrics[m][:, 0], err_msg=m)
+    assert np.isnan(coefs[4]).all() and all(np.isnan(v[4]) for v in mets.values())

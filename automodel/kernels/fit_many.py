@@ -221,19 +221,19 @@ def _probe_values(terms: list[Term], ds: data_mod.Dataset) -> np.ndarray:
     return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
 
 
-def _beyond(structures: list, ids: np.ndarray, coefficients: np.ndarray, ds: data_mod.Dataset) -> np.ndarray:
+def _beyond(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficients: np.ndarray,
+            ds: data_mod.Dataset) -> np.ndarray:
     """(K, L, P) log predictions at the probes of :func:`_probe_values` of every kernel's ranked
-    candidates (``ids`` (K, L) into ``structures``, -1 none; ``coefficients`` (K, L, width) in each
-    structure's term order), NaN where not positive."""
-    used = np.unique(ids[ids >= 0])
-    terms = list(dict.fromkeys(t for i in used for t in structures[i].terms))
-    position = {t: j for j, t in enumerate(terms)}
+    candidates (``ids`` (K, L) into ``columns``, -1 none; ``columns`` (N, w) each candidate's terms as
+    indices into ``terms``, -1 padded; ``coefficients`` (K, L, width) in that order), NaN where not
+    positive."""
     probe = _probe_values(terms, ds)
     values = np.hstack([probe, np.zeros((len(probe), 1))])  # the last column: zeros, for the padding
-    columns = np.full((len(structures), coefficients.shape[2]), len(terms), np.intp)
-    for i in used:  # each distinct candidate once
-        columns[i, :len(structures[i].terms)] = [position[t] for t in structures[i].terms]
-    at = np.einsum("klw,pklw->klp", np.nan_to_num(coefficients), values[:, columns[np.maximum(ids, 0)]])
+    width = coefficients.shape[2]
+    cols = np.full((len(columns), width), len(terms), np.intp)
+    cols[:, :min(width, columns.shape[1])] = columns[:, :width]
+    cols[cols < 0] = len(terms)
+    at = np.einsum("klw,pklw->klp", np.nan_to_num(coefficients), values[:, cols[np.maximum(ids, 0)]])
     with np.errstate(all="ignore"):
         return np.where(ids[:, :, None] >= 0, np.log(np.where(at > 0, at, np.nan)), np.nan)
 
@@ -253,14 +253,16 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     ids = many.ids[rows, at] if L else np.zeros((K, 0), np.intp)
     score = np.where(present, many.metrics[sp.fit.metric][rows, at], np.inf)
     n_terms = np.where(present, np.maximum((np.nan_to_num(many.coefficients[rows, at]) != 0.0).sum(axis=2), 1), 1)
-    signed = present & np.array([s.signed for s in many.structures], bool)[ids]
+    signed = present & many.signed[ids]
     held = np.where(present, many.metrics["holdout"][rows, at], np.nan) if "holdout" in many.metrics else None
-    beyond = _beyond(many.structures, np.where(present, ids, -1), many.coefficients[rows, at], ds)
+    beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
     pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), signed, held, beyond)
     pick = np.where(present.any(axis=1), pick, -1)
     chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
     coefs, mets = many.rescore(chosen)
-    return _models(g, [s.terms for s in many.structures], chosen, coefs, mets, ctx, many.failed)
+    used = np.unique(chosen[chosen >= 0])  # the chosen candidates, each once
+    best = np.where(chosen >= 0, np.searchsorted(used, chosen), -1)
+    return _models(g, [many.structures[i].terms for i in used], best, coefs, mets, ctx, many.failed)
 
 
 def _models(g: Group, terms: list[tuple[Term, ...]], best: np.ndarray, coefs: np.ndarray,

@@ -42,6 +42,7 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     """
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    frame = pd.DataFrame(frame, copy=False)  # without its attrs: pandas deep-copies them at every column read
     P = np.column_stack([data_mod.numeric(frame, q, q, source, offset) for q in params])
     y = data_mod.numeric(frame, time, "value", source, offset)
     codes, names = pd.factorize(frame[kernel], use_na_sentinel=True)

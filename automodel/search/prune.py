@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["rank", "prune"]
+__all__ = ["rank", "prune", "prune_rows"]
 
 
 def rank(scores: np.ndarray) -> np.ndarray:
@@ -36,15 +36,29 @@ def prune(scores: np.ndarray, percentile: float, min_survivors: int, top: int | 
     n_deleted : int
         How many candidates the percentile rule (and non-finite scores) deleted.
     """
-    order = rank(scores)
-    finite = np.isfinite(scores[order])
-    order = order[finite]
-    if not len(order):
-        return order, len(scores)
-    cutoff = np.percentile(scores[order], percentile)
-    n_keep = max(int(np.count_nonzero(scores[order] <= cutoff)), min(min_survivors, len(order)))
-    kept = order[:n_keep]
-    n_deleted = len(scores) - n_keep
-    if top is not None:
-        kept = kept[:top]
-    return kept, n_deleted
+    kept, n_deleted = prune_rows(np.asarray(scores, float)[None], np.arange(len(scores))[None], percentile,
+                                 min_survivors, top)
+    return kept[0][kept[0] >= 0], n_deleted
+
+
+def prune_rows(values: np.ndarray, ids: np.ndarray, percentile: float, min_survivors: int,
+               top: int | None = None) -> tuple[np.ndarray, int]:
+    """:func:`prune` of each row's candidates (``ids`` (R, C) >= 0, scores ``values`` (R, C)), all rows
+    at once (the staged search of many targets): the survivors' ids, best first, (R, C') -1 padded,
+    and how many were deleted in all. The rows with the same number of finite scores take their
+    percentiles in one call."""
+    present = ids >= 0
+    v = np.where(present & np.isfinite(values), values, np.inf)  # as rank(): non-finite last, then deleted
+    order = np.argsort(v, axis=1, kind="stable")
+    s = np.take_along_axis(v, order, axis=1)
+    n_finite = np.count_nonzero(np.isfinite(s), axis=1)
+    cutoff = np.full(len(ids), -np.inf)
+    for n in np.unique(n_finite[n_finite > 0]):
+        at = np.flatnonzero(n_finite == n)
+        cutoff[at] = np.percentile(s[at, :n], percentile, axis=1)
+    n_keep = np.maximum(np.count_nonzero(s <= cutoff[:, None], axis=1), np.minimum(min_survivors, n_finite))
+    n_kept = n_keep if top is None else np.minimum(n_keep, top)
+    width = int(n_kept.max(initial=0))
+    kept = np.take_along_axis(ids, order[:, :width], axis=1)
+    kept[np.arange(width) >= n_kept[:, None]] = -1
+    return kept, int((np.count_nonzero(present, axis=1) - n_keep).sum())

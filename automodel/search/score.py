@@ -166,15 +166,18 @@ class Rows:
     held_values: np.ndarray | None = None
 
 
-def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray | None = None) -> Rows:
+def prepare(values: np.ndarray, y: np.ndarray, weighting: str, hold: np.ndarray | None = None,
+            gram: bool = True) -> Rows:
     """The :class:`Rows` of term values ``values`` (m, T) and targets ``y`` ((m,) or (m, K)) weighted by
-    ``weighting`` (:func:`automodel.options.weights`); ``hold`` (m,) marks rows to hold out."""
+    ``weighting`` (:func:`automodel.options.weights`); ``hold`` (m,) marks rows to hold out. ``gram``:
+    form the designs' Gram matrices (False: each pair's entries when it is solved,
+    :func:`automodel.solve.design.design`; the same numbers)."""
     Y = np.asarray(y, float)
     Y = Y if Y.ndim == 2 else Y[:, None]
     W = weights(Y, weighting)
     A = np.where(np.isfinite(values), values, 0.0)
-    des = design_mod.design(A, Y, W)
-    held = None if hold is None else design_mod.design(A[~hold], Y[~hold], W[~hold])
+    des = design_mod.design(A, Y, W, gram)
+    held = None if hold is None else design_mod.design(A[~hold], Y[~hold], W[~hold], gram)
     usable = np.isfinite(values).all(axis=0) & design_mod.usable(des)
     if held is not None:
         usable &= design_mod.usable(held)
@@ -194,7 +197,8 @@ def predict(values: np.ndarray, cols: np.ndarray, coef: np.ndarray) -> np.ndarra
 
 
 def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, nonnegative: bool = True,
-                names: tuple[str, ...] = tuple(METRICS), with_loo: bool = True) -> tuple[np.ndarray, dict]:
+                names: tuple[str, ...] = tuple(METRICS), with_loo: bool = True, runs: np.ndarray | None = None
+                ) -> tuple[np.ndarray, dict]:
     """Fit and score (candidate, target) pairs of one width: target ``kern[b]`` with columns ``cols[b]``.
 
     Parameters
@@ -209,6 +213,10 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     with_loo : bool
         Compute the leverages of ``loo`` (when ``names`` asks for it); the Gram matrices are factorised
         once for the solve and the leverages.
+    runs : int array, optional
+        Boundaries (0, ..., B) of runs of pairs whose metrics are computed apart, each as a call with
+        its pairs alone computes them: the sums along the rows depend on how many pairs are summed at
+        once (a pair alone sums its rows as one array). Default: one run.
 
     Returns
     -------
@@ -229,9 +237,10 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
         held = lstsq.solve(rows.held, cols, kern, nonnegative, rss=None, chunk=chunk).coefficients(rows.held)
     m = rows.y.shape[0]
     step = max(1, ROW_BUDGET // max(m * (k + 3), 1))  # pairs whose rows fit in the budget at once
-    parts = [_row_metrics(rows, sol.part(slice(lo, lo + step)), with_loo,
-                          None if held is None else held[lo:lo + step], names)
-             for lo in range(0, max(len(cols), 1), step)]
+    bounds = (0, max(len(cols), 1)) if runs is None else runs
+    parts = [_row_metrics(rows, sol.part(slice(lo, min(lo + step, hi))), with_loo,
+                          None if held is None else held[lo:min(lo + step, hi)], names)
+             for start, hi in zip(bounds[:-1], bounds[1:]) for lo in range(start, hi, step)]
     scores = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
     coef = _drop_negligible(rows, cols, kern, sol.coefficients(des))
     unfitted = ~fitted(coef)

@@ -23,14 +23,17 @@ target gets the result of its own search. What is shared: the structures (intern
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import gc
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from itertools import combinations, product
+from itertools import chain, combinations, product
 from math import comb
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from tqdm.auto import tqdm
 
 from automodel.data import Dataset
@@ -38,7 +41,7 @@ from automodel.errors import DataError
 from automodel.options import METRICS
 from automodel.printing import terms_text
 from automodel.search.score import Scores, Structure, TermCache, fitted, prepare, score, score_pairs
-from automodel.search.prune import prune, rank
+from automodel.search.prune import prune_rows, rank
 from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
@@ -47,8 +50,9 @@ from automodel.space.terms import ONE, Term
 MAX_PMNF_PARAMETERS = 4
 #: (candidate, target) pairs solved per vectorised step
 CHUNK_PAIRS = 1 << 13
-#: floats of the targets' designs held at once (per target, a Gram matrix and the weighted columns of
-#: the terms its candidates use on the stage's rows: T (T + m)); targets are scored in chunks that fit
+#: floats of the targets' designs held at once (per target, the weighted columns of the terms its
+#: candidates use on the stage's rows and, when the pairs need most of it, their Gram matrix: T m or
+#: T (T + m)); targets are scored in chunks that fit
 DESIGN_FLOATS = 1 << 21
 
 __all__ = ["StageReport", "TemplateLists", "SearchOutcome", "ManyOutcome", "staged_search", "search_kernels",
@@ -96,6 +100,12 @@ class ManyOutcome:
     ----------
     structures : list of Structure
         Every candidate of the search; the arrays below hold indices into it.
+    terms : list of Term
+        Every term of the candidates.
+    columns : (len(structures), width) int array
+        Each candidate's terms (:attr:`Structure.terms`, in order) as indices into ``terms``, -1 padded.
+    signed : (len(structures),) bool array
+        :attr:`Structure.signed` of each candidate.
     ids : (K, C) int array
         Each target's candidates of the stages scored on all rows, in the order they were scored
         (-1: none).
@@ -120,6 +130,9 @@ class ManyOutcome:
     """
 
     structures: list[Structure]
+    terms: list[Term]
+    columns: np.ndarray
+    signed: np.ndarray
     ids: np.ndarray
     metrics: dict[str, np.ndarray]
     coefficients: np.ndarray
@@ -153,61 +166,71 @@ class _Registry:
         self.structures: list[Structure] = []
         self._id: dict[Structure, int] = {}
         self._key_id: dict[tuple[int, ...], int] = {}
-        self._rows: list[tuple[int, int, bool, bool, tuple[int, ...]]] = []  # key, width, signed, comm, columns
-        self._arrays: dict[str, np.ndarray] = {}
+        self._new: list[tuple[int, tuple[int, ...], bool, bool]] = []  # key, columns, signed, comm: not in arrays
+        self._arrays = {"key": np.zeros(0, np.intp), "width": np.zeros(0, np.intp), "signed": np.zeros(0, bool),
+                        "comm": np.zeros(0, bool), "columns": np.full((0, 1), -1, np.intp)}
 
     def ids(self, structures: list[Structure]) -> np.ndarray:
         """The integer of each structure (interned on first sight)."""
-        out = np.empty(len(structures), np.intp)
-        for j, s in enumerate(structures):
-            i = self._id.get(s)
-            if i is None:
-                i = self._id[s] = len(self.structures)
-                self.structures.append(s)
-                cols = tuple(self.cache.index(t) for t in s.terms)
+        out = []
+        intern, index, known = self._id.setdefault, self.cache.index, self.structures
+        for s in structures:
+            i = intern(s, len(known))
+            if i == len(known):
+                known.append(s)
+                cols = tuple(map(index, s.terms))
                 key = self._key_id.setdefault(tuple(sorted(cols)), len(self._key_id))  # the term set
-                self._rows.append((key, len(cols), s.signed, bool(s.comm), cols))
-                self._arrays = {}
-            out[j] = i
-        return out
+                self._new.append((key, cols, s.signed, bool(s.comm)))
+            out.append(i)
+        return np.array(out, np.intp)
 
     def array(self, name: str) -> np.ndarray:
         """Per structure: ``key`` (its term set, as :attr:`Structure.key`), ``width``, ``signed``, ``comm``
         (has a communication part) or ``columns`` (its terms' cache columns, (N, width), -1 padded)."""
-        if name not in self._arrays:
-            if name == "columns":
-                width = max((r[1] for r in self._rows), default=0)
-                cols = np.full((len(self._rows), max(width, 1)), -1, np.intp)
-                for i, r in enumerate(self._rows):
-                    cols[i, :r[1]] = r[4]
-                self._arrays[name] = cols
-            else:
-                j = ("key", "width", "signed", "comm").index(name)
-                self._arrays[name] = np.array([r[j] for r in self._rows], dtype=bool if j >= 2 else np.intp)
+        if self._new:
+            new, self._new = self._new, []
+            key, cols, signed, comm = zip(*new)
+            width = np.fromiter(map(len, cols), np.intp, len(cols))
+            flat = np.fromiter(chain.from_iterable(cols), np.intp, int(width.sum()))
+            old = self._arrays["columns"]
+            block = _ragged(flat, width, old.shape[1])
+            if block.shape[1] > old.shape[1]:
+                old = np.pad(old, ((0, 0), (0, block.shape[1] - old.shape[1])), constant_values=-1)
+            self._arrays = {"key": np.r_[self._arrays["key"], np.array(key, np.intp)],
+                            "width": np.r_[self._arrays["width"], width],
+                            "signed": np.r_[self._arrays["signed"], np.array(signed, bool)],
+                            "comm": np.r_[self._arrays["comm"], np.array(comm, bool)],
+                            "columns": np.concatenate([old, block])}
         return self._arrays[name]
 
-    def table(self, seeds: np.ndarray, make: Callable[[Structure], list[Structure]], memo: dict[int, np.ndarray]
-              ) -> np.ndarray:
+    def table(self, seeds: np.ndarray, make: Callable[[Structure], list[Structure]]) -> np.ndarray:
         """``make(seed)`` for every seed of ``seeds`` (R, S) (-1: none), concatenated per row: (R, S * A)
-        ids, -1 padded (A: the longest list ``make`` gave). ``memo`` keeps each seed's list."""
+        ids, -1 padded (A: the longest list ``make`` gave). Each distinct seed's list is made once."""
         present = seeds >= 0
-        for i in np.unique(seeds[present]):
-            if int(i) not in memo:
-                memo[int(i)] = self.ids(make(self.structures[i]))
-        if not present.any():
-            return np.full((len(seeds), 0), -1, np.intp)
-        width = max(len(v) for v in memo.values())
         uniq, inv = np.unique(seeds[present], return_inverse=True)
-        tab = np.full((len(uniq), width), -1, np.intp)
-        for r, i in enumerate(uniq):
-            tab[r, :len(memo[int(i)])] = memo[int(i)]
-        out = np.full(seeds.shape + (width,), -1, np.intp)
+        made = [make(self.structures[i]) for i in uniq.tolist()]
+        lens = np.fromiter(map(len, made), np.intp, len(made))
+        tab = _ragged(self.ids(list(chain.from_iterable(made))), lens)
+        out = np.full(seeds.shape + tab.shape[1:], -1, np.intp)
         out[present] = tab[inv.reshape(-1)]
         return out.reshape(len(seeds), -1)
+
+    def rows(self, lists: list[list[Structure]]) -> np.ndarray:
+        """The ids of each list of structures, one row per list, (len(lists), longest), -1 padded."""
+        return _ragged(self.ids(list(chain.from_iterable(lists))), np.fromiter(map(len, lists), np.intp, len(lists)))
 
     def same(self, structures: list[Structure], n_rows: int) -> np.ndarray:
         """The same candidates for ``n_rows`` targets, (n_rows, len(structures))."""
         return np.tile(self.ids(structures), (n_rows, 1))
+
+
+def _ragged(flat: np.ndarray, lens: np.ndarray, width: int = 0) -> np.ndarray:
+    """Consecutive runs of ``flat`` of lengths ``lens`` as the rows of a (len(lens), at least ``width``)
+    array, -1 padded."""
+    out = np.full((len(lens), max(int(lens.max(initial=0)), width)), -1, flat.dtype)
+    starts = np.cumsum(lens) - lens
+    out[np.repeat(np.arange(len(lens)), lens), np.arange(len(flat)) - np.repeat(starts, lens)] = flat
+    return out
 
 
 def _sorted_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -220,6 +243,15 @@ def _sorted_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     start[:, 1:] = s[:, 1:] != s[:, :-1]
     end[:, :-1] = start[:, 1:]
     return order, start, end
+
+
+def _labels(rows: np.ndarray) -> np.ndarray:
+    """One integer per row of ``rows`` (N, w) of integers >= -1, the same for equal rows: the columns
+    folded in one at a time, each fold numbered by :func:`pandas.factorize` (a hash table, no sort)."""
+    out = np.zeros(len(rows), np.int64)
+    for column in rows.T:
+        out = pd.factorize(out * (int(column.max(initial=-1)) + 2) + column + 1)[0]
+    return out
 
 
 def _compact(ids: np.ndarray, *more: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -274,24 +306,9 @@ class _Batch:
                       {m: v[r, at] for m, v in self.metrics.items()}, widths, int(self.n_fits[r]), self.valid[r, at])
 
 
-def _prune_rows(values: np.ndarray, ids: np.ndarray, percentile: float, min_survivors: int,
-                top: int | None) -> tuple[np.ndarray, int]:
-    """:func:`~automodel.search.prune.prune` of each row's candidates (``ids`` >= 0, scores ``values``):
-    the survivors' ids, best first, (R, C') -1 padded, and how many were deleted in all."""
-    kept = np.full((len(ids), min(ids.shape[1], top or ids.shape[1])), -1, np.intp)
-    n_deleted = 0
-    for r in range(len(ids)):
-        at = np.flatnonzero(ids[r] >= 0)
-        if len(at):
-            keep, deleted = prune(values[r, at], percentile, min_survivors, top)
-            kept[r, :len(keep)] = ids[r, at[keep]]
-            n_deleted += deleted
-    return _compact(kept)[0], n_deleted
-
-
 def _rename(term: Term, old: str, new: str) -> Term:
     """``term`` with parameter ``old`` replaced by ``new`` (the ``x`` placeholder of families)."""
-    return Term(tuple(replace(f, param=new) if f.param == old else f for f in term.factors))
+    return _canonical(Term(tuple(replace(f, param=new) if f.param == old else f for f in term.factors)))
 
 
 def _uses(term: Term, params: set[str]) -> bool:
@@ -323,7 +340,8 @@ class _Search:
     # -- helpers -------------------------------------------------------------------------------
     def terms(self, stage: str, key: str, default: tuple[Term, ...] = ()) -> tuple[Term, ...]:
         """The stage's terms that only use parameters this dataset has."""
-        return tuple(t for t in self.space.stages.get(stage, {}).get(key, default) if _uses(t, self.params))
+        return tuple(_canonical(t) for t in self.space.stages.get(stage, {}).get(key, default)
+                     if _uses(t, self.params))
 
     def note(self, text: str) -> None:
         """Record a note once (many targets may give the same)."""
@@ -349,12 +367,9 @@ class _Search:
         ids, skipped = self._fresh(cands, None, n_rows)
         batch = self._score(ks, rows, ids)
         if then is not None:
-            more = [self.reg.ids(then.more(r, batch.scores(r, self.reg)) if (ids[r] >= 0).any() else [])
-                    for r in range(len(ks))]
-            width = max(map(len, more), default=0)
-            extra, skipped_more = self._fresh(
-                np.array([np.pad(m, (0, width - len(m)), constant_values=-1) for m in more], np.intp).reshape(
-                    len(ks), width), ids, n_rows)
+            more = self.reg.rows([then.more(r, batch.scores(r, self.reg)) if (ids[r] >= 0).any() else []
+                                  for r in range(len(ks))])
+            extra, skipped_more = self._fresh(more, ids, n_rows)
             batch = batch.concat(self._score(ks, rows, extra))
             skipped += skipped_more
         if skipped.sum():
@@ -365,7 +380,7 @@ class _Search:
             report.note = "; ".join(filter(None, [report.note, then.note()]))
             self.notes.append(f"{name}: {then.note()}")
         report.n_fits = int(batch.n_fits.sum())
-        kept, report.n_deleted = _prune_rows(batch.metrics[self.opt.metric], batch.ids, self.opt.prune_percentile,
+        kept, report.n_deleted = prune_rows(batch.metrics[self.opt.metric], batch.ids, self.opt.prune_percentile,
                                              self.opt.min_survivors, top)
         report.n_kept = int(np.count_nonzero(kept >= 0))
         if final:
@@ -378,11 +393,11 @@ class _Search:
         width = max(int(self.reg.array("width")[chosen[chosen >= 0]].max(initial=0)), 1)
         coefs = np.full((K, width), np.nan)
         metrics = {m: np.full(K, np.nan) for m in METRICS}
-        for i in np.unique(chosen[chosen >= 0]):
-            ks = np.flatnonzero(chosen == i)
+        ks = np.flatnonzero(chosen >= 0)
+        if len(ks):
             batch = _score_targets(self.cache.matrix, self.Y, self.reg, ks, np.ones(self.ds.n_points, bool),
-                                   np.full((len(ks), 1), i), self.opt.weighting, self.opt.nonnegative,
-                                   tuple(METRICS), True, holdout_rows(self.ds))
+                                   chosen[ks, None], self.opt.weighting, self.opt.nonnegative, tuple(METRICS),
+                                   True, holdout_rows(self.ds), apart=True)
             coefs[ks, :batch.coefs.shape[2]] = batch.coefs[:, 0]
             for m in metrics:
                 metrics[m][ks] = batch.metrics[m][:, 0]
@@ -422,19 +437,26 @@ def _marked(columns: np.ndarray, n_columns: int) -> np.ndarray:
 
 def _score_targets(values: np.ndarray, Y: np.ndarray, reg: _Registry, ks: np.ndarray, rows: np.ndarray,
                    ids: np.ndarray, weighting: str, nonnegative: bool, names: tuple[str, ...], with_loo: bool,
-                   hold: np.ndarray | None) -> _Batch:
+                   hold: np.ndarray | None, apart: bool = False) -> _Batch:
     """Fit and score the pairs (``ids[r, c]``, target ``ks[r]``) on the rows ``rows``: as
     :func:`automodel.search.score.score` scores structures for one target, for many.
 
-    Targets are taken in chunks whose designs (their Gram matrices on the terms their candidates use)
-    fit in :data:`DESIGN_FLOATS`; each chunk's pairs of one width are solved :data:`CHUNK_PAIRS` at a
-    time (:func:`~automodel.search.score.score_pairs`). A pair whose terms are not finite on the rows
-    (or whose weighted column overflows for its target) is not fitted: metrics ``inf``, not valid.
+    Targets are taken in chunks whose designs fit in :data:`DESIGN_FLOATS` (per target, its weighted
+    columns of the terms the chunk's candidates use, and their Gram matrix unless the pairs need fewer
+    of its entries: then each pair's entries are formed when it is solved, the same numbers); each
+    chunk's pairs of one width are solved :data:`CHUNK_PAIRS` at a time
+    (:func:`~automodel.search.score.score_pairs`). A pair whose terms are not finite on the rows (or
+    whose weighted column overflows for its target) is not fitted: metrics ``inf``, not valid.
     ``hold`` marks the held-out rows of the ``holdout`` metric (read only when ``names`` ask for it).
+    ``apart`` (one candidate per target, ``ids`` (R, 1)): the metrics of each candidate's targets are
+    computed together and apart from the others', as a search of that candidate's targets alone
+    computes them (:func:`~automodel.search.score.score_pairs`, ``runs``); the solves are shared.
     """
     R, C = ids.shape
     width, signed, columns = reg.array("width"), reg.array("signed"), reg.array("columns")
-    w_max = max(int(width[ids[ids >= 0]].max(initial=0)), 1)
+    present = ids >= 0
+    k_of = width[ids[present]]
+    w_max = max(int(k_of.max(initial=0)), 1)
     metrics = {name: np.full((R, C), np.inf) for name in names}
     coefs = np.full((R, C, w_max), np.nan)
     valid = np.zeros((R, C), bool)
@@ -445,12 +467,15 @@ def _score_targets(values: np.ndarray, Y: np.ndarray, reg: _Registry, ks: np.nda
     y = Y[at]
     hold_rows = np.asarray(hold, bool)[at] if need_hold else None
     finite = np.isfinite(A).all(axis=0)
-    n_terms = max(int(np.count_nonzero(_marked(columns[ids[ids >= 0]], values.shape[1]))), 1)
-    step = max(1, DESIGN_FLOATS // (n_terms * (n_terms + len(A))))  # targets per design, bounded by the union
+    n_terms = max(int(np.count_nonzero(_marked(columns[ids[present]], values.shape[1]))), 1)
+    gram = R * n_terms * (n_terms + 1) <= int((k_of * (k_of + 1)).sum())  # whole Gram matrices cost less
+    step = max(1, DESIGN_FLOATS // (n_terms * ((n_terms if gram else 0) + len(A))))  # targets per design,
+    #                                                                                    bounded by the union
     similar = np.lexsort(ids[:, :4][:, ::-1].T) if C else np.arange(R)  # the same leading candidates:
     #                                                                     mostly the same terms
-    for lo in range(0, R, step):
-        chunk = similar[lo:lo + step]
+    cuts = _cuts(ids[similar, 0] if apart else None, R, step)
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        chunk = similar[lo:hi]
         sub = ids[chunk]
         r_i, c_i = np.nonzero(sub >= 0)
         if not len(r_i):
@@ -459,7 +484,7 @@ def _score_targets(values: np.ndarray, Y: np.ndarray, reg: _Registry, ks: np.nda
         used = np.flatnonzero(_marked(columns[pid], values.shape[1]))
         position = np.full(values.shape[1], -1, np.intp)
         position[used] = np.arange(len(used))
-        prep = prepare(A[:, used], y[:, ks[chunk]], weighting, hold_rows)
+        prep = prepare(A[:, used], y[:, ks[chunk]], weighting, hold_rows, gram)
         scale_ok = np.isfinite(prep.design.scale) & (np.isfinite(prep.held.scale) if prep.held is not None else True)
         kinds = width[pid] * 2 + signed[pid]
         for kind in np.unique(kinds):
@@ -471,16 +496,41 @@ def _score_targets(values: np.ndarray, Y: np.ndarray, reg: _Registry, ks: np.nda
                 ok = (finite[used][combos] & scale_ok[kern[:, None], combos]).all(axis=1)
                 sel, combos, kern = sel[ok], combos[ok], kern[ok]
             n_fits[chunk] += np.bincount(kern, minlength=len(chunk))
-            for a in range(0, len(sel), CHUNK_PAIRS):
-                part = slice(a, a + CHUNK_PAIRS)
+            starts = _pieces(pid[sel], CHUNK_PAIRS) if apart else None  # pairs sorted by candidate
+            steps = _cuts(None if starts is None else np.cumsum(starts), len(sel), CHUNK_PAIRS)
+            for a, b in zip(steps[:-1], steps[1:]):
+                part = slice(a, b)
+                runs = None if starts is None else np.r_[np.flatnonzero(starts[part]), b - a]
                 coef, mets = score_pairs(prep, combos[part], kern[part], nonnegative and not sign, names,
-                                         with_loo=with_loo)
+                                         with_loo=with_loo, runs=runs)
                 rr, cc = chunk[r_i[sel[part]]], c_i[sel[part]]
                 for name in names:
                     metrics[name][rr, cc] = mets[name]
                 coefs[rr, cc, :k] = coef
                 valid[rr, cc] = fitted(coef)
     return _Batch(ks, ids, metrics, coefs, valid, n_fits)
+
+
+def _pieces(keys: np.ndarray, size: int) -> np.ndarray:
+    """(n,) bool: where a piece of ``keys`` (sorted) starts: each run of equal keys in pieces of ``size``."""
+    at = np.arange(len(keys))
+    first = np.maximum.accumulate(np.where(np.r_[True, keys[1:] != keys[:-1]], at, 0))  # of each one's run
+    return (at - first) % size == 0
+
+
+def _cuts(keys: np.ndarray | None, n: int, step: int) -> list[int]:
+    """Where chunks of at most ``step`` of ``n`` rows start, and ``n``: every ``step`` rows, or with
+    ``keys`` (sorted, one per row) at the start of the run of equal keys a cut would fall in (a run
+    longer than ``step`` is cut after ``step``)."""
+    if keys is None:
+        return [*range(0, n, step), n]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    cuts = [0]
+    while cuts[-1] < n:
+        lo = cuts[-1]
+        run = starts[np.searchsorted(starts, lo + step, side="right") - 1]
+        cuts.append(n if lo + step >= n else int(run) if run > lo else lo + step)
+    return cuts
 
 
 class TemplateLists:
@@ -587,7 +637,17 @@ def _subsets(terms: tuple[Term, ...], max_terms: int, min_terms: int = 1) -> lis
 @lru_cache(maxsize=1 << 16)
 def _product(a: Term, b: Term) -> Term:
     """``a * b``, built once (stages multiply the same terms by the same functions for every seed)."""
-    return a * b
+    return _canonical(a * b)
+
+
+@lru_cache(maxsize=1 << 16)
+def _canonical(term: Term) -> Term:
+    """The first term seen equal to ``term``: equal terms made in different ways become one object, so
+    the structures that hold them compare (and are interned) by identity, not factor by factor."""
+    return term
+
+
+_canonical(ONE)  # first: the constant of the stages (``ONE``) is the canonical constant
 
 
 def _times(part: tuple[Term, ...], factor: Term) -> tuple[Term, ...]:
@@ -608,10 +668,7 @@ class _Lists:
 
     def first(self) -> np.ndarray:
         """Each target's first candidates (:meth:`TemplateLists.first`), (R, C) ids."""
-        rows = [self.reg.ids(lists.first()) for lists in self.lists]
-        width = max(map(len, rows), default=0)
-        return np.array([np.pad(r, (0, width - len(r)), constant_values=-1) for r in rows], np.intp).reshape(
-            len(rows), width)
+        return self.reg.rows([lists.first() for lists in self.lists])
 
     def more(self, r: int, scored: Scores) -> list[Structure]:
         """Target ``r``'s other seeds with their families' lists (:meth:`TemplateLists.__call__`)."""
@@ -653,7 +710,7 @@ def _part_stage(S: _Search, ks: np.ndarray, name: str, rows: np.ndarray, rows_te
     if part == "comm" and cfg.get("template_list", 0) and comp_groups:
         lists = _Lists(S.reg, seeds, additions, make, lambda s: _family(s.comp, comp_groups),
                        cfg["template_list"], S.opt.metric)
-    cands = lists.first() if lists else S.reg.table(seeds, lambda s: [make(s, a) for a in additions], {})
+    cands = lists.first() if lists else S.reg.table(seeds, lambda s: [make(s, a) for a in additions])
     survivors, _ = S.run(name, ks, rows, rows_text, cands, cfg.get("top", 16), note, final, then=lists)
     fitted = S.reports[-1].n_candidates
     none = (survivors < 0).all(axis=1)
@@ -670,7 +727,7 @@ def _part_stage(S: _Search, ks: np.ndarray, name: str, rows: np.ndarray, rows_te
     hit_groups = []
     for g in groups:
         hits = S.reg.table(survivors, lambda s: [s] if any(_contains(t, g.representative) for t in part_of(s))
-                           else [], {})
+                           else [])
         hits = hits[:, :survivors.shape[1]] if hits.shape[1] else np.full(survivors.shape, -1, np.intp)
         if part == "comm":
             hits[none] = -1
@@ -678,7 +735,7 @@ def _part_stage(S: _Search, ks: np.ndarray, name: str, rows: np.ndarray, rows_te
             hit_groups.append(terms_text([g.representative]))
         expanded.append(S.reg.table(hits, lambda s: [with_part(s, tuple(_swap(t, g.representative, member)
                                                                         for t in part_of(s)))
-                                                     for member in g.members], {}))
+                                                     for member in g.members]))
     expanded = _compact(np.concatenate(expanded, axis=1))[0] if expanded else np.full((len(ks), 0), -1, np.intp)
     grow = (expanded >= 0).any(axis=1)
     if grow.any():
@@ -721,7 +778,7 @@ def _contains(term: Term, rep: Term) -> bool:
 def _swap(term: Term, rep: Term, member: Term) -> Term:
     if not _contains(term, rep):
         return term
-    return Term(tuple(f for f in term.factors if f not in rep.factors)) * member
+    return _canonical(Term(tuple(f for f in term.factors if f not in rep.factors)) * member)
 
 
 def _stage_processors(S: _Search, ks: np.ndarray, seeds: np.ndarray, rows: np.ndarray, final: bool) -> np.ndarray:
@@ -770,7 +827,7 @@ def _processors(S: _Search, ks: np.ndarray, seeds: np.ndarray, stage_rows: np.nd
               ) -> tuple[np.ndarray, np.ndarray]:
         lists = (_Lists(S.reg, base, list(functions), make, family, size, S.opt.metric)
                  if size and comp_groups else None)
-        first = lists.first() if lists else S.reg.table(base, lambda s: [make(s, f) for f in functions], {})
+        first = lists.first() if lists else S.reg.table(base, lambda s: [make(s, f) for f in functions])
         kept, batch = S.run(name, ks, stage_rows, text, first, top, final=own, then=lists)
         return kept, batch.ids
 
@@ -782,7 +839,7 @@ def _processors(S: _Search, ks: np.ndarray, seeds: np.ndarray, stage_rows: np.nd
         kept = _put(kept, at, more_kept)
         scored = _put(scored, at, _hstack(scored[at], more))
     if over:
-        s3c = _hstack(kept, S.reg.table(kept, lambda s: [Structure(s.comp, s.comm, s.extra + (f,)) for f in over], {}))
+        s3c = _hstack(kept, S.reg.table(kept, lambda s: [Structure(s.comp, s.comm, s.extra + (f,)) for f in over]))
         kept, _ = S.run("processors/overhead", ks, stage_rows, text, s3c, top, final=own)
         scored = _hstack(scored, s3c)
     if final and not own:  # everything the stage scored, ranked on all runs (as the final stages are)
@@ -806,7 +863,7 @@ def _stage_parameters(S: _Search, ks: np.ndarray, seeds: np.ndarray, rows: np.nd
                     cands.append(Structure(_times(s.comp, h), _times(s.comm, h), s.extra))
             return cands
 
-        kept, _ = S.run(f"parameters/{x}", ks, rows, "all runs", S.reg.table(kept, make, {}), cfg.get("top", 16),
+        kept, _ = S.run(f"parameters/{x}", ks, rows, "all runs", S.reg.table(kept, make), cfg.get("top", 16),
                         final=True)
     return kept
 
@@ -896,8 +953,7 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
         if key not in memo:
             memo[key] = S.reg.ids(_pmnf_candidates(xs, lead, max_terms))
         rows_of.append(memo[key])
-    width = max(map(len, rows_of))
-    cands = np.array([np.pad(c, (0, width - len(c)), constant_values=-1) for c in rows_of], np.intp)
+    cands = _ragged(np.concatenate(rows_of), np.fromiter(map(len, rows_of), np.intp, len(rows_of)))
     S.run("pmnf/combined", ks, rows, "all runs" + (" (exhaustive)" if exhaustive else ""), cands,
           cfg.get("top", 42), final=True)
 
@@ -922,6 +978,21 @@ def _pmnf_candidates(xs: list[str], lead: dict[str, list[Term | None]], max_term
     return cands
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """Cyclic garbage collection paused (and resumed if it ran before). A search of many targets makes
+    ~10^5 small objects that form no cycles (its structures, their tuples and ids), and each full
+    collection they set off while it runs walks the whole heap: 0.35 s of 2.1 s for 1000 two-parameter
+    kernels. After it, one collection of the young generation takes them in."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> SearchOutcome:
     """Run the staged search of ``space`` on ``ds``; see the module docstring."""
     many = search_kernels(ds, ds.frame["time"].to_numpy(float)[:, None], space, tuple(METRICS), progress)
@@ -930,6 +1001,7 @@ def staged_search(ds: Dataset, space: SearchSpace, progress: bool = True) -> Sea
     return many.outcome(0)
 
 
+@_no_collection()
 def search_kernels(ds: Dataset, Y: np.ndarray, space: SearchSpace, names: tuple[str, ...] | None = None,
                    progress: bool = False) -> ManyOutcome:
     """The staged search of ``space`` for every column of ``Y`` (m, K): targets measured at the points of
@@ -1030,7 +1102,7 @@ def _search_with_n(S: _Search, ks: np.ndarray, p_levels: np.ndarray, has_p: bool
         over = S.terms("processors", "overhead")
         if over:
             s3c = _hstack(seeds, S.reg.table(seeds, lambda s: [Structure(s.comp, s.comm, s.extra + (f,))
-                                                                for f in over], {}))
+                                                                for f in over]))
             seeds, _ = S.run("processors/overhead", ks, all_rows, "all runs", s3c,
                              S.space.stages.get("processors", {}).get("top", 24), final=True)
         if ds.extra_params:
@@ -1045,12 +1117,14 @@ def _search_with_n(S: _Search, ks: np.ndarray, p_levels: np.ndarray, has_p: bool
     ks, seeds = ks[~empty], seeds[~empty]
     widths = np.where(seeds >= 0, S.reg.array("width")[np.maximum(seeds, 0)], np.iinfo(np.intp).max)
     need = widths.min(axis=1, initial=np.iinfo(np.intp).max) + 2
-    parts: dict[bytes, tuple[np.ndarray, str, str, list[int]]] = {}  # the targets of each communication row set
-    for j, k in enumerate(need.tolist()):
-        rows2, text2, note = (_communication_rows(frame, p_levels, k) if has_p else (all_rows, "all runs", ""))
-        parts.setdefault(rows2.tobytes() + text2.encode(), (rows2, text2, note, []))[3].append(j)
+    parts: dict[bytes, tuple[np.ndarray, str, str, list[np.ndarray]]] = {}  # the targets of each row set
+    values, first = np.unique(need, return_index=True)
+    for k in values[np.argsort(first)]:  # the rows of the communication stage: by the narrowest model's width
+        rows2, text2, note = (_communication_rows(frame, p_levels, int(k)) if has_p else (all_rows, "all runs", ""))
+        key = rows2.tobytes() + text2.encode()
+        parts.setdefault(key, (rows2, text2, note, []))[3].append(np.flatnonzero(need == k))
     for rows2, text2, note, members in parts.values():
-        at = np.asarray(members)
+        at = np.sort(np.concatenate(members))
         part = _part_stage(S, ks[at], "communication", rows2, text2, seeds[at], "comm", (ONE,), single, note)
         if has_p:
             part = _stage_processors(S, ks[at], part, all_rows, final=True)
@@ -1108,13 +1182,13 @@ def _final(S: _Search) -> ManyOutcome:
     if valid.any():  # the set of columns with a nonzero coefficient, sorted, named by an integer
         cols = reg.array("columns")[ids[valid]][:, :width]  # -1 beyond each structure's terms
         cols = np.sort(np.where(coefs[valid] != 0.0, cols, -1), axis=1)
-        key[valid] = np.unique(cols, axis=0, return_inverse=True)[1].reshape(-1)
+        key[valid] = _labels(cols)
     key = np.take_along_axis(key, ranked, axis=1)
     sorted_at, start, _ = _sorted_groups(key)
     first = np.zeros(key.shape, bool)
     r, s = np.nonzero(start)
     first[r, sorted_at[r, s]] = True
     keep = first & (key >= 0)
-    return ManyOutcome(reg.structures, ids, metrics, coefs, valid, n_fits,
-                       _compact(np.where(keep, ranked, -1))[0], S.failed, S.reports, S.notes, S.adaptive,
-                       S.rescore)
+    return ManyOutcome(reg.structures, S.cache.terms, reg.array("columns"), reg.array("signed"), ids, metrics,
+                       coefs, valid, n_fits, _compact(np.where(keep, ranked, -1))[0], S.failed, S.reports, S.notes,
+                       S.adaptive, S.rescore)

@@ -31,8 +31,10 @@ class Design:
     ----------
     scale : (K, T) array
         Column norms; coefficients on the scaled columns divided by them are term coefficients.
-    gram : (K, T, T) array
-        ``X_j'X_j`` (unit diagonal except for all-zero columns).
+    gram : (K, T, T) array or None
+        ``X_j'X_j`` (unit diagonal except for all-zero columns); None when the design was built without
+        it (:func:`design`, ``gram=False``): :func:`gather` then forms each pair's entries from the
+        columns.
     moment : (K, T) array
         ``X_j't_j``.
     target_ss : (K,) array
@@ -43,7 +45,7 @@ class Design:
     """
 
     scale: np.ndarray
-    gram: np.ndarray
+    gram: np.ndarray | None
     moment: np.ndarray
     target_ss: np.ndarray
     stored: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
@@ -81,9 +83,11 @@ class Design:
 #: ``np.einsum`` on large data). Below it ``np.einsum``, whose sums do not depend on how many threads
 #: BLAS has: a small design has the same bits in a one-thread parallel worker as in the serial run.
 BLAS_GRAM = 1 << 27
+#: floats of gathered columns :func:`gather` holds at once when it forms Gram entries from the columns
+GATHER_FLOATS = 1 << 22
 
 
-def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> Design:
+def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None, gram: bool = True) -> Design:
     """Prepare term values ``values`` (m, T) and targets ``y`` for batched solves.
 
     Parameters
@@ -94,6 +98,11 @@ def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None)
         One target, or one column per target.
     weights : array like ``y``, optional
         Row weights of each target (:func:`automodel.options.weights`); none: all ones.
+    gram : bool
+        Form every target's Gram matrix (T x T). False: none is formed where ``np.einsum`` would form
+        it (below :data:`BLAS_GRAM`), and :func:`gather` forms only the entries of the pairs it is
+        given, with the same sums (so the same numbers): cheaper when the pairs use few of the T^2
+        entries (many targets, each with its own candidates).
 
     Examples
     --------
@@ -119,12 +128,12 @@ def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None)
     cols[~np.isfinite(scale)] = 0.0  # a column beyond the range of floats: unusable (see :func:`usable`)
     target = (Y * sw).T.copy()
     if cols[0].size * cols.shape[1] < BLAS_GRAM:  # the same bits however BLAS is threaded
-        gram = np.einsum("kai,kbi->kab", cols, cols)
+        G = np.einsum("kai,kbi->kab", cols, cols) if gram else None
     else:
-        gram = np.empty(cols.shape[:2] + cols.shape[1:2])
+        G = np.empty(cols.shape[:2] + cols.shape[1:2])
         for k, c in enumerate(cols):  # each target's columns times themselves
-            np.dot(c, c.T, out=gram[k])
-    return Design(scale, gram, (cols * target[:, None, :]).sum(axis=2), np.square(target).sum(axis=1),
+            np.dot(c, c.T, out=G[k])
+    return Design(scale, G, (cols * target[:, None, :]).sum(axis=2), np.square(target).sum(axis=1),
                   (cols, target))
 
 
@@ -162,16 +171,29 @@ def gather(des: Design, kern: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray,
     indices, ``kern`` (B,) target indices.
 
     One flat ``take`` per entry of the lower triangle, mirrored (2.5x faster than 2-D fancy indexing).
+    A design without Gram matrices (:func:`design`, ``gram=False``) has each entry formed from the
+    pair's columns by the sum :func:`design` forms its Gram matrices with (``np.einsum`` along the rows:
+    the same numbers), :data:`GATHER_FLOATS` at a time.
     """
     T = des.scale.shape[1]
     ct = np.ascontiguousarray(cols.T)  # (k, B)
     k, n = ct.shape
     row = ct + kern * T if des.n_targets > 1 else ct  # (k, B): row of (target, column) in the (K * T) axis
-    flat, start = des.gram.reshape(-1), row * T
     gram = np.empty((k, k, n))
-    for i in range(k):
-        for j in range(i + 1):
-            gram[i, j] = gram[j, i] = flat.take(start[i] + ct[j])
+    if des.gram is None:
+        columns = des.columns.reshape(-1, des.columns.shape[2])  # (K * T, m)
+        step = max(1, GATHER_FLOATS // max(k * columns.shape[1], 1))
+        for lo in range(0, n, step):
+            part = slice(lo, lo + step)
+            X = [columns.take(row[i, part], axis=0) for i in range(k)]
+            for i in range(k):
+                for j in range(i + 1):
+                    gram[i, j, part] = gram[j, i, part] = np.einsum("bm,bm->b", X[i], X[j])
+    else:
+        flat, start = des.gram.reshape(-1), row * T
+        for i in range(k):
+            for j in range(i + 1):
+                gram[i, j] = gram[j, i] = flat.take(start[i] + ct[j])
     return gram, des.moment.reshape(-1).take(row)
 
 
