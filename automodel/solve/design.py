@@ -119,13 +119,19 @@ def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
     v_max, w_max = _magnitude(values), _magnitude(sw)
     # (K, T, m) in C order: each column contiguous, so a pair's columns are a plain row gather
     scaled = np.divide(values.T, v_max[:, None], order="C")
-    cols = np.multiply((sw / w_max).T[:, None, :], scaled[None, :, :], order="C")
-    norm = np.sqrt(np.square(cols).sum(axis=2))  # sums along rows: the same bits for any number of targets
+    if sw.shape[1] == 1:  # one target: weighted in place, no second (T, m) array
+        scaled *= (sw[:, 0] / w_max[0])[None, :]
+        cols = scaled[None]
+    else:
+        cols = np.multiply((sw / w_max).T[:, None, :], scaled[None, :, :], order="C")
+    # sums along rows (contiguous): the same bits for a target alone as beside others (tested)
+    norm = np.sqrt(np.einsum("kti,kti->kt", cols, cols))
     norm[norm == 0] = 1.0
     cols /= norm[:, :, None]
     with np.errstate(over="ignore"):
         scale = norm * v_max[None, :] * w_max[:, None]
-    cols[~np.isfinite(scale)] = 0.0  # a column beyond the range of floats: unusable (see :func:`usable`)
+    if not np.isfinite(scale).all():
+        cols[~np.isfinite(scale)] = 0.0  # a column beyond the range of floats: unusable (see :func:`usable`)
     target = (Y * sw).T.copy()
     if cols[0].size * cols.shape[1] < BLAS_GRAM:  # the same bits however BLAS is threaded
         G = np.einsum("kai,kbi->kab", cols, cols) if gram else None
@@ -133,7 +139,7 @@ def design(values: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
         G = np.empty(cols.shape[:2] + cols.shape[1:2])
         for k, c in enumerate(cols):  # each target's columns times themselves
             np.dot(c, c.T, out=G[k])
-    return Design(scale, G, (cols * target[:, None, :]).sum(axis=2), np.square(target).sum(axis=1),
+    return Design(scale, G, np.einsum("kti,ki->kt", cols, target), np.square(target).sum(axis=1),
                   (cols, target))
 
 
