@@ -189,7 +189,8 @@ class Term:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", _merge(tuple(self.factors)))
-        object.__setattr__(self, "_hash", hash(self.factors))
+        # of the text, not of the factors: Python hashes -1 and -2 alike, so p^-1 and p^-2 would collide
+        object.__setattr__(self, "_hash", hash(repr(self.factors)))
 
     def __hash__(self) -> int:  # computed once: terms key every cache (exponents are Fractions, slow to hash)
         return self._hash
