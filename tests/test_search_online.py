@@ -14,7 +14,7 @@ from automodel.solve.design import design
 from automodel.solve.lstsq import solve
 from automodel.search import online
 from automodel.search.online import LivePool, OnlineOptions, PoolStats, anomalous, refit
-from automodel.space.terms import term_values
+from automodel.space.terms import TermPlan, term_values
 from automodel.space.parse import parse_term
 
 TERMS = ["1", "n", "n^2", "n^3/p", "n^2*log2(p)", "n^2*log2(p)/bw", "n^3/p/cpu", "log2(p)", "p", "sqrt(n)/p"]
@@ -278,3 +278,29 @@ def test_statistics_after_a_flagged_run_equal_a_rebuild_from_the_admitted_runs()
     np.testing.assert_allclose(pool.stats.moment, rebuilt.moment, rtol=1e-12)
     np.testing.assert_array_equal(pool.y, y[kept])  # the flagged run is not a reference run either
     np.testing.assert_allclose(pool.score, refit(rebuilt, index, width, True).score, rtol=1e-6)
+
+
+def test_term_plan_and_lazy_values_equal_term_values():
+    """TermPlan (and term_values, a one-off plan) evaluates each term as Term.evaluate does, bit for bit
+    (non-finite values NaN), all terms or
+    some; LazyValues computes a column when it is first read and slides like the dense window."""
+    rng = np.random.default_rng(11)
+    terms = [parse_term(t) for t in TERMS + ["n^2*log2(n)/p", "1/cpu", "log2(p)/p", "n^(3/2)*sqrt(p)/bw"]]
+    m = 60
+    cols = {q: rng.uniform(0.5, 8000, m) for q in ("n", "p", "cpu", "bw")}
+    cols["p"][:3] = 0.0  # log2(0), 1/0: not finite
+    with np.errstate(all="ignore"):  # each term alone, as Term.evaluate computes it
+        ref = np.column_stack([t.evaluate(cols, m) for t in terms])
+    ref[~np.isfinite(ref)] = np.nan
+    np.testing.assert_array_equal(term_values(terms, cols, m), ref)
+    plan = TermPlan(terms)
+    np.testing.assert_array_equal(plan.values(cols, m), ref)
+    some = np.array([12, 0, 5])
+    np.testing.assert_array_equal(plan.values(cols, m, some), ref[:, some])
+    asked = []
+    lazy = online.LazyValues(lambda c: asked.append(c.tolist()) or plan.values(cols, m, c), m, len(terms))
+    np.testing.assert_array_equal(lazy[:, np.array([3, 7])], ref[:, [3, 7]])
+    np.testing.assert_array_equal(lazy[:, np.array([7, 2])], ref[:, [7, 2]])
+    assert asked == [[3, 7], [2]]
+    slid = lazy.appended(ref[:4], 50)
+    np.testing.assert_array_equal(np.asarray(slid), np.concatenate([ref, ref[:4]])[-50:])

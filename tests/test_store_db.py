@@ -1,14 +1,16 @@
 """Opening a store: paths and URLs, one-line errors, readers that create nothing, what is retried."""
 
+import io
 import sqlite3
 import sys
 
+import numpy as np
 import pytest
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from automodel import store as S
 from automodel.errors import StoreError
-from automodel.store.db import database_url, transient
+from automodel.store.db import database_url, pack, transient, unpack
 
 
 def test_open_errors(tmp_path):
@@ -65,3 +67,25 @@ def test_what_is_transient():
     assert transient(error(OperationalError, OSError("connection refused")), sqlite=False)
     assert not transient(error(OperationalError, OSError("connection timeout expired")), sqlite=False)
     assert not transient(error(IntegrityError, ValueError("duplicate")), sqlite=False)
+
+
+def test_a_state_blob_unpacks_as_numpy_loads_it():
+    """unpack reads the stored members itself: the arrays numpy.load returns (values, dtypes, layouts,
+    writable); a damaged blob is a StoreError."""
+    rng = np.random.default_rng(0)
+    arrays = {"gram": rng.random((7, 7)), "alive": rng.random(9) > 0.5, "f": np.asfortranarray(rng.random((3, 4))),
+              "empty": np.zeros((0, 5)), "ints": np.arange(4, dtype=">i4"), "nan": np.array([np.nan, 1.0])}
+    blob = pack(**arrays)
+    got = unpack(blob, "state")
+    with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+        for k in arrays:
+            ref = npz[k]
+            assert got[k].dtype == ref.dtype and got[k].flags.writeable
+            assert (got[k].flags.c_contiguous, got[k].flags.f_contiguous) == (ref.flags.c_contiguous,
+                                                                              ref.flags.f_contiguous)
+            np.testing.assert_array_equal(got[k], ref)
+    damaged = bytearray(blob)
+    damaged[len(blob) // 2] ^= 0xFF
+    for bad in (bytes(damaged), blob[:100]):
+        with pytest.raises(StoreError, match="damaged state blob"):
+            unpack(bad, "state")

@@ -9,12 +9,15 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, select, update
 
+from automodel import data
 from automodel import store as S
 from automodel.errors import DataError, StoreError
 from automodel.search import online
 from automodel.store import pool as pool_module
+from automodel.store import schema
+from automodel.store.db import pack, unpack
 
 observe_module = sys.modules["automodel.store.observe"]  # automodel.store.observe is also the function
 
@@ -63,7 +66,8 @@ def _window(monkeypatch, size: int) -> None:
 
 def test_an_observe_reads_the_window_not_every_run(tmp_path, monkeypatch):
     """Issue 18: an observe read and evaluated every stored run; it reads the persisted statistics and
-    the ANOMALY_WINDOW fitted runs stored last, with one query, and never the whole run table."""
+    recent runs (the ANOMALY_WINDOW fitted runs stored last) and no stored run. After an exclude or a
+    readmit, whose state keeps no recent runs, it reads them with one query; never the whole run table."""
     _window(monkeypatch, 10)
     path = tmp_path / "s.db"
     S.observe(path, "app", _grid())
@@ -82,9 +86,38 @@ def test_an_observe_reads_the_window_not_every_run(tmp_path, monkeypatch):
     monkeypatch.setattr(pool_module, "fitted_runs", counted)
     monkeypatch.setattr(pool_module, "run_frame", forbidden)
     rep = S.observe(path, "app", _runs(2, 3))
-    assert read == [(10, 10)] and len(rep.run_ids) == 3 and rep.n_admitted == 65
+    assert read == [] and len(rep.run_ids) == 3 and rep.n_admitted == 65
+    S.exclude(path, "app", rep.run_ids[:1])
+    rep = S.observe(path, "app", _runs(3, 2))
+    assert read == [(10, 10)] and len(rep.run_ids) == 2 and rep.n_admitted == 66
+    S.observe(path, "app", _runs(4, 2))
+    assert read == [(10, 10)]
     monkeypatch.undo()
-    assert S.verify(path, "app")["fitted"] == 65  # the statistics are those of every fitted run
+    assert S.verify(path, "app")["fitted"] == 68  # the statistics are those of every fitted run
+
+
+def test_a_stream_ranks_as_when_every_update_reads_its_window_from_the_runs(tmp_path, monkeypatch):
+    """Runs observed one at a time, some of them anomalous, rank, prune and flag as when every update
+    reads the anomaly rule's recent runs from the run table (a state that keeps none)."""
+    _window(monkeypatch, 12)
+    batch = _runs(7, 50)
+    batch.loc[[20, 33, 41], "time"] *= [3.0, 0.2, 5.0]
+
+    def stream(path):
+        S.observe(path, "app", _grid())
+        return [S.observe(path, "app", batch.iloc[i:i + 1]) for i in range(len(batch))]
+
+    kept = stream(tmp_path / "kept.db")
+    save = pool_module.save_pool
+    monkeypatch.setattr(observe_module, "save_pool", lambda conn, app, pool, recent=None: save(conn, app, pool))
+    read = stream(tmp_path / "read.db")
+    assert kept == read and sum(len(r.flagged) for r in kept) >= 2
+    same = ["update", "event", "added", "admitted", "flagged", "live", "pruned", "cutoff", "leader_id",
+            "leader_score", "leader", "top"]
+    pd.testing.assert_frame_equal(S.history(tmp_path / "kept.db", "app")[same],
+                                  S.history(tmp_path / "read.db", "app")[same])
+    monkeypatch.undo()
+    assert S.verify(tmp_path / "kept.db", "app")["runs"] == 82
 
 
 def test_pruned_candidates_are_written_in_one_statement(tmp_path):
@@ -132,3 +165,40 @@ def test_a_recreated_store_does_not_reuse_the_pool_layout_it_replaced(tmp_path):
     S.observe(path, "app", other)
     S.observe(path, "app", _runs(6, 2).drop(columns=["cpu", "bw"]))
     assert "cpu" not in S.leader_model(path, "app").formula and S.verify(path, "app")["runs"] == 34
+
+
+def test_verify_checks_the_recent_runs_the_state_keeps(tmp_path):
+    """The state keeps the anomaly rule's recent runs (their parameters and times); verify compares them
+    with the fitted runs stored last."""
+    path = tmp_path / "s.db"
+    S.observe(path, "app", _grid())
+    S.observe(path, "app", _runs(1, 3))
+    assert S.verify(path, "app")["fitted"] == 35
+    st, state = S.open_store(path), schema.state
+    with st.engine.begin() as conn:
+        blob = conn.execute(select(state.c.arrays)).scalar_one()
+        arrays = unpack(blob, "state")
+        assert arrays["window"].shape == (35, 5)
+        arrays["window"][-1, -1] *= 2.0
+        conn.execute(update(state).values(arrays=pack(**arrays)))
+    with pytest.raises(StoreError, match="recent runs of the state differ"):
+        S.verify(path, "app")
+
+
+def test_observe_reads_the_runs_of_load_without_aggregating(tmp_path):
+    """An observe of an application the store has reads its runs with load_runs: the runs, columns and
+    errors of automodel.data.load, without grouping the repetitions."""
+    frame = pd.concat([_runs(8, 10), _runs(8, 3)], ignore_index=True).rename(columns={"time": "seconds"})
+    ds, runs = data.load(frame, time="seconds"), data.load_runs(frame, time="seconds")
+    pd.testing.assert_frame_equal(ds.runs, runs.runs)
+    assert (ds.params, dict(ds.roles), ds.source, ds.notes) == (runs.params, dict(runs.roles), runs.source, runs.notes)
+    for bad in (frame.assign(seconds=-1.0), frame.drop(columns=["p"]).assign(p="x")):
+        with pytest.raises(DataError) as a:
+            data.load(bad, time="seconds")
+        with pytest.raises(DataError) as b:
+            data.load_runs(bad, time="seconds")
+        assert str(a.value) == str(b.value)
+    path = tmp_path / "s.db"
+    S.observe(path, "app", _grid().rename(columns={"time": "seconds"}), time="seconds")
+    rep = S.observe(path, "app", frame)  # the application's columns
+    assert len(rep.run_ids) == 13 and S.verify(path, "app")["runs"] == 45

@@ -92,6 +92,8 @@ def as_float(value: object) -> float:
 
 def _floats(raw: pd.Series) -> np.ndarray:
     """The cells as floats, NaN where a cell is not a number, inf where it is beyond the range of floats."""
+    if isinstance(raw.dtype, np.dtype) and raw.dtype.kind in "fiu":  # numbers already (what to_numeric returns)
+        return raw.to_numpy(float)
     try:
         return pd.to_numeric(raw, errors="coerce").to_numpy(float)
     except OverflowError:  # a Python integer too large for a float

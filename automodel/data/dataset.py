@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Mapping
+from typing import Iterable, Literal, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
 from automodel.options import AGGREGATES, ROLE_NAMES
 
-__all__ = ["Dataset", "load", "aggregate_se", "configuration_se"]
+__all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_se", "configuration_se"]
 
 @dataclass(frozen=True)
 class Dataset:
@@ -158,6 +158,44 @@ def load(
     DataError
         With file, row (as a line number of the file, the header being line 1) and column.
     """
+    runs, params_present, roles, src, notes, carried = _runs(
+        data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate, explicit=explicit,
+        source=source, covariates=covariates)
+    frame = _aggregate(runs, params_present, aggregate, carried)
+    return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried)
+
+
+class Runs(NamedTuple):
+    """The validated runs of :func:`load_runs`: :class:`Dataset` without the aggregated ``frame``."""
+
+    runs: pd.DataFrame
+    params: tuple[str, ...]
+    roles: Mapping[str, str]
+    source: str
+    notes: tuple[str, ...]
+    covariates: tuple[str, ...]
+
+
+def load_runs(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
+              cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
+              explicit: Iterable[str] = (), source: str | None = None, covariates: Iterable[str] = ()) -> Runs:
+    """The runs of :func:`load` (read, mapped to roles, validated), not aggregated: for a caller that
+    keeps every run (``automodel.store.observe``), without the cost of grouping the repetitions.
+    The same arguments (but ``aggregate``), the same errors, the same :attr:`Dataset.runs`."""
+    return Runs(*_runs(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=_UNCHECKED,
+                       explicit=explicit, source=source, covariates=covariates))
+
+
+#: the ``aggregate`` of :func:`load_runs`, which aggregates nothing (not checked)
+_UNCHECKED = object()
+
+
+def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str | None, cpu: str | None,
+          bw: str | None, params: Iterable[str], aggregate: object, explicit: Iterable[str], source: str | None,
+          covariates: Iterable[str]) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
+                                              tuple[str, ...]]:
+    """:func:`load` up to the aggregation (``aggregate`` is checked unless :data:`_UNCHECKED`): the runs, the
+    parameters, the roles, the source, the notes and the covariates carried."""
     raw = data if isinstance(data, pd.DataFrame) else read(Path(data))
     src = source or raw.attrs.get("source", "<DataFrame>")
     if raw.empty:
@@ -167,7 +205,7 @@ def load(
     row_offset = rows_of(raw)  # where each row is in the file, for messages
     given = list(raw.attrs.get("params", ()))
     raw = raw.reset_index(drop=True)
-    if aggregate not in AGGREGATES:
+    if aggregate is not _UNCHECKED and aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
 
     explicit = set(explicit) | {"time"}
@@ -203,9 +241,8 @@ def load(
     carried = tuple(c for c in dict.fromkeys(covariates) if c in available and c not in used)
     canon.update({c: numeric(raw, c, c, src, row_offset) for c in carried})
     runs = pd.DataFrame({q: canon[q] for q in params_present + carried + ("time",)})
-    frame = _aggregate(runs, params_present, aggregate, carried)
-    return Dataset(runs, frame, params_present, {r: mapping[r] for r in params_present + ("time",)},
-                   src, aggregate, notes=tuple(notes), covariates=carried)
+    return (runs, params_present, {r: mapping[r] for r in params_present + ("time",)}, src, tuple(notes),
+            carried)
 
 
 def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, list[str]]:

@@ -34,6 +34,7 @@ aside (exact, no rebuild), the candidates are refitted, and the rule is applied 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -44,10 +45,10 @@ from automodel.search.prune import prune, rank
 from automodel.search.select import select, thresholds
 from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
-from automodel.space.terms import Term
+from automodel.space.terms import Term, TermPlan
 
-__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "refit", "anomalous", "unexplained",
-           "relative_residuals", "ANOMALY_WINDOW"]
+__all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "LazyValues", "refit",
+           "anomalous", "unexplained", "relative_residuals", "ANOMALY_WINDOW"]
 
 _MAD_TO_SIGMA = 1.4826
 #: the admitted runs (added last) that, with the new runs, are the anomaly rule's reference (module docstring)
@@ -95,6 +96,43 @@ class OnlineOptions:
         own = {f.name for f in fields(cls)} - {"fit"}
         return cls(replace(ONLINE_FIT, **{k: v for k, v in d.items() if k in _SHARED}),
                    **{k: v for k, v in d.items() if k in own})
+
+
+class LazyValues:
+    """(m, T) pool values of runs whose columns are computed when first read (``values[:, cols]``).
+
+    ``compute(cols)`` returns the (m, len(cols)) values of the columns ``cols`` (sorted, distinct). The
+    anomaly rule reads only the leading candidates' columns of its reference runs, so a store's update
+    evaluates those (a few dozen) instead of the whole pool (hundreds).
+    """
+
+    def __init__(self, compute: Callable[[np.ndarray], np.ndarray], n_rows: int, n_terms: int) -> None:
+        self._compute = compute
+        self._data = np.empty((n_rows, n_terms), order="F")  # a column fills (touches) only its own pages
+        self._known = np.zeros(n_terms, bool)
+        self.shape = (n_rows, n_terms)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        rows, cols = key if isinstance(key, tuple) else (key, slice(None))
+        wanted = np.arange(self.shape[1])[cols]
+        missing = np.unique(wanted[~self._known[wanted]])
+        if len(missing):
+            self._data[:, missing] = self._compute(missing)
+            self._known[missing] = True
+        return self._data[rows, cols]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self[:, :]
+        return out if dtype is None else out.astype(dtype)
+
+    def appended(self, rows: np.ndarray, keep: int) -> "LazyValues":
+        """These runs followed by ``rows`` (dense values), the ``keep`` last of them (still lazy)."""
+        start = max(len(self) + len(rows) - keep, 0)
+        return LazyValues(lambda cols: np.concatenate([self[:, cols], rows[:, cols]])[start:],
+                          len(self) + len(rows) - start, self.shape[1])
 
 
 @dataclass
@@ -265,9 +303,11 @@ class LivePool:
         Over the admitted runs.
     values, y : (m, T), (m,)
         Pool term values and times of the admitted runs added last, at most :data:`ANOMALY_WINDOW`
-        (the anomaly rule's reference; module docstring).
+        (the anomaly rule's reference; module docstring); ``values`` may be a :class:`LazyValues`.
     coef, score : (N, K), (N,)
         Current fit; ``inf`` score for dead candidates.
+    plan : TermPlan, optional
+        The terms prepared for evaluation (:meth:`term_values`); made on first use when not given.
     """
 
     terms: list[Term]
@@ -280,12 +320,20 @@ class LivePool:
     options: OnlineOptions = field(default_factory=OnlineOptions)
     coef: np.ndarray | None = None
     score: np.ndarray | None = None
+    plan: TermPlan | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.coef is None:
             self.coef = np.full(self.index.shape, np.nan)
         if self.score is None:
             self.score = np.full(len(self.index), np.inf)
+
+    def term_values(self, columns: Mapping[str, np.ndarray], n_rows: int) -> np.ndarray:
+        """(n_rows, T) pool values of runs with parameter ``columns``
+        (:func:`automodel.space.terms.term_values` of :attr:`terms`, through :attr:`plan`)."""
+        if self.plan is None:
+            self.plan = TermPlan(self.terms)
+        return self.plan.values(columns, n_rows)
 
     @property
     def leader(self) -> int:
@@ -365,15 +413,20 @@ class LivePool:
 
     def _remember(self, values: np.ndarray, y: np.ndarray) -> None:
         """Append runs to the recent runs, keeping the :data:`ANOMALY_WINDOW` added last."""
-        self.values = np.concatenate([self.values, values])[-ANOMALY_WINDOW:]
+        if isinstance(self.values, LazyValues):
+            self.values = self.values.appended(values, ANOMALY_WINDOW)
+        else:
+            self.values = np.concatenate([self.values, values])[-ANOMALY_WINDOW:]
         self.y = np.concatenate([self.y, y])[-ANOMALY_WINDOW:]
 
-    def update(self, values: np.ndarray, y: np.ndarray, screen: bool = True, do_prune: bool = True) -> Update:
+    def update(self, values: np.ndarray, y: np.ndarray, screen: bool = True, do_prune: bool = True,
+               before: int | None = None) -> Update:
         """Add runs, refit, set aside anomalous new runs (each time: the statistics from before plus the
         new runs kept, refit), re-rank and prune by percentile. The reference of the anomaly rule is the
-        recent runs (:attr:`values`, :attr:`y`) plus the new ones; the new runs kept join the recent runs."""
+        recent runs (:attr:`values`, :attr:`y`) plus the new ones; the new runs kept join the recent runs.
+        ``before``: the current :attr:`leader`, when the caller has it already."""
         o = self.options
-        before = self.leader
+        before = self.leader if before is None else before
         saved = self.stats.copy()
         w = self._weights(y)
         self.stats.add(values, y, w)

@@ -26,7 +26,7 @@ import sympy
 from automodel.errors import ModelFileError
 from automodel.space.symbols import log2, symbol
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum", "term_values"]
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum", "term_values", "TermPlan"]
 
 Columns = Mapping[str, np.ndarray]
 
@@ -241,24 +241,53 @@ def term_values(terms: Iterable[Term], columns: Columns, n_rows: int) -> np.ndar
 
     Each distinct factor is evaluated once (vectorised) and each term is the product of its factors'
     values in order, as :meth:`Term.evaluate` computes it: many terms share factors (``n^2`` in
-    ``n^2/p`` and ``n^2*log2(p)/bw``).
+    ``n^2/p`` and ``n^2*log2(p)/bw``); see :class:`TermPlan`.
     """
-    terms = list(terms)
-    out = np.empty((n_rows, len(terms)))
-    done: dict[Factor, np.ndarray] = {}
-    with np.errstate(all="ignore"):
-        for j, t in enumerate(terms):
-            if not t.factors:
-                out[:, j] = 1.0
-                continue
-            value = None
-            for f in t.factors:
-                if f not in done:
-                    done[f] = f.evaluate(columns)
-                value = done[f] if value is None else value * done[f]
-            out[:, j] = value
-    out[~np.isfinite(out)] = np.nan
-    return out
+    return TermPlan(list(terms)).values(columns, n_rows)
+
+
+class TermPlan:
+    """The pool's terms prepared for evaluation: each distinct factor once, each term the product of its
+    factors' values in order, the terms of one width multiplied together.
+
+    Made once, it evaluates the terms again without hashing the factors on every call (their exponents
+    are Fractions, slow to hash), all of them or a subset (:func:`term_values` is a one-off plan).
+    """
+
+    def __init__(self, terms: list[Term] | tuple[Term, ...]) -> None:
+        ids: dict = {}
+        lists = [[ids.setdefault(f, len(ids)) for f in t.factors] for t in terms]
+        self.factors = list(ids)
+        self.width = np.array([len(x) for x in lists], dtype=np.intp)
+        self.index = np.full((len(lists), max(self.width, default=0)), -1, dtype=np.intp)
+        for j, x in enumerate(lists):
+            self.index[j, :len(x)] = x
+
+    def __len__(self) -> int:
+        return len(self.width)
+
+    def values(self, columns: Mapping[str, np.ndarray], n_rows: int, which: np.ndarray | None = None
+               ) -> np.ndarray:
+        """(n_rows, T) values of the terms (of ``terms[which]`` only: (n_rows, len(which))); values that
+        are not finite become NaN."""
+        which = np.arange(len(self)) if which is None else np.asarray(which, dtype=np.intp)
+        index, width = self.index[which], self.width[which]
+        out = np.empty((n_rows, len(which)))
+        done = np.empty((n_rows, len(self.factors)))
+        with np.errstate(all="ignore"):
+            for f in np.unique(index[index >= 0]):
+                done[:, f] = self.factors[f].evaluate(columns)
+            for k in np.unique(width):
+                sel = np.flatnonzero(width == k)
+                if k == 0:
+                    out[:, sel] = 1.0
+                    continue
+                value = done[:, index[sel, 0]]
+                for i in range(1, k):
+                    value = value * done[:, index[sel, i]]
+                out[:, sel] = value
+        out[~np.isfinite(out)] = np.nan
+        return out
 
 
 def term_sum(terms: Iterable[Term], coefficients: Iterable[float]) -> sympy.Expr:

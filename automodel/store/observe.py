@@ -1,9 +1,11 @@
 """Writes to the store: observe new runs (the first observe runs the staged search), re-admit or
 exclude runs. Each call is one transaction (see :mod:`automodel.store.db`).
 
-An observe reads the persisted statistics and the anomaly rule's window of recent runs, not every
-stored run, and writes the new runs, the flags and the pruned candidates with one batched statement
-each, so its time and I/O grow with the new runs, not with the store.
+An observe reads the persisted statistics and the anomaly rule's window of recent runs (both in the
+state row), not the stored runs, and writes the new runs, the flags and the pruned candidates with one
+batched statement each, so its time and I/O grow with the new runs, not with the store. An observe of an
+application the store has is one write transaction (the runs are read with the application's columns
+once it is locked); a new application's staged search runs before its write transaction.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from automodel.errors import DataError, StoreError
 from automodel.search.online import ANOMALY_WINDOW, LivePool, OnlineOptions, PoolStats, Update
 from automodel.search.score import Structure
 from automodel.space.config import SearchSpace, load_space
-from automodel.space.terms import Term, power, term_values
+from automodel.space.terms import Term, power
 from automodel.store import schema
 from automodel.store.db import Store, now, open_store
 from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
-                                   require_app, run_columns, save_pool, stored_identities)
+                                   load_recent, require_app, run_columns, save_pool, stored_identities, window_rows)
 
 __all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants"]
 
@@ -117,50 +119,75 @@ def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], l
     return terms, structures, notes
 
 
-def _read(data: str | Path | pd.DataFrame, app: App | None, roles: dict, aggregate: str,
-          store: Store) -> data_mod.Dataset:
-    """The runs of ``data`` with the application's remembered columns (when no role is given); runs
-    with ``start`` and ``end`` columns but no load columns get their loads from the load samples."""
-    if app is not None and not roles:  # the columns the application was first observed with
+def _roles(app: App | None, roles: dict) -> dict:
+    """The column options: those given, else the columns the application was first observed with."""
+    if app is not None and not roles:
         roles = {r: app.roles.get(r) for r in ("time", "n", "p", "cpu", "bw")}
         roles.update(params=[q for q in app.params if q not in ("n", "p", "cpu", "bw")],
                      explicit=[r for r in ("time", "n", "p", "cpu", "bw") if r in app.roles])
-    frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
-    source = frame.attrs.get("source", "<DataFrame>")
+    return roles
+
+
+def _needs_loads(frame: pd.DataFrame, roles: dict) -> bool:
+    """Whether the runs take their loads from the load samples: ``start`` and ``end`` columns, no load
+    columns."""
     loads = {roles.get("cpu") or "cpu", roles.get("bw") or "bw"}
-    if {"start", "end"} <= set(frame.columns) and not loads <= set(frame.columns):
+    return {"start", "end"} <= set(frame.columns) and not loads <= set(frame.columns)
+
+
+def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | None,
+          store: Store) -> data_mod.Dataset | data_mod.Runs:
+    """The runs of ``frame`` with the application's remembered columns (when no role is given); runs
+    with ``start`` and ``end`` columns but no load columns get their loads from the load samples.
+
+    A :class:`~automodel.data.Dataset` (``aggregate``, default median) when the runs are aggregated
+    or searched (a new application); else only the validated runs
+    (:func:`automodel.data.load_runs`: the same runs, without grouping the repetitions)."""
+    roles = _roles(app, roles)
+    source = frame.attrs.get("source", "<DataFrame>")
+    if _needs_loads(frame, roles):
         from automodel.store.machine_load import fill_run_loads
         frame = fill_run_loads(store, frame, roles, source)
-    return data_mod.load(frame, source=source, aggregate=aggregate, **roles)
+    if aggregate is None and app is not None:
+        return data_mod.load_runs(frame, source=source, **roles)
+    return data_mod.load(frame, source=source, aggregate=aggregate or "median", **roles)
 
 
 def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
-            n_added: int, n_flagged: int, upd: Update | None, lead: int) -> tuple[str | None, float]:
-    """Mark pruned candidates (one batched statement), write the state and a history row, bump the
-    update counter; ``lead`` is the leading candidate (:attr:`LivePool.leader`)."""
+            n_added: int, n_flagged: int, upd: Update | None, lead: int, recent: np.ndarray | None = None
+            ) -> tuple[str | None, float]:
+    """Mark pruned candidates (one batched statement), write the state (with the ``recent`` runs' rows
+    when given: :func:`~automodel.store.pool.save_pool`) and a history row, bump the update counter;
+    ``lead`` is the leading candidate (:attr:`LivePool.leader`)."""
     at = now()
     if upd is not None and len(upd.pruned):
-        c = schema.candidates
         reason = (f"score above the {app.options.prune_percentile:g}th percentile ({upd.cutoff:.4g}) of the "
                   f"live candidates after update {update_no}")
-        conn.execute(update(c).where(c.c.id == bindparam("cand_id")).values(
-            status="pruned", pruned_update=update_no, pruned_at=at, pruned_reason=reason,
-            pruned_score=bindparam("score")), [  # the score each had when it was deleted
-            {"cand_id": int(cand_ids[i]), "score": float(pool.score[i]) if np.isfinite(pool.score[i]) else None}
-            for i in upd.pruned])
-    save_pool(conn, app, pool)
+        conn.execute(_PRUNE, [  # the score each had when it was deleted
+            {"cand_id": int(cand_ids[i]), "score": float(pool.score[i]) if np.isfinite(pool.score[i]) else None,
+             "update_no": update_no, "at": at, "reason": reason} for i in upd.pruned])
+    save_pool(conn, app, pool, recent)
     text = pool.formula(lead) if lead >= 0 else None
     score = float(pool.score[lead]) if lead >= 0 else float("inf")
     top = [[int(cand_ids[i]), float(pool.score[i])] for i in pool.ranking()[:10] if np.isfinite(pool.score[i])]
-    conn.execute(insert(schema.history).values(
+    conn.execute(_HISTORY, dict(
         app_id=app.id, update_no=update_no, at=at, event=event, n_added=n_added, n_admitted=int(pool.stats.n_runs),
         n_flagged=n_flagged, n_live=int(pool.alive.sum()), n_pruned=len(upd.pruned) if upd else 0,
         cutoff=upd.cutoff if upd is not None and np.isfinite(upd.cutoff) else None,
         leader_id=int(cand_ids[lead]) if lead >= 0 else None, leader_score=score if np.isfinite(score) else None,
         leader_formula=text, top=json.dumps(top)))
-    conn.execute(update(schema.applications).where(schema.applications.c.id == app.id)
-                 .values(n_updates=update_no))
+    conn.execute(_COUNT_UPDATE, {"the_app": app.id, "n_updates": update_no})
     return text, score
+
+
+# statements of every update, built once (building one costs more than running it)
+_PRUNE = update(schema.candidates).where(schema.candidates.c.id == bindparam("cand_id")).values(
+    status="pruned", pruned_update=bindparam("update_no"), pruned_at=bindparam("at"),
+    pruned_reason=bindparam("reason"), pruned_score=bindparam("score"))
+_HISTORY = insert(schema.history)
+_COUNT_UPDATE = update(schema.applications).where(schema.applications.c.id == bindparam("the_app"))
+_FLAG = update(schema.runs).where(schema.runs.c.id == bindparam("run_id")).values(status="flagged",
+                                                                                  note=bindparam("why"))
 
 
 def _flag(conn: Connection, run_ids: np.ndarray, pool: LivePool, values: np.ndarray, y: np.ndarray,
@@ -172,10 +199,8 @@ def _flag(conn: Connection, run_ids: np.ndarray, pool: LivePool, values: np.ndar
     width = pool.width[lead]
     pred = np.nansum(pool.coef[lead, :width] * values[flagged][:, pool.index[lead, :width]], axis=1)
     out = [(int(run_ids[f]), float(r)) for f, r in zip(flagged, (y[flagged] - pred) / y[flagged])]
-    t = schema.runs
-    conn.execute(update(t).where(t.c.id == bindparam("run_id")).values(status="flagged", note=bindparam("why")),
-                 [{"run_id": rid, "why": f"anomaly: relative residual {r:+.3g} under the leading models"}
-                  for rid, r in out])
+    conn.execute(_FLAG, [{"run_id": rid, "why": f"anomaly: relative residual {r:+.3g} under the leading models"}
+                         for rid, r in out])
     return out
 
 
@@ -218,11 +243,33 @@ def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame
         The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
     st = open_store(store, create=True)
+    frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
+    done = st.transaction(lambda conn: _observe_known(conn, app, frame, roles, aggregate, allow_duplicates))
+    if done is not None:
+        return done
+    # a new application (its search runs before the write transaction, so that it holds no lock), or runs
+    # that take their loads from the load samples
     existing = st.transaction(lambda conn: find_app(conn, app), write=False)
-    ds = _read(data, existing, roles, aggregate or "median", st)
-    runs = ds.frame[[*ds.params, "time"]] if aggregate else ds.runs
+    ds = _read(frame, existing, roles, aggregate, st)
     search = None if existing is not None else _search(ds, space, options)
-    return st.transaction(lambda conn: _write(conn, st, app, ds, runs, search, allow_duplicates))
+    return st.transaction(lambda conn: _write(conn, st, app, ds, _runs(ds, aggregate), search, allow_duplicates))
+
+
+def _runs(ds: data_mod.Dataset | data_mod.Runs, aggregate: str | None) -> pd.DataFrame:
+    """The runs to store: the aggregated configurations with ``aggregate``, else every run."""
+    return ds.frame[[*ds.params, "time"]] if aggregate else ds.runs
+
+
+def _observe_known(conn: Connection, name: str, frame: pd.DataFrame, roles: dict, aggregate: str | None,
+                   allow_duplicates: bool) -> ObserveReport | None:
+    """The observe of an application the store has, in one write transaction: lock it, read the runs
+    with its columns, add them; None (nothing done) for a new application or for runs that take their
+    loads from the load samples (:func:`observe` then reads them before the write transaction)."""
+    app = find_app(conn, name, lock=True)
+    if app is None or _needs_loads(frame, _roles(app, roles)):
+        return None
+    ds = _read(frame, app, roles, aggregate, None)
+    return _add(conn, app, ds, _runs(ds, aggregate), None, allow_duplicates)
 
 
 def _search(ds: data_mod.Dataset, space: str | Path | SearchSpace, options: OnlineOptions | None) -> _Search:
@@ -231,7 +278,7 @@ def _search(ds: data_mod.Dataset, space: str | Path | SearchSpace, options: Onli
     return _Search(sp, opts, *search_pool(ds, sp))
 
 
-def _write(conn: Connection, st: Store, name: str, ds: data_mod.Dataset, runs: pd.DataFrame,
+def _write(conn: Connection, st: Store, name: str, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
            search: _Search | None, allow_duplicates: bool) -> ObserveReport:
     """The write transaction of :func:`observe`: lock (or create) the application, skip the runs it
     has, add the others as one update."""
@@ -243,19 +290,31 @@ def _write(conn: Connection, st: Store, name: str, ds: data_mod.Dataset, runs: p
         app = app or find_app(conn, name, lock=True)  # another observer created it first
     if app is None:
         raise StoreError(f"{st.target}: application {name!r} disappeared during the observe")
+    return _add(conn, app, ds, runs, search if created else None, allow_duplicates)
+
+
+def _add(conn: Connection, app: App, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
+         search: _Search | None, allow_duplicates: bool) -> ObserveReport:
+    """Skip the runs the (locked) application has, add the others as one update; ``search``: the
+    application was just created with the candidates of this search."""
     check_params(app, ds.params, ds.source)
+    names = (*app.params, "time")
+    columns = {q: runs[q].to_numpy(float) for q in names}
+    cells = {q: columns[q].tolist() for q in names}
     identities = [None] * len(runs) if allow_duplicates else schema.run_identities(
-        {**{q: r[q] for q in app.params}, "time": r["time"]} for r in runs.to_dict("records"))
+        {q: cells[q][i] for q in names} for i in range(len(runs)))
     known = stored_identities(conn, app, [i for i in identities if i is not None])
     new = np.array([i is None or i not in known for i in identities], bool)
     if not new.any():
         return _unchanged(conn, app, len(runs))
-    runs, identities = runs[new].reset_index(drop=True), [i for i, keep in zip(identities, new) if keep]
-    if created:
+    if not new.all():
+        columns, identities = {q: c[new] for q, c in columns.items()}, [i for i, keep in zip(identities, new) if keep]
+    if search is not None:
         pool, cand_ids = _new_pool(conn, app, search), np.array(_cand_ids(conn, app))
-        return _apply(conn, app, pool, runs, identities, cand_ids, 1, "search", search.notes, True, 0)
-    pool, cand_ids = load_pool(conn, app, ANOMALY_WINDOW)
-    return _apply(conn, app, pool, runs, identities, cand_ids, app.n_updates + 1, "observe", [], False,
+        recent = window_rows({q: np.zeros(0) for q in app.params}, np.zeros(0), app)
+        return _apply(conn, app, pool, recent, columns, identities, cand_ids, 1, "search", search.notes, True, 0)
+    pool, cand_ids, recent = load_recent(conn, app, ANOMALY_WINDOW)
+    return _apply(conn, app, pool, recent, columns, identities, cand_ids, app.n_updates + 1, "observe", [], False,
                   len(known))
 
 
@@ -276,17 +335,25 @@ def _cand_ids(conn: Connection, app: App) -> list[int]:
     return [r.id for r in conn.execute(select(c.c.id).where(c.c.app_id == app.id).order_by(c.c.idx))]
 
 
-def _apply(conn: Connection, app: App, pool: LivePool, runs: pd.DataFrame, identities: list[str | None],
-           cand_ids: np.ndarray, update_no: int, event: str, notes: list[str], created: bool,
-           n_skipped: int) -> ObserveReport:
+def _apply(conn: Connection, app: App, pool: LivePool, recent: np.ndarray, runs: dict[str, np.ndarray],
+           identities: list[str | None], cand_ids: np.ndarray, update_no: int, event: str, notes: list[str],
+           created: bool, n_skipped: int) -> ObserveReport:
+    """Insert the new runs (their parameter and time columns), update the pool with them, flag, prune
+    and record; ``recent`` are the rows (:func:`~automodel.store.pool.window_rows`) of the pool's recent
+    runs, kept in the state with the new runs not flagged."""
     run_ids = insert_runs(conn, app, runs, update_no, identities)
-    values = term_values(pool.terms, {q: runs[q].to_numpy(float) for q in app.params}, len(runs))
-    y = runs["time"].to_numpy(float)
-    before, id_before = _described(pool, cand_ids, pool.leader)
-    upd = pool.update(values, y)
+    y = runs["time"]
+    columns = {q: runs[q] for q in app.params}
+    values = pool.term_values(columns, len(y))
+    lead = pool.leader
+    before, id_before = _described(pool, cand_ids, lead)
+    upd = pool.update(values, y, before=lead)
     flagged = _flag(conn, run_ids, pool, values, y, upd.flagged, upd.leader_after)
-    text, score = _record(conn, app, pool, cand_ids, update_no, event, len(runs), len(flagged), upd,
-                          upd.leader_after)
+    kept = np.ones(len(y), bool)
+    kept[upd.flagged] = False
+    recent = np.concatenate([recent, window_rows(columns, y, app)[kept]])[-ANOMALY_WINDOW:]
+    text, score = _record(conn, app, pool, cand_ids, update_no, event, len(y), len(flagged), upd,
+                          upd.leader_after, recent)
     return ObserveReport(app.name, created, update_no, [int(i) for i in run_ids], flagged, len(upd.pruned),
                          int(pool.alive.sum()), int(pool.stats.n_runs), before, text, score, upd.cutoff, notes,
                          id_before, _described(pool, cand_ids, upd.leader_after, text)[1], n_skipped)
@@ -332,7 +399,7 @@ def _set_status_locked(conn: Connection, a: App, ids: list[int], admit: bool) ->
     pool, cand_ids = load_pool(conn, a)
     before, id_before = _described(pool, cand_ids, pool.leader)
     _, columns, y = run_columns([rows[i][:5] for i in ids], a)
-    (pool.admit if admit else pool.exclude)(term_values(pool.terms, columns, len(ids)), y)
+    (pool.admit if admit else pool.exclude)(pool.term_values(columns, len(ids)), y)
     pool.refit()
     update_no = a.n_updates + 1
     conn.execute(update(t).where(t.c.id.in_(ids)).values(

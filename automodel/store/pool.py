@@ -1,9 +1,10 @@
 """Reading and writing one application's live pool (:class:`automodel.search.online.LivePool`) in the store.
 
 The pool's statistics, coefficients and scores are the ``state`` row's blob, written by every update, so
-an update reads only the runs the anomaly rule needs (:data:`automodel.search.online.ANOMALY_WINDOW`, one
-indexed query) and the new ones; the statistics are rebuilt from every fitted run only when the blob is
-missing or does not match the runs.
+an update reads no stored run but the new ones: the blob also keeps the parameters and times of the runs
+the anomaly rule needs (:data:`automodel.search.online.ANOMALY_WINDOW`, the fitted runs stored last), which
+are read from the runs (one indexed query) only when the blob does not hold them; the statistics are
+rebuilt from every fitted run only when the blob is missing or does not match the runs.
 """
 
 from __future__ import annotations
@@ -11,23 +12,24 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NamedTuple, TypeVar
+from typing import Callable, Mapping, NamedTuple, TypeVar
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from automodel.errors import DataError, ModelFileError, StoreError
 from automodel.options import weights
-from automodel.search.online import LivePool, OnlineOptions, PoolStats
+from automodel.search.online import LazyValues, LivePool, OnlineOptions, PoolStats
 from automodel.search.score import Structure
-from automodel.space.terms import Term, term_from_dict, term_values
+from automodel.space.terms import Term, TermPlan, term_from_dict
 from automodel.store import schema
 from automodel.store.db import Store, now, open_store, pack, unpack
 
-__all__ = ["App", "find_app", "require_app", "read_app", "create_app", "load_pool", "save_pool", "insert_runs",
-           "stored_identities", "run_frame", "fitted_runs", "run_columns", "layout", "Layout", "ADMITTED"]
+__all__ = ["App", "find_app", "require_app", "read_app", "create_app", "load_pool", "load_recent", "save_pool",
+           "window_rows", "insert_runs", "stored_identities", "run_frame", "fitted_runs", "run_columns", "layout",
+           "Layout", "ADMITTED"]
 
 T = TypeVar("T")
 
@@ -64,9 +66,18 @@ def find_app(conn: Connection, name: str, lock: bool = False) -> App | None:
     SQLite the transaction already holds the database's write lock) and read after the lock is taken,
     so its update counter is the last committed one.
     """
-    query = select(schema.applications).where(schema.applications.c.name == name)
-    row = conn.execute(query.with_for_update() if lock else query).first()
+    row = conn.execute(_FIND_LOCKED if lock else _FIND, {"app_name": name}).first()
     return None if row is None else _app(row)
+
+
+# statements run by every observe, built once (building one costs more than running it)
+_FIND = select(schema.applications).where(schema.applications.c.name == bindparam("app_name"))
+_FIND_LOCKED = _FIND.with_for_update()
+_STORED = select(schema.runs.c.identity).where(schema.runs.c.app_id == bindparam("run_app")) \
+    .where(schema.runs.c.identity.in_(bindparam("identities", expanding=True)))
+_INSERT_RUNS = insert(schema.runs).returning(schema.runs.c.id, sort_by_parameter_order=True)
+_STATE = select(schema.state).where(schema.state.c.app_id == bindparam("state_app"))
+_SAVE_STATE = update(schema.state).where(schema.state.c.app_id == bindparam("state_app"))
 
 
 def require_app(conn: Connection, name: str, store: str, lock: bool = False) -> App:
@@ -121,16 +132,17 @@ def _insert_new(conn: Connection, table: Table, **values) -> int | None:
     return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
 
 
-def insert_runs(conn: Connection, app: App, frame: pd.DataFrame, update_no: int,
+def insert_runs(conn: Connection, app: App, frame: pd.DataFrame | Mapping[str, np.ndarray], update_no: int,
                 identities: list[str | None]) -> np.ndarray:
-    """Insert runs (canonical columns) as admitted, with their identities; returns their ids in order.
+    """Insert runs (canonical columns of a frame, or a mapping of them) as admitted, with their
+    identities (one per run); returns their ids in order.
 
     One batched statement (``INSERT ... RETURNING`` of many rows, ids in the order of the rows) where
     the database and driver return the ids so (SQLite >= 3.35, PostgreSQL); one INSERT per run elsewhere.
     """
     others = [q for q in app.params if q not in ("cpu", "bw")]
-    cols = {q: frame[q].to_numpy(float).tolist() for q in (*app.params, "time")}
-    none = [None] * len(frame)
+    cols = {q: np.asarray(frame[q], dtype=float).tolist() for q in (*app.params, "time")}
+    none = [None] * len(identities)
     at = now()
     rows = [{"app_id": app.id, "params": json.dumps({q: cols[q][i] for q in others}), "cpu": cpu, "bw": bw,
              "time": time, "observed_at": at, "update_no": update_no, "status": "admitted", "identity": identity}
@@ -140,7 +152,7 @@ def insert_runs(conn: Connection, app: App, frame: pd.DataFrame, update_no: int,
     if not rows:
         return np.zeros(0, dtype=np.int64)
     if conn.dialect.insert_executemany_returning_sort_by_parameter_order:
-        ids = conn.execute(insert(t).returning(t.c.id, sort_by_parameter_order=True), rows).scalars().all()
+        ids = conn.execute(_INSERT_RUNS, rows).scalars().all()
     else:  # pragma: no cover - SQLite < 3.35
         ids = [conn.execute(insert(t), row).inserted_primary_key[0] for row in rows]
     return np.array(ids, dtype=np.int64)
@@ -148,12 +160,10 @@ def insert_runs(conn: Connection, app: App, frame: pd.DataFrame, update_no: int,
 
 def stored_identities(conn: Connection, app: App, identities: list[str]) -> set[str]:
     """Those of ``identities`` that runs of ``app`` already have."""
-    t = schema.runs
     found: set[str] = set()
     for start in range(0, len(identities), IDENTITIES_PER_QUERY):
         chunk = identities[start:start + IDENTITIES_PER_QUERY]
-        found.update(conn.execute(select(t.c.identity).where(t.c.app_id == app.id)
-                                  .where(t.c.identity.in_(chunk))).scalars())
+        found.update(conn.execute(_STORED, {"run_app": app.id, "identities": chunk}).scalars())
     return found
 
 
@@ -180,12 +190,14 @@ def run_frame(conn: Connection, app: App, statuses: tuple[str, ...] | None = Non
 
 class Layout(NamedTuple):
     """What never changes in an application's pool once it is created: the terms, each candidate's
-    term indices (read-only) and width, and the candidate ids, in candidate order."""
+    term indices (read-only) and width, and the candidate ids, in candidate order; the terms prepared
+    for evaluation."""
 
     terms: tuple[Term, ...]
     index: np.ndarray
     width: np.ndarray
     cand_ids: np.ndarray
+    plan: TermPlan
 
 
 #: the layouts this process has read, by (database URL, application id, creation time): a process that
@@ -223,7 +235,7 @@ def _read_layout(conn: Connection, app: App) -> Layout:
     cand_ids = np.array([r.id for r in rows], dtype=np.int64)
     for a in (index, width, cand_ids):
         a.flags.writeable = False
-    return Layout(terms, index, width, cand_ids)
+    return Layout(terms, index, width, cand_ids, TermPlan(terms))
 
 
 def fitted_runs(conn: Connection, app: App, last: int | None = None
@@ -255,25 +267,58 @@ def load_pool(conn: Connection, app: App, recent: int = 0) -> tuple[LivePool, np
     statistics are rebuilt from every fitted run when they are missing or do not match the runs (their
     count, when fewer than ``recent`` runs are fitted).
     """
+    pool, cand_ids, _ = load_recent(conn, app, recent)
+    return pool, cand_ids
+
+
+def load_recent(conn: Connection, app: App, recent: int) -> tuple[LivePool, np.ndarray, np.ndarray]:
+    """:func:`load_pool`, and the recent runs' rows (:func:`window_rows`).
+
+    The recent runs are those the state persisted (:func:`save_pool`), when it holds them (at least
+    ``recent``, or every fitted run): no run is read. Otherwise (a state written by ``readmit`` or
+    ``exclude``, by an older version, or a larger window) they are read: one indexed query.
+    """
     st = layout(conn, app)
     n_terms = len(st.terms)
-    _, columns, y = fitted_runs(conn, app, recent)
-    srow = conn.execute(select(schema.state).where(schema.state.c.app_id == app.id)).first()
+    srow = conn.execute(_STATE, {"state_app": app.id}).first()
     arr = {} if srow is None else unpack(srow.arrays, f"application {app.name!r}")
-    alive = arr["alive"] if arr.get("alive", np.zeros(0)).shape == st.width.shape else _alive(conn, app)
-    pool = LivePool(list(st.terms), st.index, st.width, alive, PoolStats.empty(n_terms),
-                    term_values(st.terms, columns, len(y)), y, app.options)
-    if arr and arr["coef"].shape == st.index.shape:
-        pool.coef, pool.score = arr["coef"], arr["score"]
     stats = None if srow is None else PoolStats(arr["gram"], arr["moment"], float(srow.target_ss), int(srow.n_runs),
                                                 arr["usable"])
-    if stats is not None and stats.gram.shape == (n_terms, n_terms) and (
-            stats.n_runs == len(y) if len(y) < recent else stats.n_runs >= len(y)):
+    if stats is not None and stats.gram.shape != (n_terms, n_terms):
+        stats = None
+    rows = arr.get("window")
+    need = min(recent, stats.n_runs) if stats is not None else -1
+    if rows is not None and rows.ndim == 2 and rows.shape[1] == len(app.params) + 1 and len(rows) >= need >= 0:
+        rows = rows[len(rows) - need:]
+        columns = {q: np.ascontiguousarray(rows[:, k]) for k, q in enumerate(app.params)}
+        y = np.ascontiguousarray(rows[:, -1])
+    elif recent:
+        _, columns, y = fitted_runs(conn, app, recent)
+        rows = window_rows(columns, y, app)
+    else:  # a reader: no recent runs
+        columns, y = {q: np.zeros(0) for q in app.params}, np.zeros(0)
+        rows = window_rows(columns, y, app)
+    alive = arr["alive"] if arr.get("alive", np.zeros(0)).shape == st.width.shape else _alive(conn, app)
+    # the recent runs' pool values are computed a column at a time, when the anomaly rule reads them
+    values = LazyValues(lambda cols: st.plan.values(columns, len(y), cols), len(y), n_terms)
+    pool = LivePool(list(st.terms), st.index, st.width, alive, PoolStats.empty(n_terms), values, y, app.options,
+                    plan=st.plan)
+    if arr and arr["coef"].shape == st.index.shape:
+        pool.coef, pool.score = arr["coef"], arr["score"]
+    if stats is not None and (stats.n_runs == len(y) if len(y) < recent else stats.n_runs >= len(y)):
         pool.stats = stats  # the persisted statistics: a new run is a rank-one update
     else:  # never persisted (or inconsistent): rebuild from the runs
-        _, columns, y = fitted_runs(conn, app)
-        pool.stats = PoolStats.from_runs(term_values(st.terms, columns, len(y)), y, weights(y, app.options.weighting))
-    return pool, st.cand_ids
+        _, every, y_all = fitted_runs(conn, app)
+        pool.stats = PoolStats.from_runs(st.plan.values(every, len(y_all)), y_all,
+                                         weights(y_all, app.options.weighting))
+    return pool, st.cand_ids, rows
+
+
+def window_rows(columns: dict[str, np.ndarray], y: np.ndarray, app: App) -> np.ndarray:
+    """Runs as the state keeps the recent ones: (m, P + 1), the parameters in the application's order,
+    then the time."""
+    return np.column_stack([*(np.asarray(columns[q], float) for q in app.params), np.asarray(y, float)]) \
+        if len(y) else np.zeros((0, len(app.params) + 1))
 
 
 def _alive(conn: Connection, app: App) -> np.ndarray:
@@ -283,12 +328,14 @@ def _alive(conn: Connection, app: App) -> np.ndarray:
     return np.array([s == "live" for s in statuses], bool)
 
 
-def save_pool(conn: Connection, app: App, pool: LivePool) -> None:
-    """Write the pool's statistics, fit and live candidates (the ``state`` row)."""
+def save_pool(conn: Connection, app: App, pool: LivePool, recent: np.ndarray | None = None) -> None:
+    """Write the pool's statistics, fit and live candidates (the ``state`` row); with ``recent``, the
+    recent runs' rows (:func:`window_rows`: the fitted runs stored last, read by the next update)."""
+    window = {} if recent is None else {"window": recent}
     blob = pack(gram=pool.stats.gram, moment=pool.stats.moment, usable=pool.stats.usable, coef=pool.coef,
-                score=pool.score, alive=pool.alive)
+                score=pool.score, alive=pool.alive, **window)
     values = {"n_runs": pool.stats.n_runs, "target_ss": pool.stats.target_ss, "arrays": blob}
-    done = conn.execute(update(schema.state).where(schema.state.c.app_id == app.id).values(**values))
+    done = conn.execute(_SAVE_STATE, {"state_app": app.id, **values})
     if done.rowcount == 0:
         conn.execute(insert(schema.state).values(app_id=app.id, **values))
 

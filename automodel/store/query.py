@@ -23,8 +23,8 @@ from automodel.search import select as selection
 from automodel.search.online import PoolStats
 from automodel.space.terms import term_values
 from automodel.store import schema
-from automodel.store.db import Store
-from automodel.store.pool import ADMITTED, App, fitted_runs, load_pool, read_app, run_frame
+from automodel.store.db import Store, unpack
+from automodel.store.pool import ADMITTED, App, fitted_runs, load_pool, read_app, run_frame, window_rows
 
 __all__ = ["ranking", "history", "runs", "leader_model", "verify"]
 
@@ -119,16 +119,21 @@ def _band(a: App, pool, order: np.ndarray, i: int, core: TermModel, fitted: pd.D
 
 def verify(store: str | Path | Store, app: str, rtol: float = 1e-8) -> dict[str, int]:
     """Check that the persisted statistics equal a rebuild from the admitted runs, that the persisted
-    live candidates are those of the candidate rows, and that every run row is well-formed; raise
-    :class:`StoreError` otherwise. Returns counts."""
+    recent runs (if any) are the fitted runs stored last, that the persisted live candidates are those
+    of the candidate rows, and that every run row is well-formed; raise :class:`StoreError` otherwise.
+    Returns counts."""
     c = schema.candidates
-    srow, (pool, ids), (run_ids, columns, y), live, all_runs = read_app(store, app, lambda conn, a: (
-        conn.execute(select(schema.state).where(schema.state.c.app_id == a.id)).first(), load_pool(conn, a),
+    a, srow, (pool, ids), (run_ids, columns, y), live, all_runs = read_app(store, app, lambda conn, a: (
+        a, conn.execute(select(schema.state).where(schema.state.c.app_id == a.id)).first(), load_pool(conn, a),
         fitted_runs(conn, a),
         set(conn.execute(select(c.c.id).where(c.c.app_id == a.id).where(c.c.status == "live")).scalars()),
         run_frame(conn, a)))
     if srow is None:
         raise StoreError(f"application {app!r}: no fit state")
+    recent = unpack(srow.arrays, f"application {app!r}").get("window")
+    if recent is not None and (len(recent) > len(y) or not np.array_equal(
+            recent, window_rows(columns, y, a)[len(y) - len(recent):])):
+        raise StoreError(f"application {app!r}: the recent runs of the state differ from the fitted runs stored last")
     fresh = PoolStats.from_runs(term_values(pool.terms, columns, len(y)), y, weights(y, pool.options.weighting))
     if srow.n_runs != len(run_ids) or pool.stats.n_runs != len(run_ids):
         raise StoreError(f"application {app!r}: state counts {srow.n_runs} runs, the store has {len(run_ids)} fitted")
