@@ -6,8 +6,9 @@ by ``automodel.fit_many`` three ways, each in a fresh Python process so that its
 
 * ``serial``: ``jobs=1``;
 * ``loky``: ``jobs=2``, ``parallel_after=0`` (the rest of the work always goes to the workers);
-* ``dask``: a ``LocalCluster`` of 2 worker processes (one thread each), ``scheduler=client`` (needs the
-  ``dask`` extra; "not available" without it).
+* ``dask``: a ``LocalCluster`` of 2 worker processes (one thread each, started with
+  ``automodel.kernels.fit_many.DASK_WORKER_ENVIRON``), ``scheduler=client`` (needs the ``dask``
+  extra; "not available" without it).
 
 Measured: wall seconds of ``fit_many`` (the cluster's start and stop excluded, the workers' start
 included for loky), the speed-up against serial, the peak resident memory of the main process and of
@@ -64,8 +65,12 @@ def run_mode(path: str, mode: str) -> dict[str, Any]:
 
     client = cluster = None
     if mode == "dask":
+        import dask
         from dask.distributed import Client, LocalCluster
 
+        from automodel.kernels.fit_many import DASK_WORKER_ENVIRON
+
+        dask.config.set({"distributed.nanny.pre-spawn-environ": DASK_WORKER_ENVIRON})
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     start = time.perf_counter()

@@ -105,8 +105,11 @@ def test_no_dask_is_a_one_line_error(frames, monkeypatch, capsys, tmp_path):
 def cluster():
     distributed = pytest.importorskip("dask.distributed", reason="dask's distributed scheduler is not installed "
                                                                  "(pip install 'automodel[dask]')")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, scheduler_port=0) as cl, \
+    import dask
+
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": fit_many_mod.DASK_WORKER_ENVIRON}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                     dashboard_address=None, scheduler_port=0) as cl, \
             distributed.Client(cl, timeout="30s") as client:
         client.wait_for_workers(2, timeout=30)
         yield client
