@@ -220,7 +220,7 @@ def test_pair_gram_entries_are_the_bits_of_the_whole_gram_matrices():
 def test_pruning_all_targets_at_once_is_the_pruning_of_each():
     from automodel.search.prune import prune
     from automodel.search.prune import prune_rows
-    from automodel.search.staged import _compact
+    from automodel.search.registry import compact
 
     rng = np.random.default_rng(6)
     for trial in range(200):
@@ -237,7 +237,7 @@ def test_pruning_all_targets_at_once_is_the_pruning_of_each():
                 want[r, :len(keep)] = ids[r, at[keep]]
                 deleted += d
         got, got_deleted = prune_rows(values, ids, percentile, least, top)
-        np.testing.assert_array_equal(got, _compact(want)[0])
+        np.testing.assert_array_equal(got, compact(want)[0])
         assert got_deleted == deleted
 
 

@@ -16,7 +16,7 @@ The search runs for many targets at once (the kernels of a profile measured at t
 :func:`search_kernels`; one target is :func:`staged_search`). Each target has its own candidates:
 a stage proposes them from that target's survivors and prunes them by that target's scores, so every
 target gets the result of its own search. What is shared: the structures (interned once as integers,
-:class:`_Registry`, with what each stage makes of a seed built once for all targets), the term values
+:class:`Registry`, with what each stage makes of a seed built once for all targets), the term values
 (one :class:`~automodel.search.score.TermCache`), and the scoring, one batched call per stage for the
 (candidate, target) pairs the targets proposed (:func:`~automodel.search.score.score_pairs`).
 """
@@ -28,12 +28,11 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from itertools import chain, combinations, product
+from itertools import combinations, product
 from math import comb
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from tqdm.auto import tqdm
 
 from automodel.data import Dataset
@@ -42,6 +41,7 @@ from automodel.options import METRICS
 from automodel.printing import terms_text
 from automodel.search.score import Scores, Structure, TermCache, fitted, prepare, score, score_pairs
 from automodel.search.prune import prune_rows, rank
+from automodel.search.registry import Batch, Registry, compact, hstack, labels, put, ragged, sorted_groups
 from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
@@ -157,155 +157,6 @@ class ManyOutcome:
         return SearchOutcome(scores, order[order >= 0], self.reports, self.notes, self.adaptive)
 
 
-class _Registry:
-    """The structures of a search interned as integers, shared by its targets: what a stage makes of a
-    seed is built once for every target that has the seed (:meth:`table`)."""
-
-    def __init__(self, cache: TermCache) -> None:
-        self.cache = cache
-        self.structures: list[Structure] = []
-        self._id: dict[Structure, int] = {}
-        self._key_id: dict[tuple[int, ...], int] = {}
-        self._new: list[tuple[int, tuple[int, ...], bool, bool]] = []  # key, columns, signed, comm: not in arrays
-        self._arrays = {"key": np.zeros(0, np.intp), "width": np.zeros(0, np.intp), "signed": np.zeros(0, bool),
-                        "comm": np.zeros(0, bool), "columns": np.full((0, 1), -1, np.intp)}
-
-    def ids(self, structures: list[Structure]) -> np.ndarray:
-        """The integer of each structure (interned on first sight)."""
-        out = []
-        intern, index, known = self._id.setdefault, self.cache.index, self.structures
-        for s in structures:
-            i = intern(s, len(known))
-            if i == len(known):
-                known.append(s)
-                cols = tuple(map(index, s.terms))
-                key = self._key_id.setdefault(tuple(sorted(cols)), len(self._key_id))  # the term set
-                self._new.append((key, cols, s.signed, bool(s.comm)))
-            out.append(i)
-        return np.array(out, np.intp)
-
-    def array(self, name: str) -> np.ndarray:
-        """Per structure: ``key`` (its term set, as :attr:`Structure.key`), ``width``, ``signed``, ``comm``
-        (has a communication part) or ``columns`` (its terms' cache columns, (N, width), -1 padded)."""
-        if self._new:
-            new, self._new = self._new, []
-            key, cols, signed, comm = zip(*new)
-            width = np.fromiter(map(len, cols), np.intp, len(cols))
-            flat = np.fromiter(chain.from_iterable(cols), np.intp, int(width.sum()))
-            old = self._arrays["columns"]
-            block = _ragged(flat, width, old.shape[1])
-            if block.shape[1] > old.shape[1]:
-                old = np.pad(old, ((0, 0), (0, block.shape[1] - old.shape[1])), constant_values=-1)
-            self._arrays = {"key": np.r_[self._arrays["key"], np.array(key, np.intp)],
-                            "width": np.r_[self._arrays["width"], width],
-                            "signed": np.r_[self._arrays["signed"], np.array(signed, bool)],
-                            "comm": np.r_[self._arrays["comm"], np.array(comm, bool)],
-                            "columns": np.concatenate([old, block])}
-        return self._arrays[name]
-
-    def table(self, seeds: np.ndarray, make: Callable[[Structure], list[Structure]]) -> np.ndarray:
-        """``make(seed)`` for every seed of ``seeds`` (R, S) (-1: none), concatenated per row: (R, S * A)
-        ids, -1 padded (A: the longest list ``make`` gave). Each distinct seed's list is made once."""
-        present = seeds >= 0
-        uniq, inv = np.unique(seeds[present], return_inverse=True)
-        made = [make(self.structures[i]) for i in uniq.tolist()]
-        lens = np.fromiter(map(len, made), np.intp, len(made))
-        tab = _ragged(self.ids(list(chain.from_iterable(made))), lens)
-        out = np.full(seeds.shape + tab.shape[1:], -1, np.intp)
-        out[present] = tab[inv.reshape(-1)]
-        return out.reshape(len(seeds), -1)
-
-    def rows(self, lists: list[list[Structure]]) -> np.ndarray:
-        """The ids of each list of structures, one row per list, (len(lists), longest), -1 padded."""
-        return _ragged(self.ids(list(chain.from_iterable(lists))), np.fromiter(map(len, lists), np.intp, len(lists)))
-
-    def same(self, structures: list[Structure], n_rows: int) -> np.ndarray:
-        """The same candidates for ``n_rows`` targets, (n_rows, len(structures))."""
-        return np.tile(self.ids(structures), (n_rows, 1))
-
-
-def _ragged(flat: np.ndarray, lens: np.ndarray, width: int = 0) -> np.ndarray:
-    """Consecutive runs of ``flat`` of lengths ``lens`` as the rows of a (len(lens), at least ``width``)
-    array, -1 padded."""
-    out = np.full((len(lens), max(int(lens.max(initial=0)), width)), -1, flat.dtype)
-    starts = np.cumsum(lens) - lens
-    out[np.repeat(np.arange(len(lens)), lens), np.arange(len(flat)) - np.repeat(starts, lens)] = flat
-    return out
-
-
-def _sorted_groups(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each row of ``keys`` (R, C) sorted stably: the order, and where each run of equal keys starts
-    and ends (bool (R, C) in sorted positions)."""
-    order = np.argsort(keys, axis=1, kind="stable")
-    s = np.take_along_axis(keys, order, axis=1)
-    start = np.ones(s.shape, bool)
-    end = np.ones(s.shape, bool)
-    start[:, 1:] = s[:, 1:] != s[:, :-1]
-    end[:, :-1] = start[:, 1:]
-    return order, start, end
-
-
-def _labels(rows: np.ndarray) -> np.ndarray:
-    """One integer per row of ``rows`` (N, w) of integers >= -1, the same for equal rows: the columns
-    folded in one at a time, each fold numbered by :func:`pandas.factorize` (a hash table, no sort)."""
-    out = np.zeros(len(rows), np.int64)
-    for column in rows.T:
-        out = pd.factorize(out * (int(column.max(initial=-1)) + 2) + column + 1)[0]
-    return out
-
-
-def _compact(ids: np.ndarray, *more: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The entries >= 0 of every row of ``ids`` moved to its front in order (-1 behind), the width cut to
-    the longest row; ``more`` (arrays of the same leading shape) rearranged alike."""
-    order = np.argsort(ids < 0, axis=1, kind="stable")
-    width = int((ids >= 0).sum(axis=1).max(initial=0))
-    take = order[:, :width]
-    return tuple(np.take_along_axis(a, take.reshape(take.shape + (1,) * (a.ndim - 2)), axis=1)
-                 for a in (ids, *more))
-
-
-def _hstack(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Rows of ``a`` followed by the rows of ``b`` (ids, -1 padded), compacted."""
-    return _compact(np.concatenate([a, b], axis=1))[0]
-
-
-def _put(base: np.ndarray, rows: np.ndarray, new: np.ndarray) -> np.ndarray:
-    """``base`` (R, C) with ``rows`` replaced by ``new`` (len(rows), C'), -1 padded to the wider."""
-    width = max(base.shape[1], new.shape[1])
-    out = np.full((len(base), width), -1, np.intp)
-    out[:, :base.shape[1]] = base
-    out[rows] = -1
-    out[rows, :new.shape[1]] = new
-    return _compact(out)[0]
-
-
-@dataclass
-class _Batch:
-    """Candidates of some targets (``ks``) scored on one row set: ``ids`` (R, C), -1 for none."""
-
-    ks: np.ndarray
-    ids: np.ndarray
-    metrics: dict[str, np.ndarray]
-    coefs: np.ndarray
-    valid: np.ndarray
-    n_fits: np.ndarray
-
-    def concat(self, other: _Batch) -> _Batch:
-        width = max(self.coefs.shape[2], other.coefs.shape[2])
-        pad = lambda c: np.pad(c, ((0, 0), (0, 0), (0, width - c.shape[2])), constant_values=np.nan)  # noqa: E731
-        return _Batch(self.ks, np.concatenate([self.ids, other.ids], axis=1),
-                      {m: np.concatenate([v, other.metrics[m]], axis=1) for m, v in self.metrics.items()},
-                      np.concatenate([pad(self.coefs), pad(other.coefs)], axis=1),
-                      np.concatenate([self.valid, other.valid], axis=1), self.n_fits + other.n_fits)
-
-    def scores(self, r: int, reg: _Registry) -> Scores:
-        """Row ``r`` as the :class:`Scores` of its candidates."""
-        at = np.flatnonzero(self.ids[r] >= 0)
-        widths = reg.array("width")[self.ids[r, at]]
-        return Scores([reg.structures[i] for i in self.ids[r, at]], self.coefs[r, at],
-                      {m: v[r, at] for m, v in self.metrics.items()}, widths, int(self.n_fits[r]), self.valid[r, at])
-
-
 def _rename(term: Term, old: str, new: str) -> Term:
     """``term`` with parameter ``old`` replaced by ``new`` (the ``x`` placeholder of families)."""
     return _canonical(Term(tuple(replace(f, param=new) if f.param == old else f for f in term.factors)))
@@ -327,11 +178,11 @@ class _Search:
         self.Y = Y
         self.names = names
         self.cache = TermCache(ds.columns(), ds.n_points)
-        self.reg = _Registry(self.cache)
+        self.reg = Registry(self.cache)
         self.params = set(ds.params)
         self.reports: list[StageReport] = []
         self.notes: list[str] = []
-        self.final: list[_Batch] = []
+        self.final: list[Batch] = []
         self.failed: dict[int, str] = {}
         self.adaptive = False
         self.bar = tqdm(total=6, desc="staged search", unit="stage", delay=1.0, disable=not progress,
@@ -350,7 +201,7 @@ class _Search:
 
     def run(self, name: str, ks: np.ndarray, rows: np.ndarray, rows_text: str, cands: np.ndarray,
             top: int | None, note: str = "", final: bool = False, then: _Lists | None = None
-            ) -> tuple[np.ndarray, _Batch]:
+            ) -> tuple[np.ndarray, Batch]:
         """Score each target's candidates on rows, prune by percentile, keep the top; record the stage.
 
         ``ks`` are the targets (rows of ``cands``, (R, C) ids, -1 for none). Each row keeps one
@@ -410,7 +261,7 @@ class _Search:
         n_seen = 0 if seen is None else seen.shape[1]
         both = cands if seen is None else np.concatenate([seen, cands], axis=1)
         keys = np.where(both >= 0, self.reg.array("key")[np.maximum(both, 0)], -1)
-        order, start, end = _sorted_groups(keys)
+        order, start, end = sorted_groups(keys)
         r0, s0 = np.nonzero(start)
         r1, s1 = np.nonzero(end)  # one end per start, in the same order
         first, last = order[r0, s0], order[r1, s1]
@@ -419,9 +270,9 @@ class _Search:
         out[r0[new], first[new] - n_seen] = both[r1[new], last[new]]
         wide = (out >= 0) & (self.reg.array("width")[np.maximum(out, 0)] >= n_rows)
         out[wide] = -1
-        return _compact(out)[0], wide.sum(axis=1)
+        return compact(out)[0], wide.sum(axis=1)
 
-    def _score(self, ks: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> _Batch:
+    def _score(self, ks: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> Batch:
         """Every (candidate, target) pair of ``ids`` (R, C) scored on ``rows``."""
         return _score_targets(self.cache.matrix, self.Y, self.reg, ks, rows, ids, self.opt.weighting,
                               self.opt.nonnegative, self.names, METRICS[self.opt.metric].leverages,
@@ -435,9 +286,9 @@ def _marked(columns: np.ndarray, n_columns: int) -> np.ndarray:
     return mark[1:]
 
 
-def _score_targets(values: np.ndarray, Y: np.ndarray, reg: _Registry, ks: np.ndarray, rows: np.ndarray,
+def _score_targets(values: np.ndarray, Y: np.ndarray, reg: Registry, ks: np.ndarray, rows: np.ndarray,
                    ids: np.ndarray, weighting: str, nonnegative: bool, names: tuple[str, ...], with_loo: bool,
-                   hold: np.ndarray | None, apart: bool = False) -> _Batch:
+                   hold: np.ndarray | None, apart: bool = False) -> Batch:
     """Fit and score the pairs (``ids[r, c]``, target ``ks[r]``) on the rows ``rows``: as
     :func:`automodel.search.score.score` scores structures for one target, for many.
 
@@ -508,7 +359,7 @@ def _score_targets(values: np.ndarray, Y: np.ndarray, reg: _Registry, ks: np.nda
                     metrics[name][rr, cc] = mets[name]
                 coefs[rr, cc, :k] = coef
                 valid[rr, cc] = fitted(coef)
-    return _Batch(ks, ids, metrics, coefs, valid, n_fits)
+    return Batch(ks, ids, metrics, coefs, valid, n_fits)
 
 
 def _pieces(keys: np.ndarray, size: int) -> np.ndarray:
@@ -659,7 +510,7 @@ def _times(part: tuple[Term, ...], factor: Term) -> tuple[Term, ...]:
 class _Lists:
     """The template-list cache (:class:`TemplateLists`) of each target: one per row of seeds."""
 
-    def __init__(self, reg: _Registry, seeds: np.ndarray, additions: list,
+    def __init__(self, reg: Registry, seeds: np.ndarray, additions: list,
                  make: Callable[[Structure, Any], Structure], family: Callable[[Structure], Hashable | None],
                  size: int, metric: str) -> None:
         self.reg = reg
@@ -736,14 +587,14 @@ def _part_stage(S: _Search, ks: np.ndarray, name: str, rows: np.ndarray, rows_te
         expanded.append(S.reg.table(hits, lambda s: [with_part(s, tuple(_swap(t, g.representative, member)
                                                                         for t in part_of(s)))
                                                      for member in g.members]))
-    expanded = _compact(np.concatenate(expanded, axis=1))[0] if expanded else np.full((len(ks), 0), -1, np.intp)
+    expanded = compact(np.concatenate(expanded, axis=1))[0] if expanded else np.full((len(ks), 0), -1, np.intp)
     grow = (expanded >= 0).any(axis=1)
     if grow.any():
         at = np.flatnonzero(grow)
-        more, _ = S.run(name + "+groups", ks[at], rows, rows_text, _hstack(survivors[at], expanded[at]),
+        more, _ = S.run(name + "+groups", ks[at], rows, rows_text, hstack(survivors[at], expanded[at]),
                         cfg.get("top", 16), "groups expanded around: " + ", ".join(hit_groups), final)
         fitted += S.reports[-1].n_candidates
-        survivors = _put(survivors, at, more)
+        survivors = put(survivors, at, more)
     if groups and not (part == "comm" and none.all()):  # (a stage without survivors handed its seeds on)
         all_terms = len(base) + sum(len(g.members) for g in groups)
         full = int(np.count_nonzero(seeds >= 0)) * len(loads) * len(multipliers) * len(intercepts) * sum(
@@ -751,7 +602,7 @@ def _part_stage(S: _Search, ks: np.ndarray, name: str, rows: np.ndarray, rows_te
         S.notes.append(f"{name}: overhead reduction fitted {fitted} candidates instead of {full} "
                        f"(saved {full - fitted}, {100 * (full - fitted) / max(full, 1):.0f}%)")
     if part == "comm" and none.any():
-        survivors = _put(survivors, np.flatnonzero(none), seeds[none])
+        survivors = put(survivors, np.flatnonzero(none), seeds[none])
     return survivors
 
 
@@ -798,7 +649,7 @@ def _stage_processors(S: _Search, ks: np.ndarray, seeds: np.ndarray, rows: np.nd
     for mask, stage_rows, text, alone in ((own, subset, f"p >= {p_min}", False), (~own, rows, "all runs", final)):
         if mask.any():
             at = np.flatnonzero(mask)
-            out = _put(out, at, _processors(S, ks[at], seeds[at], stage_rows, text, alone, rows, final))
+            out = put(out, at, _processors(S, ks[at], seeds[at], stage_rows, text, alone, rows, final))
     return out
 
 
@@ -836,12 +687,12 @@ def _processors(S: _Search, ks: np.ndarray, seeds: np.ndarray, stage_rows: np.nd
     if with_comm.any():
         at = np.flatnonzero(with_comm)
         more_kept, more = stage("processors/comm", ks[at], kept[at], comm_f, comm_times)
-        kept = _put(kept, at, more_kept)
-        scored = _put(scored, at, _hstack(scored[at], more))
+        kept = put(kept, at, more_kept)
+        scored = put(scored, at, hstack(scored[at], more))
     if over:
-        s3c = _hstack(kept, S.reg.table(kept, lambda s: [Structure(s.comp, s.comm, s.extra + (f,)) for f in over]))
+        s3c = hstack(kept, S.reg.table(kept, lambda s: [Structure(s.comp, s.comm, s.extra + (f,)) for f in over]))
         kept, _ = S.run("processors/overhead", ks, stage_rows, text, s3c, top, final=own)
-        scored = _hstack(scored, s3c)
+        scored = hstack(scored, s3c)
     if final and not own:  # everything the stage scored, ranked on all runs (as the final stages are)
         S.run("processors/rank", ks, rows, "all runs", scored, None, final=True)
     return kept
@@ -953,7 +804,7 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
         if key not in memo:
             memo[key] = S.reg.ids(_pmnf_candidates(xs, lead, max_terms))
         rows_of.append(memo[key])
-    cands = _ragged(np.concatenate(rows_of), np.fromiter(map(len, rows_of), np.intp, len(rows_of)))
+    cands = ragged(np.concatenate(rows_of), np.fromiter(map(len, rows_of), np.intp, len(rows_of)))
     S.run("pmnf/combined", ks, rows, "all runs" + (" (exhaustive)" if exhaustive else ""), cands,
           cfg.get("top", 42), final=True)
 
@@ -1101,7 +952,7 @@ def _search_with_n(S: _Search, ks: np.ndarray, p_levels: np.ndarray, has_p: bool
         seeds = _part_stage(S, ks, "communication", all_rows, "all runs", seeds, "comm", comm_f, True)
         over = S.terms("processors", "overhead")
         if over:
-            s3c = _hstack(seeds, S.reg.table(seeds, lambda s: [Structure(s.comp, s.comm, s.extra + (f,))
+            s3c = hstack(seeds, S.reg.table(seeds, lambda s: [Structure(s.comp, s.comm, s.extra + (f,))
                                                                 for f in over]))
             seeds, _ = S.run("processors/overhead", ks, all_rows, "all runs", s3c,
                              S.space.stages.get("processors", {}).get("top", 24), final=True)
@@ -1182,13 +1033,13 @@ def _final(S: _Search) -> ManyOutcome:
     if valid.any():  # the set of columns with a nonzero coefficient, sorted, named by an integer
         cols = reg.array("columns")[ids[valid]][:, :width]  # -1 beyond each structure's terms
         cols = np.sort(np.where(coefs[valid] != 0.0, cols, -1), axis=1)
-        key[valid] = _labels(cols)
+        key[valid] = labels(cols)
     key = np.take_along_axis(key, ranked, axis=1)
-    sorted_at, start, _ = _sorted_groups(key)
+    sorted_at, start, _ = sorted_groups(key)
     first = np.zeros(key.shape, bool)
     r, s = np.nonzero(start)
     first[r, sorted_at[r, s]] = True
     keep = first & (key >= 0)
     return ManyOutcome(reg.structures, S.cache.terms, reg.array("columns"), reg.array("signed"), ids, metrics,
-                       coefs, valid, n_fits, _compact(np.where(keep, ranked, -1))[0], S.failed, S.reports, S.notes,
+                       coefs, valid, n_fits, compact(np.where(keep, ranked, -1))[0], S.failed, S.reports, S.notes,
                        S.adaptive, S.rescore)
