@@ -158,9 +158,11 @@ def load(
     DataError
         With file, row (as a line number of the file, the header being line 1) and column.
     """
+    if aggregate not in AGGREGATES:
+        raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     runs, params_present, roles, src, notes, carried = _runs(
-        data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate, explicit=explicit,
-        source=source, covariates=covariates)
+        data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit, source=source,
+        covariates=covariates)
     frame = _aggregate(runs, params_present, aggregate, carried)
     return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried)
 
@@ -182,20 +184,16 @@ def load_runs(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | N
     """The runs of :func:`load` (read, mapped to roles, validated), not aggregated: for a caller that
     keeps every run (``automodel.store.observe``), without the cost of grouping the repetitions.
     The same arguments (but ``aggregate``), the same errors, the same :attr:`Dataset.runs`."""
-    return Runs(*_runs(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=_UNCHECKED,
-                       explicit=explicit, source=source, covariates=covariates))
-
-
-#: the ``aggregate`` of :func:`load_runs`, which aggregates nothing (not checked)
-_UNCHECKED = object()
+    return Runs(*_runs(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit,
+                       source=source, covariates=covariates))
 
 
 def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str | None, cpu: str | None,
-          bw: str | None, params: Iterable[str], aggregate: object, explicit: Iterable[str], source: str | None,
+          bw: str | None, params: Iterable[str], explicit: Iterable[str], source: str | None,
           covariates: Iterable[str]) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
                                               tuple[str, ...]]:
-    """:func:`load` up to the aggregation (``aggregate`` is checked unless :data:`_UNCHECKED`): the runs, the
-    parameters, the roles, the source, the notes and the covariates carried."""
+    """:func:`load` up to the aggregation: the runs, the parameters, the roles, the source, the notes and
+    the covariates carried."""
     raw = data if isinstance(data, pd.DataFrame) else read(Path(data))
     src = source or raw.attrs.get("source", "<DataFrame>")
     if raw.empty:
@@ -205,8 +203,6 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
     row_offset = rows_of(raw)  # where each row is in the file, for messages
     given = list(raw.attrs.get("params", ()))
     raw = raw.reset_index(drop=True)
-    if aggregate is not _UNCHECKED and aggregate not in AGGREGATES:
-        raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
 
     explicit = set(explicit) | {"time"}
     available = [str(c) for c in raw.columns]
