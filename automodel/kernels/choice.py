@@ -11,7 +11,7 @@ import numpy as np
 
 from automodel.options import METRICS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import between_routes, select_rows
+from automodel.search.select import between_routes, log_predictions, select_rows
 from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
@@ -81,9 +81,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
                 held[:, members[lo:lo + step]] = mets["holdout"].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
             if P:
-                with np.errstate(all="ignore"):
-                    at = np.einsum("lnk,pnk->lnp", np.nan_to_num(coef).reshape(K, len(part), k), probe_values[:, part])
-                    beyond[:, members[lo:lo + step]] = np.log(np.where(at > 0, at, np.nan))
+                beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part,
+                                                                   coef.reshape(K, len(part), k))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None,
                   beyond if P else None)

@@ -57,6 +57,7 @@ from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
+from automodel.search.select import log_predictions
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
@@ -231,15 +232,11 @@ def _beyond(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficient
     candidates (``ids`` (K, L) into ``columns``, -1 none; ``columns`` (N, w) each candidate's terms as
     indices into ``terms``, -1 padded; ``coefficients`` (K, L, width) in that order), NaN where not
     positive."""
-    probe = _probe_values(terms, ds)
-    values = np.hstack([probe, np.zeros((len(probe), 1))])  # the last column: zeros, for the padding
     width = coefficients.shape[2]
-    cols = np.full((len(columns), width), len(terms), np.intp)
+    cols = np.full((len(columns), width), -1, np.intp)
     cols[:, :min(width, columns.shape[1])] = columns[:, :width]
-    cols[cols < 0] = len(terms)
-    at = np.einsum("klw,pklw->klp", np.nan_to_num(coefficients), values[:, cols[np.maximum(ids, 0)]])
-    with np.errstate(all="ignore"):
-        return np.where(ids[:, :, None] >= 0, np.log(np.where(at > 0, at, np.nan)), np.nan)
+    logs = log_predictions(_probe_values(terms, ds), cols[np.maximum(ids, 0)], coefficients)
+    return np.where(ids[:, :, None] >= 0, logs, np.nan)
 
 
 def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str, Any]) -> list:

@@ -34,7 +34,7 @@ import numpy as np
 from automodel.errors import DataError
 from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
-__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows", "departing", "departing_rows",
+__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows", "departing", "departing_rows", "log_predictions",
            "OUTLIER_FACTOR", "ROUTE_MARGIN", "between_routes"]
 
 
@@ -188,6 +188,16 @@ def between_routes(holdout_staged: np.ndarray, holdout_pmnf: np.ndarray) -> np.n
 #: an equivalent candidate whose prediction beyond the data departs from the median of the equivalent
 #: candidates' by more than this factor (and 3 robust standard deviations of theirs) is set aside
 OUTLIER_FACTOR = 2.0
+
+
+def log_predictions(probe_values: np.ndarray, columns: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """(..., P) natural logs of the predictions at P probe points of candidates with term ``columns``
+    (..., w) (indices into ``probe_values`` (P, T); -1: no term) and ``coefficients`` (..., w); NaN where
+    a prediction is not positive. The input of :func:`departing` for many candidates at once."""
+    values = np.hstack([probe_values, np.zeros((len(probe_values), 1))])  # column -1: zeros, the padding
+    with np.errstate(all="ignore"):
+        at = np.einsum("...w,p...w->...p", np.nan_to_num(coefficients), values[:, columns])
+        return np.log(np.where(at > 0, at, np.nan))
 
 
 def departing(log_predictions: np.ndarray) -> np.ndarray:
