@@ -70,8 +70,8 @@ def test_what_is_transient():
 
 
 def test_a_state_blob_unpacks_as_numpy_loads_it():
-    """unpack reads the stored members itself: the arrays numpy.load returns (values, dtypes, layouts,
-    writable); a damaged blob is a StoreError."""
+    """unpack gives back the arrays numpy.load returns (values, dtypes, layouts, writable); a damaged blob
+    (a flipped byte: a CRC error; a truncated one) is a StoreError."""
     rng = np.random.default_rng(0)
     arrays = {"gram": rng.random((7, 7)), "alive": rng.random(9) > 0.5, "f": np.asfortranarray(rng.random((3, 4))),
               "empty": np.zeros((0, 5)), "ints": np.arange(4, dtype=">i4"), "nan": np.array([np.nan, 1.0])}

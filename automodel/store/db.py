@@ -21,10 +21,8 @@ from __future__ import annotations
 import io
 import os
 import random
-import struct
 import time
 import zipfile
-import zlib
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -259,10 +257,6 @@ def pack(**arrays: np.ndarray) -> bytes:
 def unpack(blob: bytes, where: str) -> dict[str, np.ndarray]:
     """An ``.npz`` blob back to arrays, never unpickling; a damaged blob is a :class:`StoreError`."""
     try:
-        return _unpack_stored(blob)
-    except Exception:  # noqa: BLE001 - anything unusual: numpy's reader decides (and names the damage)
-        pass
-    try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
@@ -272,44 +266,3 @@ def unpack(blob: bytes, where: str) -> dict[str, np.ndarray]:
 def now() -> float:
     return time.time()
 
-
-#: npy headers already parsed: header bytes -> (dtype, shape, fortran order)
-_NPY_HEADERS: dict[bytes, tuple[np.dtype, tuple[int, ...], bool]] = {}
-
-
-def _unpack_stored(blob: bytes) -> dict[str, np.ndarray]:
-    """:func:`unpack` of an ``.npz`` of stored (uncompressed) ``.npy`` members of plain dtypes, the arrays
-    equal to (and laid out as) those :func:`numpy.load` returns: each member's bytes checked against
-    its CRC and copied, its header parsed once per process. Raises on anything else (the caller then
-    uses :func:`numpy.load`)."""
-    out: dict[str, np.ndarray] = {}
-    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
-        for info in zf.infolist():
-            start = info.header_offset
-            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy") or \
-                    blob[start:start + 4] != b"PK\x03\x04":
-                raise ValueError("not a stored npy member")
-            name_len, extra_len = struct.unpack_from("<HH", blob, start + 26)
-            start += 30 + name_len + extra_len
-            data = memoryview(blob)[start:start + info.file_size]
-            if len(data) != info.file_size or zlib.crc32(data) != info.CRC or bytes(data[:6]) != b"\x93NUMPY":
-                raise ValueError("damaged member")
-            size = 2 if data[6] == 1 else 4
-            end = 10 + (struct.unpack_from("<H", data, 8)[0] if size == 2 else struct.unpack_from("<I", data, 8)[0] - 2)
-            header = bytes(data[:end])
-            if header not in _NPY_HEADERS:
-                fp = io.BytesIO(header)
-                read = {(1, 0): np.lib.format.read_array_header_1_0,
-                        (2, 0): np.lib.format.read_array_header_2_0}[np.lib.format.read_magic(fp)]
-                shape, fortran, dtype = read(fp)
-                if dtype.hasobject:
-                    raise ValueError("object array")
-                if len(_NPY_HEADERS) > 256:
-                    _NPY_HEADERS.clear()
-                _NPY_HEADERS[header] = dtype, tuple(shape), bool(fortran)
-            dtype, shape, fortran = _NPY_HEADERS[header]
-            count = int(np.prod(shape, dtype=np.int64))
-            flat = np.frombuffer(data, dtype=dtype, count=count, offset=end)
-            array = flat.reshape(shape[::-1]).transpose() if fortran else flat.reshape(shape)
-            out[info.filename[:-4]] = array.copy(order="K")
-    return out
