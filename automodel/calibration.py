@@ -167,7 +167,7 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
                 continue
             kept_frame = frame[keep]
             noise_rel, noise_abs = (float(v) for v in aggregate_se(*(kept_frame[c].to_numpy(float) for c in (
-                "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._choose)
+                "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._fit_dataset)
             chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs)
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])

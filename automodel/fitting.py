@@ -16,9 +16,10 @@ from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
 from automodel.options import METRICS, ROLE_NAMES, weights
 from automodel.search.online import OnlineOptions, unexplained
-from automodel.search.select import Selection, between_routes, select
+from automodel.search.select import Selection, between_routes, log_predictions, select
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
+from automodel.space.terms import term_values
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]
 
@@ -188,14 +189,43 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
 
 def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: bool, max_rows: int
                  ) -> tuple[FitResult, SearchOutcome]:
-    """The search, the templates, the ranking and the choice on ``ds`` (no bands, no screening)."""
+    """The search, the templates, the ranking and the choice on ``ds`` (no bands, no screening).
+
+    The choice is made among every distinct searched candidate and every template, whatever
+    ``max_rows`` shows: the leaderboard lists the best ``max_rows`` searched candidates, the best of
+    every size and the chosen one."""
     outcome = staged_search(ds, sp, progress=progress)
-    rows, models = _searched_rows(outcome, ds, sp, max_rows)
     t_rows, t_models = _template_rows(ds, sp, named, progress)
-    if not any(m is not None for m in models + t_models):
+    pool = _searched_pool(outcome, ds, sp.fit.metric)
+    t_ok = [i for i, m in enumerate(t_models) if m is not None]
+    probes = beyond_probes(ds)
+    t_logs = np.zeros((len(t_ok), len(probes)))
+    if len(probes) and t_ok:
+        with np.errstate(all="ignore"):
+            predicted = predict_many([t_models[i].core for i in t_ok], probes)
+            t_logs = np.log(np.where(predicted > 0, predicted, np.nan))
+    candidates = np.concatenate([pool["ids"], -1 - np.array(t_ok, dtype=int)])  # >= 0 searched, < 0 template
+    values = np.concatenate([pool["values"], [t_rows[i][sp.fit.metric] for i in t_ok]])
+    n_terms = np.concatenate([pool["n_terms"], [t_rows[i]["n_terms"] for i in t_ok]]).astype(int)
+    holdout = np.concatenate([pool["holdout"], [t_rows[i]["holdout"] for i in t_ok]])
+    routes = np.concatenate([pool["routes"], ["staged"] * len(t_ok)])
+    logs = np.concatenate([pool["logs"], t_logs]) if len(probes) else None
+    if not np.isfinite(values).any():
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
+    noise_rel, noise_abs = ds.aggregate_se()
+    chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
+    if sp.fit.selection == "simplest" and len(set(routes[np.isfinite(values)])) > 1:
+        chosen = _between_routes(chosen, routes, values, n_terms, holdout, ds.n_points, sp, noise_rel, noise_abs,
+                                 logs)
+    picked = int(candidates[chosen.index])
+    shown = list(outcome.order[:max_rows])
+    sizes = outcome.scores.n_terms[outcome.order]  # and the best-ranked candidate of every size
+    first = outcome.order[np.sort(np.unique(sizes, return_index=True)[1])]
+    shown += [int(i) for i in [*first, picked] if i >= 0 and i not in set(shown)]
+    rows, models = _searched_rows(outcome, ds, sp, shown)
     board = pd.DataFrame(rows + t_rows)
     all_models = models + t_models
+    keys = shown + [-1 - i for i in range(len(t_rows))]  # the candidate of every row, as in ``candidates``
     order = np.argsort(np.where(np.isfinite(board[sp.fit.metric]), board[sp.fit.metric], np.inf), kind="stable")
     board = board.iloc[order].reset_index(drop=True)
     ranked = [all_models[i] for i in order]
@@ -203,11 +233,43 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     board.insert(0, "rank", pd.array([int(r) if m is not None else None for r, m in zip(ranks, ranked)],
                                      dtype="Int64"))
     models_out = [m for m in ranked if m is not None]
-    chosen = _choose(board, ds, sp, models_out)
+    ranked_keys = np.array([keys[i] for i in order if all_models[i] is not None])
+    equivalent = np.isin(ranked_keys, candidates[chosen.equivalent])
+    position = int(np.flatnonzero(ranked_keys == picked)[0])
+    selection = Selection(position, 0, chosen.threshold, equivalent, chosen.reason)
+    choice = np.where(equivalent, "equivalent", "")
+    choice[position] = "chosen"
+    board["choice"] = ""
+    board.loc[board["rank"].notna().to_numpy(), "choice"] = choice
     board = board[LEADERBOARD_COLUMNS]
     skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
-    return FitResult(board, models_out[chosen.index], models_out, ds, sp, outcome.reports,
-                     [*ds.notes, *outcome.notes, *skipped], chosen), outcome
+    return FitResult(board, models_out[position], models_out, ds, sp, outcome.reports,
+                     [*ds.notes, *outcome.notes, *skipped], selection), outcome
+
+
+def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) -> dict[str, np.ndarray]:
+    """What the selection needs of every distinct searched candidate (``outcome.order``): its position
+    (``ids``), ranking metric, coefficients left nonzero (``n_terms``), ``holdout`` error, route and log
+    predictions at :func:`beyond_probes` (one batched product, :func:`~automodel.search.select.log_predictions`)."""
+    sc = outcome.scores
+    ids = np.asarray(outcome.order, dtype=int)
+    coefs = sc.coefficients[ids]
+    terms = list(dict.fromkeys(t for i in ids for t in sc.structures[i].terms))
+    index = {t: j for j, t in enumerate(terms)}
+    width = coefs.shape[1] if coefs.ndim == 2 else 0
+    columns = np.full((len(ids), width), -1, dtype=np.intp)
+    for r, i in enumerate(ids):
+        own = sc.structures[i].terms
+        columns[r, :len(own)] = [index[t] for t in own]
+    probes = beyond_probes(ds)
+    logs = np.zeros((len(ids), 0))
+    if len(probes):
+        values = term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
+        logs = log_predictions(values, columns, np.where(columns >= 0, coefs, 0.0))
+    holdout = sc.metrics.get("holdout", np.full(len(sc.structures), np.nan))[ids]
+    return {"ids": ids, "values": sc.metrics[metric][ids], "holdout": holdout, "logs": logs,
+            "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
+            "routes": np.array(["pmnf" if sc.structures[i].signed else "staged" for i in ids], dtype=object)}
 
 
 def screen(result: FitResult) -> pd.DataFrame:
@@ -241,32 +303,6 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
     if len(notes) > 3:
         notes = notes[:3] + [f"{len(notes) - 3} more"]
     return why + (f"; templates: {'; '.join(notes)}" if notes else "")
-
-
-def _choose(board: pd.DataFrame, ds: data_mod.Dataset, sp: SearchSpace, models: list[Model]) -> Selection:
-    """Apply the selection rule to the ranked rows (``models``, in their order), passing over the
-    equivalent candidates that depart from the others beyond the data; mark them in a ``choice``
-    column of ``board``."""
-    ranked = board["rank"].notna().to_numpy()
-    noise_rel, noise_abs = ds.aggregate_se()
-    probes = beyond_probes(ds)
-    logs = None
-    if len(probes):
-        predicted = predict_many([m.core for m in models], probes)
-        with np.errstate(all="ignore"):
-            logs = np.log(np.where(predicted > 0, predicted, np.nan))
-    values = board.loc[ranked, sp.fit.metric].to_numpy(float)
-    n_terms = board.loc[ranked, "n_terms"].to_numpy()
-    chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
-    routes = board.loc[ranked, "route"].fillna("staged").to_numpy() if "route" in board else None
-    if routes is not None and sp.fit.selection == "simplest" and len(set(routes)) > 1:
-        chosen = _between_routes(chosen, routes, values, n_terms, board.loc[ranked, "holdout"].to_numpy(float),
-                                 ds.n_points, sp, noise_rel, noise_abs, logs)
-    choice = np.where(chosen.equivalent, "equivalent", "")
-    choice[chosen.index] = "chosen"
-    board["choice"] = ""
-    board.loc[ranked, "choice"] = choice
-    return chosen
 
 
 def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,
@@ -332,17 +368,13 @@ def model_context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
                         "metric": sp.fit.metric, "aggregate": ds.aggregate}}
 
 
-def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, max_rows: int
+def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, shown: list[int]
                    ) -> tuple[list[dict], list[Model]]:
+    """One leaderboard row and model per searched candidate ``shown`` (positions in ``outcome.scores``)."""
     sc = outcome.scores
     ctx = model_context(ds, sp)
     rows, models = [], []
     staged = "n" in ds.params  # the computation and communication stages ran (PMNF structures have no parts)
-    shown = list(outcome.order[:max_rows])
-    sizes = sc.n_terms[outcome.order]  # and the best-ranked candidate of every size, for the selection
-    first = outcome.order[np.sort(np.unique(sizes, return_index=True)[1])]
-    seen = set(shown)
-    shown += [int(i) for i in first if i not in seen]
     metrics = all_metrics(sc, shown, ds, sp.fit)
     for j, i in enumerate(shown):
         terms = sc.structures[i].terms

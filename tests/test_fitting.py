@@ -1,5 +1,8 @@
 """automodel.fit: the leaderboard (searched and seeded rows, ranked by the metric), the choice, the summary."""
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -100,3 +103,26 @@ def test_results_and_models_have_short_reprs():
     html = result._repr_html_()
     assert html.count("</tr>") == 11 and result.best.formula in html  # header and the top 10
     assert "<table>" in result.best._repr_html_()
+
+
+def test_the_choice_does_not_depend_on_how_many_rows_are_shown():
+    """Issue 11: fit chose among the leaderboard's rows, so ``max_rows=3`` chose a 4-term model on the
+    demo instead of the 3-term one at rank 5."""
+    from importlib.resources import files
+
+    path = str(files("automodel") / "demo" / "cg_fast.csv")
+    full = automodel.fit(path, progress=False, intervals=False)
+    short = automodel.fit(path, progress=False, intervals=False, max_rows=3)
+    assert short.best.formula == full.best.formula and short.selection.reason == full.selection.reason
+    chosen = short.leaderboard[short.leaderboard["choice"] == "chosen"]
+    assert len(chosen) == 1 and chosen["formula"].iloc[0] == full.best.formula
+    assert short.selection.equivalent[short.selection.index]
+
+
+def test_one_burst_does_not_set_the_noise_floor():
+    """A run 5x off among three repetitions made the pooled noise 0.37 (the root mean square of every
+    configuration's spread), so 271 candidates were 'equivalent'; the pool is a median now."""
+    frame, _ = _runs_with_one_bad(Path(tempfile.mkdtemp()))
+    clean = automodel.data.load(frame.drop(index=7), time="secs", n="size").aggregate_se()[0]
+    burst = automodel.data.load(frame, time="secs", n="size").aggregate_se()[0]
+    assert 0.01 < clean < 0.05 and burst < 1.5 * clean
