@@ -117,7 +117,7 @@ class ManyOutcome:
     n_fits : (K,) int array
         Pairs fitted in the stages scored on all rows.
     order : (K, L) int array
-        Positions in each row, best first, one per distinct set of nonzero terms (-1 padded).
+        Positions in each row, best first, one per distinct set of nonzero terms and route (-1 padded).
     failed : dict
         Target -> why its search stopped (no computation model could be fitted).
     reports, notes, adaptive :
@@ -1001,7 +1001,8 @@ def _communication_rows(frame, p_levels: np.ndarray, need: int) -> tuple[np.ndar
 
 def _final(S: _Search) -> ManyOutcome:
     """Merge every stage scored on all runs, per target; rank; keep the best score per distinct set of
-    nonzero terms (none when no stage could fit a candidate on all runs: the caller says so, with what
+    nonzero terms and route (a signed fit of the PMNF route is not the non-negative fit of the same
+    terms; none when no stage could fit a candidate on all runs: the caller says so, with what
     else it has)."""
     K, reg = S.Y.shape[1], S.reg
     width = max((b.coefs.shape[2] for b in S.final), default=0)
@@ -1030,10 +1031,10 @@ def _final(S: _Search) -> ManyOutcome:
     ranked = np.argsort(np.where(np.isfinite(metrics[S.opt.metric]), metrics[S.opt.metric], np.inf), axis=1,
                         kind="stable")  # as rank(), per row
     key = np.full(ids.shape, -1, np.intp)  # the same non-zero terms scored by two stages or zeroed by NNLS
-    if valid.any():  # the set of columns with a nonzero coefficient, sorted, named by an integer
+    if valid.any():  # the set of columns with a nonzero coefficient, sorted, and the route, named by an integer
         cols = reg.array("columns")[ids[valid]][:, :width]  # -1 beyond each structure's terms
         cols = np.sort(np.where(coefs[valid] != 0.0, cols, -1), axis=1)
-        key[valid] = labels(cols)
+        key[valid] = labels(np.column_stack([cols, reg.array("signed")[ids[valid]]]))
     key = np.take_along_axis(key, ranked, axis=1)
     sorted_at, start, _ = sorted_groups(key)
     first = np.zeros(key.shape, bool)
