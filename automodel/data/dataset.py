@@ -24,7 +24,7 @@ from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
 from automodel.options import AGGREGATES, ROLE_NAMES
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_se", "configuration_se"]
+__all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_groups", "aggregate_se", "configuration_se"]
 
 @dataclass(frozen=True)
 class Dataset:
@@ -280,15 +280,34 @@ def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, lis
     return kept, [f"{int(failed.sum())} failed run(s) skipped (column 'status' not 0; line(s) {shown})"]
 
 
+def aggregate_groups(y: np.ndarray, key: np.ndarray, how: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Repetitions combined: the distinct ``key`` values (sorted) and each one's aggregated time (``how``,
+    one of :data:`automodel.options.AGGREGATES`), the standard deviation of its repetitions (0 for one)
+    and their count. The one implementation for :func:`load` and the kernels' groups.
+
+    Examples
+    --------
+    >>> t, spread, n = aggregate_groups(np.array([1.0, 1.02, 5.0, 2.0, 2.2]), np.array([0, 0, 0, 1, 1]), "median")[1:]
+    >>> t.round(3).tolist(), n.tolist()
+    ([1.02, 2.1], [3, 2])
+    """
+    agg = pd.Series(y).groupby(key, sort=True).agg([how, "std", "size"])
+    return agg.index.to_numpy(), agg[how].to_numpy(float), agg["std"].fillna(0.0).to_numpy(float), \
+        agg["size"].to_numpy(int)
+
+
 def _aggregate(runs: pd.DataFrame, params: tuple[str, ...], how: str, covariates: tuple[str, ...] = ()
                ) -> pd.DataFrame:
     if not params:
-        stats = {"time": getattr(runs["time"], how)(), "spread": runs["time"].std(ddof=1)
-                 if len(runs) > 1 else 0.0, "count": len(runs), **{c: runs[c].median() for c in covariates}}
+        _, time, spread, count = aggregate_groups(runs["time"].to_numpy(float), np.zeros(len(runs), int), how)
+        stats = {"time": time[0], "spread": spread[0], "count": int(count[0]),
+                 **{c: runs[c].median() for c in covariates}}
         return pd.DataFrame([stats])
     grouped = runs.groupby(list(params), sort=True)
-    frame = grouped["time"].agg(time=how, spread="std", count="size").reset_index()
-    frame["spread"] = frame["spread"].fillna(0.0)
+    codes = grouped.ngroup().to_numpy()
+    _, time, spread, count = aggregate_groups(runs["time"].to_numpy(float), codes, how)
+    frame = grouped.size().reset_index()[list(params)]
+    frame["time"], frame["spread"], frame["count"] = time, spread, count
     for c in covariates:
         frame[c] = grouped[c].median().to_numpy()
     return frame

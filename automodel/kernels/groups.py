@@ -60,9 +60,7 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     key, y = key[order], y[order]
     spread, count = np.zeros(len(y)), np.ones(len(y), int)
     if len(key) > 1 and (key[1:] == key[:-1]).any():  # repetitions: one value per (kernel, point)
-        agg = pd.Series(y).groupby(key, sort=True).agg([aggregate, "std", "size"])
-        key, y = agg.index.to_numpy(), agg[aggregate].to_numpy(float)
-        spread, count = agg["std"].fillna(0.0).to_numpy(float), agg["size"].to_numpy(int)
+        key, y, spread, count = data_mod.aggregate_groups(y, key, aggregate)
     kern, pt = key // len(points), key % len(points)
     counts = np.bincount(kern, minlength=len(names))
     starts = np.concatenate([[0], np.cumsum(counts)])
