@@ -322,10 +322,13 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
-    index, sub, other = (b, sb, a) if between_routes(holdout[a], holdout[b]) else (a, sa, b)
-    route = "staged search" if index == a else "PMNF route"
-    reason = (f"{sub.reason}; from the {route}, whose choice extrapolates to the largest configurations "
-              f"better (holdout {holdout[index]:.3g} against {holdout[other]:.3g})")
+    if between_routes(holdout[a], holdout[b]):
+        index, reason = b, (f"{sb.reason}; from the PMNF route, whose choice extrapolates to the largest "
+                            f"configurations clearly better (holdout {holdout[b]:.3g} against {holdout[a]:.3g})")
+    else:
+        index, reason = a, (f"{sa.reason}; from the staged search: the PMNF route's choice does not extrapolate "
+                            f"to the largest configurations clearly better (holdout {holdout[b]:.3g} against "
+                            f"{holdout[a]:.3g})")
     return Selection(index, overall.best, overall.threshold, overall.equivalent, reason)
 
 

@@ -122,10 +122,17 @@ class Interval:
     def bounds(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, level: float, kind: str = "run"
                ) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper ends of the ``level`` band about ``yhat`` (NaN where ``yhat <= 0``), on the
-        Welch-Satterthwaite degrees of freedom of the parts (:func:`automodel.solve.band.satterthwaite`)."""
+        Welch-Satterthwaite degrees of freedom of the parts (:func:`automodel.solve.band.satterthwaite`).
+        The band of one run contains the band of its expected time: where a part on few degrees of
+        freedom (the equivalent candidates' spread) dominates, adding the well-estimated run noise can
+        raise the degrees of freedom more than the scale."""
         parts = self.parts(columns, core, yhat, kind)
         dof = band.satterthwaite(parts) * np.ones(len(yhat))
-        return band.bounds(yhat, band.combine(*[sd for sd, _ in parts]), level, dof)
+        lo, hi = band.bounds(yhat, band.combine(*[sd for sd, _ in parts]), level, dof)
+        if kind == "run":
+            mean_lo, mean_hi = self.bounds(columns, core, yhat, level, "mean")
+            lo, hi = np.fmin(lo, mean_lo), np.fmax(hi, mean_hi)
+        return lo, hi
 
     def describe(self, core: Any = None) -> list[str]:
         """How the band is made, in lines of at most 80 columns (for ``automodel show``); ``core`` is

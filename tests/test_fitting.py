@@ -126,3 +126,13 @@ def test_one_burst_does_not_set_the_noise_floor():
     clean = automodel.data.load(frame.drop(index=7), time="secs", n="size").aggregate_se()[0]
     burst = automodel.data.load(frame, time="secs", n="size").aggregate_se()[0]
     assert 0.01 < clean < 0.05 and burst < 1.5 * clean
+
+
+def test_a_candidate_left_with_one_residual_dof_is_not_compared():
+    """Issue 11: on four runs a three-coefficient template (RBASP's quadratic in log2 p) fits the noise
+    and won every OpenMPI collective of extrap-mpi (34 % off at p = 512 for Alltoall)."""
+    from automodel.search.select import select
+
+    chosen = select(np.array([0.0007, 0.006, 0.05]), np.array([3, 2, 1]), 4, "rel_s")
+    assert chosen.index == 1 and chosen.best == 1 and "0.006 on 2 dof" in chosen.reason
+    assert select(np.array([0.0007, np.inf]), np.array([3, 2]), 4, "rel_s").index == 0  # nothing else

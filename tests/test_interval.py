@@ -78,8 +78,11 @@ def test_band_of_the_expected_time_shrinks_as_repetitions_grow():
         widths[reps] = np.median(w, axis=0)
     assert (widths[32][:2] < 0.5 * widths[2][:2]).all()  # inside the data: the noise of the fit
     assert widths[32][2] < widths[2][2]  # 4x beyond: growth dominates, the fit's part still shrinks
-    run_lo, run_hi = fitted(0, 32).predict_interval(x, 0.9)
-    assert ((run_hi - run_lo) / fitted(0, 32).predict(x) > widths[32]).all()  # one run scatters more
+    model = fitted(0, 32)
+    run_lo, run_hi = model.predict_interval(x, 0.9)
+    mean_lo, mean_hi = model.predict_interval(x, 0.9, kind="mean")
+    assert ((run_hi - run_lo)[:2] > 2 * (mean_hi - mean_lo)[:2]).all()  # one run scatters more
+    assert ((run_lo <= mean_lo) & (mean_hi <= run_hi)).all()  # and its band holds its expected time's
 
 
 def test_band_widens_beyond_the_data():

@@ -34,7 +34,7 @@ import numpy as np
 from automodel.errors import DataError
 from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
-__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "select", "select_rows", "departing", "departing_rows", "log_predictions",
+__all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "comparable", "select", "select_rows", "departing", "departing_rows", "log_predictions",
            "OUTLIER_FACTOR", "ROUTE_MARGIN", "between_routes"]
 
 
@@ -129,6 +129,21 @@ def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 
     return thr, f"one standard error of the best {metric}, {best_value:.3g} on {max(dof, 1)} dof"
 
 
+def comparable(scores: np.ndarray, n_terms: np.ndarray, n_points: int) -> np.ndarray:
+    """``scores`` (..., N) with those of candidates left with fewer than :data:`MIN_DOF` residual degrees
+    of freedom set to infinity, in the rows where another candidate has a finite score.
+
+    Examples
+    --------
+    >>> comparable(np.array([0.001, 0.01, 0.02]), np.array([3, 2, 1]), n_points=4).tolist()
+    [inf, 0.01, 0.02]
+    """
+    scores = np.asarray(scores, float)
+    scarce = n_points - np.broadcast_to(n_terms, scores.shape) < MIN_DOF
+    others = (np.isfinite(scores) & ~scarce).any(axis=-1, keepdims=True)
+    return np.where(scarce & others, np.inf, scores)
+
+
 def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
                 noise_relative=0.0, noise_absolute=0.0, beyond: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -149,6 +164,7 @@ def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     scores = np.asarray(values, float)
     scores = np.where(np.isfinite(scores), scores, np.inf)
     n_terms = np.broadcast_to(np.asarray(n_terms), scores.shape)
+    scores = comparable(scores, n_terms, n_points)
     rows = np.arange(len(scores))
     best = np.argmin(scores, axis=1)
     if rule == "best":
@@ -163,6 +179,13 @@ def select_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     simplest = pool & (n_terms == fewest[:, None])
     chosen = np.argmin(np.where(simplest, scores, np.inf), axis=1)  # ties: the first
     return np.where(eq.any(axis=1), chosen, best), thr
+
+
+#: candidates with fewer residual degrees of freedom (runs minus coefficients) are chosen only when no
+#: other candidate has a finite score: a standard error from one dof is uncertain by 70 % (see
+#: :func:`thresholds`), and AICc's penalty 2k(k+1)/(n-k-1) is infinite for k = n - 1 (Burnham and
+#: Anderson 2002, sec. 2.4); four runs and a three-coefficient template fit the noise
+MIN_DOF = 2
 
 
 #: with two routes (the staged search and the PMNF route), the PMNF route's choice replaces the staged
@@ -254,6 +277,7 @@ def select(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
     if not np.isfinite(values).any():
         raise DataError(f"no candidate has a finite {metric}: nothing to choose from")
     n_terms = np.asarray(n_terms)
+    values = comparable(values, n_terms, n_points)
     (chosen,), (threshold,) = select_rows(values[None], n_terms[None], n_points, metric, rule,
                                           noise_relative, noise_absolute,
                                           None if beyond is None else np.asarray(beyond, float)[None])
