@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -101,7 +102,8 @@ class FitResult:
                       self.anomalies.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
         lines += ["", f"chosen model: T = {self.best.formula}"]
         if self.selection is not None:
-            lines += [f"  why: rank {self.selection.index + 1}, {self.selection.reason}"]
+            lines += [textwrap.fill(f"why: rank {self.selection.index + 1}, {self.selection.reason}", 80,
+                                    initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)]
         return "\n".join(lines)
 
 
@@ -323,12 +325,13 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
     if between_routes(holdout[a], holdout[b]):
-        index, reason = b, (f"{sb.reason}; from the PMNF route, whose choice extrapolates to the largest "
-                            f"configurations clearly better (holdout {holdout[b]:.3g} against {holdout[a]:.3g})")
+        index, reason = b, (f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
+                            f"better than the staged search's (holdout {holdout[b]:.3g} against {holdout[a]:.3g}): "
+                            f"{sb.reason}")
     else:
-        index, reason = a, (f"{sa.reason}; from the staged search: the PMNF route's choice does not extrapolate "
-                            f"to the largest configurations clearly better (holdout {holdout[b]:.3g} against "
-                            f"{holdout[a]:.3g})")
+        index, reason = a, (f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
+                            f"configurations clearly better: holdout {holdout[b]:.3g} against {holdout[a]:.3g}): "
+                            f"{sa.reason}")
     return Selection(index, overall.best, overall.threshold, overall.equivalent, reason)
 
 
