@@ -189,12 +189,8 @@ MIN_DOF = 2
 
 
 #: with two routes (the staged search and the PMNF route), the PMNF route's choice replaces the staged
-#: search's only when its holdout error is below this fraction of the staged choice's. Measured
-#: (python -m benchmarks.accuracy; python -m benchmarks.known_formulas --no-extrap --seeds 1), from 1/3
-#: to 1/2: osu-p 41.2 / 78.1 -> 38.1 / 68.6 % (median / mean), extrap-mpi 11.0 / 15.9 -> 10.1 / 15.1 %,
-#: relearn-p 38.4 / 52.4 -> 38.4 / 53.5 %, the others unchanged; known formulas at 10 % noise 32 -> 35 %
-#: of structures right. 3/4 made contention-m 44.2 -> 59.2 % and extrap-mpi's mean 31 %.
-ROUTE_MARGIN = 1 / 2
+#: search's only when its holdout error is below this fraction of the staged choice's
+ROUTE_MARGIN = 1 / 3
 
 
 def between_routes(holdout_staged: np.ndarray, holdout_pmnf: np.ndarray) -> np.ndarray:
