@@ -3,8 +3,8 @@
 Accuracy: on every canonical task group, automodel (default search space, each ranking metric),
 Extra-P (default and refining modelers, in its own venv) and the seeded baselines, on the same
 rows (``benchmarks.contenders``), scored by ``benchmarks.records``. Known formulas: automodel and
-Extra-P on synthetic functions of known formula (``benchmarks.known_formulas``). Speed:
-``benchmarks.speed.collect``.
+Extra-P on synthetic functions of known formula (``benchmarks.known_formulas``). SMPI workloads: n and p
+beyond the training runs of the bundled sweeps (``benchmarks.workloads``). Speed: ``benchmarks.speed.collect``.
 Writes ``RESULTS.md`` (``benchmarks.report``; its hand-written analysis section is kept),
 ``results.json`` and ``plots/<task>.png`` into ``--out`` (default: ``benchmarks/``).
 
@@ -30,7 +30,7 @@ from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from automodel.solve.metrics import METRICS  # noqa: E402
-from benchmarks import bands, known_formulas, plots, records, report, speed  # noqa: E402
+from benchmarks import bands, known_formulas, plots, records, report, speed, workloads  # noqa: E402
 from benchmarks.contenders import default_contenders, run_contenders  # noqa: E402
 from benchmarks.extrap_tool import ensure_extrap, extrap_version  # noqa: E402
 from benchmarks.tasks import bundled_tasks, by_name, tasks_or_bundled  # noqa: E402
@@ -118,15 +118,22 @@ def main(argv: list[str] | None = None) -> int:
         results.update(known_formulas.collect(args.quick, extrap=not args.no_extrap, install=not args.quick,
                                               command=meta["command"]))
         print(known_formulas.table_text(results["known_formulas_groups"], "noise"))
+    results["workloads"] = speed.guarded(workloads.collect, args.quick, extrap=not args.no_extrap,
+                                         install=not args.quick)
+    if results["workloads"]["status"] == "ok":
+        workloads.print_result(results["workloads"]["result"])
     results["speed"] = None if args.no_speed else speed.collect(args.quick)
     meta["versions"] = report.versions(None if args.no_extrap else extrap_version())
     meta["seconds"] = time.perf_counter() - start
     results = records.jsonable({"meta": meta, **results})
     (args.out / "results.json").write_text(records.dumps(results))
     target = args.out / "RESULTS.md"
-    target.write_text(report.render(results, report.read_analysis(target)))
+    text = report.render(results, report.read_analysis(target))
+    target.write_text(workloads.insert_section(text, results.get("workloads")))
     for goal in results["goal"]:
         print(f"{goal['task']:20} goal met? {goal['text']}")
+    if results["workloads"]["status"] == "ok":
+        print(f"{workloads.TASK:20} goal met? {results['workloads']['result']['goal']['text']}")
     print(f"wrote {target}, {args.out / 'results.json'} and {len(results['plots'])} plot(s) "
           f"in {meta['seconds']:.0f} s")
     return 0

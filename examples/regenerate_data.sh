@@ -5,6 +5,8 @@
 #
 #   examples/regenerate_data.sh            # all campaigns, from scratch
 #   examples/regenerate_data.sh jacobi_loaded   # only the named campaign(s)
+#   examples/regenerate_data.sh sweeps     # only the n x p sweeps (examples/data/sweeps/, benchmarks.workloads)
+#   examples/regenerate_data.sh sweeps/cg_slow  # one sweep
 #   RESUME=1 examples/regenerate_data.sh   # keep existing CSVs and finish interrupted campaigns
 set -euo pipefail
 
@@ -29,7 +31,10 @@ LOAD=(--capture 'cpu=cpu=(\S+)' --capture 'bw=bw=(\S+)')
 campaign() {  # name, then `automodel run` arguments
     local name="$1"; shift
     local out="${DEST:-$DATA}/$name.csv"
-    if [ "${#SELECTED[@]}" -gt 0 ] && [[ ! " ${SELECTED[*]} " =~ " $name " ]]; then return; fi
+    # selected by its name, or by its set (the part before '/': "sweeps")
+    if [ "${#SELECTED[@]}" -gt 0 ] && [[ ! " ${SELECTED[*]} " =~ " $name " ]] \
+        && [[ ! " ${SELECTED[*]} " =~ " ${name%%/*} " ]]; then return; fi
+    mkdir -p "$(dirname "$out")"
     [ "${RESUME:-0}" = 1 ] || rm -f "$out"
     echo "== $name" >&2
     "$PYTHON" -m automodel run "$@" "${COMMON[@]}" -o "$out"
@@ -54,3 +59,22 @@ campaign kmeans_loaded "${LOAD[@]}" \
 campaign jacobi_loaded "${LOAD[@]}" \
     --cmd "$SMPI -np {p} -platform $PLAT/loaded_cluster.xml $WL/jacobi {n} 20 start={index}" \
     --n 256:1024:4 --p 1:256:*2 --reps 2
+
+# The sweeps (benchmarks/workloads.py): every workload on the fast and slow platforms, 6 n x p = 1..256,
+# one run per point (SMPI is deterministic: a point run twice gives the same times). n extends the
+# campaigns above to 6 values (same spacing); kmeans with k = 16. bucketsort exchanges its keys with
+# the pairwise MPI_Alltoallv (p - 1 steps of one message per rank): SMPI's default, every message at
+# once, takes 6 s of simulation per run at p = 128 and over 10 minutes at p = 256.
+sweep() {  # workload, n range, arguments after {n}, extra smpirun options
+    local wl="$1" n="$2" args="$3" opts="${4:-}" plat
+    for plat in fast slow; do
+        campaign "sweeps/${wl}_$plat" \
+            --cmd "$SMPI $opts -np {p} -platform $PLAT/${plat}_cluster.xml $WL/$wl {n}${args:+ $args}" \
+            --n "$n" --p 1:256:*2
+    done
+}
+sweep cg 50000:1600000:6:log 50
+sweep jacobi 256:1536:6 20
+sweep matmul 64:384:6 ""
+sweep bucketsort 50000:300000:6 "" --cfg=smpi/alltoallv:pair
+sweep kmeans 50000:300000:6 "16 10"
