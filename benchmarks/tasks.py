@@ -12,6 +12,30 @@ Dataset choices that the README leaves open:
 - ``mandelbrot-strong`` uses source ``tanjaderin``, study ``mpi_strong``, as the README says;
   the mzampar strong-scaling series is listed in ``skipped``.
 
+Tasks of issue 11 built from Extra-P text files (``extrap-text/``), read at run time with
+``automodel.read`` (its tidy frame: ``kernel``, ``callpath``, ``metric``, one column per parameter,
+``time`` holding the metric's value); one group per region (and metric):
+
+- ``extrap-mm-x`` (``mm_single_parameter_x.txt``, one profile per x = 1 .. 2000): train
+  ``x <= 500``, test ``x in {1000, 2000}`` (the issue's split); ``x`` is an extra parameter.
+  Metrics kept: ``time`` and the PAPI counters (floating-point operations, L2/L3 cache misses), the
+  quantities a model of a kernel predicts.  Left out (listed in ``skipped``): ``visits`` (exact call
+  counts, constant in x here, nothing to model) and ``min_time`` / ``max_time`` (minimum and maximum
+  over a region's visits: equal to ``time`` for single-visit regions, so the same data twice).
+- ``extrap-mm-xyz`` (``mm_multi_parameter_xyz.txt``, x, y, z each in {1, 10, 25}, 27 profiles): with
+  three levels per parameter, no split holds out larger values of a parameter and still leaves three
+  training levels of it (train ``z <= 10``, test ``z = 25`` leaves two levels of z, too few for a
+  term in z).  The split is instead out of the training hull: train on the 20 profiles with at most
+  one parameter at 25, test on the 7 with two or three at 25 (``(25, 25, 1)`` .. ``(25, 25, 25)``),
+  i.e. predict where several parameters are large together, which needs the right interaction
+  (product) structure, as ``mat_mul`` ~ ``x y z``.  Same metrics as ``extrap-mm-x``.
+- ``relearn-regions`` (``relearn_data.txt``, p 32 .. 512 x n 5000 .. 9000, 2 repetitions): every
+  region is a group, roles ``p`` and ``n``, train ``p <= 128``, test ``p in {256, 512}``.
+
+In these tasks a group whose values are not all positive, or all equal, is left out whole (listed
+in ``skipped``) instead of dropping rows: a counter that is zero at some sizes, or constant, is not
+a run time to extrapolate.
+
 A group is kept only when a model with one term per parameter can be fitted on its
 training rows: every parameter needs at least ``MIN_VALUES_PER_PARAM`` distinct training
 values and the group at least ``2 * n_params + 1`` distinct training configurations,
@@ -22,11 +46,14 @@ with the reason.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+import automodel
 
 TARGET = "time"
 MIN_VALUES_PER_PARAM = 3
@@ -39,6 +66,9 @@ QUICK_GROUPS: dict[str, tuple[str, ...]] = {
     "osu-p": ("collective=bcast,algorithm=default", "collective=reduce,algorithm=default"),
     "extrap-mpi": ("mpi=OpenMPI,collective=MPI_Bcast",),
     "contention-m": ("collective=bcast,contention=0",),
+    "extrap-mm-x": ("callpath=main->mat_mul,metric=time",),
+    "extrap-mm-xyz": ("callpath=main->mat_mul,metric=time",),
+    "relearn-regions": ("callpath=main()",),
 }
 
 
@@ -107,7 +137,16 @@ class Skipped:
 
 @dataclass(frozen=True)
 class _Spec:
-    """A task: file, grouping, parameter roles, and train/test/select conditions (``DataFrame.eval``)."""
+    """A task: file, grouping, parameter roles, and train/test/select conditions (``DataFrame.eval``).
+
+    ``source`` is a CSV file, or an Extra-P text file (``.txt``, read with ``automodel.read``).
+    ``metrics`` (a regular expression matched in full against the ``metric`` column) keeps those
+    metrics only; every other metric is listed in ``skipped`` (reason from ``METRIC_SKIPS``).
+    ``whole_groups`` leaves out a group whose values are not all positive or all equal, instead of
+    dropping its non-positive rows.  ``units`` are ``(metric regex, unit)`` pairs for metrics whose unit
+    is not ``unit``; groups in ``unit`` come first (the task's unit is that of its first group).
+    ``note`` is appended to the split text (what the reader of the results must know).
+    """
 
     name: str
     source: str
@@ -117,7 +156,14 @@ class _Spec:
     test: str
     select: str | None = None
     unit: str = "s"
+    metrics: str | None = None
+    whole_groups: bool = False
+    units: tuple[tuple[str, str], ...] = ()
+    note: str = ""
 
+
+#: ``extrap-mm-xyz``: two or three of x, y, z at their largest value, 25 (the held-out profiles)
+_TWO_AT_25 = "(x == 25 and y == 25) or (x == 25 and z == 25) or (y == 25 and z == 25)"
 
 SPECS: tuple[_Spec, ...] = (
     _Spec("hommexx-n-p", "hommexx_nh_summit.csv", ("alg", "qsize"), {"n": "nelem", "p": "nnode"},
@@ -132,7 +178,26 @@ SPECS: tuple[_Spec, ...] = (
           "P <= 256", "P == 512", unit="us"),
     _Spec("contention-m", "mpi_contention_iitk.csv", ("collective", "contention"), {"n": "msg_bytes"},
           "msg_bytes <= 262144", "msg_bytes > 262144"),
+    _Spec("extrap-mm-x", "extrap-text/mm_single_parameter_x.txt", ("callpath", "metric"), {"x": "x"},
+          "x <= 500", "x in [1000, 2000]", metrics=r"time|PAPI_\w+", whole_groups=True,
+          units=((r"PAPI_\w+", "count"),),
+          note="metrics time (s) and PAPI counters (counts); visits, min_time, max_time left out"),
+    _Spec("extrap-mm-xyz", "extrap-text/mm_multi_parameter_xyz.txt", ("callpath", "metric"),
+          {"x": "x", "y": "y", "z": "z"}, f"not ({_TWO_AT_25})", _TWO_AT_25, metrics=r"time|PAPI_\w+",
+          whole_groups=True, units=((r"PAPI_\w+", "count"),),
+          note="x, y, z only take 1, 10, 25, so no split past the largest value keeps 3 training levels: "
+               "the held-out profiles have two or three of them at 25, outside the training hull; "
+               "metrics time (s) and PAPI counters (counts); visits, min_time, max_time left out"),
+    _Spec("relearn-regions", "extrap-text/relearn_data.txt", ("callpath",), {"p": "p", "n": "n"},
+          "p <= 128", "p in [256, 512]", metrics="time", whole_groups=True),
 )
+
+#: Why a metric of an Extra-P text file is not modelled (``_Spec.metrics`` leaves it out).
+METRIC_SKIPS: dict[str, str] = {
+    "visits": "exact call counts (integers), not a measured quantity to extrapolate",
+    "min_time": "minimum over a region's visits; equals time for single-visit regions (same data twice)",
+    "max_time": "maximum over a region's visits; equals time for single-visit regions (same data twice)",
+}
 
 #: The stand-in task of ``bundled_tasks``: SMPI runs shipped in the checkout (the demo's data is
 #: package data, ``automodel/demo/``; the others are in ``examples/data``), relative to its root.
@@ -181,14 +246,43 @@ def _fit_problem(train: pd.DataFrame, test: pd.DataFrame, columns: list[str]) ->
     return None
 
 
+def _degenerate(rows: pd.DataFrame) -> str | None:
+    """Why a group of an Extra-P text file is left out whole (not all positive, constant), or None."""
+    bad = ~(rows[TARGET] > 0)
+    if bad.all():
+        return f"every value is zero, negative or missing ({len(rows)} rows)"
+    if bad.any():
+        return f"{int(bad.sum())} of {len(rows)} values are zero, negative or missing"
+    if rows[TARGET].nunique() == 1:
+        return f"constant: every value is {rows[TARGET].iloc[0]:g}"
+    return None
+
+
+def _select_metrics(spec: _Spec, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[Skipped]]:
+    """Keep the metrics of ``spec.metrics``; list the others as skipped."""
+    if spec.metrics is None:
+        return frame, []
+    keep = frame["metric"].astype(str).map(lambda m: re.fullmatch(spec.metrics, m) is not None)
+    skipped = [Skipped(spec.name, f"metric={m}", METRIC_SKIPS.get(m, f"metric not in {spec.metrics}"))
+               for m in sorted(frame.loc[~keep, "metric"].unique())]
+    return frame[keep], skipped
+
+
 def _spec_tasks(spec: _Spec, frame: pd.DataFrame) -> tuple[list[Task], list[Skipped]]:
     if spec.select is not None:
         frame = frame[frame.eval(spec.select)]
+    frame, skipped = _select_metrics(spec, frame)
     tasks: list[Task] = []
-    skipped: list[Skipped] = []
     columns = list(spec.params.values())
+    split = f"train {spec.train}; test {spec.test}" + (f"; {spec.note}" if spec.note else "")
     for values, rows in frame.groupby(list(spec.group_by), sort=True):
+        values = values if isinstance(values, tuple) else (values,)
         group = _group_label(spec.group_by, values)
+        if spec.whole_groups:
+            problem = _degenerate(rows)
+            if problem is not None:
+                skipped.append(Skipped(spec.name, group, problem))
+                continue
         bad = ~(rows[TARGET] > 0)
         if bad.any():
             skipped.append(Skipped(spec.name, group,
@@ -200,11 +294,20 @@ def _spec_tasks(spec: _Spec, frame: pd.DataFrame) -> tuple[list[Task], list[Skip
         if problem is not None:
             skipped.append(Skipped(spec.name, group, problem))
             continue
+        metric = str(dict(zip(spec.group_by, values)).get("metric", ""))
+        unit = next((u for pattern, u in spec.units if re.fullmatch(pattern, metric)), spec.unit)
         tasks.append(Task(name=spec.name, group=group, params=dict(spec.params),
                           train=train, test=test, p_sweep="p" in spec.params,
-                          source=spec.source, unit=spec.unit,
-                          split=f"train {spec.train}; test {spec.test}"))
+                          source=spec.source, unit=unit, split=split))
+    tasks.sort(key=lambda t: t.unit != spec.unit)  # stable: the groups in the task's unit first
     return tasks, skipped
+
+
+def _read(path: Path) -> pd.DataFrame:
+    """A CSV file as it is, or an Extra-P text file as automodel's tidy frame (read in place)."""
+    if path.suffix == ".txt":
+        return automodel.read(path, format="text")
+    return pd.read_csv(path)
 
 
 def build_tasks(datasets_dir: Path | str | None = None,
@@ -236,7 +339,7 @@ def build_tasks(datasets_dir: Path | str | None = None,
     tasks: list[Task] = []
     skipped: list[Skipped] = list(DATASET_SKIPS)
     for spec in SPECS:
-        spec_tasks, spec_skipped = _spec_tasks(spec, pd.read_csv(root / spec.source))
+        spec_tasks, spec_skipped = _spec_tasks(spec, _read(root / spec.source))
         tasks.extend(spec_tasks)
         skipped.extend(spec_skipped)
     if quick:

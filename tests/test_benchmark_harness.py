@@ -179,10 +179,12 @@ def test_tasks_follow_readme_splits():
     tasks, skipped = build_tasks(DATASETS)
     counts = pd.Series([t.name for t in tasks]).value_counts().to_dict()
     assert counts == {"hommexx-n-p": 4, "relearn-p": 5, "mandelbrot-strong": 1, "osu-p": 10,
-                      "extrap-mpi": 14, "contention-m": 6}
+                      "extrap-mpi": 14, "contention-m": 6, **EXTRAP_TEXT_GROUPS}
     for t in tasks:
         assert len(t.train) and len(t.test) and "time" in t.train
-        assert set(t.params) <= {"n", "p"} and t.p_sweep == ("p" in t.params)
+        assert t.p_sweep == ("p" in t.params)
+        if t.name not in EXTRAP_TEXT_GROUPS:
+            assert set(t.params) <= {"n", "p"}
     by = {t.key: t for t in tasks}
     relearn = by[("relearn-p", "theta=0.1")]
     assert relearn.train.p.max() <= 128 and set(relearn.test.p) == {256, 512}
@@ -204,8 +206,46 @@ def test_quick_subset_is_small_and_covers_every_task():
     tasks, _ = build_tasks(DATASETS, quick=True)
     names = [t.name for t in tasks]
     assert set(names) == {"hommexx-n-p", "relearn-p", "mandelbrot-strong", "osu-p",
-                          "extrap-mpi", "contention-m"}
+                          "extrap-mpi", "contention-m", *EXTRAP_TEXT_GROUPS}
     assert all(names.count(n) <= 2 for n in names)
+
+
+#: groups of the tasks built from Extra-P text files (issue 11)
+EXTRAP_TEXT_GROUPS = {"extrap-mm-x": 12, "extrap-mm-xyz": 10, "relearn-regions": 13}
+
+
+@needs_data
+def test_extrap_text_tasks_groups_and_splits():
+    tasks, skipped = build_tasks(DATASETS)
+    by = {t.key: t for t in tasks if t.name in EXTRAP_TEXT_GROUPS}
+    assert pd.Series([name for name, _ in by]).value_counts().to_dict() == EXTRAP_TEXT_GROUPS
+    left_out = {(s.name, s.group): s.reason for s in skipped}
+
+    mm_x = [t for (name, _), t in by.items() if name == "extrap-mm-x"]
+    for t in mm_x:
+        assert t.params == {"x": "x"} and not t.p_sweep and t.columns == ["x"]
+        assert set(t.train.x) == {1, 10, 25, 50, 100, 250, 500} and set(t.test.x) == {1000, 2000}
+        assert t.train.metric.nunique() == 1 and (t.train.time > 0).all()
+    assert {t.train.metric.iloc[0] for t in mm_x} == {"time", "PAPI_FP_OPS", "PAPI_L2_TCM", "PAPI_L3_TCM"}
+    assert [t.unit for t in mm_x[:4]] == ["s"] * 4 and {t.unit for t in mm_x[4:]} == {"count"}
+    mat_mul = by[("extrap-mm-x", "callpath=main->mat_mul,metric=PAPI_FP_OPS")]
+    assert mat_mul.test.time.tolist() == [2055, 4028]               # about 2 x
+    for metric in ("visits", "min_time", "max_time"):               # left out whole, with a reason
+        assert ("extrap-mm-x", f"metric={metric}") in left_out
+    assert "every value" in left_out[("extrap-mm-x", "callpath=main->zero_mat,metric=PAPI_FP_OPS")]
+    assert "2 of 9" in left_out[("extrap-mm-x", "callpath=main->mat_mul,metric=PAPI_L2_TCM")]
+
+    xyz = by[("extrap-mm-xyz", "callpath=main->mat_mul,metric=time")]
+    assert xyz.params == {"x": "x", "y": "y", "z": "z"} and len(xyz.train) == 20 and len(xyz.test) == 7
+    at_25 = lambda f: (f[["x", "y", "z"]] == 25).sum(axis=1)        # noqa: E731
+    assert at_25(xyz.train).max() == 1 and at_25(xyz.test).min() == 2
+    assert all(xyz.train[c].nunique() == 3 for c in "xyz")
+
+    relearn = by[("relearn-regions", "callpath=main()")]
+    assert relearn.params == {"p": "p", "n": "n"} and relearn.p_sweep
+    assert set(relearn.train.p) == {32, 64, 128} and set(relearn.test.p) == {256, 512}
+    assert len(relearn.train) == 30 and len(relearn.test) == 20     # 2 repetitions kept
+    assert "every value" in left_out[("relearn-regions", "callpath=Update #synaptic elements + del synapses")]
 
 
 def test_missing_datasets_dir_is_a_clear_error(tmp_path):
