@@ -17,7 +17,7 @@ from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
 from automodel.options import METRICS, ROLE_NAMES, weights
 from automodel.search.online import OnlineOptions, unexplained
-from automodel.search.select import Selection, between_routes, log_predictions, select
+from automodel.search.select import Selection, between_routes, departing_rows, log_predictions, select
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import term_values
@@ -312,10 +312,13 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
                     logs: np.ndarray | None) -> Selection:
     """The choice when the staged search and the PMNF route both ran: each route's own simplest
     equivalent candidate; the PMNF route's where :func:`~automodel.search.select.between_routes` says
-    so, else the staged search's; ``overall`` when either has no finite holdout."""
+    so, else the staged search's; ``overall`` when either has no finite holdout. Candidates whose
+    prediction beyond the data departs from those of all the candidates equivalent to the best
+    (:func:`~automodel.search.select.departing_rows`) are passed over in every route."""
+    away = np.zeros(len(values), bool) if logs is None else departing_rows(logs[None], overall.equivalent[None])[0]
     picks = {}
     for route in ("staged", "pmnf"):
-        mask = routes == route
+        mask = (routes == route) & ~away  # a route's pick never departs from every route's equivalents
         if not np.isfinite(values[mask]).any():
             return overall
         sub = select(values[mask], n_terms[mask], n_points, sp.fit.metric, sp.fit.selection, noise_rel,

@@ -11,7 +11,7 @@ import numpy as np
 
 from automodel.options import METRICS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import between_routes, log_predictions, select_rows
+from automodel.search.select import between_routes, comparable, departing_rows, log_predictions, select_rows
 from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
@@ -132,14 +132,18 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     (K,) int array
         The chosen candidate of each kernel, -1 when none is valid.
     """
-    best, _ = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
+    best, thr = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
     routes = None if signed is None else np.broadcast_to(signed, score.shape)
     if routes is not None and holdout is not None and sp.fit.selection == "simplest" and routes.any() \
             and (~routes).any():  # two routes: each one's choice, then the holdout decides (as fit does)
         rows = np.arange(len(score))
+        away = np.zeros(score.shape, bool)  # departing from every route's equivalents: passed over (as fit)
+        if beyond is not None:
+            compared = comparable(score, n_terms, n_points)
+            away = departing_rows(beyond, np.isfinite(compared) & (compared <= thr[:, None]))
         picks = []
         for route in (~routes, routes):
-            own = np.where(route, score, np.inf)  # the route's candidates alone, in their order
+            own = np.where(route & ~away, score, np.inf)  # the route's candidates alone, in their order
             pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
             picks.append((pick, np.isfinite(own[rows, pick])))
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
