@@ -16,7 +16,9 @@ from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
 from automodel.options import METRICS, ROLE_NAMES, weights
+from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
+from automodel.search.score import PARALLEL_ROWS
 from automodel.search.select import Selection, between_routes, departing_rows, log_predictions, select
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
@@ -113,7 +115,8 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100, intervals: bool = True,
-        template_options: Mapping[str, Mapping[str, Any]] | None = None, drop_anomalies: bool = False) -> FitResult:
+        template_options: Mapping[str, Mapping[str, Any]] | None = None, drop_anomalies: bool = False,
+        jobs: int | None = None, scheduler: Any = None) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
     Parameters
@@ -146,6 +149,18 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     intervals : bool
         Calibrate every ranked model's prediction band (:mod:`automodel.calibration`; forward splits
         of the data, a few batched refits of the final candidates).
+    jobs : int, optional
+        Workers at most for the per-row work of scoring (joblib's ``n_jobs``: -1 all the active joblib
+        backend has, 1 none; None: the ``n_jobs`` of the active ``joblib.parallel_backend``, else 1).
+        The backend is loky (processes) unless the caller activated another. Used only on data of
+        at least :data:`~automodel.search.score.PARALLEL_ROWS` configurations, and then only for the
+        scorings of at least :data:`~automodel.search.score.PARALLEL_PAIR_ROWS` rows x candidates
+        (:mod:`automodel.search.workers`); the result is the serial one, bit for bit.
+    scheduler : str or dask.distributed.Client, optional
+        Send that work to this ``dask.distributed`` cluster (a scheduler address such as
+        ``tcp://host:8786``, or a client) instead, one piece per worker thread (on data of at least
+        :data:`~automodel.search.score.PARALLEL_ROWS` configurations; smaller fits run here). Needs
+        the ``dask`` extra.
 
     Examples
     --------
@@ -160,6 +175,16 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
               for name in {*sp.fit.template_options, *(template_options or {})}}
     sp = replace(sp, fit=replace(sp.fit, templates=names, template_options=merged))
 
+    large = ds.n_points >= PARALLEL_ROWS  # smaller: the workers' start costs more than they save
+    with workers.cluster(scheduler) as client, \
+            workers.use(workers.default_jobs(jobs, 1) if large else 1, client if large else None,
+                        "automodel.search.score"):
+        return _fit_screened(ds, sp, named, progress, max_rows, intervals, drop_anomalies)
+
+
+def _fit_screened(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: bool, max_rows: int,
+                  intervals: bool, drop_anomalies: bool) -> FitResult:
+    """:func:`fit` of the loaded ``ds`` in the space ``sp``: search, screening, bands."""
     result, outcome = _fit_dataset(ds, sp, named, progress, max_rows)
     anomalies = screen(result)
     if len(anomalies) and drop_anomalies:

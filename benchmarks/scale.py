@@ -1,4 +1,5 @@
-"""Scale-out of many kernels: serial against 2 loky workers against a 2-worker dask ``LocalCluster``.
+"""Scale-out of many kernels, and of one large fit: serial against 2 loky workers against a 2-worker dask
+``LocalCluster``.
 
 One Extra-P text file per case (``benchmarks.extrap_text.synthetic_kernels``: kernels of ``p``, 5
 points; ``benchmarks.kernels.two_parameter_kernels``: kernels of ``p`` and ``n``, 25 points), modelled
@@ -7,7 +8,7 @@ by ``automodel.fit_many`` three ways, each in a fresh Python process so that its
 * ``serial``: ``jobs=1``;
 * ``loky``: ``jobs=2``, ``parallel_after=0`` (the rest of the work always goes to the workers);
 * ``dask``: a ``LocalCluster`` of 2 worker processes (one thread each, started with
-  ``automodel.kernels.fit_many.DASK_WORKER_ENVIRON``), ``scheduler=client`` (needs the ``dask``
+  ``automodel.search.workers.DASK_WORKER_ENVIRON``), ``scheduler=client`` (needs the ``dask``
   extra; "not available" without it).
 
 Measured: wall seconds of ``fit_many`` (the cluster's start and stop excluded, the workers' start
@@ -17,7 +18,14 @@ that the models equal the serial run's. The target (issue 16): >= 1.7x with 2 wo
 loss below. Extra-P's CLI on the 10^4-kernel one-parameter file: wall seconds and the held-out error
 against automodel's.
 
-Run: ``python -m benchmarks.scale [--quick]`` (``--quick``: 10^3 kernels only).
+One large fit (issue 16): ``automodel.fit`` of ``benchmarks.scaling.runs(10^5)`` (4 parameters, no
+two runs at one configuration; templates off) the same three ways (``jobs=1``, ``jobs=2``,
+``scheduler=client``), :data:`FIT_REPEATS` fresh processes each (the median wall time counts: this
+2-core machine's times vary by 10-20 % from run to run; ``--quick``: one). Its wall time excludes the imports (a fit
+of 100 runs first) and includes the loky workers' start; its digest covers the leaderboard and every
+model (coefficients and bands), so "same as serial" is bit for bit.
+
+Run: ``python -m benchmarks.scale [--quick]`` (``--quick``: 10^3 kernels and a fit of 10^4 runs only).
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,6 +49,9 @@ QUICK_CASES = ((1, 1_000), (2, 1_000))
 MODES = ("serial", "loky", "dask")
 #: the goal: speed-up with 2 workers where the serial work is over ``GOAL_WORK`` seconds
 GOAL_SPEEDUP, GOAL_WORK = 1.7, 5.0
+#: runs of the one large fit, full and ``--quick``, and the fresh processes per way (the median counts;
+#: ``--quick``: one)
+FIT_RUNS, QUICK_FIT_RUNS, FIT_REPEATS = 100_000, 10_000, 3
 
 
 def write_case(params: int, n_kernels: int, folder: Path) -> Path:
@@ -63,18 +74,8 @@ def run_mode(path: str, mode: str) -> dict[str, Any]:
 
     from automodel.kernels.fit_many import fit_many
 
-    client = cluster = None
-    if mode == "dask":
-        import dask
-        from dask.distributed import Client, LocalCluster
-
-        from automodel.kernels.fit_many import DASK_WORKER_ENVIRON
-
-        dask.config.set({"distributed.nanny.pre-spawn-environ": DASK_WORKER_ENVIRON})
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
+    cluster, client = start_cluster() if mode == "dask" else (None, None)
     start = time.perf_counter()
-    workers = 0
     if mode == "serial":
         result = fit_many(path, jobs=1)
     elif mode == "loky":
@@ -82,18 +83,61 @@ def run_mode(path: str, mode: str) -> dict[str, Any]:
     else:
         result = fit_many(path, scheduler=client)
     seconds = time.perf_counter() - start
+    workers = 0 if mode == "serial" else workers_peak(client)
     if client is not None:
-        workers = max(client.run(peak_bytes).values())
         client.close()
         cluster.close()
-    elif mode == "loky":
-        from joblib import Parallel, delayed
-
-        workers = max(Parallel(n_jobs=2)(delayed(_worker_peak)() for _ in range(8)))  # every worker answers
     formulas = "\n".join(f"{k}={m.formula}" for k, m in result.models.items())
     return {"seconds": seconds, "main_bytes": peak_bytes(), "worker_bytes": workers,
             "models": len(result.models), "digest": hashlib.sha256(formulas.encode()).hexdigest(),
             "how": result.notes[-1]}
+
+
+def start_cluster() -> tuple[Any, Any]:
+    """A ``LocalCluster`` of 2 worker processes (one thread each, started with
+    :data:`automodel.search.workers.DASK_WORKER_ENVIRON`) and its client."""
+    import dask
+    from dask.distributed import Client, LocalCluster
+
+    from automodel.search.workers import DASK_WORKER_ENVIRON
+
+    dask.config.set({"distributed.nanny.pre-spawn-environ": DASK_WORKER_ENVIRON})
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    return cluster, Client(cluster)
+
+
+def workers_peak(client: Any) -> int:
+    """The peak memory of the largest worker: of the cluster of ``client``, else of the 2 loky workers."""
+    if client is not None:
+        return max(client.run(peak_bytes).values())
+    from joblib import Parallel, delayed
+
+    return max(Parallel(n_jobs=2)(delayed(_worker_peak)() for _ in range(8)))  # every worker answers
+
+
+def run_fit(size: int, mode: str) -> dict[str, Any]:
+    """``automodel.fit`` of ``benchmarks.scaling.runs(size)`` one way (:data:`MODES`) in this process:
+    wall seconds (imports excluded), peak memories and a digest of the leaderboard and the models."""
+    import hashlib
+    import time
+
+    import automodel
+    from benchmarks.scaling import runs
+
+    automodel.fit(runs(100), templates="none", progress=False)  # imports and caches out of the timing
+    data = runs(size)
+    cluster, client = start_cluster() if mode == "dask" else (None, None)
+    how = {"serial": {"jobs": 1}, "loky": {"jobs": 2}, "dask": {"scheduler": client}}[mode]
+    start = time.perf_counter()
+    result = automodel.fit(data, templates="none", progress=False, **how)
+    seconds = time.perf_counter() - start
+    workers = 0 if mode == "serial" else workers_peak(client)
+    if client is not None:
+        client.close()
+        cluster.close()
+    text = result.leaderboard.to_csv() + "\n".join(m.to_json() for m in result.models)
+    return {"seconds": seconds, "main_bytes": peak_bytes(), "worker_bytes": workers,
+            "formula": result.best.formula, "digest": hashlib.sha256(text.encode()).hexdigest()}
 
 
 def _worker_peak() -> int:
@@ -105,9 +149,11 @@ def _worker_peak() -> int:
     return peak_bytes()
 
 
-def _child(path: Path, mode: str) -> dict[str, Any]:
+def _child(path: Path | int, mode: str) -> dict[str, Any]:
+    """One way in a fresh process: of the kernels file ``path``, or of the fit of ``path`` runs."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--one", str(path), mode],
+    what = ["--one-fit", str(path)] if isinstance(path, int) else ["--one", str(path)]
+    done = subprocess.run([sys.executable, "-m", "benchmarks.scale", *what, mode],
                           capture_output=True, text=True, env=env)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -173,28 +219,67 @@ def collect(quick: bool = False, log=print) -> dict[str, Any]:
                        if r["status"] == "ok" else r["status"]))
             if params == 1 and n_kernels == 10_000:
                 versus = extrap_versus(path)
+    fit = collect_fit(QUICK_FIT_RUNS, 1, log) if quick else collect_fit(FIT_RUNS, FIT_REPEATS, log)
     judged = [r for r in rows if r["mode"] != "serial" and "speedup" in r]
-    big = [r for r in judged if next(b["seconds"] for b in rows if b["mode"] == "serial" and
-                                     (b["params"], b["kernels"]) == (r["params"], r["kernels"])) > GOAL_WORK]
-    small = [r for r in judged if r not in big]
     return {"rows": [{k: v for k, v in r.items() if k != "digest"} for r in rows], "extrap": versus,
-            "goal_met": bool(all(r["speedup"] >= GOAL_SPEEDUP for r in big)
-                             and all(r["speedup"] >= 1.0 for r in small) and judged),
-            "all_same_as_serial": bool(all(r.get("same_as_serial", False) for r in judged))}
+            "goal_met": _goal_met(rows, judged, lambda r: (r["params"], r["kernels"])),
+            "all_same_as_serial": bool(all(r.get("same_as_serial", False) for r in judged)), **fit}
+
+
+def collect_fit(size: int, repeats: int = FIT_REPEATS, log=print) -> dict[str, Any]:
+    """The one large fit of ``size`` runs every way, ``repeats`` fresh processes each: the median wall
+    time, the largest peak memories, whether every run equals the first serial one."""
+    runs = {mode: [_child(size, mode) for _ in range(repeats)] for mode in MODES}
+    base = runs["serial"][0]
+    rows = []
+    for mode, done in runs.items():
+        ok = [r for r in done if r["status"] == "ok"]
+        row = {"runs": size, "mode": mode, "status": "ok" if ok else done[0]["status"]}
+        if ok:
+            row.update(seconds=float(np.median([r["seconds"] for r in ok])), all_seconds=[r["seconds"] for r in ok],
+                       main_bytes=max(r["main_bytes"] for r in ok), worker_bytes=max(r["worker_bytes"] for r in ok),
+                       formula=ok[0]["formula"], same_as_serial=all(r["digest"] == base.get("digest") for r in ok))
+        rows.append(row)
+    serial = rows[0]
+    for row in rows:
+        if row["status"] == "ok" and serial["status"] == "ok":
+            row["speedup"] = serial["seconds"] / row["seconds"]
+        log(f"fit of {size:>9,} runs, {row['mode']:6}: "
+            + (f"{row['seconds']:7.2f} s (median of {', '.join(f'{t:.2f}' for t in row['all_seconds'])}), "
+               f"x{row.get('speedup', float('nan')):.2f}, main {row['main_bytes'] / 2 ** 20:6.0f} MiB, largest worker "
+               f"{row['worker_bytes'] / 2 ** 20:6.0f} MiB, same as serial: {row['same_as_serial']}"
+               if row["status"] == "ok" else row["status"]))
+    judged = [r for r in rows if r["mode"] != "serial" and "speedup" in r]
+    return {"fit_rows": rows, "fit_goal_met": _goal_met(rows, judged, lambda r: r["runs"]),
+            "fit_same_as_serial": bool(judged and all(r["same_as_serial"] for r in judged))}
+
+
+def _goal_met(rows: list[dict], judged: list[dict], case: Callable[[dict], Any]) -> bool:
+    """>= GOAL_SPEEDUP where the serial run of the case took over GOAL_WORK seconds, no loss below."""
+    serial = {case(r): r["seconds"] for r in rows if r["mode"] == "serial" and r["status"] == "ok"}
+    big = [r for r in judged if serial[case(r)] > GOAL_WORK]
+    return bool(judged and all(r["speedup"] >= GOAL_SPEEDUP for r in big)
+                and all(r["speedup"] >= 1.0 for r in judged if r not in big))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="10^3 kernels only")
+    ap.add_argument("--quick", action="store_true", help="10^3 kernels and a fit of 10^4 runs only")
     ap.add_argument("--one", nargs=2, metavar=("FILE", "MODE"), help=argparse.SUPPRESS)  # a child process
+    ap.add_argument("--one-fit", nargs=2, metavar=("RUNS", "MODE"), help=argparse.SUPPRESS)  # a child process
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(run_mode(*args.one)))
         return 0
+    if args.one_fit:
+        print(json.dumps(run_fit(int(args.one_fit[0]), args.one_fit[1])))
+        return 0
     out = collect(args.quick)
-    print(f"goal (>= {GOAL_SPEEDUP}x with 2 workers above {GOAL_WORK:g} s of serial work, no loss below): "
-          f"{'met' if out['goal_met'] else 'not met'}; every parallel run equals the serial one: "
-          f"{out['all_same_as_serial']}")
+    goal = f"(>= {GOAL_SPEEDUP}x with 2 workers above {GOAL_WORK:g} s of serial work, no loss below)"
+    print(f"kernels: goal {goal} {'met' if out['goal_met'] else 'not met'}; every parallel run equals the "
+          f"serial one: {out['all_same_as_serial']}")
+    print(f"one fit: goal {goal} {'met' if out['fit_goal_met'] else 'not met'}; every parallel run equals the "
+          f"serial one: {out['fit_same_as_serial']}")
     if out["extrap"]:
         print(f"Extra-P on {out['extrap']['kernels']} kernels: {out['extrap']}")
     return 0

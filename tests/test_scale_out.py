@@ -1,8 +1,10 @@
 """Scale out: fit_many split by cost and run on 2 loky workers, on a joblib backend the caller chose, and
-on a real dask.distributed cluster (2 worker processes on 127.0.0.1) gives the serial result exactly."""
+on a real dask.distributed cluster (2 worker processes on 127.0.0.1) gives the serial result exactly; so
+does one large fit whose per-row scoring is split across the same kinds of workers."""
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 
@@ -10,9 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import automodel
 from automodel.cli import main
 from automodel.errors import DataError
 from automodel.kernels import fit_many as fit_many_mod
+from automodel.search import score as score_mod
+from automodel.search import workers as workers_mod
 from automodel.kernels.fit_many import by_cost, fit_many
 from automodel.model_file import load_models
 from test_kernels_fit_many import _kernels
@@ -107,7 +112,7 @@ def cluster():
                                                                  "(pip install 'automodel[dask]')")
     import dask
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": fit_many_mod.DASK_WORKER_ENVIRON}), \
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": workers_mod.DASK_WORKER_ENVIRON}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                      dashboard_address=None, scheduler_port=0) as cl, \
             distributed.Client(cl, timeout="30s") as client:
@@ -164,3 +169,85 @@ def test_ctrl_c_keeps_the_kernels_whose_tasks_finished(frames, serial, monkeypat
     assert main(["kernels", str(csv), "--out", str(out), "--jobs", "1"]) == 130
     assert "interrupted: kept the kernels whose tasks had finished" in capsys.readouterr().err
     assert len(load_models(out)) == len(calls[0][0].names)  # the first group's, written
+
+
+# -- one large fit -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def runs() -> pd.DataFrame:
+    """2000 runs of the 4-parameter workload of benchmarks.scaling (no two at one configuration)."""
+    from benchmarks.scaling import runs
+
+    return runs(2000)
+
+
+@pytest.fixture(scope="module")
+def serial_fit(runs):
+    return automodel.fit(runs, templates="none", progress=False)
+
+
+@pytest.fixture
+def parallel_path(monkeypatch) -> list[int]:
+    """Every scoring of a fit with workers on them (the thresholds lowered, the data being small), and
+    the number of pieces of each call that went to the workers."""
+    monkeypatch.setattr("automodel.fitting.PARALLEL_ROWS", 0)
+    monkeypatch.setattr(score_mod, "PARALLEL_PAIR_ROWS", 0)
+    pieces, run = [], workers_mod.Workers.map
+
+    def spy(self, func, shared, items):
+        pieces.append(len(items))
+        return run(self, func, shared, items)
+
+    monkeypatch.setattr(workers_mod.Workers, "map", spy)
+    return pieces
+
+
+def _same_fit(result, serial) -> None:
+    """The leaderboard, the choice, every model's coefficients and band: bit for bit."""
+    pd.testing.assert_frame_equal(result.leaderboard, serial.leaderboard, check_exact=True)
+    chosen, expected = result.selection, serial.selection
+    assert result.best.formula == serial.best.formula and chosen.reason == expected.reason
+    assert (chosen.index, chosen.threshold) == (expected.index, expected.threshold)
+    np.testing.assert_array_equal(chosen.equivalent, expected.equivalent)
+    assert [m.to_json() for m in result.models] == [m.to_json() for m in serial.models]
+    assert result.notes == serial.notes
+
+
+def test_a_large_fit_on_two_loky_workers_gives_the_serial_result(runs, serial_fit, parallel_path):
+    _same_fit(automodel.fit(runs, templates="none", progress=False, jobs=2), serial_fit)
+    assert len(parallel_path) > 10 and max(parallel_path) >= 2  # search, leaderboard metrics, forward refits
+
+
+def test_a_large_fit_on_the_joblib_backend_the_caller_chose(runs, serial_fit, parallel_path):
+    import joblib
+
+    with joblib.parallel_backend("threading", n_jobs=2):  # jobs=None: the backend's worker count
+        _same_fit(automodel.fit(runs, templates="none", progress=False), serial_fit)
+    assert parallel_path
+
+
+def test_a_fit_below_the_thresholds_stays_here(runs, serial_fit, monkeypatch):
+    monkeypatch.setattr(workers_mod.Workers, "__init__", lambda *a: pytest.fail("workers started"))
+    _same_fit(automodel.fit(runs, templates="none", progress=False, jobs=2), serial_fit)  # 2000 rows: small
+
+
+def test_a_large_fit_on_a_dask_cluster_gives_the_serial_result(runs, serial_fit, parallel_path, cluster, tmp_path,
+                                                               capsys):
+    _same_fit(automodel.fit(runs, templates="none", progress=False, scheduler=cluster), serial_fit)
+    assert parallel_path
+    csv = tmp_path / "runs.csv"
+    runs.to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--templates", "none", "--quiet", "--json",
+                 "--scheduler", cluster.scheduler.address]) == 0
+    assert json.loads(capsys.readouterr().out)["chosen"]["formula"] == serial_fit.best.formula
+
+
+def test_fit_jobs_on_the_command_line(runs, serial_fit, parallel_path, tmp_path, capsys, monkeypatch):
+    csv = tmp_path / "runs.csv"
+    runs.to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--templates", "none", "--quiet", "--json", "--jobs", "2"]) == 0
+    assert json.loads(capsys.readouterr().out)["chosen"]["formula"] == serial_fit.best.formula
+    assert parallel_path
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # without the extra: a one-line error
+    assert main(["fit", str(csv), "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "pip install 'automodel[dask]'" in err

@@ -34,6 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--drop-anomalies", action="store_true",
                    help="set aside the runs no leading model explains and search again (default: list "
                         "them and keep them)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="worker processes at most for the per-row work of scoring (-1: all cores; default: "
+                        "none); used on large data only, the result unchanged")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="send that work to this dask.distributed cluster (e.g. tcp://host:8786) instead; "
+                        "needs pip install 'automodel[dask]'")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json",
                    help="write the chosen model here ('-': on standard output, the report on standard error)")
@@ -99,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
     result = automodel.fit(read_input(args, sys.stderr if to_stdout or args.json else None), space=args.space,
                            metric=args.metric, selection=args.selection, templates=args.templates,
                            progress=not args.quiet, template_options=parse_assignments(args.template_option),
-                           drop_anomalies=args.drop_anomalies, **role_kwargs(args))
+                           drop_anomalies=args.drop_anomalies, jobs=args.jobs, scheduler=args.scheduler,
+                           **role_kwargs(args))
     if args.json:
         print_json(as_json(result, args.top))
     else:

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import time as _time
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -58,6 +57,8 @@ from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
 from automodel.search.select import log_predictions
+from automodel.search.workers import cluster, default_jobs
+from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
@@ -72,12 +73,6 @@ SUMMARY_COLUMNS = ["kernel", "formula", "n_terms", "n_points", *metrics_mod.METR
 PROBE_KERNELS = 32
 #: tasks per worker when the rest is cut by cost: more balance the workers, fewer ship less
 TASKS_PER_WORKER = 4
-#: the environment to start dask workers with (``distributed.nanny.pre-spawn-environ``): dask's default
-#: without its ``MALLOC_TRIM_THRESHOLD_=65536``, with which glibc maps every large numpy temporary
-#: afresh and a task of the staged search took twice the CPU (measured: 1.53 s against 0.85 s)
-DASK_WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
-#: how to get dask's distributed scheduler (``scheduler=``, ``--scheduler``)
-DASK_INSTALL = "pip install 'automodel[dask]'"
 #: the note of a kernel whose task had not finished when the work was stopped (Ctrl-C)
 INTERRUPTED = "not modelled: stopped (Ctrl-C) before its task finished"
 #: columns of a tidy frame (automodel.data.tidy) that describe a kernel: never parameters by default
@@ -369,7 +364,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     scheduler : str or dask.distributed.Client, optional
         Run the tasks on this ``dask.distributed`` cluster (a scheduler address such as
         ``tcp://host:8786``, or a client) instead of joblib, with as many tasks as it has worker
-        threads. Needs the ``dask`` extra (:data:`DASK_INSTALL`).
+        threads. Needs the ``dask`` extra (:data:`automodel.search.workers.DASK_INSTALL`).
     format : str, optional
         The format of a file (a key of :data:`automodel.data.FORMATS`); None detects it.
     progress : bool
@@ -406,16 +401,13 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
             if model is not None:
                 models[i] = model
 
-    if jobs is None:
-        from joblib.parallel import get_active_backend
-
-        jobs = get_active_backend()[1] or -1
+    jobs = default_jobs(jobs, -1)
     bar = tqdm(total=sum(len(g.names) for g in found), desc="kernels", unit="kernel", delay=1.0,
                disable=not progress, leave=False)
     interrupted, parallel, n_workers = False, False, 1
     try:
-        with _cluster(scheduler) as client:
-            n_workers = _workers(jobs, client)
+        with cluster(scheduler) as client:
+            n_workers = count_workers(jobs, client)
             todo: list[Task] = [(g, sp, source, gid) for gid, g in enumerate(found)]
             started, cost_done = _time.perf_counter(), 0
             while todo and not parallel:  # here, one task at a time, while the rest is not worth the workers
@@ -454,35 +446,6 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         notes.append(f"stopped (Ctrl-C): {len(models)} of {len(names)} kernels modelled, the tasks that had "
                      "finished")
     return ManyResult({names[j]: models[j] for j in sorted(models)}, summary, sp, notes, interrupted)
-
-
-@contextmanager
-def _cluster(scheduler: Any) -> Iterator[Any]:
-    """The ``dask.distributed`` client of ``scheduler`` (None: none), closed after if made here."""
-    if scheduler is None:
-        yield None
-        return
-    try:
-        from dask.distributed import Client
-    except ImportError:
-        raise DataError(f"scheduler {scheduler}: running on a dask cluster needs dask's distributed "
-                        f"scheduler: {DASK_INSTALL}") from None
-    if isinstance(scheduler, Client):
-        yield scheduler
-        return
-    try:
-        client = Client(scheduler, timeout="10s")
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise DataError(f"scheduler {scheduler}: cannot connect ({exc})") from None
-    with client:
-        yield client
-
-
-def _workers(jobs: int, client: Any) -> int:
-    """Workers available: the cluster's threads, else what the active joblib backend gives ``jobs``."""
-    from joblib import effective_n_jobs
-
-    return sum(client.nthreads().values()) if client is not None else effective_n_jobs(jobs)
 
 
 def _numbered(i: int, task: Task) -> tuple[int, tuple[list, str]]:

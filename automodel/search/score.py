@@ -7,21 +7,40 @@ dataset. :func:`prepare` makes the designs of a row set once (``K`` target colum
 column of a search, or every kernel of a group); :func:`score_pairs` fits (candidate, target) pairs of
 one width in one batched call (:func:`automodel.solve.lstsq.solve`) and computes their metrics
 (:func:`automodel.solve.metrics.compute`). :func:`score` does that for the staged search, one target;
-:mod:`automodel.kernels.choice` for many kernels.
+:mod:`automodel.kernels.choice` for many kernels. Inside a fit with workers
+(:func:`automodel.search.workers.use`), the per-row work of a large :func:`score_pairs` call goes to
+them, in pieces of its pairs, with the same numbers as here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from automodel.options import METRICS, RELATIVE_RESOLUTION, ROW_BUDGET, weights
+from automodel.search import workers
 from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics
 from automodel.space.terms import Term, term_values
 
-__all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "fitted", "predict", "score"]
+__all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "fitted", "predict", "score",
+           "PARALLEL_PAIR_ROWS", "PARALLEL_ROWS"]
+
+#: rows x pairs of one :func:`score_pairs` call from which its per-row work (residuals, metrics) goes to
+#: the active workers (:func:`automodel.search.workers.active`), cut into one piece per worker. Measured
+#: on the 2-core test machine: the per-row work costs 10 to 70 ns per row and pair (one metric to every
+#: metric with leverages), a call sent to 2 loky workers about 25 ms more (the design written once,
+#: the tasks' round trip), and 207 pairs on 10^5 rows (every metric) took 0.29 s there against
+#: 0.41 s here; at 2^21 the search's 2 x 10^4-row stages went to the workers before they had started
+#: and the fit of 10^5 runs was slower
+PARALLEL_PAIR_ROWS = 1 << 22
+#: configurations from which :func:`automodel.fit` uses the workers it is given (and starts them at
+#: once). Measured on the 2-core test machine with 2 loky workers, fits of ``benchmarks.scaling.runs``
+#: (medians of 3 or 4): 5 x 10^4 configurations 2.3 s serially, 2.6 s with the workers (their start
+#: costs 0.5 s of CPU each); 10^5 0.92x to 1.24x in three sets of runs (``python -m benchmarks.scale``);
+#: 2 x 10^5 11.6 to 12.2 s against 8.9 to 9.9 s
+PARALLEL_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -218,6 +237,12 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
         its pairs alone computes them: the sums along the rows depend on how many pairs are summed at
         once (a pair alone sums its rows as one array). Default: one run.
 
+    With workers active (:func:`automodel.search.workers.active`) and at least
+    :data:`PARALLEL_PAIR_ROWS` rows x pairs, the solves run here and the per-row work (residuals,
+    leverages, metrics) on the workers: every part of pairs computed at once here is cut into one
+    piece per worker (:func:`_pieces`, the same numbers), and the design is sent once for all of
+    them (:meth:`~automodel.search.workers.Workers.share`).
+
     Returns
     -------
     coef : (B, k) array
@@ -238,9 +263,13 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
     m = rows.y.shape[0]
     step = max(1, ROW_BUDGET // max(m * (k + 3), 1))  # pairs whose rows fit in the budget at once
     bounds = (0, max(len(cols), 1)) if runs is None else runs
-    parts = [_row_metrics(rows, sol.part(slice(lo, min(lo + step, hi))), with_loo,
-                          None if held is None else held[lo:min(lo + step, hi)], names)
-             for start, hi in zip(bounds[:-1], bounds[1:]) for lo in range(start, hi, step)]
+    cuts = [(lo, min(lo + step, hi)) for start, hi in zip(bounds[:-1], bounds[1:]) for lo in range(start, hi, step)]
+    pool = workers.active() if m * len(cols) >= PARALLEL_PAIR_ROWS else None
+    if pool is not None:
+        cuts = [piece for lo, hi in cuts for piece in _pieces(lo, hi, pool.n)]
+    items = [(sol.part(slice(lo, hi)), with_loo, None if held is None else held[lo:hi], names) for lo, hi in cuts]
+    parts = (pool.map(_row_metrics, pool.share(rows, _shipped), items) if pool is not None and len(items) > 1
+             else [_row_metrics(rows, *item) for item in items])
     scores = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
     coef = _drop_negligible(rows, cols, kern, sol.coefficients(des))
     unfitted = ~fitted(coef)
@@ -248,6 +277,27 @@ def score_pairs(rows: Rows, cols: np.ndarray, kern: np.ndarray | None = None, no
         for values in scores.values():
             values[unfitted] = np.inf
     return coef, scores
+
+
+def _pieces(lo: int, hi: int, n: int) -> list[tuple[int, int]]:
+    """Pairs ``lo:hi`` (a part :func:`score_pairs` computes at once) in ``n`` pieces of about equal size,
+    fewer when a piece would hold a single pair: the metrics of a pair computed beside one other pair or
+    beside many have the same bits (the sums along the rows run the same way), alone not always.
+
+    Examples
+    --------
+    >>> _pieces(0, 5, 2), _pieces(5, 8, 2)
+    ([(0, 2), (2, 5)], [(5, 8)])
+    """
+    count = max(1, min(n, (hi - lo) // 2))
+    edges = [lo + (hi - lo) * i // count for i in range(count + 1)]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def _shipped(rows: Rows) -> Rows:
+    """What :func:`_row_metrics` reads of ``rows``, sent to the workers: without the term values and the
+    design of the rows outside ``hold`` (the solves ran here)."""
+    return replace(rows, values=rows.values[:0], held=None)
 
 
 def _row_metrics(rows: Rows, sol: lstsq.Solution, with_loo: bool, held: np.ndarray | None,
