@@ -281,17 +281,11 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     sc = outcome.scores
     ids = np.asarray(outcome.order, dtype=int)
     coefs = sc.coefficients[ids]
-    terms = list(dict.fromkeys(t for i in ids for t in sc.structures[i].terms))
-    index = {t: j for j, t in enumerate(terms)}
-    width = coefs.shape[1] if coefs.ndim == 2 else 0
-    columns = np.full((len(ids), width), -1, dtype=np.intp)
-    for r, i in enumerate(ids):
-        own = sc.structures[i].terms
-        columns[r, :len(own)] = [index[t] for t in own]
+    columns = outcome.columns[ids]
     probes = beyond_probes(ds)
     logs = np.zeros((len(ids), 0))
     if len(probes):
-        values = term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
+        values = term_values(outcome.terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
         logs = log_predictions(values, columns, np.where(columns >= 0, coefs, 0.0))
     holdout = sc.metrics.get("holdout", np.full(len(sc.structures), np.nan))[ids]
     return {"ids": ids, "values": sc.metrics[metric][ids], "holdout": holdout, "logs": logs,

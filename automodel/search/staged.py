@@ -90,6 +90,9 @@ class SearchOutcome:
     #: whether a stage built its candidates from an earlier stage's survivors (so the candidates depend
     #: on the measured times); False: the same candidates for any times (kernels are solved batched)
     adaptive: bool = True
+    #: every term of the search, and each scored candidate's terms as indices into it (-1 padded)
+    terms: list[Term] = field(default_factory=list)
+    columns: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.intp))
 
 
 @dataclass
@@ -154,7 +157,8 @@ class ManyOutcome:
                         {m: v[j, :c] for m, v in self.metrics.items()}, widths, int(self.n_fits[j]),
                         self.valid[j, :c])
         order = self.order[j]
-        return SearchOutcome(scores, order[order >= 0], self.reports, self.notes, self.adaptive)
+        columns = self.columns[self.ids[j, :c], :scores.coefficients.shape[1]]
+        return SearchOutcome(scores, order[order >= 0], self.reports, self.notes, self.adaptive, self.terms, columns)
 
 
 def _rename(term: Term, old: str, new: str) -> Term:
