@@ -15,7 +15,7 @@ from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
-from automodel.options import METRICS, ROLE_NAMES, weights
+from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
@@ -111,7 +111,7 @@ class FitResult:
 
 def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
         cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
-        space: str | Path | SearchSpace = "default", aggregate: str = "median", metric: str | None = None,
+        space: str | Path | SearchSpace = "default", aggregate: str = DEFAULT_AGGREGATE, metric: str | None = None,
         weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100, intervals: bool = True,

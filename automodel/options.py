@@ -10,13 +10,14 @@ rules in :mod:`automodel.search.select`, weightings here).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported by the weightings when they run: the CLI's parser starts without it
+    import numpy as np
 
 from automodel.errors import SpaceError
 
-__all__ = ["ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+__all__ = ["ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
            "FitOptions", "check_choice"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
@@ -32,7 +33,10 @@ RELATIVE_RESOLUTION = 1e-10
 ROW_BUDGET = 1 << 25
 
 #: how repetitions of one configuration are combined
-AGGREGATES: tuple[str, ...] = ("median", "mean", "min")
+AGGREGATES: tuple[str, ...] = ("median", "mean", "min", "robust")
+#: the default: the mean of the runs that are not outliers, the median where the noise is heavy-tailed
+#: (:func:`automodel.data.dataset.robust_means`)
+DEFAULT_AGGREGATE = "robust"
 
 @dataclass(frozen=True)
 class Metric:
@@ -75,11 +79,17 @@ def _relative(y: np.ndarray) -> np.ndarray:
     return 1.0 / y ** 2
 
 
+def _equal(y: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    return np.ones_like(y)
+
+
 #: weightings by name. ``relative`` minimises ``sum(((T - T_obs) / T_obs)^2)``
 #: (bayesian-kohashi-2022.txt, eq. 7), so runs of 0.1 s and 1000 s count alike; ``none`` is ordinary
 #: least squares.
 WEIGHTINGS: dict[str, Weighting] = {w.name: w for w in (
-    Weighting("none", np.ones_like, "s"), Weighting("relative", _relative, "rel_s"))}
+    Weighting("none", _equal, "s"), Weighting("relative", _relative, "rel_s"))}
 
 
 def weights(y: np.ndarray, weighting: str) -> np.ndarray:
@@ -87,9 +97,11 @@ def weights(y: np.ndarray, weighting: str) -> np.ndarray:
 
     Examples
     --------
-    >>> weights(np.array([0.5, 2.0]), "relative").tolist()
+    >>> weights([0.5, 2.0], "relative").tolist()
     [4.0, 0.25]
     """
+    import numpy as np
+
     check_choice("weighting", weighting, WEIGHTINGS)
     return WEIGHTINGS[weighting].weights(np.asarray(y, float))
 

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from automodel.errors import DataError
 from automodel.fitting import FitResult, fit
 from automodel.model import Model
-from automodel.options import ROLE_NAMES
+from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
 from automodel.space.config import SearchSpace
 
 __all__ = ["AutomodelRegressor", "relative_score", "EXPECTED_FAILED_CHECKS"]
@@ -77,7 +77,7 @@ class AutomodelRegressor(RegressorMixin, BaseEstimator):
         Seeded templates beside the search (None: the space's).
     template_options : mapping, optional
         Template name -> option -> value.
-    aggregate : {"median", "mean", "min"}
+    aggregate : {"robust", "median", "mean", "min"}
         How repeated runs of one configuration are combined.
     max_rows : int
         Searched candidates kept in the leaderboard.
@@ -116,7 +116,7 @@ class AutomodelRegressor(RegressorMixin, BaseEstimator):
     def __init__(self, roles: Mapping[str, str | int] | None = None, *, space: str | Path | SearchSpace = "default",
                  metric: str | None = None, weighting: str | None = None, nonnegative: bool | None = None,
                  selection: str | None = None, templates: str | Iterable[str] | None = None,
-                 template_options: Mapping[str, Mapping[str, Any]] | None = None, aggregate: str = "median",
+                 template_options: Mapping[str, Mapping[str, Any]] | None = None, aggregate: str = DEFAULT_AGGREGATE,
                  max_rows: int = 100, drop_anomalies: bool = False, intervals: bool = True, level: float = 0.9,
                  verbose: bool = False) -> None:
         self.roles = roles

@@ -27,11 +27,48 @@ def test_role_mapping_and_extra_params():
 
 def test_repetitions_median_and_spread():
     df = pd.DataFrame({"time": [1.0, 2.0, 9.0, 4.0], "n": [1, 1, 1, 2]})
-    ds = load(df)
+    ds = load(df, aggregate="median")
     assert list(ds.frame["time"]) == [2.0, 4.0]
     assert list(ds.frame["count"]) == [3, 1]
     assert ds.frame["spread"].iloc[0] == pytest.approx(np.std([1, 2, 9], ddof=1))
     assert list(load(df, aggregate="min").frame["time"]) == [1.0, 4.0]
+
+
+def _repeated(noise, reps=5, configs=12, seed=0):
+    """``configs`` configurations of ``reps`` runs each, time ``n * (1 + noise(rng, size))``."""
+    rng = np.random.default_rng(seed)
+    n = np.repeat(np.arange(1.0, configs + 1), reps)
+    return pd.DataFrame({"n": n, "time": n * (1 + noise(rng, n.size))})
+
+
+def test_robust_aggregate_is_the_mean_under_even_noise():
+    """Uniform 10 % noise: no run is an outlier, every configuration gets the mean of its runs (the
+    efficient estimate the median is not)."""
+    df = _repeated(lambda rng, k: rng.uniform(-0.1, 0.1, k))
+    robust, mean = load(df).frame["time"], load(df, aggregate="mean").frame["time"]
+    assert load(df).aggregate == "robust"
+    np.testing.assert_allclose(robust, mean, rtol=1e-12)
+    assert not np.allclose(robust, load(df, aggregate="median").frame["time"])
+
+
+def test_robust_aggregate_drops_a_burst_and_keeps_the_rest():
+    """One run 5x off: dropped from its configuration's mean; every other configuration unchanged."""
+    df = _repeated(lambda rng, k: rng.normal(0, 0.02, k))
+    burst = df.copy()
+    burst.loc[7, "time"] *= 5  # configuration n = 2
+    clean_mean = df.drop(index=7).groupby("n")["time"].mean().to_numpy()
+    np.testing.assert_allclose(load(burst).frame["time"], clean_mean, rtol=1e-12)
+    assert load(burst, aggregate="mean").frame["time"].iloc[1] > 1.5 * clean_mean[1]
+
+
+def test_robust_aggregate_takes_the_median_of_heavy_tailed_or_wide_noise():
+    """Runs under contention (most within 5 %, one in five 3-4x slower) and runs 2x apart: the mean
+    of either is not a typical run, so the median is taken."""
+    heavy = _repeated(lambda rng, k: np.where(rng.uniform(size=k) < 0.2, rng.uniform(2, 3, k),
+                                               rng.normal(0, 0.03, k)), reps=15)
+    wide = _repeated(lambda rng, k: np.exp(rng.normal(0, 0.5, k)) - 1)
+    for df in (heavy, wide):
+        np.testing.assert_allclose(load(df).frame["time"], load(df, aggregate="median").frame["time"])
 
 
 @pytest.mark.parametrize("text, fragment", [

@@ -41,3 +41,18 @@ def test_repetition_noise_per_kernel_matches_the_dataset():
             want = automodel.load(frame[frame["kernel"] == name].drop(columns="kernel"),
                                   aggregate=aggregate).aggregate_se()
             np.testing.assert_allclose([rel[j], absolute[j]], want, rtol=1e-12)
+
+
+def test_robust_aggregate_of_each_kernel_is_its_own_datasets():
+    """Each kernel is its own pool of noise: the robust aggregate of a kernel beside a heavy-tailed one
+    equals what automodel.data.load gives for that kernel alone."""
+    frame = _kernels("p", 2.0 ** np.arange(1, 6), 3, seed=4, reps=5)
+    rng = np.random.default_rng(5)
+    noisy = frame["kernel"] == "k2"
+    frame.loc[noisy, "time"] *= np.where(rng.uniform(size=noisy.sum()) < 0.3, 4.0, 1.0)
+    frame.loc[3, "time"] *= 6  # one burst in k0
+    _, (group,), _ = groups(frame, "kernel", "time", ["p"], "<t>", 0, "robust")
+    for j, name in enumerate(group.names):
+        alone = automodel.data.load(frame[frame["kernel"] == name].drop(columns="kernel"))
+        np.testing.assert_allclose(group.values[:, j], alone.frame["time"], rtol=1e-12)
+    assert group.values[0, 0] < 1.5 * frame.loc[[0, 1, 2, 4], "time"].mean()

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from automodel.errors import DataError
+from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
 #: the names of :data:`automodel.data.FORMATS`, spelled out so that building the parser imports no pandas
@@ -27,8 +28,9 @@ def add_role_options(parser: argparse.ArgumentParser) -> None:
                             help=f"column holding {role!r} (default: {role!r} if present)")
     parser.add_argument("--param", metavar="COL", nargs="+", action="extend", default=[],
                         help="extra numeric parameter column(s) (iterations, clusters, ...)")
-    parser.add_argument("--aggregate", choices=("median", "mean", "min"), default="median",
-                        help="how repetitions (identical parameters) are combined (default: median)")
+    parser.add_argument("--aggregate", choices=AGGREGATES, default=DEFAULT_AGGREGATE,
+                        help="how repetitions (identical parameters) are combined (default: %(default)s: the "
+                             "mean of the runs that are not outliers, the median when the noise is heavy-tailed)")
 
 
 def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from automodel.cli.common import INPUT_HELP, add_input_options, print_json
 from automodel.files import check_output, write_atomic
 from automodel.errors import DataError
+from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 OUT_SUFFIXES = (".json", ".csv")
 
@@ -26,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--time", default="time", metavar="COL", help="value column of a CSV (default: time)")
     p.add_argument("--param", metavar="COL", nargs="+", action="extend", default=None,
                    help="parameter column(s) of a CSV (default: every other column)")
-    p.add_argument("--aggregate", choices=("median", "mean", "min"), default="median",
-                   help="how repetitions are combined (default: median)")
+    p.add_argument("--aggregate", choices=AGGREGATES, default=DEFAULT_AGGREGATE,
+                   help="how repetitions are combined (default: %(default)s)")
     p.add_argument("--space", default="default", metavar="NAME|FILE", help="search space (default: default)")
     p.add_argument("--metric", default=None, help="ranking metric (s, rel_s, loo, aic, smape, ...)")
     p.add_argument("--selection", default=None, choices=("simplest", "best"),

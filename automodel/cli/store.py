@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from automodel.options import AGGREGATES
 from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
                                   print_json, read_input, role_kwargs)
 
@@ -27,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("data", metavar="FILE", help=INPUT_HELP)
     add_input_options(o)
     add_role_options(o)
-    o.add_argument("--aggregate", choices=("median", "mean", "min"), default=None,
+    o.add_argument("--aggregate", choices=AGGREGATES, default=None,
                    help="combine repetitions (identical parameters) of FILE into one run each "
                         "(default: store every run)")
     o.add_argument("--allow-duplicates", action="store_true",

@@ -62,7 +62,7 @@ from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
-from automodel.options import ROLE_NAMES
+from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
 from automodel.space.terms import Term, term_values
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
@@ -334,7 +334,7 @@ def by_cost(tasks: list[Task], n_workers: int) -> list[Task]:
 # -- the public entry point ------------------------------------------------------------------------
 def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: str = "time",
              params: Iterable[str] | None = None, space: str | Path | SearchSpace = "default",
-             aggregate: str = "median", metric: str | None = None, weighting: str | None = None,
+             aggregate: str = DEFAULT_AGGREGATE, metric: str | None = None, weighting: str | None = None,
              nonnegative: bool | None = None, selection: str | None = None, jobs: int | None = None,
              parallel_after: float = 5.0, scheduler: Any = None, format: str | None = None,  # noqa: A002
              progress: bool = False) -> ManyResult:

@@ -14,7 +14,7 @@ import pandas as pd
 from automodel import data as data_mod
 from automodel.data.cells import located
 from automodel.errors import DataError
-from automodel.options import AGGREGATES
+from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 __all__ = ["Group", "groups", "noise"]
 
@@ -30,7 +30,7 @@ class Group:
     values: np.ndarray
     spread: np.ndarray  # (m, K) standard deviation of the repetitions (0 for one run)
     count: np.ndarray  # (m, K) repetitions
-    aggregate: str = "median"
+    aggregate: str = DEFAULT_AGGREGATE
 
 
 def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], source: str,
@@ -60,7 +60,7 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     key, y = key[order], y[order]
     spread, count = np.zeros(len(y)), np.ones(len(y), int)
     if len(key) > 1 and (key[1:] == key[:-1]).any():  # repetitions: one value per (kernel, point)
-        key, y, spread, count = data_mod.aggregate_groups(y, key, aggregate)
+        key, y, spread, count = data_mod.aggregate_groups(y, key, aggregate, pools=key // len(points))
     kern, pt = key // len(points), key % len(points)
     counts = np.bincount(kern, minlength=len(names))
     starts = np.concatenate([[0], np.cumsum(counts)])

@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection
 
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
+from automodel.options import DEFAULT_AGGREGATE
 from automodel.search.online import ANOMALY_WINDOW, LivePool, OnlineOptions, PoolStats, Update
 from automodel.search.score import Structure
 from automodel.space.config import SearchSpace, load_space
@@ -150,7 +151,7 @@ def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | No
         frame = fill_run_loads(store, frame, roles, source)
     if aggregate is None and app is not None:
         return data_mod.load_runs(frame, source=source, **roles)
-    return data_mod.load(frame, source=source, aggregate=aggregate or "median", **roles)
+    return data_mod.load(frame, source=source, aggregate=aggregate or DEFAULT_AGGREGATE, **roles)
 
 
 def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
@@ -233,7 +234,7 @@ def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame
         The runs, one row each.
     space, options
         Search space and online options of the first observe.
-    aggregate : {"median", "mean", "min"} or None
+    aggregate : {"robust", "median", "mean", "min"} or None
         Combine the repetitions of ``data`` (rows with identical parameters) into one run each
         first, as :func:`automodel.fit` does; None stores every row as a run.
     allow_duplicates : bool
