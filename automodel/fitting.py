@@ -243,7 +243,7 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
     if sp.fit.selection == "simplest" and len(set(routes[np.isfinite(values)])) > 1:
         chosen = _between_routes(chosen, routes, values, n_terms, holdout, ds.n_points, sp, noise_rel, noise_abs,
-                                 logs)
+                                 logs, candidates < 0)
     picked = int(candidates[chosen.index])
     shown = list(outcome.order[:max_rows])
     sizes = outcome.scores.n_terms[outcome.order]  # and the best-ranked candidate of every size
@@ -328,10 +328,12 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
 
 def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,
                     holdout: np.ndarray, n_points: int, sp: SearchSpace, noise_rel: float, noise_abs: float,
-                    logs: np.ndarray | None) -> Selection:
+                    logs: np.ndarray | None, templates: np.ndarray) -> Selection:
     """The choice when the staged search and the PMNF route both ran: each route's own simplest
     equivalent candidate; the PMNF route's where :func:`~automodel.search.select.between_routes` says
-    so, else the staged search's; ``overall`` when either has no finite holdout. Candidates whose
+    so, else the staged search's; ``overall`` when either has no finite holdout. A seeded template
+    chosen by the staged search (``templates``) gives way only to a PMNF choice that extrapolates
+    clearly better, never to a merely simpler one: it carries the seeds' knowledge of the application. Candidates whose
     prediction beyond the data departs from those of all the candidates equivalent to the best
     (:func:`~automodel.search.select.departing_rows`) are passed over in every route."""
     away = np.zeros(len(values), bool) if logs is None else departing_rows(logs[None], overall.equivalent[None])[0]
@@ -350,6 +352,10 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
         index, reason = b, (f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
                             f"better than the staged search's (holdout {holdout[b]:.3g} against {holdout[a]:.3g}): "
                             f"{sb.reason}")
+    elif not templates[a] and between_routes(holdout[a], holdout[b], n_terms[a], n_terms[b]):
+        index, reason = b, (f"the PMNF route's choice, simpler than the staged search's ({n_terms[b]} terms against "
+                            f"{n_terms[a]}) and extrapolating to the largest configurations as well (holdout "
+                            f"{holdout[b]:.3g} against {holdout[a]:.3g}): {sb.reason}")
     else:
         index, reason = a, (f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
                             f"configurations clearly better: holdout {holdout[b]:.3g} against {holdout[a]:.3g}): "

@@ -136,3 +136,20 @@ def test_a_candidate_left_with_one_residual_dof_is_not_compared():
     chosen = select(np.array([0.0007, 0.006, 0.05]), np.array([3, 2, 1]), 4, "rel_s")
     assert chosen.index == 1 and chosen.best == 1 and "0.006 on 2 dof" in chosen.reason
     assert select(np.array([0.0007, np.inf]), np.array([3, 2]), 4, "rel_s").index == 0  # nothing else
+
+
+def test_the_simpler_route_choice_wins_when_it_extrapolates_as_well():
+    """200 + 10 log2(p)^2 with 1 % noise: the staged search's best p-model has three terms (a sigmoid, a
+    log and 1/p), the PMNF route's is the truth with two and a holdout error no larger: it is chosen,
+    by fit and by the kernels alike."""
+    from automodel.kernels.fit_many import fit_many
+
+    rng = np.random.default_rng(3)
+    p = np.repeat([4.0, 8, 16, 32, 64], 5)
+    runs = pd.DataFrame({"p": p, "time": (200 + 10 * np.log2(p) ** 2) * (1 + 0.01 * rng.uniform(-1, 1, p.size))})
+    result = automodel.fit(runs, templates=(), progress=False, intervals=False)
+    assert "simpler than the staged search's (2 terms against 3)" in result.selection.reason
+    assert result.best.core.terms == automodel.fit(runs, space="pmnf", templates=(), progress=False,
+                                                   intervals=False).best.core.terms
+    assert "log2(p)^2" in result.best.formula
+    assert fit_many(runs.assign(kernel="k")).models["k"].formula == result.best.formula

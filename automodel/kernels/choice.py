@@ -147,7 +147,8 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
             pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
             picks.append((pick, np.isfinite(own[rows, pick])))
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
-        routed = np.where(between_routes(holdout[rows, staged], holdout[rows, pmnf]), pmnf, staged)
+        routed = np.where(between_routes(holdout[rows, staged], holdout[rows, pmnf], n_terms[rows, staged],
+                                          n_terms[rows, pmnf]), pmnf, staged)
         best = np.where(staged_ok & pmnf_ok, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():

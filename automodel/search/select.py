@@ -193,19 +193,30 @@ MIN_DOF = 2
 ROUTE_MARGIN = 1 / 3
 
 
-def between_routes(holdout_staged: np.ndarray, holdout_pmnf: np.ndarray) -> np.ndarray:
+def between_routes(holdout_staged: np.ndarray, holdout_pmnf: np.ndarray, terms_staged: np.ndarray | None = None,
+                   terms_pmnf: np.ndarray | None = None) -> np.ndarray:
     """Where the PMNF route's choice replaces the staged search's: its ``holdout`` error (refitted
     without the largest configurations, scored on them) below :data:`ROUTE_MARGIN` times the staged
-    choice's, both finite.
+    choice's; or, given the choices' numbers of terms, fewer terms and a holdout error no larger than
+    the staged choice's (the simpler of two that extrapolate equally well). Both must be finite.
+    Measured: the simpler rule took the known-formula cases named ``p`` at 1 % noise from 56 to 80 %
+    structure right (``n``: 67 to 81 %); with "no larger than the staged error / ROUTE_MARGIN" instead
+    (85 %), the SMPI bucketsort sweep on the fast platform went from 2.7 to 6.3 % error.
 
     Examples
     --------
     >>> import numpy as np
     >>> between_routes(np.array([0.3, 0.3, np.nan]), np.array([0.05, 0.2, 0.01])).tolist()
     [True, False, False]
+    >>> between_routes(np.array([0.3, 0.3, 0.3]), np.array([0.2, 0.2, 0.4]), np.array([3, 2, 3]),
+    ...                np.array([2, 2, 2])).tolist()
+    [True, False, False]
     """
     a, b = np.asarray(holdout_staged, float), np.asarray(holdout_pmnf, float)
-    return np.isfinite(a) & np.isfinite(b) & (b < ROUTE_MARGIN * a)
+    better = b < ROUTE_MARGIN * a
+    if terms_staged is not None and terms_pmnf is not None:
+        better |= (np.asarray(terms_pmnf) < np.asarray(terms_staged)) & (b <= a)
+    return np.isfinite(a) & np.isfinite(b) & better
 
 
 #: an equivalent candidate whose prediction beyond the data departs from the median of the equivalent
