@@ -19,7 +19,8 @@ from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
-from automodel.search.select import Selection, between_routes, departing_rows, log_predictions, select
+from automodel.search.select import (Selection, between_routes, departing_rows, log_predictions, select,
+                                     worse_fit_gives_way)
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import term_values
@@ -331,7 +332,10 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
                     logs: np.ndarray | None, templates: np.ndarray) -> Selection:
     """The choice when the staged search and the PMNF route both ran: each route's own simplest
     equivalent candidate; the PMNF route's where :func:`~automodel.search.select.between_routes` says
-    so, else the staged search's; ``overall`` when either has no finite holdout. A seeded template
+    so, else the staged search's; ``overall`` when either has no finite holdout. A route's choice
+    that is not statistically equivalent to the best of all (``overall.equivalent``) gives way to the
+    other's that is, unless its holdout error is clearly smaller (by the same margin), where the data
+    leave enough degrees of freedom to tell (:func:`~automodel.search.select.worse_fit_gives_way`). A seeded template
     chosen by the staged search (``templates``) gives way only to a PMNF choice that extrapolates
     clearly better, never to a merely simpler one: it carries the seeds' knowledge of the application. Candidates whose
     prediction beyond the data departs from those of all the candidates equivalent to the best
@@ -348,7 +352,14 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
-    if between_routes(holdout[a], holdout[b]):
+    fits = overall.equivalent[[a, b]] | ~worse_fit_gives_way(n_points, n_terms[overall.best])
+    if fits[1] and not fits[0] and not between_routes(holdout[b], holdout[a]):
+        index, reason = b, (f"the PMNF route's choice: the staged search's fits the data clearly worse "
+                            f"({sp.fit.metric} {values[a]:.3g} against {values[b]:.3g}): {sb.reason}")
+    elif fits[0] and not fits[1] and not between_routes(holdout[a], holdout[b]):
+        index, reason = a, (f"the staged search's choice: the PMNF route's fits the data clearly worse "
+                            f"({sp.fit.metric} {values[b]:.3g} against {values[a]:.3g}): {sa.reason}")
+    elif between_routes(holdout[a], holdout[b]):
         index, reason = b, (f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
                             f"better than the staged search's (holdout {holdout[b]:.3g} against {holdout[a]:.3g}): "
                             f"{sb.reason}")

@@ -11,7 +11,8 @@ import numpy as np
 
 from automodel.options import METRICS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import between_routes, comparable, departing_rows, log_predictions, select_rows
+from automodel.search.select import (between_routes, comparable, departing_rows, log_predictions, select_rows,
+                                     worse_fit_gives_way)
 from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
@@ -137,10 +138,11 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     if routes is not None and holdout is not None and sp.fit.selection == "simplest" and routes.any() \
             and (~routes).any():  # two routes: each one's choice, then the holdout decides (as fit does)
         rows = np.arange(len(score))
+        compared = comparable(score, n_terms, n_points)
+        equivalent = np.isfinite(compared) & (compared <= thr[:, None])
         away = np.zeros(score.shape, bool)  # departing from every route's equivalents: passed over (as fit)
         if beyond is not None:
-            compared = comparable(score, n_terms, n_points)
-            away = departing_rows(beyond, np.isfinite(compared) & (compared <= thr[:, None]))
+            away = departing_rows(beyond, equivalent)
         picks = []
         for route in (~routes, routes):
             own = np.where(route & ~away, score, np.inf)  # the route's candidates alone, in their order
@@ -149,6 +151,12 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
         routed = np.where(between_routes(holdout[rows, staged], holdout[rows, pmnf], n_terms[rows, staged],
                                           n_terms[rows, pmnf]), pmnf, staged)
+        h_staged, h_pmnf = holdout[rows, staged], holdout[rows, pmnf]
+        top = np.argmin(np.where(np.isfinite(score), score, np.inf), axis=1)  # the best-ranked, as fit's
+        told = ~worse_fit_gives_way(n_points, n_terms[rows, top])
+        fits_staged, fits_pmnf = equivalent[rows, staged] | told, equivalent[rows, pmnf] | told  # a worse fit gives way
+        routed = np.where(fits_pmnf & ~fits_staged & ~between_routes(h_pmnf, h_staged), pmnf,
+                          np.where(fits_staged & ~fits_pmnf & ~between_routes(h_staged, h_pmnf), staged, routed))
         best = np.where(staged_ok & pmnf_ok, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():
