@@ -757,9 +757,9 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
     et al., SC'13, eq. 1), with signed coefficients and the constant model.
 
     Each parameter's building blocks (``terms``, with ``x`` for the parameter) are first ranked alone
-    on the line of the grid where only that parameter varies; its ``per_parameter`` best (the
-    constant, i.e. "no effect", among them when it ranks there) are then combined by sums and
-    products across parameters into candidates of at most ``max_terms`` terms besides c0, scored on
+    on the line of the grid where only that parameter varies; its ``per_parameter`` best, and always
+    the parameter left out ("no effect": noise on a parameter without effect makes some shrinking block
+    rank above the constant), are then combined by sums and products across parameters into candidates of at most ``max_terms`` terms besides c0, scored on
     all rows. Where every block of every parameter gives at most ``exhaustive`` combined candidates,
     all blocks are combined (an exhaustive search). Each target combines its own best blocks; targets
     with the same ones share their candidates.
@@ -793,7 +793,7 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
         line, text = _line_rows(S.ds, x, xs)
         kept, _ = S.run(f"pmnf/{x}", ks, rows & line, text, alone(x), cfg.get("per_parameter", 3))
         extra = [[S.reg.structures[i].extra for i in row[row >= 0]] for row in kept]
-        leads[x] = [[e[1] if len(e) > 1 else None for e in row] or [None] for row in extra]
+        leads[x] = [[None, *(e[1] for e in row if len(e) > 1)] for row in extra]  # None: x left out
     budget = cfg.get("budget", 8000)
     memo: dict[tuple, np.ndarray] = {}
     rows_of = []
