@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # numpy is imported by the weightings when they run: the CLI'
 
 from automodel.errors import SpaceError
 
-__all__ = ["ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+__all__ = ["ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
            "FitOptions", "check_choice"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
@@ -31,6 +31,10 @@ RELATIVE_RESOLUTION = 1e-10
 #: floats of per-row work held at once (residuals, predictions, leverages of many candidates at every
 #: row: 256 MiB): the scorer and the bands' calibration take their candidates in chunks that fit
 ROW_BUDGET = 1 << 25
+
+#: the median absolute deviation of normal noise times this is its standard deviation (1 / Phi^-1(3/4)):
+#: every robust scale of the package (the aggregate, the online anomalies, the selection's outliers)
+MAD_TO_SIGMA = 1.4826
 
 #: how repetitions of one configuration are combined
 AGGREGATES: tuple[str, ...] = ("median", "mean", "min", "robust")

@@ -22,9 +22,10 @@ from automodel.data.cells import numeric, rows_of
 from automodel.data.readers import read
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
-from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, ROLE_NAMES
+from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, MAD_TO_SIGMA, ROLE_NAMES
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_groups", "aggregate_se", "configuration_se"]
+__all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_groups", "aggregate_se", "configuration_se",
+           "robust_means"]
 
 @dataclass(frozen=True)
 class Dataset:
@@ -312,8 +313,6 @@ HEAVY_TAILS = 2.0
 #: a pool whose robust scale of ``log y`` exceeds this (runs about 25 % apart) takes the median in
 #: :func:`robust_means`: the contention benchmark's runs under load span 20x
 WIDE_NOISE = 0.25
-#: the median absolute deviation of normal noise times this is its standard deviation
-_MAD_TO_SIGMA = 1.4826
 #: a repetition is an outlier when its log time is this many pooled scales from its configuration's
 #: median (:func:`robust_means`): about 3.5 standard deviations of normal noise, never reached by
 #: uniform noise (at most 1.7 standard deviations from its centre)
@@ -334,8 +333,9 @@ def robust_means(y: np.ndarray, key: np.ndarray, pools: np.ndarray) -> tuple[np.
     Where the noise itself is heavy-tailed (runs under contention: the typical standard deviation of a
     configuration's ``log y`` over :data:`HEAVY_TAILS` times that scale) or so wide that its skew
     matters (a scale over :data:`WIDE_NOISE`: the mean of such runs lies well above their median), the
-    pool takes the median: the time of a typical run. Configurations of one or two runs, and pools without a
-    configuration of three, keep every run; a configuration always keeps its runs closest to its median.
+    pool takes the median: the time of a typical run. Configurations of one or two runs, and pools
+    without a configuration of three, keep every run; a configuration always keeps its runs closest to
+    its median.
 
     Examples
     --------
@@ -349,7 +349,7 @@ def robust_means(y: np.ndarray, key: np.ndarray, pools: np.ndarray) -> tuple[np.
     deviation = (logy - by_key.transform("median")).abs().to_numpy()
     size = by_key.transform("size").to_numpy()
     pooled = (size >= 3) & (deviation > 0)  # an odd configuration's median run says nothing of the scale
-    scale = _MAD_TO_SIGMA * pd.Series(np.where(pooled, deviation, np.nan)).groupby(pools).transform("median")
+    scale = MAD_TO_SIGMA * pd.Series(np.where(pooled, deviation, np.nan)).groupby(pools).transform("median")
     typical_sd = pd.Series(np.where(size >= 3, by_key.transform("std"), np.nan)).groupby(pools).transform("median")
     limit = np.where((size >= 3) & (scale.to_numpy() > 0), OUTLIER_SCALES * scale.to_numpy(), np.inf)
     closest = pd.Series(deviation).groupby(key, sort=True).transform("min").to_numpy()

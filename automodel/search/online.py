@@ -39,7 +39,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from automodel import printing
-from automodel.options import WEIGHTINGS, FitOptions, weights
+from automodel.options import MAD_TO_SIGMA, WEIGHTINGS, FitOptions, weights
 from automodel.search import score
 from automodel.search.prune import prune, rank
 from automodel.search.select import select, thresholds
@@ -50,7 +50,6 @@ from automodel.space.terms import Term, TermPlan
 __all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "LazyValues", "refit",
            "anomalous", "unexplained", "relative_residuals", "ANOMALY_WINDOW"]
 
-_MAD_TO_SIGMA = 1.4826
 #: the admitted runs (added last) that, with the new runs, are the anomaly rule's reference (module docstring)
 ANOMALY_WINDOW = 1000
 
@@ -267,7 +266,7 @@ def unexplained(rel: np.ndarray, test: np.ndarray, mad: float, floor: float) -> 
     each of ``L`` leading models: the mask of ``test`` runs no leader explains, and each run's severity
     (the least robust z-score over the leaders)."""
     med = np.median(rel, axis=0)
-    spread = _MAD_TO_SIGMA * np.median(np.abs(rel - med), axis=0)
+    spread = MAD_TO_SIGMA * np.median(np.abs(rel - med), axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.abs(rel - med) / spread
     z = np.where(np.isnan(z), 0.0, z)

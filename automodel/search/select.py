@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from automodel.errors import DataError
-from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
+from automodel.options import MAD_TO_SIGMA, METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
 __all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "comparable", "select", "select_rows", "departing", "departing_rows", "log_predictions",
            "OUTLIER_FACTOR", "ROUTE_MARGIN", "between_routes", "FIT_RULE_DOF",
@@ -283,7 +283,7 @@ def departing_rows(log_predictions: np.ndarray, among: np.ndarray) -> np.ndarray
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a probe where no candidate predicts: all NaN
         med = np.nanmedian(compared, axis=1, keepdims=True)
-        mad = 1.4826 * np.nanmedian(np.abs(compared - med), axis=1, keepdims=True)
+        mad = MAD_TO_SIGMA * np.nanmedian(np.abs(compared - med), axis=1, keepdims=True)
         limit = np.maximum(np.log(OUTLIER_FACTOR), 3 * mad)
         far = np.abs(x - med) > limit
     return (far | np.isnan(x)).any(axis=2) & among & (among.sum(axis=1) >= 3)[:, None]
