@@ -332,14 +332,16 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
                     logs: np.ndarray | None, templates: np.ndarray) -> Selection:
     """The choice when the staged search and the PMNF route both ran: each route's own simplest
     equivalent candidate; the PMNF route's where :func:`~automodel.search.select.between_routes` says
-    so, else the staged search's; ``overall`` when either has no finite holdout. A route's choice
-    that is not statistically equivalent to the best of all (``overall.equivalent``) gives way to the
-    other's that is, unless its holdout error is clearly smaller (by the same margin), where the data
-    leave enough degrees of freedom to tell (:func:`~automodel.search.select.worse_fit_gives_way`). A seeded template
-    chosen by the staged search (``templates``) gives way only to a PMNF choice that extrapolates
-    clearly better, never to a merely simpler one: it carries the seeds' knowledge of the application. Candidates whose
-    prediction beyond the data departs from those of all the candidates equivalent to the best
-    (:func:`~automodel.search.select.departing_rows`) are passed over in every route."""
+    so, else the staged search's; ``overall`` when either has no finite holdout.
+
+    A route's choice that is not statistically equivalent to the best of all (``overall.equivalent``)
+    gives way to the other's that is, when that one's holdout error is no larger and the data leave
+    enough degrees of freedom to tell (:func:`~automodel.search.select.worse_fit_gives_way`). A seeded
+    template chosen by the staged search (``templates``) gives way only to a PMNF choice that
+    extrapolates clearly better, never to a merely simpler one: it carries the seeds' knowledge of the
+    application. Candidates whose prediction beyond the data departs from those of all the
+    candidates equivalent to the best (:func:`~automodel.search.select.departing_rows`) are passed over
+    in every route."""
     away = np.zeros(len(values), bool) if logs is None else departing_rows(logs[None], overall.equivalent[None])[0]
     picks = {}
     for route in ("staged", "pmnf"):
@@ -353,10 +355,10 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
     fits = overall.equivalent[[a, b]] | ~worse_fit_gives_way(n_points, n_terms[overall.best])
-    if fits[1] and not fits[0] and not between_routes(holdout[b], holdout[a]):
+    if fits[1] and not fits[0] and holdout[b] <= holdout[a]:
         index, reason = b, (f"the PMNF route's choice: the staged search's fits the data clearly worse "
                             f"({sp.fit.metric} {values[a]:.3g} against {values[b]:.3g}): {sb.reason}")
-    elif fits[0] and not fits[1] and not between_routes(holdout[a], holdout[b]):
+    elif fits[0] and not fits[1] and holdout[a] <= holdout[b]:
         index, reason = a, (f"the staged search's choice: the PMNF route's fits the data clearly worse "
                             f"({sp.fit.metric} {values[b]:.3g} against {values[a]:.3g}): {sa.reason}")
     elif between_routes(holdout[a], holdout[b]):

@@ -155,8 +155,8 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         top = np.argmin(np.where(np.isfinite(score), score, np.inf), axis=1)  # the best-ranked, as fit's
         told = ~worse_fit_gives_way(n_points, n_terms[rows, top])
         fits_staged, fits_pmnf = equivalent[rows, staged] | told, equivalent[rows, pmnf] | told  # a worse fit gives way
-        routed = np.where(fits_pmnf & ~fits_staged & ~between_routes(h_pmnf, h_staged), pmnf,
-                          np.where(fits_staged & ~fits_pmnf & ~between_routes(h_staged, h_pmnf), staged, routed))
+        routed = np.where(fits_pmnf & ~fits_staged & (h_pmnf <= h_staged), pmnf,
+                          np.where(fits_staged & ~fits_pmnf & (h_staged <= h_pmnf), staged, routed))
         best = np.where(staged_ok & pmnf_ok, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():
