@@ -92,9 +92,8 @@ class FitResult:
         chosen = self.leaderboard[self.leaderboard["choice"] == "chosen"]
         if len(chosen) and chosen.index[0] not in board.index:  # the chosen row is always shown
             board = pd.concat([board, chosen])
-        with pd.option_context("display.max_colwidth", 80, "display.width", 200):
-            lines += ["", f"leaderboard (ranked by {self.space.fit.metric}, top {top}):",
-                      board.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
+        lines += ["", f"leaderboard (ranked by {self.space.fit.metric}, top {top}; every metric: fit --json):",
+                  *_board_lines(board, self.space.fit.metric)]
         unfitted = self.leaderboard[~ranked]
         if len(unfitted):
             lines += ["", "templates without a model:"]
@@ -108,6 +107,19 @@ class FitResult:
             lines += [textwrap.fill(f"why: rank {self.selection.index + 1}, {self.selection.reason}", 80,
                                     initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)]
         return "\n".join(lines)
+
+
+def _board_lines(board: pd.DataFrame, metric: str, width: int = 80) -> list[str]:
+    """Leaderboard rows for an 80-column terminal: rank, terms, the ranking metric, the holdout error,
+    kind and choice on one line, the formula wrapped below it."""
+    columns = ["rank", "n_terms", metric, *(["holdout"] if metric != "holdout" else []), "kind", "choice"]
+    table = board[columns].rename(columns={"n_terms": "terms"}).to_string(
+        index=False, float_format=lambda v: f"{v:.4g}").splitlines()
+    lines = [table[0]]
+    for row, formula in zip(table[1:], board["formula"]):
+        lines += [row, *textwrap.wrap(str(formula), width, initial_indent="      ", subsequent_indent="        ",
+                                      break_on_hyphens=False)]
+    return lines
 
 
 def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",

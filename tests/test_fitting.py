@@ -56,7 +56,9 @@ def test_summary_lists_templates_without_a_model_and_the_chosen_row_whatever_the
     assert "templates without a model:\n  fim_cal: not applicable: needs columns U, TC, SC, F" in text
     chosen_rank = int(result.leaderboard.loc[result.leaderboard["choice"] == "chosen", "rank"].iloc[0])
     board = text.split("leaderboard")[1].split("templates without")[0]
-    assert [int(line.split()[0]) for line in board.splitlines()[2:] if line.strip()] == sorted({1, chosen_rank})
+    rows = [line for line in board.splitlines()[2:] if line.strip() and not line.startswith("      ")]
+    assert [int(line.split()[0]) for line in rows] == sorted({1, chosen_rank})
+    assert max(map(len, text.split("templates without")[0].split("leaderboard")[1].splitlines())) <= 80
 
 
 def _runs_with_one_bad(tmp_path):
