@@ -86,7 +86,8 @@ class FitResult:
         if np.isfinite(self.dataset.noise):
             lines[0] += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
         lines += [f"  {r.line()}" for r in self.reports]
-        lines += [f"  note: {n}" for n in self.notes]
+        lines += [textwrap.fill(f"note: {n}", 80, initial_indent="  ", subsequent_indent="    ",
+                                break_on_hyphens=False) for n in self.notes]
         ranked = self.leaderboard["rank"].notna()
         board = self.leaderboard[ranked].head(top).copy()
         chosen = self.leaderboard[self.leaderboard["choice"] == "chosen"]

@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     train, test = ds.frame[mask], ds.frame[~mask]
     keys = list(ds.params)
     train_runs = frame.merge(train[keys], on=keys)
-    print(f"demo data: {args.data} ({len(frame)} runs); training on {text}, "
+    print(f"demo data: {args.data} ({len(frame)} runs)\ntraining on {text}, "
           f"{len(test)} larger configurations held out\n")
     result = automodel.fit(train_runs, progress=False)
     print_result(result, args.top)

@@ -76,7 +76,7 @@ class StageReport:
     def line(self) -> str:
         text = (f"{self.name:<14} rows: {self.rows} ({self.n_rows})  fitted {self.n_candidates}, "
                 f"deleted {self.n_deleted}, kept {self.n_kept}")
-        return text + (f"  [{self.note}]" if self.note else "")
+        return text + (f"\n    [{self.note}]" if self.note else "")  # on its own line: 80 columns
 
 
 @dataclass
