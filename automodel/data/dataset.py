@@ -5,7 +5,9 @@ All checks live here, so the rest of the engine can assume clean numbers. A meas
 row per run; the roles are ``time`` (the target, seconds), ``n`` (problem size), ``p`` (process count),
 ``cpu`` and ``bw`` (free CPU and bandwidth fractions in (0, 1], rational-polynomial-yagnik-icpp2006.txt,
 sec. 3) and any number of extra numeric parameters. Rows with identical parameters are repetitions; the
-fit uses their median (or mean, or min) and their spread is kept as the noise estimate.
+fit uses the mean of those that are not outliers, or their median where the noise is heavy-tailed
+(:func:`robust_means`; or the median, mean or min on request), and their spread is kept as the noise
+estimate.
 """
 
 from __future__ import annotations

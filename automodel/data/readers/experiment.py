@@ -13,8 +13,8 @@ one entry per point::
 ``index``-th numpy array of ``values/<chunk>.vals`` in the archive, found through the offsets in
 ``values/<chunk>.indx`` (both files start with a 16-byte magic string; the index holds a count and then
 one little-endian 64-bit offset per array). Where the repetitions are kept, each is a row; where they are
-not, the point's **median** is its one row (automodel aggregates repetitions by their median), and
-``attrs["notes"]`` says so. Extra-P's fitted models (``modelers``) are not read.
+not, the point's **median** (which Extra-P stores per point) is its one row, and ``attrs["notes"]``
+says so. Extra-P's fitted models (``modelers``) are not read.
 """
 
 from __future__ import annotations
