@@ -19,8 +19,8 @@ from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
-from automodel.search.select import (Selection, between_routes, departing_rows, log_predictions, select,
-                                     worse_fit_gives_way)
+from automodel.search.select import (PMNF_EXTRAPOLATES, PMNF_FITS_WORSE, PMNF_RULES, PMNF_SIMPLER, STAGED_FITS_WORSE,
+                                     STAGED_STAYS, Selection, departing_rows, log_predictions, route_rule, select)
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import term_values
@@ -344,17 +344,10 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
                     holdout: np.ndarray, n_points: int, sp: SearchSpace, noise_rel: float, noise_abs: float,
                     logs: np.ndarray | None, templates: np.ndarray) -> Selection:
     """The choice when the staged search and the PMNF route both ran: each route's own simplest
-    equivalent candidate; the PMNF route's where :func:`~automodel.search.select.between_routes` says
-    so, else the staged search's; ``overall`` when either has no finite holdout.
-
-    A route's choice that is not statistically equivalent to the best of all (``overall.equivalent``)
-    gives way to the other's that is, when that one's holdout error is no larger and the data leave
-    enough degrees of freedom to tell (:func:`~automodel.search.select.worse_fit_gives_way`). A seeded
-    template chosen by the staged search (``templates``) gives way only to a PMNF choice that
-    extrapolates clearly better, never to a merely simpler one: it carries the seeds' knowledge of the
-    application. Candidates whose prediction beyond the data departs from those of all the
-    candidates equivalent to the best (:func:`~automodel.search.select.departing_rows`) are passed over
-    in every route."""
+    equivalent candidate, then the one :func:`~automodel.search.select.route_rule` gives (``templates``:
+    which candidates are seeded templates); ``overall`` when either has no finite holdout. Candidates
+    whose prediction beyond the data departs from those of all the candidates equivalent to the best
+    (:func:`~automodel.search.select.departing_rows`) are passed over in every route."""
     away = np.zeros(len(values), bool) if logs is None else departing_rows(logs[None], overall.equivalent[None])[0]
     picks = {}
     for route in ("staged", "pmnf"):
@@ -367,25 +360,23 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
-    fits = overall.equivalent[[a, b]] | ~worse_fit_gives_way(n_points, n_terms[overall.best])
-    if fits[1] and not fits[0] and holdout[b] <= holdout[a]:
-        index, reason = b, (f"the PMNF route's choice: the staged search's fits the data clearly worse "
-                            f"({sp.fit.metric} {values[a]:.3g} against {values[b]:.3g}): {sb.reason}")
-    elif fits[0] and not fits[1] and holdout[a] <= holdout[b]:
-        index, reason = a, (f"the staged search's choice: the PMNF route's fits the data clearly worse "
-                            f"({sp.fit.metric} {values[b]:.3g} against {values[a]:.3g}): {sa.reason}")
-    elif between_routes(holdout[a], holdout[b]):
-        index, reason = b, (f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
-                            f"better than the staged search's (holdout {holdout[b]:.3g} against {holdout[a]:.3g}): "
-                            f"{sb.reason}")
-    elif not templates[a] and between_routes(holdout[a], holdout[b], n_terms[a], n_terms[b]):
-        index, reason = b, (f"the PMNF route's choice, simpler than the staged search's ({n_terms[b]} terms against "
-                            f"{n_terms[a]}) and extrapolating to the largest configurations as well (holdout "
-                            f"{holdout[b]:.3g} against {holdout[a]:.3g}): {sb.reason}")
-    else:
-        index, reason = a, (f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
-                            f"configurations clearly better: holdout {holdout[b]:.3g} against {holdout[a]:.3g}): "
-                            f"{sa.reason}")
+    rule = int(route_rule((holdout[[a]], holdout[[b]]), (n_terms[[a]], n_terms[[b]]),
+                          (overall.equivalent[[a]], overall.equivalent[[b]]),
+                          np.array([n_points - n_terms[overall.best]]), templates[[a]])[0])
+    index = b if rule in PMNF_RULES else a
+    holdouts = f"holdout {holdout[b]:.3g} against {holdout[a]:.3g}"
+    reason = {
+        STAGED_FITS_WORSE: f"the PMNF route's choice: the staged search's fits the data clearly worse "
+                           f"({sp.fit.metric} {values[a]:.3g} against {values[b]:.3g})",
+        PMNF_FITS_WORSE: f"the staged search's choice: the PMNF route's fits the data clearly worse "
+                         f"({sp.fit.metric} {values[b]:.3g} against {values[a]:.3g})",
+        PMNF_EXTRAPOLATES: f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
+                           f"better than the staged search's ({holdouts})",
+        PMNF_SIMPLER: f"the PMNF route's choice, simpler than the staged search's ({n_terms[b]} terms against "
+                      f"{n_terms[a]}) and extrapolating to the largest configurations as well ({holdouts})",
+        STAGED_STAYS: f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
+                      f"configurations clearly better: {holdouts})",
+    }[rule] + f": {(sb if index == b else sa).reason}"
     return Selection(index, overall.best, overall.threshold, overall.equivalent, reason)
 
 

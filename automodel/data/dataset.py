@@ -95,7 +95,7 @@ def configuration_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, ag
     The variance of a mean of ``c`` runs is ``sigma^2 / c``, that of a median about
     ``(pi / 2) sigma^2 / c`` (its asymptotic efficiency under normal errors).
     """
-    factor = np.pi / 2 if aggregate in ("median", "robust") else 1.0
+    factor = np.pi / 2 if aggregate in ("median", "robust") else 1.0  # robust: the median's, the wider
     return np.where(count > 1, np.sqrt(factor / np.maximum(count, 1)) * spread, 0.0)
 
 
@@ -356,8 +356,7 @@ def robust_means(y: np.ndarray, key: np.ndarray, pools: np.ndarray) -> tuple[np.
     limit = np.where((size >= 3) & (scale.to_numpy() > 0), OUTLIER_SCALES * scale.to_numpy(), np.inf)
     closest = pd.Series(deviation).groupby(key, sort=True).transform("min").to_numpy()
     kept = (deviation <= limit) | (deviation <= closest)
-    means = pd.Series(np.where(kept, y, 0.0)).groupby(key, sort=True).sum() / \
-        pd.Series(kept.astype(float)).groupby(key, sort=True).sum()
+    means = pd.Series(np.where(kept, y, np.nan)).groupby(key, sort=True).mean()  # NaN: dropped
     heavy = pd.Series(((typical_sd > HEAVY_TAILS * scale) | (scale > WIDE_NOISE)).to_numpy()
                       ).groupby(key, sort=True).first()
     means = means.where(~heavy, pd.Series(y).groupby(key, sort=True).median())

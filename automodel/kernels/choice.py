@@ -11,8 +11,8 @@ import numpy as np
 
 from automodel.options import METRICS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import (between_routes, comparable, departing_rows, log_predictions, select_rows,
-                                     worse_fit_gives_way)
+from automodel.search.select import (PMNF_RULES, comparable, departing_rows, log_predictions, route_rule,
+                                     select_rows)
 from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
@@ -123,7 +123,7 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     signed, holdout : (N,) or (K, N) bool and (K, N) arrays, optional
         Which candidates come from the PMNF route (the same for every kernel, or each kernel's own), and
         every candidate's ``holdout`` error: with both routes present each makes its own choice and
-        :func:`~automodel.search.select.between_routes` decides, as :func:`automodel.fit` does.
+        :func:`~automodel.search.select.route_rule` decides, as :func:`automodel.fit` does.
     beyond : (K, N, P) array, optional
         Each candidate's log prediction at the probes beyond the data: the equivalent candidates that
         depart from the others there are passed over (:func:`~automodel.search.select.select_rows`).
@@ -149,14 +149,10 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
             pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
             picks.append((pick, np.isfinite(own[rows, pick])))
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
-        routed = np.where(between_routes(holdout[rows, staged], holdout[rows, pmnf], n_terms[rows, staged],
-                                          n_terms[rows, pmnf]), pmnf, staged)
-        h_staged, h_pmnf = holdout[rows, staged], holdout[rows, pmnf]
         top = np.argmin(np.where(np.isfinite(score), score, np.inf), axis=1)  # the best-ranked, as fit's
-        told = ~worse_fit_gives_way(n_points, n_terms[rows, top])
-        fits_staged, fits_pmnf = equivalent[rows, staged] | told, equivalent[rows, pmnf] | told  # a worse fit gives way
-        routed = np.where(fits_pmnf & ~fits_staged & (h_pmnf <= h_staged), pmnf,
-                          np.where(fits_staged & ~fits_pmnf & (h_staged <= h_pmnf), staged, routed))
+        rule = route_rule((holdout[rows, staged], holdout[rows, pmnf]), (n_terms[rows, staged], n_terms[rows, pmnf]),
+                          (equivalent[rows, staged], equivalent[rows, pmnf]), n_points - n_terms[rows, top])
+        routed = np.where(np.isin(rule, PMNF_RULES), pmnf, staged)
         best = np.where(staged_ok & pmnf_ok, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():

@@ -35,8 +35,8 @@ from automodel.errors import DataError
 from automodel.options import MAD_TO_SIGMA, METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 
 __all__ = ["SELECTIONS", "Selection", "tolerance", "thresholds", "comparable", "select", "select_rows", "departing", "departing_rows", "log_predictions",
-           "OUTLIER_FACTOR", "ROUTE_MARGIN", "between_routes", "FIT_RULE_DOF",
-           "worse_fit_gives_way"]
+           "OUTLIER_FACTOR", "ROUTE_MARGIN", "FIT_RULE_DOF", "route_rule", "PMNF_RULES", "STAGED_STAYS",
+           "STAGED_FITS_WORSE", "PMNF_FITS_WORSE", "PMNF_EXTRAPOLATES", "PMNF_SIMPLER"]
 
 
 
@@ -190,35 +190,8 @@ MIN_DOF = 2
 
 
 #: with two routes (the staged search and the PMNF route), the PMNF route's choice replaces the staged
-#: search's only when its holdout error is below this fraction of the staged choice's
+#: search's when its holdout error is below this fraction of the staged choice's (:func:`route_rule`)
 ROUTE_MARGIN = 1 / 3
-
-
-def between_routes(holdout_staged: np.ndarray, holdout_pmnf: np.ndarray, terms_staged: np.ndarray | None = None,
-                   terms_pmnf: np.ndarray | None = None) -> np.ndarray:
-    """Where the PMNF route's choice replaces the staged search's: its ``holdout`` error (refitted
-    without the largest configurations, scored on them) below :data:`ROUTE_MARGIN` times the staged
-    choice's; or, given the choices' numbers of terms, fewer terms and a holdout error no larger than
-    the staged choice's (the simpler of two that extrapolate equally well). Both must be finite.
-    Measured: the simpler rule took the known-formula cases named ``p`` at 1 % noise from 56 to 80 %
-    structure right (``n``: 67 to 81 %); with "no larger than the staged error / ROUTE_MARGIN" instead
-    (85 %), the SMPI bucketsort sweep on the fast platform went from 2.7 to 6.3 % error.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> between_routes(np.array([0.3, 0.3, np.nan]), np.array([0.05, 0.2, 0.01])).tolist()
-    [True, False, False]
-    >>> between_routes(np.array([0.3, 0.3, 0.3]), np.array([0.2, 0.2, 0.4]), np.array([3, 2, 3]),
-    ...                np.array([2, 2, 2])).tolist()
-    [True, False, False]
-    """
-    a, b = np.asarray(holdout_staged, float), np.asarray(holdout_pmnf, float)
-    better = b < ROUTE_MARGIN * a
-    if terms_staged is not None and terms_pmnf is not None:
-        better |= (np.asarray(terms_pmnf) < np.asarray(terms_staged)) & (b <= a)
-    return np.isfinite(a) & np.isfinite(b) & better
-
 
 #: between the two routes, a choice that is not statistically equivalent to the best of all gives way to
 #: one that is only when the best leaves at least this many residual degrees of freedom: with fewer, a
@@ -233,16 +206,60 @@ def between_routes(holdout_staged: np.ndarray, holdout_pmnf: np.ndarray, terms_s
 #: steep n^3 fitted to noise replace a constant (292x off at 16x) on the known formulas
 FIT_RULE_DOF = 16
 
+#: the rules of :func:`route_rule`, by the code it returns: the staged search's choice stays (no rule
+#: applies, or a holdout error is not finite); the staged choice fits clearly worse; the PMNF choice fits
+#: clearly worse; the PMNF choice extrapolates clearly better; it is simpler and extrapolates as well
+STAGED_STAYS, STAGED_FITS_WORSE, PMNF_FITS_WORSE, PMNF_EXTRAPOLATES, PMNF_SIMPLER = range(5)
+#: the codes of :func:`route_rule` that take the PMNF route's choice
+PMNF_RULES = (STAGED_FITS_WORSE, PMNF_EXTRAPOLATES, PMNF_SIMPLER)
 
-def worse_fit_gives_way(n_points: int, best_terms: np.ndarray) -> np.ndarray:
-    """Whether :data:`FIT_RULE_DOF` lets a route's choice that fits clearly worse give way (see there).
+
+def route_rule(holdout: tuple[np.ndarray, np.ndarray], n_terms: tuple[np.ndarray, np.ndarray],
+               equivalent: tuple[np.ndarray, np.ndarray], best_dof: np.ndarray,
+               staged_template: np.ndarray | bool = False) -> np.ndarray:
+    """Which rule decides between the staged search's choice and the PMNF route's (each pair is
+    ``(staged, pmnf)``, arrays of one value per target), the first that applies:
+
+    1. a choice that is not statistically ``equivalent`` to the best of all gives way to the other's
+       that is, when that one's ``holdout`` error (refitted without the largest configurations, scored
+       on them) is no larger; only where the best leaves :data:`FIT_RULE_DOF` residual dof
+       (``best_dof``);
+    2. the PMNF choice replaces the staged one when its holdout error is below :data:`ROUTE_MARGIN`
+       times the staged choice's;
+    3. or when it has fewer terms and a holdout error no larger (the simpler of two that extrapolate
+       equally well), unless the staged choice is a seeded template (``staged_template``: it carries
+       the seeds' knowledge of the application and gives way only to a clearly better extrapolation).
+
+    Measured: rule 3 took the known-formula cases named ``p`` at 1 % noise from 56 to 80 % structure
+    right (``n``: 67 to 81 %); with "no larger than the staged error / ROUTE_MARGIN" instead (85 %), the
+    SMPI bucketsort sweep on the fast platform went from 2.7 to 6.3 % error.
+
+    Returns
+    -------
+    int array
+        The code of the deciding rule (:data:`STAGED_STAYS` ... :data:`PMNF_SIMPLER`); the PMNF
+        route's choice is taken where it is in :data:`PMNF_RULES`.
 
     Examples
     --------
-    >>> worse_fit_gives_way(20, np.array([3, 6])).tolist()
-    [True, False]
+    >>> import numpy as np
+    >>> route_rule((np.array([0.3, 0.3, 0.3, 0.3]), np.array([0.05, 0.2, 0.2, 0.2])),
+    ...            (np.array([2, 3, 2, 3]), np.array([2, 2, 2, 2])), (True, True), 10).tolist()
+    [3, 4, 0, 4]
+    >>> route_rule((np.array([0.3]), np.array([0.2])), (np.array([2]), np.array([2])),
+    ...            (np.array([False]), np.array([True])), np.array([20])).tolist()
+    [1]
     """
-    return n_points - np.asarray(best_terms) >= FIT_RULE_DOF
+    a, b = (np.asarray(h, float) for h in holdout)
+    terms_staged, terms_pmnf = (np.asarray(t) for t in n_terms)
+    told = np.asarray(best_dof) >= FIT_RULE_DOF
+    fits_staged, fits_pmnf = (np.asarray(e, bool) | ~told for e in equivalent)
+    finite = np.isfinite(a) & np.isfinite(b)
+    with np.errstate(invalid="ignore"):
+        return np.select(
+            [~finite, fits_pmnf & ~fits_staged & (b <= a), fits_staged & ~fits_pmnf & (a <= b), b < ROUTE_MARGIN * a,
+             ~np.asarray(staged_template, bool) & (terms_pmnf < terms_staged) & (b <= a)],
+            [STAGED_STAYS, STAGED_FITS_WORSE, PMNF_FITS_WORSE, PMNF_EXTRAPOLATES, PMNF_SIMPLER], STAGED_STAYS)
 
 
 #: an equivalent candidate whose prediction beyond the data departs from the median of the equivalent

@@ -759,8 +759,8 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
     Each parameter's building blocks (``terms``, with ``x`` for the parameter) are first ranked alone
     on the line of the grid where only that parameter varies; its ``per_parameter`` best, and always
     the parameter left out ("no effect": noise on a parameter without effect makes some shrinking block
-    rank above the constant), are then combined by sums and products across parameters into candidates of at most ``max_terms`` terms besides c0, scored on
-    all rows. Where every block of every parameter gives at most ``exhaustive`` combined candidates,
+    rank above the constant), are then combined by sums and products across parameters into candidates
+    of at most ``max_terms`` terms besides c0, scored on all rows. Where every block of every parameter gives at most ``exhaustive`` combined candidates,
     all blocks are combined (an exhaustive search). Each target combines its own best blocks; targets
     with the same ones share their candidates.
     """
