@@ -33,15 +33,17 @@ from math import comb
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from tqdm.auto import tqdm
 
 from automodel.data import Dataset
 from automodel.errors import DataError
-from automodel.options import METRICS
+from automodel.options import METRICS, weights
 from automodel.printing import terms_text
 from automodel.search.score import Scores, Structure, TermCache, fitted, prepare, score, score_pairs
 from automodel.search.prune import prune_rows, rank
 from automodel.search.registry import Batch, Registry, compact, hstack, labels, put, ragged, sorted_groups
+from automodel.solve.lines import effect_pvalue, line_rss
 from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
@@ -723,22 +725,63 @@ def _stage_parameters(S: _Search, ks: np.ndarray, seeds: np.ndarray, rows: np.nd
     return kept
 
 
-def _line_rows(ds: Dataset, x: str, xs: list[str]) -> tuple[np.ndarray, str]:
-    """The rows on which parameter ``x`` alone varies: the configurations whose other parameters of
-    ``xs`` hold the values with the most distinct ``x`` (the smallest values on a tie), as Extra-P's
-    multi-parameter modeler models each parameter on a line of the grid; all rows when no such line
-    has 3 distinct ``x``."""
+def _lines(ds: Dataset, x: str, xs: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    """The lines of the grid in ``x`` among ``rows``: the runs whose other parameters of ``xs`` are fixed.
+
+    Returns each run's line (int labels), which runs lie on a line with at least 3 distinct ``x`` (the
+    lines a block of ``x`` is judged on), and a text for the report. When no line has 3 distinct ``x``,
+    all ``rows`` form one line."""
     frame = ds.frame
     others = [q for q in xs if q != x]
+    line = frame.groupby(others, sort=False).ngroup().to_numpy() if others else np.zeros(len(frame), np.int64)
+    line = np.where(rows, line, -1)
+    v = frame[x].to_numpy(float)
+    distinct = pd.DataFrame({"line": line[rows], "x": v[rows]}).groupby("line")["x"].nunique()
+    wide = distinct.index[distinct.to_numpy() >= 3].to_numpy()
+    on = rows & np.isin(line, wide)
     if not others:
-        return np.ones(len(frame), bool), "all runs"
-    counts = frame.groupby(others, sort=True)[x].nunique()
-    best = counts.idxmax() if counts.max() >= 3 else None
-    if best is None:
-        return np.ones(len(frame), bool), "all runs"
-    values = best if isinstance(best, tuple) else (best,)
-    mask = np.logical_and.reduce([frame[q].to_numpy() == v for q, v in zip(others, values)])
-    return mask, ", ".join(f"{q} = {v:g}" for q, v in zip(others, values))
+        return line, rows, "all runs"
+    if not on.any():
+        return np.where(rows, 0, -1), rows, "all runs"
+    return line, on, f"{len(wide)} line(s) of {', '.join(others)} fixed"
+
+
+#: a parameter whose best block explains its lines no better than noise would with this probability
+#: (F test against the constant on every line, :func:`automodel.solve.lines.effect_pvalue`) offers the
+#: PMNF route its best block only (and, as always, "left out"): three blocks fitted to noise alone make a
+#: crowd of steep, tiny terms that fit the noise and outvote the constant in the departing rule
+#: (:func:`automodel.search.select.departing_rows`; a constant of two parameters, 5 % noise, became
+#: ``42.84 - 3.9e-6 y^(5/2) log2(y)^2``, 45x off at 16x). Measured (python -m benchmarks.accuracy): with
+#: no block at all for such a parameter, a RELeARN region chose an exploding RBASP template (46.0 ->
+#: 49.6 % median, 53 -> 13155 % mean); with the best block, Extra-P's matrix-multiply profiles in x, y,
+#: z went 13.9 / 21.8 -> 7.5 / 10.3 % (median / mean)
+NO_EFFECT_P = 1e-3
+
+
+def _lead_blocks(S: _Search, x: str, xs: list[str], ks: np.ndarray, rows: np.ndarray, blocks: tuple[Term, ...],
+                 keep: int) -> list[list[Term | None]]:
+    """Each target's ``keep`` best ``blocks`` of ``x``, after ``None`` (x left out), by the residual sum
+    of squares of ``c_g + b_g block(x)`` fitted on every line ``g`` of the grid in ``x`` and pooled
+    (:func:`automodel.solve.lines.line_rss`); the best alone where even that one has no significant
+    effect (:data:`NO_EFFECT_P`). Recorded as the stage ``pmnf/x``."""
+    line, on, text = _lines(S.ds, x, xs, rows)
+    n_on = int(np.count_nonzero(on))
+    report = StageReport(f"pmnf/{x}", text, n_on)
+    S.reports.append(report)
+    S.bar.update(1)
+    cols = np.array([S.cache.index(t) for t in blocks], np.intp)
+    Y = S.Y[on][:, ks]
+    rss, rss_constant = line_rss(S.cache.at(on, cols), Y, weights(Y, S.opt.weighting), line[on])
+    best = np.argsort(rss, axis=0, kind="stable")[:keep].T  # (K, keep)
+    n_lines = len(np.unique(line[on]))
+    effect = effect_pvalue(rss.min(axis=0), rss_constant, n_on, n_lines)
+    weak = (effect > NO_EFFECT_P)[:, None] & (np.arange(keep) >= 1)[None, :]  # its best block only
+    ok = np.take_along_axis(np.isfinite(rss).T, best, axis=1) & ~weak
+    report.n_candidates = len(blocks)
+    report.n_fits = int(np.isfinite(rss).sum())
+    report.n_kept = int(ok.sum())
+    report.n_deleted = report.n_fits - report.n_kept
+    return [[None, *(blocks[i] for i, good in zip(b, g) if good)] for b, g in zip(best, ok)]
 
 
 def _collections(names: list[str], max_terms: int) -> list[tuple[frozenset[str], ...]]:
@@ -756,8 +799,10 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
     performance model normal form c0 + sum_k c_k prod_l x_l^(i_kl/j_kl) log2^(h_kl)(x_l) (Calotoiu
     et al., SC'13, eq. 1), with signed coefficients and the constant model.
 
-    Each parameter's building blocks (``terms``, with ``x`` for the parameter) are first ranked alone
-    on the line of the grid where only that parameter varies; its ``per_parameter`` best, and always
+    Each parameter's building blocks (``terms``, with ``x`` for the parameter) are first ranked alone,
+    ``c_g + b_g block(x)`` on every line ``g`` of the grid where only that parameter varies (its own
+    intercept and slope per line, the residuals pooled: :func:`_lead_blocks`); its ``per_parameter``
+    best, and always
     the parameter left out ("no effect": noise on a parameter without effect makes some shrinking block
     rank above the constant), are then combined by sums and products across parameters into candidates
     of at most ``max_terms`` terms besides c0, scored on all rows. Where every block of every parameter gives at most ``exhaustive`` combined candidates,
@@ -774,12 +819,9 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
     max_terms = cfg.get("max_terms", 3)
     per = {x: tuple(_rename(b, "x", x) for b in blocks) for x in xs}
 
-    def alone(x: str) -> np.ndarray:  # the constant, and the constant plus one block of x
-        return S.reg.same([Structure(extra=(ONE,), signed=True)] +
-                          [Structure(extra=(ONE, t), signed=True) for t in per[x]], len(ks))
-
-    if len(xs) == 1:
-        S.run(f"pmnf/{xs[0]}", ks, rows, "all runs", alone(xs[0]), cfg.get("top", 42), final=True)
+    if len(xs) == 1:  # the constant, and the constant plus one block
+        alone = [Structure(extra=(ONE,), signed=True)] + [Structure(extra=(ONE, t), signed=True) for t in per[xs[0]]]
+        S.run(f"pmnf/{xs[0]}", ks, rows, "all runs", S.reg.same(alone, len(ks)), cfg.get("top", 42), final=True)
         return
     n_collections = len(_collections(xs, max_terms))
     exhaustive = (int(np.prod([len(per[x]) + 1 for x in xs], dtype=float)) * n_collections
@@ -790,10 +832,7 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
         if exhaustive:
             leads[x] = [[None, *per[x]]] * len(ks)
             continue
-        line, text = _line_rows(S.ds, x, xs)
-        kept, _ = S.run(f"pmnf/{x}", ks, rows & line, text, alone(x), cfg.get("per_parameter", 3))
-        extra = [[S.reg.structures[i].extra for i in row[row >= 0]] for row in kept]
-        leads[x] = [[None, *(e[1] for e in row if len(e) > 1)] for row in extra]  # None: x left out
+        leads[x] = _lead_blocks(S, x, xs, ks, rows, per[x], cfg.get("per_parameter", 3))
     budget = cfg.get("budget", 8000)
     memo: dict[tuple, np.ndarray] = {}
     rows_of = []
