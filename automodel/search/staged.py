@@ -801,13 +801,13 @@ def _stage_pmnf(S: _Search, ks: np.ndarray, rows: np.ndarray) -> None:
 
     Each parameter's building blocks (``terms``, with ``x`` for the parameter) are first ranked alone,
     ``c_g + b_g block(x)`` on every line ``g`` of the grid where only that parameter varies (its own
-    intercept and slope per line, the residuals pooled: :func:`_lead_blocks`); its ``per_parameter``
-    best, and always
-    the parameter left out ("no effect": noise on a parameter without effect makes some shrinking block
-    rank above the constant), are then combined by sums and products across parameters into candidates
-    of at most ``max_terms`` terms besides c0, scored on all rows. Where every block of every parameter gives at most ``exhaustive`` combined candidates,
-    all blocks are combined (an exhaustive search). Each target combines its own best blocks; targets
-    with the same ones share their candidates.
+    intercept and slope per line, the residuals pooled: :func:`_lead_blocks`). Its ``per_parameter``
+    best, and always the parameter left out ("no effect": noise on a parameter without effect makes
+    some shrinking block rank above the constant), are then combined by sums and products across
+    parameters into candidates of at most ``max_terms`` terms besides c0, scored on all rows. Where
+    every block of every parameter gives at most ``exhaustive`` combined candidates, all blocks are
+    combined (an exhaustive search). Each target combines its own best blocks; targets with the same
+    ones share their candidates.
     """
     cfg = S.space.stages["pmnf"]
     blocks = cfg.get("terms", ())
