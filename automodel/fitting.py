@@ -19,8 +19,9 @@ from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
-from automodel.search.select import (PMNF_EXTRAPOLATES, PMNF_FITS_WORSE, PMNF_RULES, PMNF_SIMPLER, STAGED_FITS_WORSE,
-                                     STAGED_STAYS, Selection, departing_rows, log_predictions, route_rule, select)
+from automodel.search.select import (HOLDOUT_RESOLUTION, PMNF_EXTRAPOLATES, PMNF_FITS_WORSE, PMNF_RULES, PMNF_SIMPLER,
+                                     STAGED_FITS_WORSE, STAGED_STAYS, Selection, departing_rows, log_predictions,
+                                     route_rule, select)
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import term_values
@@ -362,7 +363,7 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
         return overall
     rule = int(route_rule((holdout[[a]], holdout[[b]]), (n_terms[[a]], n_terms[[b]]),
                           (overall.equivalent[[a]], overall.equivalent[[b]]),
-                          np.array([n_points - n_terms[overall.best]]), templates[[a]])[0])
+                          np.array([n_points - n_terms[overall.best]]), templates[[a]], noise_rel)[0])
     index = b if rule in PMNF_RULES else a
     holdouts = f"holdout {holdout[b]:.3g} against {holdout[a]:.3g}"
     reason = {
@@ -373,7 +374,10 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
         PMNF_EXTRAPOLATES: f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
                            f"better than the staged search's ({holdouts})",
         PMNF_SIMPLER: f"the PMNF route's choice, simpler than the staged search's ({n_terms[b]} terms against "
-                      f"{n_terms[a]}) and extrapolating to the largest configurations as well ({holdouts})",
+                      f"{n_terms[a]}) and extrapolating to the largest configurations as well ({holdouts}"
+                      + ("" if holdout[b] <= holdout[a] else
+                         f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}")
+                      + ")",
         STAGED_STAYS: f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
                       f"configurations clearly better: {holdouts})",
     }[rule] + f": {(sb if index == b else sa).reason}"

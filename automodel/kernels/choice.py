@@ -151,7 +151,8 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
         top = np.argmin(np.where(np.isfinite(score), score, np.inf), axis=1)  # the best-ranked, as fit's
         rule = route_rule((holdout[rows, staged], holdout[rows, pmnf]), (n_terms[rows, staged], n_terms[rows, pmnf]),
-                          (equivalent[rows, staged], equivalent[rows, pmnf]), n_points - n_terms[rows, top])
+                          (equivalent[rows, staged], equivalent[rows, pmnf]), n_points - n_terms[rows, top],
+                          noise_relative=noise_se[0])
         routed = np.where(np.isin(rule, PMNF_RULES), pmnf, staged)
         best = np.where(staged_ok & pmnf_ok, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])
