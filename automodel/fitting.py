@@ -86,7 +86,12 @@ class FitResult:
                  f"configurations; parameters {', '.join(self.dataset.params) or 'none'}"]
         if np.isfinite(self.dataset.noise):
             lines[0] += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
-        lines += [f"  {r.line()}" for r in self.reports]
+        lines = [textwrap.fill(lines[0], 80, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
+        for r in self.reports:  # a stage's line, and its note on lines of its own: 80 columns
+            head, *note = r.line().split("\n")
+            lines += [textwrap.fill(head, 80, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False),
+                      *(textwrap.fill(n.strip(), 80, initial_indent="      ", subsequent_indent="       ",
+                                      break_on_hyphens=False) for n in note)]
         lines += [textwrap.fill(f"note: {n}", 80, initial_indent="  ", subsequent_indent="    ",
                                 break_on_hyphens=False) for n in self.notes]
         ranked = self.leaderboard["rank"].notna()

@@ -178,3 +178,20 @@ def test_the_simpler_route_choice_wins_within_the_noise_of_the_held_out_times():
     assert kf.same_structure(kf.lead_pairs(result.best.formula, ["p"]), kf.true_pairs(function))
     assert fit_many(runs.assign(kernel="k")).models["k"].formula == \
         automodel.fit(runs, templates=(), progress=False, intervals=False).best.formula  # kernels: no templates
+
+
+def test_the_stage_log_fits_80_columns():
+    """The data line and a stage's note were one line each (135-139 columns with four parameters and
+    the communication stage's note); they are wrapped, the stage lines stay one each."""
+    from tests.conftest import make_runs
+
+    f = lambda n, p, c, b: 1e-6 * n ** 1.5 / p + 1e-4 * n * np.log2(p + 1) + 1e-3
+    runs = pd.concat([make_runs(f, ns, [p], reps=2, noise=0.02, seed=p) for p, ns in
+                      [(1, [100, 300, 600, 800, 1500]), (2, [400, 500, 1400]),
+                       (4, [200, 700, 1100, 1500]), (8, [300, 400, 600, 1600])]], ignore_index=True)
+    runs = pd.concat([runs.assign(iterations_of_the_solver=i, time=runs["time"] * i) for i in (1, 2, 4)])
+    result = automodel.fit(runs, params=["iterations_of_the_solver"], progress=False, intervals=False)
+    log = result.summary().split("leaderboard")[0]
+    assert "      [groups expanded around:" in log  # a stage's note, on a line of its own
+    assert max(map(len, log.splitlines())) <= 80
+    assert sum(line.startswith("  pmnf/") for line in log.splitlines()) == 4  # n, p, iterations, combined

@@ -729,8 +729,8 @@ def _lines(ds: Dataset, x: str, xs: list[str], rows: np.ndarray) -> tuple[np.nda
     """The lines of the grid in ``x`` among ``rows``: the runs whose other parameters of ``xs`` are fixed.
 
     Returns each run's line (int labels), which runs lie on a line with at least 3 distinct ``x`` (the
-    lines a block of ``x`` is judged on), and a text for the report. When no line has 3 distinct ``x``,
-    all ``rows`` form one line."""
+    lines a block of ``x`` is judged on), and a text for the report ("25 line(s)"). When no line
+    has 3 distinct ``x``, all ``rows`` form one line."""
     frame = ds.frame
     others = [q for q in xs if q != x]
     line = frame.groupby(others, sort=False).ngroup().to_numpy() if others else np.zeros(len(frame), np.int64)
@@ -743,7 +743,7 @@ def _lines(ds: Dataset, x: str, xs: list[str], rows: np.ndarray) -> tuple[np.nda
         return line, rows, "all runs"
     if not on.any():
         return np.where(rows, 0, -1), rows, "all runs"
-    return line, on, f"{len(wide)} line(s) of {', '.join(others)} fixed"
+    return line, on, f"{len(wide)} line(s)"
 
 
 #: a parameter whose best block explains its lines no better than noise would with this probability
