@@ -381,7 +381,8 @@ def test_fit_and_kernels_on_json_lines(tmp_path, capsys):
     path = SAMPLES / "jsonlines/input_1.jsonl"
     assert main(["fit", str(path), "--quiet", "--top", "2", "--templates", "none", "-o", str(tmp_path / "m.json")]) == 0
     out = capsys.readouterr().out
-    assert f"data: {path}: 125 runs, 25 distinct configurations; parameters x, y" in out and "chosen model: T = " in out
+    shown = " ".join(out.split())  # the data line is wrapped at 80 columns
+    assert f"data: {path}: 125 runs, 25 distinct configurations; parameters x, y" in shown and "chosen model: T = " in out
     assert main(["kernels", str(path), "--format", "jsonl", "--jobs", "1"]) == 0
     assert capsys.readouterr().out.startswith("<root> [metr]")
     assert main(["fit", str(path), "--format", "talpas", "--quiet"]) == 2
