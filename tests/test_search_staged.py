@@ -261,7 +261,7 @@ def test_chosen_candidates_are_rescored_as_the_search_of_their_own_targets():
     S = many.rescore.__self__
     for i in np.unique(chosen[chosen >= 0]):
         ks = np.flatnonzero(chosen == i)
-        one = _score_targets(S.cache.matrix, S.Y, S.reg, ks, np.ones(ds.n_points, bool), np.full((len(ks), 1), i),
+        one = _score_targets(S.cache, S.Y, S.reg, ks, np.ones(ds.n_points, bool), np.full((len(ks), 1), i),
                              S.opt.weighting, S.opt.nonnegative, tuple(METRICS), True, holdout_rows(ds))
         np.testing.assert_array_equal(coefs[ks, :one.coefs.shape[2]], one.coefs[:, 0])
         for m in METRICS:

@@ -252,7 +252,7 @@ class _Search:
         metrics = {m: np.full(K, np.nan) for m in METRICS}
         ks = np.flatnonzero(chosen >= 0)
         if len(ks):
-            batch = _score_targets(self.cache.matrix, self.Y, self.reg, ks, np.ones(self.ds.n_points, bool),
+            batch = _score_targets(self.cache, self.Y, self.reg, ks, np.ones(self.ds.n_points, bool),
                                    chosen[ks, None], self.opt.weighting, self.opt.nonnegative, tuple(METRICS),
                                    True, holdout_rows(self.ds), apart=True)
             coefs[ks, :batch.coefs.shape[2]] = batch.coefs[:, 0]
@@ -280,7 +280,7 @@ class _Search:
 
     def _score(self, ks: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> Batch:
         """Every (candidate, target) pair of ``ids`` (R, C) scored on ``rows``."""
-        return _score_targets(self.cache.matrix, self.Y, self.reg, ks, rows, ids, self.opt.weighting,
+        return _score_targets(self.cache, self.Y, self.reg, ks, rows, ids, self.opt.weighting,
                               self.opt.nonnegative, self.names, METRICS[self.opt.metric].leverages,
                               holdout_rows(self.ds, rows))
 
@@ -292,11 +292,13 @@ def _marked(columns: np.ndarray, n_columns: int) -> np.ndarray:
     return mark[1:]
 
 
-def _score_targets(values: np.ndarray, Y: np.ndarray, reg: Registry, ks: np.ndarray, rows: np.ndarray,
+def _score_targets(cache: TermCache, Y: np.ndarray, reg: Registry, ks: np.ndarray, rows: np.ndarray,
                    ids: np.ndarray, weighting: str, nonnegative: bool, names: tuple[str, ...], with_loo: bool,
                    hold: np.ndarray | None, apart: bool = False) -> Batch:
     """Fit and score the pairs (``ids[r, c]``, target ``ks[r]``) on the rows ``rows``: as
-    :func:`automodel.search.score.score` scores structures for one target, for many.
+    :func:`automodel.search.score.score` scores structures for one target, for many. Only the terms
+    the pairs use are read from ``cache`` (on large data, copying every cached term at every stage cost
+    more than some stages' fits).
 
     Targets are taken in chunks whose designs fit in :data:`DESIGN_FLOATS` (per target, its weighted
     columns of the terms the chunk's candidates use, and their Gram matrix unless the pairs need fewer
@@ -320,11 +322,14 @@ def _score_targets(values: np.ndarray, Y: np.ndarray, reg: Registry, ks: np.ndar
     n_fits = np.zeros(R, int)
     need_hold = hold is not None and any(METRICS[n].holdout for n in names)
     at = np.asarray(rows, bool)
-    A = values[at]
+    every = np.flatnonzero(_marked(columns[ids[present]], len(cache)))  # the terms of the pairs, only
+    local = np.full(len(cache), -1, np.intp)
+    local[every] = np.arange(len(every))
+    A = cache.at(at, every)
     y = Y[at]
     hold_rows = np.asarray(hold, bool)[at] if need_hold else None
     finite = np.isfinite(A).all(axis=0)
-    n_terms = max(int(np.count_nonzero(_marked(columns[ids[present]], values.shape[1]))), 1)
+    n_terms = max(len(every), 1)
     gram = R * n_terms * (n_terms + 1) <= int((k_of * (k_of + 1)).sum())  # whole Gram matrices cost less
     step = max(1, DESIGN_FLOATS // (n_terms * ((n_terms if gram else 0) + len(A))))  # targets per design,
     #                                                                                    bounded by the union
@@ -338,10 +343,10 @@ def _score_targets(values: np.ndarray, Y: np.ndarray, reg: Registry, ks: np.ndar
         if not len(r_i):
             continue
         pid = sub[r_i, c_i]
-        used = np.flatnonzero(_marked(columns[pid], values.shape[1]))
-        position = np.full(values.shape[1], -1, np.intp)
+        used = np.flatnonzero(_marked(columns[pid], len(cache)))
+        position = np.full(len(cache), -1, np.intp)
         position[used] = np.arange(len(used))
-        prep = prepare(A[:, used], y[:, ks[chunk]], weighting, hold_rows, gram)
+        prep = prepare(A[:, local[used]], y[:, ks[chunk]], weighting, hold_rows, gram)
         scale_ok = np.isfinite(prep.design.scale) & (np.isfinite(prep.held.scale) if prep.held is not None else True)
         kinds = width[pid] * 2 + signed[pid]
         for kind in np.unique(kinds):
@@ -350,7 +355,7 @@ def _score_targets(values: np.ndarray, Y: np.ndarray, reg: Registry, ks: np.ndar
             combos = position[columns[pid[sel], :k]]
             kern = r_i[sel]
             if k:
-                ok = (finite[used][combos] & scale_ok[kern[:, None], combos]).all(axis=1)
+                ok = (finite[local[used]][combos] & scale_ok[kern[:, None], combos]).all(axis=1)
                 sel, combos, kern = sel[ok], combos[ok], kern[ok]
             n_fits[chunk] += np.bincount(kern, minlength=len(chunk))
             starts = _pieces(pid[sel], CHUNK_PAIRS) if apart else None  # pairs sorted by candidate
