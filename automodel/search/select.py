@@ -210,8 +210,8 @@ FIT_RULE_DOF = 16
 #: standard error of the aggregated times) do not tell which of two choices extrapolates better, in
 #: the rule "simpler and extrapolating as well" of :func:`route_rule`. Measured (known formulas, two
 #: seeds, the one-parameter cases named n / p): at 1 % noise 81 / 80 -> 87 / 89 % structure right with
-#: 1 standard error, the same with 2; at 5 % 57 / 50 -> 65 / 57 % with 1 and 68 / 63 % with 2 (the 16x
-#: error 1.9 / 3.6 -> 1.4 / 1.6 %); the canonical tasks and the SMPI sweeps unchanged with either
+#: 1 standard error and 89 / 89 % with 2; at 5 % 57 / 50 -> 65 / 57 % with 1 and 67 / 63 % with 2 (the
+#: 16x error 1.9 / 3.6 -> 1.4 / 1.6 %); the canonical tasks and the SMPI sweeps unchanged with either
 HOLDOUT_RESOLUTION = 2.0
 
 #: the rules of :func:`route_rule`, by the code it returns: the staged search's choice stays (no rule
@@ -242,7 +242,7 @@ def route_rule(holdout: tuple[np.ndarray, np.ndarray], n_terms: tuple[np.ndarray
        and gives way only to a clearly better extrapolation).
 
     Measured: rule 3 took the known-formula cases named ``p`` at 1 % noise from 56 to 80 % structure
-    right (``n``: 67 to 81 %), and its resolution to 89 % (``n``: 87 %; :data:`HOLDOUT_RESOLUTION`);
+    right (``n``: 67 to 81 %), and its resolution to 89 % (``n``: 89 %; :data:`HOLDOUT_RESOLUTION`);
     with "no larger than the staged error / ROUTE_MARGIN" instead (85 %), the SMPI bucketsort sweep on
     the fast platform went from 2.7 to 6.3 % error.
 
