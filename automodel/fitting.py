@@ -82,11 +82,11 @@ class FitResult:
 
     def summary(self, top: int = 10) -> str:
         """The stage log, the top of the leaderboard and the chosen formula, as text."""
-        lines = [f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
-                 f"configurations; parameters {', '.join(self.dataset.params) or 'none'}"]
+        head = (f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
+                f"configurations; parameters {', '.join(self.dataset.params) or 'none'}")
         if np.isfinite(self.dataset.noise):
-            lines[0] += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
-        lines = [textwrap.fill(lines[0], 80, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
+            head += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
+        lines = [textwrap.fill(head, 80, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
         for r in self.reports:  # a stage's line, and its note on lines of its own: 80 columns
             head, *note = r.line().split("\n")
             lines += [textwrap.fill(head, 80, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False),

@@ -33,7 +33,6 @@ from math import comb
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from tqdm.auto import tqdm
 
 from automodel.data import Dataset
@@ -730,25 +729,21 @@ def _stage_parameters(S: _Search, ks: np.ndarray, seeds: np.ndarray, rows: np.nd
     return kept
 
 
-def _lines(ds: Dataset, x: str, xs: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
-    """The lines of the grid in ``x`` among ``rows``: the runs whose other parameters of ``xs`` are fixed.
+def _lines(ds: Dataset, x: str, xs: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """The lines of the grid in ``x`` among ``rows``: the runs whose other parameters of ``xs`` (at least
+    one) are fixed.
 
     Returns each run's line (int labels), which runs lie on a line with at least 3 distinct ``x`` (the
-    lines a block of ``x`` is judged on), and a text for the report ("25 line(s)"). When no line
-    has 3 distinct ``x``, all ``rows`` form one line."""
+    lines a block of ``x`` is judged on), how many such lines, and a text for the report ("25 line(s)").
+    When no line has 3 distinct ``x``, all ``rows`` form one line."""
     frame = ds.frame
-    others = [q for q in xs if q != x]
-    line = frame.groupby(others, sort=False).ngroup().to_numpy() if others else np.zeros(len(frame), np.int64)
-    line = np.where(rows, line, -1)
-    v = frame[x].to_numpy(float)
-    distinct = pd.DataFrame({"line": line[rows], "x": v[rows]}).groupby("line")["x"].nunique()
-    wide = distinct.index[distinct.to_numpy() >= 3].to_numpy()
-    on = rows & np.isin(line, wide)
-    if not others:
-        return line, rows, "all runs"
+    line = frame.groupby([q for q in xs if q != x], sort=False).ngroup().to_numpy()
+    distinct = frame[x].where(rows).groupby(line).transform("nunique").to_numpy()  # NaN: not counted
+    on = rows & (distinct >= 3)
     if not on.any():
-        return np.where(rows, 0, -1), rows, "all runs"
-    return line, on, f"{len(wide)} line(s)"
+        return np.zeros(len(frame), np.int64), rows, 1, "all runs"
+    n_lines = len(np.unique(line[on]))
+    return line, on, n_lines, f"{n_lines} line(s)"
 
 
 #: a parameter whose best block explains its lines no better than noise would with this probability
@@ -769,7 +764,7 @@ def _lead_blocks(S: _Search, x: str, xs: list[str], ks: np.ndarray, rows: np.nda
     of squares of ``c_g + b_g block(x)`` fitted on every line ``g`` of the grid in ``x`` and pooled
     (:func:`automodel.solve.lines.line_rss`); the best alone where even that one has no significant
     effect (:data:`NO_EFFECT_P`). Recorded as the stage ``pmnf/x``."""
-    line, on, text = _lines(S.ds, x, xs, rows)
+    line, on, n_lines, text = _lines(S.ds, x, xs, rows)
     n_on = int(np.count_nonzero(on))
     report = StageReport(f"pmnf/{x}", text, n_on)
     S.reports.append(report)
@@ -778,7 +773,6 @@ def _lead_blocks(S: _Search, x: str, xs: list[str], ks: np.ndarray, rows: np.nda
     Y = S.Y[on][:, ks]
     rss, rss_constant = line_rss(S.cache.at(on, cols), Y, weights(Y, S.opt.weighting), line[on])
     best = np.argsort(rss, axis=0, kind="stable")[:keep].T  # (K, keep)
-    n_lines = len(np.unique(line[on]))
     effect = effect_pvalue(rss.min(axis=0), rss_constant, n_on, n_lines)
     weak = (effect > NO_EFFECT_P)[:, None] & (np.arange(keep) >= 1)[None, :]  # its best block only
     ok = np.take_along_axis(np.isfinite(rss).T, best, axis=1) & ~weak
