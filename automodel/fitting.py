@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -15,16 +15,18 @@ from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
-from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
+from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, WEIGHTINGS, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
-from automodel.search.select import (HOLDOUT_RESOLUTION, PMNF_EXTRAPOLATES, PMNF_FITS_WORSE, PMNF_RULES, PMNF_SIMPLER,
-                                     STAGED_FITS_WORSE, STAGED_STAYS, Selection, departing_rows, log_predictions,
-                                     route_rule, select)
+from automodel.search.select import (HOLDOUT_RESOLUTION, PMNF_CONSTANT, PMNF_EXTRAPOLATES, PMNF_FITS_WORSE,
+                                     PMNF_RULES, PMNF_SIMPLER, STAGED_FITS_WORSE, STAGED_STAYS, Selection,
+                                     departing_rows, log_predictions, noise_floor, route_rule, select)
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
-from automodel.space.terms import term_values
+from automodel.solve.design import design
+from automodel.solve.significance import coefficient_pvalues
+from automodel.space.terms import ONE, term_values
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]
 
@@ -256,14 +258,19 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     n_terms = np.concatenate([pool["n_terms"], [t_rows[i]["n_terms"] for i in t_ok]]).astype(int)
     holdout = np.concatenate([pool["holdout"], [t_rows[i]["holdout"] for i in t_ok]])
     routes = np.concatenate([pool["routes"], ["staged"] * len(t_ok)])
+    constant = np.concatenate([pool["constant"], np.zeros(len(t_ok), bool)])
     logs = np.concatenate([pool["logs"], t_logs]) if len(probes) else None
     if not np.isfinite(values).any():
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
     noise_rel, noise_abs = ds.aggregate_se()
     chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
     if sp.fit.selection == "simplest" and len(set(routes[np.isfinite(values)])) > 1:
+        def constant_pvalue(i: int) -> float:  # of candidate i, searched
+            structure = outcome.scores.structures[int(candidates[i])]
+            return _constant_pvalue(ds, structure.terms, sp.fit.weighting, noise_rel, noise_abs)
+
         chosen = _between_routes(chosen, routes, values, n_terms, holdout, ds.n_points, sp, noise_rel, noise_abs,
-                                 logs, candidates < 0)
+                                 logs, candidates < 0, constant, constant_pvalue)
     picked = int(candidates[chosen.index])
     shown = list(outcome.order[:max_rows])
     sizes = outcome.scores.n_terms[outcome.order]  # and the best-ranked candidate of every size
@@ -310,6 +317,7 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     holdout = sc.metrics.get("holdout", np.full(len(sc.structures), np.nan))[ids]
     return {"ids": ids, "values": sc.metrics[metric][ids], "holdout": holdout, "logs": logs,
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
+            "constant": np.array([ONE in sc.structures[i].terms for i in ids], bool),
             "routes": np.array(["pmnf" if sc.structures[i].signed else "staged" for i in ids], dtype=object)}
 
 
@@ -346,12 +354,26 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
     return why + (f"; templates: {'; '.join(notes)}" if notes else "")
 
 
+def _constant_pvalue(ds: data_mod.Dataset, terms: tuple, weighting: str, noise_rel: float, noise_abs: float) -> float:
+    """The p-value of the t test of the constant among ``terms`` fitted (signed) to ``ds``'s aggregated
+    times, with the repetitions' noise as the least residual scatter
+    (:func:`automodel.solve.significance.coefficient_pvalues`)."""
+    values = term_values(terms, ds.columns(), ds.n_points)
+    y = ds.frame["time"].to_numpy(float)
+    floor = noise_floor(WEIGHTINGS[weighting].standard_error, noise_rel, noise_abs)
+    return float(coefficient_pvalues(design(values, y, weights(y, weighting)), np.zeros(1), np.arange(len(terms))[None],
+                                     np.array([terms.index(ONE)]), ds.n_points, floor)[0])
+
+
 def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,
                     holdout: np.ndarray, n_points: int, sp: SearchSpace, noise_rel: float, noise_abs: float,
-                    logs: np.ndarray | None, templates: np.ndarray) -> Selection:
+                    logs: np.ndarray | None, templates: np.ndarray, constant: np.ndarray,
+                    constant_pvalue: Callable[[int], float]) -> Selection:
     """The choice when the staged search and the PMNF route both ran: each route's own simplest
     equivalent candidate, then the one :func:`~automodel.search.select.route_rule` gives (``templates``:
-    which candidates are seeded templates); ``overall`` when either has no finite holdout. Candidates
+    which candidates are seeded templates; ``constant``: which have a constant term, whose p-value
+    ``constant_pvalue`` gives for a candidate of the PMNF route); ``overall`` when either has no finite
+    holdout. Candidates
     whose prediction beyond the data departs from those of all the candidates equivalent to the best
     (:func:`~automodel.search.select.departing_rows`) are passed over in every route."""
     away = np.zeros(len(values), bool) if logs is None else departing_rows(logs[None], overall.equivalent[None])[0]
@@ -366,9 +388,11 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
+    pvalue = constant_pvalue(b) if constant[b] and not constant[a] and n_terms[b] == n_terms[a] + 1 else np.nan
     rule = int(route_rule((holdout[[a]], holdout[[b]]), (n_terms[[a]], n_terms[[b]]),
                           (overall.equivalent[[a]], overall.equivalent[[b]]),
-                          np.array([n_points - n_terms[overall.best]]), templates[[a]], noise_rel)[0])
+                          np.array([n_points - n_terms[overall.best]]), templates[[a]], noise_rel,
+                          (constant[[a]], constant[[b]]), np.array([pvalue]))[0])
     index = b if rule in PMNF_RULES else a
     holdouts = f"holdout {holdout[b]:.3g} against {holdout[a]:.3g}"
     reason = {
@@ -383,6 +407,11 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
                       + ("" if holdout[b] <= holdout[a] else
                          f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}")
                       + ")",
+        PMNF_CONSTANT: f"the PMNF route's choice, with a constant the data measure (p = {pvalue:.2g}) beside as "
+                       f"many terms as the staged search's, extrapolating to the largest configurations as well ({holdouts}"
+                       + ("" if holdout[b] <= holdout[a] else
+                          f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}")
+                       + ")",
         STAGED_STAYS: f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
                       f"configurations clearly better: {holdouts})",
     }[rule] + f": {(sb if index == b else sa).reason}"

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from automodel.options import METRICS
+from typing import Callable
+
+from automodel.options import METRICS, WEIGHTINGS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import (PMNF_RULES, comparable, departing_rows, log_predictions, route_rule,
+from automodel.search.select import (PMNF_RULES, comparable, departing_rows, log_predictions, noise_floor, route_rule,
                                      select_rows)
 from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
+from automodel.solve.significance import coefficient_pvalues
 from automodel.space.config import SearchSpace
 
 __all__ = ["best_per_kernel", "choose", "CHUNK_PAIRS"]
@@ -26,8 +29,8 @@ def _needs_holdout(names: tuple[str, ...]) -> bool:
 
 def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
                     hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray],
-                    signed: np.ndarray | None = None, probe_values: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                    signed: np.ndarray | None = None, probe_values: np.ndarray | None = None,
+                    constant: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
     its metrics (index -1 when none can be fitted).
 
@@ -52,6 +55,9 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         Values of the terms at the points beyond the data where automodel.fit compares the equivalent
         candidates (:func:`automodel.fitting.beyond_probes`): with them each kernel's choice passes over
         the candidates whose prediction there departs from the others' (:func:`choose`).
+    constant : (N,) int array, optional
+        The position of the constant among each candidate's terms (-1: none), for the rule that weighs
+        a constant the data measure (:func:`~automodel.search.select.route_rule`).
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
@@ -85,8 +91,19 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part,
                                                                    coef.reshape(K, len(part), k))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
+    floor = np.broadcast_to(noise_floor(WEIGHTINGS[opt.weighting].standard_error, *noise_se), (K,))
+
+    def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick (with a constant)
+        p = np.full(K, np.nan)
+        for k in np.unique(widths[picks]):
+            kern = np.flatnonzero((widths[picks] == k) & (constant[picks] >= 0))
+            cols = np.array([term_idx[i] for i in picks[kern]], dtype=np.intp).reshape(len(kern), k)
+            p[kern] = coefficient_pvalues(rows.design, kern, cols, constant[picks[kern]], len(Y), floor[kern])
+        return p
+
+    has = None if constant is None else np.asarray(constant) >= 0
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None,
-                  beyond if P else None)
+                  beyond if P else None, has, constant_pvalue if has is not None else None)
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
@@ -105,7 +122,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
            noise_se: tuple[np.ndarray, np.ndarray], signed: np.ndarray | None = None,
-           holdout: np.ndarray | None = None, beyond: np.ndarray | None = None) -> np.ndarray:
+           holdout: np.ndarray | None = None, beyond: np.ndarray | None = None, constant: np.ndarray | None = None,
+           constant_pvalue: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """Each kernel's candidate by the space's selection rule (:func:`automodel.search.select.select_rows`,
     the rule automodel.fit applies to its ranked candidates, for all kernels at once); the first valid
     one when no score is finite, as the staged search ranks them.
@@ -127,6 +145,9 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     beyond : (K, N, P) array, optional
         Each candidate's log prediction at the probes beyond the data: the equivalent candidates that
         depart from the others there are passed over (:func:`~automodel.search.select.select_rows`).
+    constant : (N,) bool array, optional
+        Which candidates have a constant term; with ``constant_pvalue`` (each kernel's chosen candidate
+        (K,) -> the p-value of its constant, (K,)) for the rule on a constant the data measure.
 
     Returns
     -------
@@ -150,9 +171,14 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
             picks.append((pick, np.isfinite(own[rows, pick])))
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
         top = np.argmin(np.where(np.isfinite(score), score, np.inf), axis=1)  # the best-ranked, as fit's
+        has = (False, False) if constant is None else (constant[staged], constant[pmnf])
+        pvalue = np.full(len(score), np.nan)
+        asks = has[1] & ~np.asarray(has[0], bool) & (n_terms[rows, pmnf] == n_terms[rows, staged] + 1)
+        if constant_pvalue is not None and np.any(asks):
+            pvalue = np.where(asks, constant_pvalue(pmnf), np.nan)
         rule = route_rule((holdout[rows, staged], holdout[rows, pmnf]), (n_terms[rows, staged], n_terms[rows, pmnf]),
                           (equivalent[rows, staged], equivalent[rows, pmnf]), n_points - n_terms[rows, top],
-                          noise_relative=noise_se[0])
+                          noise_relative=noise_se[0], constant=has, constant_pvalue=pvalue)
         routed = np.where(np.isin(rule, PMNF_RULES), pmnf, staged)
         best = np.where(staged_ok & pmnf_ok, routed, best)
     finite = np.isfinite(score[np.arange(len(score)), best])

@@ -63,7 +63,7 @@ from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
 from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
-from automodel.space.terms import Term, term_values
+from automodel.space.terms import ONE, Term, term_values
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
 
@@ -206,7 +206,8 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
     best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
-                                        _probe_values(cache.terms, ds))
+                                        _probe_values(cache.terms, ds),
+                                        np.array([ts.index(ONE) if ONE in ts else -1 for ts in terms]))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
