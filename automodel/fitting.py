@@ -21,7 +21,8 @@ from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
 from automodel.search.select import (HOLDOUT_RESOLUTION, PMNF_CONSTANT, PMNF_EXTRAPOLATES, PMNF_FITS_WORSE,
                                      PMNF_RULES, PMNF_SIMPLER, STAGED_FITS_WORSE, STAGED_STAYS, Selection,
-                                     departing_rows, log_predictions, noise_floor, route_rule, select)
+                                     constant_question, departing_rows, log_predictions, noise_floor, route_rule,
+                                     select)
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.solve.design import design
@@ -388,7 +389,7 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
         return overall
-    pvalue = constant_pvalue(b) if constant[b] and not constant[a] and n_terms[b] == n_terms[a] + 1 else np.nan
+    pvalue = constant_pvalue(b) if constant_question((n_terms[a], n_terms[b]), (constant[a], constant[b])) else np.nan
     rule = int(route_rule((holdout[[a]], holdout[[b]]), (n_terms[[a]], n_terms[[b]]),
                           (overall.equivalent[[a]], overall.equivalent[[b]]),
                           np.array([n_points - n_terms[overall.best]]), templates[[a]], noise_rel,
@@ -407,8 +408,8 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
                       + ("" if holdout[b] <= holdout[a] else
                          f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}")
                       + ")",
-        PMNF_CONSTANT: f"the PMNF route's choice, with a constant the data measure (p = {pvalue:.2g}) beside as "
-                       f"many terms as the staged search's, extrapolating to the largest configurations as well ({holdouts}"
+        PMNF_CONSTANT: f"the PMNF route's choice, one term and a constant the data measure (p = {pvalue:.2g}) "
+                       f"against the staged search's single term, extrapolating to the largest configurations as well ({holdouts}"
                        + ("" if holdout[b] <= holdout[a] else
                           f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}")
                        + ")",

@@ -13,8 +13,8 @@ from typing import Callable
 
 from automodel.options import METRICS, WEIGHTINGS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import (PMNF_RULES, comparable, departing_rows, log_predictions, noise_floor, route_rule,
-                                     select_rows)
+from automodel.search.select import (PMNF_RULES, comparable, constant_question, departing_rows, log_predictions,
+                                     noise_floor, route_rule, select_rows)
 from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.solve.significance import coefficient_pvalues
@@ -173,7 +173,7 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         top = np.argmin(np.where(np.isfinite(score), score, np.inf), axis=1)  # the best-ranked, as fit's
         has = (False, False) if constant is None else (constant[staged], constant[pmnf])
         pvalue = np.full(len(score), np.nan)
-        asks = has[1] & ~np.asarray(has[0], bool) & (n_terms[rows, pmnf] == n_terms[rows, staged] + 1)
+        asks = constant_question((n_terms[rows, staged], n_terms[rows, pmnf]), has)
         if constant_pvalue is not None and np.any(asks):
             pvalue = np.where(asks, constant_pvalue(pmnf), np.nan)
         rule = route_rule((holdout[rows, staged], holdout[rows, pmnf]), (n_terms[rows, staged], n_terms[rows, pmnf]),
