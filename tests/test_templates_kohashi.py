@@ -56,6 +56,21 @@ def test_six_term_pc_fitted_and_given() -> None:
     np.testing.assert_allclose(given.predict(frame), truth, rtol=0.05)
 
 
+def test_a_fitted_centre_stays_within_the_measured_p() -> None:
+    """Runs up to p = 16 of a model without deceleration: the centre is not beyond 16. With seed 0 it was
+    fitted at 32 from the vanishing tail of the sigmoid, and the prediction at p = 256 was 10^7 times the
+    truth; now every seed's is within a factor 5 (a sigmoid inside the data still bends with the noise)."""
+    p = np.repeat([1.0, 2, 4, 8, 16], 3)
+    truth = lambda q: 500 / q + 20 + 5 * np.log2(q) + 3 * np.log2(q) / np.sqrt(q) + 10 / q ** 2
+    far = pd.DataFrame({"p": [64.0, 256.0]})
+    for seed in range(6):
+        frame = pd.DataFrame({"p": p, "time": _noisy(truth(p), 0.03, seed=seed)})
+        six = KOHASHI.fit(frame, n_terms=6)
+        assert 1.0 <= six.pc <= 16.0
+        ratio = six.predict(far) / truth(far["p"].to_numpy())
+        assert np.all((ratio > 0.2) & (ratio < 5.0))
+
+
 def test_cubic_in_problem_size() -> None:
     p, n = np.meshgrid(P, [100.0, 200, 300, 400, 500])
     p, n = p.ravel(), n.ravel()
