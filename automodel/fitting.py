@@ -362,8 +362,9 @@ def _constant_pvalue(ds: data_mod.Dataset, terms: tuple, weighting: str, noise_r
     values = term_values(terms, ds.columns(), ds.n_points)
     y = ds.frame["time"].to_numpy(float)
     floor = noise_floor(WEIGHTINGS[weighting].standard_error, noise_rel, noise_abs)
-    return float(coefficient_pvalues(design(values, y, weights(y, weighting)), np.zeros(1), np.arange(len(terms))[None],
-                                     np.array([terms.index(ONE)]), ds.n_points, floor)[0])
+    des = design(values, y, weights(y, weighting))
+    return float(coefficient_pvalues(des, np.zeros(1), np.arange(len(terms))[None], np.array([terms.index(ONE)]),
+                                     ds.n_points, floor)[0])
 
 
 def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,
@@ -374,9 +375,9 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
     equivalent candidate, then the one :func:`~automodel.search.select.route_rule` gives (``templates``:
     which candidates are seeded templates; ``constant``: which have a constant term, whose p-value
     ``constant_pvalue`` gives for a candidate of the PMNF route); ``overall`` when either has no finite
-    holdout. Candidates
-    whose prediction beyond the data departs from those of all the candidates equivalent to the best
-    (:func:`~automodel.search.select.departing_rows`) are passed over in every route."""
+    holdout. Candidates whose prediction beyond the data departs from those of all the candidates
+    equivalent to the best (:func:`~automodel.search.select.departing_rows`) are passed over in every
+    route."""
     away = np.zeros(len(values), bool) if logs is None else departing_rows(logs[None], overall.equivalent[None])[0]
     picks = {}
     for route in ("staged", "pmnf"):
@@ -396,6 +397,9 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
                           (constant[[a]], constant[[b]]), np.array([pvalue]))[0])
     index = b if rule in PMNF_RULES else a
     holdouts = f"holdout {holdout[b]:.3g} against {holdout[a]:.3g}"
+    as_well = (f"extrapolating to the largest configurations as well ({holdouts}"
+               + ("" if holdout[b] <= holdout[a] else
+                  f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}") + ")")
     reason = {
         STAGED_FITS_WORSE: f"the PMNF route's choice: the staged search's fits the data clearly worse "
                            f"({sp.fit.metric} {values[a]:.3g} against {values[b]:.3g})",
@@ -404,15 +408,9 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
         PMNF_EXTRAPOLATES: f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
                            f"better than the staged search's ({holdouts})",
         PMNF_SIMPLER: f"the PMNF route's choice, simpler than the staged search's ({n_terms[b]} terms against "
-                      f"{n_terms[a]}) and extrapolating to the largest configurations as well ({holdouts}"
-                      + ("" if holdout[b] <= holdout[a] else
-                         f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}")
-                      + ")",
+                      f"{n_terms[a]}) and {as_well}",
         PMNF_CONSTANT: f"the PMNF route's choice, one term and a constant the data measure (p = {pvalue:.2g}) "
-                       f"against the staged search's single term, extrapolating to the largest configurations as well ({holdouts}"
-                       + ("" if holdout[b] <= holdout[a] else
-                          f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}")
-                       + ")",
+                       f"against the staged search's single term, {as_well}",
         STAGED_STAYS: f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
                       f"configurations clearly better: {holdouts})",
     }[rule] + f": {(sb if index == b else sa).reason}"

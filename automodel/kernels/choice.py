@@ -7,9 +7,9 @@ the rule automodel.fit uses (:func:`choose`, :mod:`automodel.search.select`).
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import Callable
+
+import numpy as np
 
 from automodel.options import METRICS, WEIGHTINGS
 from automodel.search.score import prepare, score_pairs
