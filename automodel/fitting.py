@@ -264,7 +264,8 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     if not np.isfinite(values).any():
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
     noise_rel, noise_abs = ds.aggregate_se()
-    chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs)
+    chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs,
+                    constant, candidates < 0)
     if sp.fit.selection == "simplest" and len(set(routes[np.isfinite(values)])) > 1:
         def constant_pvalue(i: int) -> float:  # of candidate i, searched
             structure = outcome.scores.structures[int(candidates[i])]
@@ -318,7 +319,8 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     holdout = sc.metrics.get("holdout", np.full(len(sc.structures), np.nan))[ids]
     return {"ids": ids, "values": sc.metrics[metric][ids], "holdout": holdout, "logs": logs,
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
-            "constant": np.array([ONE in sc.structures[i].terms for i in ids], bool),
+            "constant": ((columns == outcome.terms.index(ONE)) & (np.nan_to_num(coefs) != 0.0)).any(axis=1)
+            if ONE in outcome.terms else np.zeros(len(ids), bool),
             "routes": np.array(["pmnf" if sc.structures[i].signed else "staged" for i in ids], dtype=object)}
 
 
@@ -385,7 +387,7 @@ def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, 
         if not np.isfinite(values[mask]).any():
             return overall
         sub = select(values[mask], n_terms[mask], n_points, sp.fit.metric, sp.fit.selection, noise_rel,
-                     noise_abs, None if logs is None else logs[mask])
+                     noise_abs, None if logs is None else logs[mask], constant[mask], templates[mask])
         picks[route] = (int(np.flatnonzero(mask)[sub.index]), sub)
     (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
     if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):

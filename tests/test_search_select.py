@@ -8,7 +8,7 @@ import pytest
 
 import automodel
 from automodel.errors import SpaceError
-from automodel.search.select import select, tolerance
+from automodel.search.select import select, select_rows, tolerance
 from automodel.space.config import space_path
 
 
@@ -111,3 +111,19 @@ def test_simplest_passes_over_an_equivalent_candidate_that_explodes_beyond_the_d
     guarded = select(values, n_terms, 30, "rel_s", beyond=beyond)
     assert guarded.index == 0 and "1 whose prediction beyond the data departs" in guarded.reason
     assert guarded.equivalent.tolist() == plain.equivalent.tolist()
+
+
+def test_ties_among_the_simplest_go_to_a_constant_unless_a_template_is_best():
+    values = np.array([0.100, 0.101, 0.102, 0.103, 0.300])
+    n_terms = np.array([2, 2, 2, 1, 1])
+    constant = np.array([False, False, True, False, True])
+    plain = select(values[:3], n_terms[:3], 20, "rel_s")
+    assert plain.index == 0
+    tie = select(values[:3], n_terms[:3], 20, "rel_s", constant=constant[:3])
+    assert tie.index == 2 and tie.reason.endswith("the best with a constant term")
+    kept = select(values[:3], n_terms[:3], 20, "rel_s", constant=constant[:3], seeded=np.array([True, False, False]))
+    assert kept.index == 0  # the best-scored of the simplest is a seeded template: it stays
+    assert select(values[1:], n_terms[1:], 20, "rel_s", constant=constant[1:]).index == 2  # one term: no tie rule
+    rows, _ = select_rows(np.vstack([values[:3], values[:3]]), n_terms[:3], 20, "rel_s",
+                          constant=np.array([[False, False, True], [False, False, False]]))
+    assert rows.tolist() == [2, 0]

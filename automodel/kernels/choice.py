@@ -16,11 +16,11 @@ from automodel.search.score import prepare, score_pairs
 from automodel.search.select import (PMNF_RULES, comparable, constant_question, departing_rows, log_predictions,
                                      noise_floor, route_rule, select_rows)
 from automodel.search.staged import CHUNK_PAIRS
-from automodel.solve.design import pairs
+from automodel.solve.design import Design, pairs
 from automodel.solve.significance import coefficient_pvalues
 from automodel.space.config import SearchSpace
 
-__all__ = ["best_per_kernel", "choose", "CHUNK_PAIRS"]
+__all__ = ["best_per_kernel", "choose", "constant_pvalues", "CHUNK_PAIRS"]
 
 
 def _needs_holdout(names: tuple[str, ...]) -> bool:
@@ -56,8 +56,9 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         candidates (:func:`automodel.fitting.beyond_probes`): with them each kernel's choice passes over
         the candidates whose prediction there departs from the others' (:func:`choose`).
     constant : (N,) int array, optional
-        The position of the constant among each candidate's terms (-1: none), for the rule that weighs
-        a constant the data measure (:func:`~automodel.search.select.route_rule`).
+        The position of the constant among each candidate's terms (-1: none), for the rules on a
+        constant (:func:`~automodel.search.select.select`, :func:`~automodel.search.select.route_rule`);
+        a constant counts where its coefficient in the kernel's fit is not zero.
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
@@ -70,6 +71,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     held = np.full((K, N), np.nan)
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
     valid = np.zeros(N, bool)
+    position = np.full(N, -1) if constant is None else np.asarray(constant)  # of the constant among the terms
+    has = np.zeros((K, N), bool)  # the candidate's constant is nonzero in the kernel's fit
     P = 0 if probe_values is None else probe_values.shape[0]
     beyond = np.full((K, N, P), np.nan)  # log predictions at the probes
     for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
@@ -87,23 +90,23 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
             if routes:
                 held[:, members[lo:lo + step]] = mets["holdout"].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
+            at = position[members[lo:lo + step]][cand]
+            has[:, members[lo:lo + step]] = ((at >= 0) & (coef[np.arange(len(at)), np.maximum(at, 0)] != 0.0)
+                                             ).reshape(K, len(part))
             if P:
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part,
                                                                    coef.reshape(K, len(part), k))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
-    floor = np.broadcast_to(noise_floor(WEIGHTINGS[opt.weighting].standard_error, *noise_se), (K,))
+    padded = np.full((N, int(widths.max(initial=0))), -1, np.intp)
+    for i, cols in enumerate(term_idx):
+        padded[i, :len(cols)] = cols
 
-    def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick (with a constant)
-        p = np.full(K, np.nan)
-        for k in np.unique(widths[picks]):
-            kern = np.flatnonzero((widths[picks] == k) & (constant[picks] >= 0))
-            cols = np.array([term_idx[i] for i in picks[kern]], dtype=np.intp).reshape(len(kern), k)
-            p[kern] = coefficient_pvalues(rows.design, kern, cols, constant[picks[kern]], len(Y), floor[kern])
-        return p
+    def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick
+        return constant_pvalues(rows.design, padded[picks], np.where(has[np.arange(K), picks], position[picks], -1),
+                                len(Y), noise_floor(WEIGHTINGS[opt.weighting].standard_error, *noise_se))
 
-    has = None if constant is None else np.asarray(constant) >= 0
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None,
-                  beyond if P else None, has, constant_pvalue if has is not None else None)
+                  beyond if P else None, has, constant_pvalue)
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
@@ -118,6 +121,22 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         for name in mets:
             mets[name][kern] = got[name]
     return best, coefs, mets
+
+
+def constant_pvalues(des: Design, columns: np.ndarray, position: np.ndarray, n_rows: int,
+                     floor: np.ndarray | float) -> np.ndarray:
+    """The p-value of the t test of the constant in each kernel's candidate (K,), as automodel.fit tests
+    it (:func:`automodel.solve.significance.coefficient_pvalues`): ``columns`` (K, w) the candidate's
+    columns of the design ``des`` of the K kernels, -1 padded at the end; ``position`` (K,) where the
+    constant is among them (-1: none, NaN returned); ``floor`` the kernels' least residual scatter."""
+    K = len(columns)
+    p = np.full(K, np.nan)
+    widths = (columns >= 0).sum(axis=1)
+    floor = np.broadcast_to(np.asarray(floor, float), (K,))
+    for k in np.unique(widths[position >= 0]):
+        kern = np.flatnonzero((position >= 0) & (widths == k))
+        p[kern] = coefficient_pvalues(des, kern, columns[kern, :k], position[kern], n_rows, floor[kern])
+    return p
 
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
@@ -145,16 +164,18 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     beyond : (K, N, P) array, optional
         Each candidate's log prediction at the probes beyond the data: the equivalent candidates that
         depart from the others there are passed over (:func:`~automodel.search.select.select_rows`).
-    constant : (N,) bool array, optional
-        Which candidates have a constant term; with ``constant_pvalue`` (each kernel's chosen candidate
-        (K,) -> the p-value of its constant, (K,)) for the rule on a constant the data measure.
+    constant : (N,) or (K, N) bool array, optional
+        Which candidates have a constant term: ties among the simplest equivalent candidates go to one
+        (:func:`~automodel.search.select.select`); with ``constant_pvalue`` (each kernel's chosen
+        candidate (K,) -> the p-value of its constant, (K,)) for the rule on a constant the data measure.
 
     Returns
     -------
     (K,) int array
         The chosen candidate of each kernel, -1 when none is valid.
     """
-    best, thr = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
+    constant = None if constant is None else np.broadcast_to(constant, score.shape)
+    best, thr = select_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond, constant)
     routes = None if signed is None else np.broadcast_to(signed, score.shape)
     if routes is not None and holdout is not None and sp.fit.selection == "simplest" and routes.any() \
             and (~routes).any():  # two routes: each one's choice, then the holdout decides (as fit does)
@@ -167,11 +188,12 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         picks = []
         for route in (~routes, routes):
             own = np.where(route & ~away, score, np.inf)  # the route's candidates alone, in their order
-            pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond)
+            pick, _ = select_rows(own, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond,
+                                  constant)
             picks.append((pick, np.isfinite(own[rows, pick])))
         (staged, staged_ok), (pmnf, pmnf_ok) = picks
         top = np.argmin(np.where(np.isfinite(score), score, np.inf), axis=1)  # the best-ranked, as fit's
-        has = (False, False) if constant is None else (constant[staged], constant[pmnf])
+        has = (False, False) if constant is None else (constant[rows, staged], constant[rows, pmnf])
         pvalue = np.full(len(score), np.nan)
         asks = constant_question((n_terms[rows, staged], n_terms[rows, pmnf]), has)
         if constant_pvalue is not None and np.any(asks):

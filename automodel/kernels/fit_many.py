@@ -55,14 +55,15 @@ from automodel.data.cells import rows_of
 from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
-from automodel.kernels.choice import best_per_kernel, choose
-from automodel.search.select import log_predictions
+from automodel.kernels.choice import best_per_kernel, choose, constant_pvalues
+from automodel.search.select import log_predictions, noise_floor
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
-from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
+from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES, WEIGHTINGS, weights
+from automodel.solve.design import design
 from automodel.space.terms import ONE, Term, term_values
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
@@ -253,7 +254,26 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     signed = present & many.signed[ids]
     held = np.where(present, many.metrics["holdout"][rows, at], np.nan) if "holdout" in many.metrics else None
     beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
-    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), signed, held, beyond)
+    one = next((i for i, t in enumerate(many.terms) if t == ONE), -2)
+    columns = many.columns[ids]  # (K, L, w), -1 padded
+    spot = np.argmax(columns == one, axis=2)  # the constant's position among the terms, where it is nonzero
+    coefficients = np.nan_to_num(many.coefficients[rows, at])
+    nonzero = np.take_along_axis(coefficients, spot[:, :, None], axis=2)[:, :, 0] != 0
+    position = np.where(present & (columns == one).any(axis=2) & nonzero, spot, -1)
+    kernel_noise = noise(g, g.aggregate)
+
+    def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick, as automodel.fit tests it
+        cols = columns[np.arange(K), picks]
+        used = np.unique(cols[cols >= 0])  # only the terms of the picks are evaluated
+        values = term_values([many.terms[i] for i in used], ds.columns(), ds.n_points)
+        des = design(np.where(np.isfinite(values), values, 0.0), g.values, weights(g.values, sp.fit.weighting),
+                     gram=False)
+        return constant_pvalues(des, np.where(cols >= 0, np.searchsorted(used, cols), -1),
+                                position[np.arange(K), picks], len(g.points),
+                                noise_floor(WEIGHTINGS[sp.fit.weighting].standard_error, *kernel_noise))
+
+    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, kernel_noise, signed, held, beyond,
+                  position >= 0, constant_pvalue)
     pick = np.where(present.any(axis=1), pick, -1)
     chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
     coefs, mets = many.rescore(chosen)
