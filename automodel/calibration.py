@@ -31,6 +31,7 @@ from automodel.options import METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weigh
 from automodel.search.score import Structure, TermCache, score
 from automodel.search.select import select
 from automodel.search.staged import holdout_rows
+from automodel.space.terms import ONE
 from automodel.solve import band
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",
@@ -168,7 +169,10 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             kept_frame = frame[keep]
             noise_rel, noise_abs = (float(v) for v in aggregate_se(*(kept_frame[c].to_numpy(float) for c in (
                 "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._fit_dataset)
-            chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs)
+            constant = np.array([ONE in u.terms and sc.coefficients[i, u.terms.index(ONE)] != 0
+                                 for i, u in enumerate(usable)], bool)  # the tie rule, as fit applies it
+            chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs,
+                            constant=constant)
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}

@@ -45,7 +45,7 @@ from automodel.search.prune import prune, rank
 from automodel.search.select import select, thresholds
 from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
-from automodel.space.terms import Term, TermPlan
+from automodel.space.terms import ONE, Term, TermPlan
 
 __all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "LazyValues", "refit",
            "anomalous", "unexplained", "relative_residuals", "ANOMALY_WINDOW"]
@@ -339,8 +339,9 @@ class LivePool:
         """Index of the leading live candidate (-1 when none is alive).
 
         With ``selection = "simplest"`` (the default) the fewest-terms candidate within one standard
-        error of the best score, as :func:`automodel.search.select.select` chooses for ``automodel
-        fit``; with ``"best"`` the best-scored one.
+        error of the best score, ties going to one with a constant, as
+        :func:`automodel.search.select.select` chooses for ``automodel fit``; with ``"best"`` the
+        best-scored one.
         """
         s = np.where(self.alive, self.score, np.inf)
         best = int(np.argmin(s))
@@ -351,9 +352,14 @@ class LivePool:
         def n_terms(rows):
             return np.count_nonzero(np.nan_to_num(self.coef[rows]) != 0, axis=-1)
 
+        def constant(rows):  # a nonzero constant among the terms: the tie rule of select, as fit applies it
+            one = np.flatnonzero([t == ONE for t in self.terms])
+            within = np.arange(self.index.shape[1]) < self.width[rows][:, None]
+            return (np.isin(self.index[rows], one) & within & (np.nan_to_num(self.coef[rows]) != 0)).any(axis=1)
+
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
         near = np.flatnonzero(s <= thresholds(s[best], metric, self.stats.n_runs - n_terms(best)))
-        return int(near[select(s[near], n_terms(near), self.stats.n_runs, metric).index])
+        return int(near[select(s[near], n_terms(near), self.stats.n_runs, metric, constant=constant(near)).index])
 
     def terms_of(self, i: int) -> tuple[Term, ...]:
         """The terms of candidate ``i``."""
