@@ -97,12 +97,11 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part,
                                                                    coef.reshape(K, len(part), k))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
-    padded = np.full((N, int(widths.max(initial=0))), -1, np.intp)
-    for i, cols in enumerate(term_idx):
-        padded[i, :len(cols)] = cols
-
-    def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick
-        return constant_pvalues(rows.design, padded[picks], np.where(has[np.arange(K), picks], position[picks], -1),
+    def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick (called when a rule asks)
+        padded = np.full((K, int(widths.max(initial=0))), -1, np.intp)
+        for j, i in enumerate(picks):
+            padded[j, :len(term_idx[i])] = term_idx[i]
+        return constant_pvalues(rows.design, padded, np.where(has[np.arange(K), picks], position[picks], -1),
                                 len(Y), noise_floor(WEIGHTINGS[opt.weighting].standard_error, *noise_se))
 
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None,
