@@ -29,7 +29,7 @@ from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
 from automodel.options import METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
-from automodel.search.select import select
+from automodel.search.select import constant_position, select
 from automodel.search.staged import holdout_rows
 from automodel.space.terms import ONE
 from automodel.solve import band
@@ -146,6 +146,10 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
     frame = ds.frame
     y = frame["time"].to_numpy(float)
     cache = TermCache(ds.columns(), ds.n_points)
+    term_columns = np.full((len(structures), max((len(s.terms) for s in structures), default=0)), -1, np.intp)
+    for i, s in enumerate(structures):  # each structure's terms in the cache, for the tie rule on a constant
+        term_columns[i, :len(s.terms)] = [cache.index(t) for t in s.terms]
+    one = cache.index(ONE) if any(ONE in s.terms for s in structures) else -1
     sums: dict[str, list[float]] = {}
     with_loo = METRICS[opt.metric].leverages
     for q in ds.params:
@@ -157,7 +161,8 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             if x.min() <= 0 or len(np.unique(x[keep])) < MIN_SPLIT_LEVELS:
                 break
             m = int(keep.sum())
-            usable = [s for s in structures if len(s.terms) < m]
+            fits = np.array([len(s.terms) < m for s in structures], bool)
+            usable = [s for s, ok in zip(structures, fits) if ok]
             if not usable:
                 continue
             sc = score(cache, keep, y, usable, opt.weighting, opt.nonnegative, with_loo=with_loo,
@@ -169,10 +174,9 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             kept_frame = frame[keep]
             noise_rel, noise_abs = (float(v) for v in aggregate_se(*(kept_frame[c].to_numpy(float) for c in (
                 "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._fit_dataset)
-            constant = np.array([ONE in u.terms and sc.coefficients[i, u.terms.index(ONE)] != 0
-                                 for i, u in enumerate(usable)], bool)  # the tie rule, as fit applies it
+            constant = constant_position(term_columns[fits, :sc.coefficients.shape[1]], sc.coefficients, one) >= 0
             chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs,
-                            constant=constant)
+                            constant=constant)  # the tie rule on a constant, as fit applies it
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}

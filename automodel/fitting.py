@@ -21,8 +21,8 @@ from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
 from automodel.search.select import (HOLDOUT_RESOLUTION, PMNF_CONSTANT, PMNF_EXTRAPOLATES, PMNF_FITS_WORSE,
                                      PMNF_RULES, PMNF_SIMPLER, STAGED_FITS_WORSE, STAGED_STAYS, Selection,
-                                     constant_question, departing_rows, log_predictions, noise_floor, route_rule,
-                                     select)
+                                     constant_position, constant_question, departing_rows, log_predictions,
+                                     noise_floor, route_rule, select)
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
 from automodel.solve.design import design
@@ -259,7 +259,8 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     n_terms = np.concatenate([pool["n_terms"], [t_rows[i]["n_terms"] for i in t_ok]]).astype(int)
     holdout = np.concatenate([pool["holdout"], [t_rows[i]["holdout"] for i in t_ok]])
     routes = np.concatenate([pool["routes"], ["staged"] * len(t_ok)])
-    constant = np.concatenate([pool["constant"], np.zeros(len(t_ok), bool)])
+    position = np.concatenate([pool["constant_at"], np.full(len(t_ok), -1)])  # of the constant among the terms
+    constant = position >= 0
     logs = np.concatenate([pool["logs"], t_logs]) if len(probes) else None
     if not np.isfinite(values).any():
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
@@ -268,8 +269,12 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
                     constant, candidates < 0)
     if sp.fit.selection == "simplest" and len(set(routes[np.isfinite(values)])) > 1:
         def constant_pvalue(i: int) -> float:  # of candidate i, searched
-            structure = outcome.scores.structures[int(candidates[i])]
-            return _constant_pvalue(ds, structure.terms, sp.fit.weighting, noise_rel, noise_abs)
+            terms = outcome.scores.structures[int(candidates[i])].terms
+            y = ds.frame["time"].to_numpy(float)
+            des = design(term_values(terms, ds.columns(), ds.n_points), y, weights(y, sp.fit.weighting))
+            floor = noise_floor(WEIGHTINGS[sp.fit.weighting].standard_error, noise_rel, noise_abs)
+            return float(coefficient_pvalues(des, np.zeros(1), np.arange(len(terms))[None], position[[i]],
+                                             ds.n_points, floor)[0])
 
         chosen = _between_routes(chosen, routes, values, n_terms, holdout, ds.n_points, sp, noise_rel, noise_abs,
                                  logs, candidates < 0, constant, constant_pvalue)
@@ -305,8 +310,9 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
 
 def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) -> dict[str, np.ndarray]:
     """What the selection needs of every distinct searched candidate (``outcome.order``): its position
-    (``ids``), ranking metric, coefficients left nonzero (``n_terms``), ``holdout`` error, route and log
-    predictions at :func:`beyond_probes` (one batched product, :func:`~automodel.search.select.log_predictions`)."""
+    (``ids``), ranking metric, coefficients left nonzero (``n_terms``), where its nonzero constant is
+    among its terms (``constant_at``, -1: none), ``holdout`` error, route and log predictions at
+    :func:`beyond_probes` (one batched product, :func:`~automodel.search.select.log_predictions`)."""
     sc = outcome.scores
     ids = np.asarray(outcome.order, dtype=int)
     coefs = sc.coefficients[ids]
@@ -319,8 +325,7 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     holdout = sc.metrics.get("holdout", np.full(len(sc.structures), np.nan))[ids]
     return {"ids": ids, "values": sc.metrics[metric][ids], "holdout": holdout, "logs": logs,
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
-            "constant": ((columns == outcome.terms.index(ONE)) & (np.nan_to_num(coefs) != 0.0)).any(axis=1)
-            if ONE in outcome.terms else np.zeros(len(ids), bool),
+            "constant_at": constant_position(columns, coefs, outcome.terms.index(ONE) if ONE in outcome.terms else -1),
             "routes": np.array(["pmnf" if sc.structures[i].signed else "staged" for i in ids], dtype=object)}
 
 
@@ -355,18 +360,6 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
     if len(notes) > 3:
         notes = notes[:3] + [f"{len(notes) - 3} more"]
     return why + (f"; templates: {'; '.join(notes)}" if notes else "")
-
-
-def _constant_pvalue(ds: data_mod.Dataset, terms: tuple, weighting: str, noise_rel: float, noise_abs: float) -> float:
-    """The p-value of the t test of the constant among ``terms`` fitted (signed) to ``ds``'s aggregated
-    times, with the repetitions' noise as the least residual scatter
-    (:func:`automodel.solve.significance.coefficient_pvalues`)."""
-    values = term_values(terms, ds.columns(), ds.n_points)
-    y = ds.frame["time"].to_numpy(float)
-    floor = noise_floor(WEIGHTINGS[weighting].standard_error, noise_rel, noise_abs)
-    des = design(values, y, weights(y, weighting))
-    return float(coefficient_pvalues(des, np.zeros(1), np.arange(len(terms))[None], np.array([terms.index(ONE)]),
-                                     ds.n_points, floor)[0])
 
 
 def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,

@@ -13,14 +13,14 @@ import numpy as np
 
 from automodel.options import METRICS, WEIGHTINGS
 from automodel.search.score import prepare, score_pairs
-from automodel.search.select import (PMNF_RULES, comparable, constant_question, departing_rows, log_predictions,
-                                     noise_floor, route_rule, select_rows)
+from automodel.search.select import (PMNF_RULES, comparable, constant_position, constant_question, departing_rows,
+                                     log_predictions, noise_floor, route_rule, select_rows)
 from automodel.search.staged import CHUNK_PAIRS
-from automodel.solve.design import Design, pairs
+from automodel.solve.design import pairs
 from automodel.solve.significance import coefficient_pvalues
 from automodel.space.config import SearchSpace
 
-__all__ = ["best_per_kernel", "choose", "constant_pvalues", "CHUNK_PAIRS"]
+__all__ = ["best_per_kernel", "choose", "CHUNK_PAIRS"]
 
 
 def _needs_holdout(names: tuple[str, ...]) -> bool:
@@ -30,7 +30,7 @@ def _needs_holdout(names: tuple[str, ...]) -> bool:
 def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
                     hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray],
                     signed: np.ndarray | None = None, probe_values: np.ndarray | None = None,
-                    constant: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                    constant: int = -1) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
     its metrics (index -1 when none can be fitted).
 
@@ -55,10 +55,10 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         Values of the terms at the points beyond the data where automodel.fit compares the equivalent
         candidates (:func:`automodel.fitting.beyond_probes`): with them each kernel's choice passes over
         the candidates whose prediction there departs from the others' (:func:`choose`).
-    constant : (N,) int array, optional
-        The position of the constant among each candidate's terms (-1: none), for the rules on a
-        constant (:func:`~automodel.search.select.select`, :func:`~automodel.search.select.route_rule`);
-        a constant counts where its coefficient in the kernel's fit is not zero.
+    constant : int
+        The column of ``values`` that is the constant term (-1: none), for the rules on a constant
+        (:func:`~automodel.search.select.select`, :func:`~automodel.search.select.route_rule`); a
+        candidate has it where its coefficient in the kernel's fit is not zero.
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
@@ -71,8 +71,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     held = np.full((K, N), np.nan)
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
     valid = np.zeros(N, bool)
-    position = np.full(N, -1) if constant is None else np.asarray(constant)  # of the constant among the terms
-    has = np.zeros((K, N), bool)  # the candidate's constant is nonzero in the kernel's fit
+    position = np.full((K, N), -1)  # of the constant among the candidate's terms, where nonzero in its fit
     P = 0 if probe_values is None else probe_values.shape[0]
     beyond = np.full((K, N, P), np.nan)  # log predictions at the probes
     for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
@@ -90,9 +89,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
             if routes:
                 held[:, members[lo:lo + step]] = mets["holdout"].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
-            at = position[members[lo:lo + step]][cand]
-            has[:, members[lo:lo + step]] = ((at >= 0) & (coef[np.arange(len(at)), np.maximum(at, 0)] != 0.0)
-                                             ).reshape(K, len(part))
+            position[:, members[lo:lo + step]] = constant_position(part[cand], coef, constant).reshape(K, len(part))
             if P:
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part,
                                                                    coef.reshape(K, len(part), k))
@@ -101,11 +98,11 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         padded = np.full((K, int(widths.max(initial=0))), -1, np.intp)
         for j, i in enumerate(picks):
             padded[j, :len(term_idx[i])] = term_idx[i]
-        return constant_pvalues(rows.design, padded, np.where(has[np.arange(K), picks], position[picks], -1),
-                                len(Y), noise_floor(WEIGHTINGS[opt.weighting].standard_error, *noise_se))
+        return coefficient_pvalues(rows.design, np.arange(K), padded, position[np.arange(K), picks], len(Y),
+                                   noise_floor(WEIGHTINGS[opt.weighting].standard_error, *noise_se))
 
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None,
-                  beyond if P else None, has, constant_pvalue)
+                  beyond if P else None, position >= 0, constant_pvalue)
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
@@ -120,22 +117,6 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         for name in mets:
             mets[name][kern] = got[name]
     return best, coefs, mets
-
-
-def constant_pvalues(des: Design, columns: np.ndarray, position: np.ndarray, n_rows: int,
-                     floor: np.ndarray | float) -> np.ndarray:
-    """The p-value of the t test of the constant in each kernel's candidate (K,), as automodel.fit tests
-    it (:func:`automodel.solve.significance.coefficient_pvalues`): ``columns`` (K, w) the candidate's
-    columns of the design ``des`` of the K kernels, -1 padded at the end; ``position`` (K,) where the
-    constant is among them (-1: none, NaN returned); ``floor`` the kernels' least residual scatter."""
-    K = len(columns)
-    p = np.full(K, np.nan)
-    widths = (columns >= 0).sum(axis=1)
-    floor = np.broadcast_to(np.asarray(floor, float), (K,))
-    for k in np.unique(widths[position >= 0]):
-        kern = np.flatnonzero((position >= 0) & (widths == k))
-        p[kern] = coefficient_pvalues(des, kern, columns[kern, :k], position[kern], n_rows, floor[kern])
-    return p
 
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,

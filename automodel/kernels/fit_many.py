@@ -55,8 +55,8 @@ from automodel.data.cells import rows_of
 from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
-from automodel.kernels.choice import best_per_kernel, choose, constant_pvalues
-from automodel.search.select import log_predictions, noise_floor
+from automodel.kernels.choice import best_per_kernel, choose
+from automodel.search.select import constant_position, log_predictions, noise_floor
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise
@@ -64,6 +64,7 @@ from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
 from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES, WEIGHTINGS, weights
 from automodel.solve.design import design
+from automodel.solve.significance import coefficient_pvalues
 from automodel.space.terms import ONE, Term, term_values
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
@@ -208,7 +209,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
                                         _probe_values(cache.terms, ds),
-                                        np.array([ts.index(ONE) if ONE in ts else -1 for ts in terms]))
+                                        next((i for i, t in enumerate(cache.terms) if t == ONE), -1))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
@@ -254,12 +255,9 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     signed = present & many.signed[ids]
     held = np.where(present, many.metrics["holdout"][rows, at], np.nan) if "holdout" in many.metrics else None
     beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
-    one = next((i for i, t in enumerate(many.terms) if t == ONE), -2)
+    one = next((i for i, t in enumerate(many.terms) if t == ONE), -1)
     columns = many.columns[ids]  # (K, L, w), -1 padded
-    spot = np.argmax(columns == one, axis=2)  # the constant's position among the terms, where it is nonzero
-    coefficients = np.nan_to_num(many.coefficients[rows, at])
-    nonzero = np.take_along_axis(coefficients, spot[:, :, None], axis=2)[:, :, 0] != 0
-    position = np.where(present & (columns == one).any(axis=2) & nonzero, spot, -1)
+    position = np.where(present, constant_position(columns, many.coefficients[rows, at], one), -1)
     kernel_noise = noise(g, g.aggregate)
 
     def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick, as automodel.fit tests it
@@ -268,9 +266,9 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
         values = term_values([many.terms[i] for i in used], ds.columns(), ds.n_points)
         des = design(np.where(np.isfinite(values), values, 0.0), g.values, weights(g.values, sp.fit.weighting),
                      gram=False)
-        return constant_pvalues(des, np.where(cols >= 0, np.searchsorted(used, cols), -1),
-                                position[np.arange(K), picks], len(g.points),
-                                noise_floor(WEIGHTINGS[sp.fit.weighting].standard_error, *kernel_noise))
+        return coefficient_pvalues(des, np.arange(K), np.where(cols >= 0, np.searchsorted(used, cols), -1),
+                                   position[np.arange(K), picks], len(g.points),
+                                   noise_floor(WEIGHTINGS[sp.fit.weighting].standard_error, *kernel_noise))
 
     pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, kernel_noise, signed, held, beyond,
                   position >= 0, constant_pvalue)

@@ -42,7 +42,7 @@ from automodel import printing
 from automodel.options import MAD_TO_SIGMA, WEIGHTINGS, FitOptions, weights
 from automodel.search import score
 from automodel.search.prune import prune, rank
-from automodel.search.select import select, thresholds
+from automodel.search.select import constant_position, select, thresholds
 from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
 from automodel.space.terms import ONE, Term, TermPlan
@@ -352,14 +352,11 @@ class LivePool:
         def n_terms(rows):
             return np.count_nonzero(np.nan_to_num(self.coef[rows]) != 0, axis=-1)
 
-        def constant(rows):  # a nonzero constant among the terms: the tie rule of select, as fit applies it
-            one = np.flatnonzero([t == ONE for t in self.terms])
-            within = np.arange(self.index.shape[1]) < self.width[rows][:, None]
-            return (np.isin(self.index[rows], one) & within & (np.nan_to_num(self.coef[rows]) != 0)).any(axis=1)
-
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
         near = np.flatnonzero(s <= thresholds(s[best], metric, self.stats.n_runs - n_terms(best)))
-        return int(near[select(s[near], n_terms(near), self.stats.n_runs, metric, constant=constant(near)).index])
+        one = next((j for j, t in enumerate(self.terms) if t == ONE), -1)  # the tie rule of select, as fit's
+        constant = constant_position(self.index[near], self.coef[near], one) >= 0
+        return int(near[select(s[near], n_terms(near), self.stats.n_runs, metric, constant=constant).index])
 
     def terms_of(self, i: int) -> tuple[Term, ...]:
         """The terms of candidate ``i``."""

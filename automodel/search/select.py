@@ -36,7 +36,7 @@ from automodel.options import MAD_TO_SIGMA, METRICS, RELATIVE_RESOLUTION, SELECT
 
 __all__ = ["SELECTIONS", "Selection", "noise_floor", "tolerance", "thresholds", "comparable", "select", "select_rows",
            "departing", "departing_rows", "log_predictions", "OUTLIER_FACTOR", "ROUTE_MARGIN", "FIT_RULE_DOF",
-           "HOLDOUT_RESOLUTION", "CONSTANT_ALPHA", "route_rule", "constant_question", "PMNF_RULES", "STAGED_STAYS",
+           "HOLDOUT_RESOLUTION", "CONSTANT_ALPHA", "route_rule", "constant_question", "constant_position", "PMNF_RULES", "STAGED_STAYS",
            "STAGED_FITS_WORSE", "PMNF_FITS_WORSE", "PMNF_EXTRAPOLATES", "PMNF_SIMPLER", "PMNF_CONSTANT"]
 
 
@@ -243,6 +243,23 @@ CONSTANT_ALPHA = 0.05
 STAGED_STAYS, STAGED_FITS_WORSE, PMNF_FITS_WORSE, PMNF_EXTRAPOLATES, PMNF_SIMPLER, PMNF_CONSTANT = range(6)
 #: the codes of :func:`route_rule` that take the PMNF route's choice
 PMNF_RULES = (STAGED_FITS_WORSE, PMNF_EXTRAPOLATES, PMNF_SIMPLER, PMNF_CONSTANT)
+
+
+def constant_position(columns: np.ndarray, coefficients: np.ndarray, constant: int) -> np.ndarray:
+    """Where the constant (column ``constant`` of the term pool; -1: the pool has none) is among each
+    candidate's ``columns`` (..., w; -1 padded), where its fitted coefficient (``coefficients``, ..., w)
+    is not zero; -1 elsewhere. The candidates that have a constant for the rules on one
+    (:func:`select`, :func:`route_rule`), and where to test it.
+
+    Examples
+    --------
+    >>> constant_position(np.array([[3, 0, -1], [0, 3, -1], [1, 2, -1]]),
+    ...                   np.array([[1.0, 2.0, np.nan], [1.0, 0.0, np.nan], [1.0, 1.0, np.nan]]), 3).tolist()
+    [0, -1, -1]
+    """
+    at = (np.asarray(columns) == constant) & (constant >= 0)
+    nonzero = (at & (np.nan_to_num(coefficients) != 0.0)).any(axis=-1)
+    return np.where(nonzero, np.argmax(at, axis=-1), -1)
 
 
 def constant_question(n_terms: tuple[np.ndarray, np.ndarray], constant: tuple[np.ndarray | bool, np.ndarray | bool]

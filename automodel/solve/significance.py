@@ -30,10 +30,10 @@ def coefficient_pvalues(des: Design, kern: np.ndarray, cols: np.ndarray, positio
     des : Design
     kern : (B,) int array
         Target of each pair.
-    cols : (B, k) int array
-        Columns of each pair.
+    cols : (B, w) int array
+        Columns of each pair, -1 padded at the end (pairs of several widths are tested together).
     position : (B,) int array
-        Which of a pair's ``k`` coefficients is tested.
+        Which of a pair's coefficients is tested; -1: none (NaN).
     n_rows : int
         Rows of the design (runs or aggregated points).
     floor : float or (B,) array
@@ -55,9 +55,21 @@ def coefficient_pvalues(des: Design, kern: np.ndarray, cols: np.ndarray, positio
     >>> bool(coefficient_pvalues(des, np.array([0]), np.array([[0, 1]]), np.array([0]), 8, floor=10.0)[0] > 0.3)
     True
     """
+    kern, cols, position = (np.asarray(a, np.intp) for a in (kern, cols, position))
+    floor = np.broadcast_to(np.asarray(floor, float), position.shape)
+    widths = (cols >= 0).sum(axis=1)
+    p = np.full(len(cols), np.nan)
+    for k in np.unique(widths[position >= 0]):  # one batched test per width
+        at = np.flatnonzero((position >= 0) & (widths == k))
+        p[at] = _pvalues(des, kern[at], cols[at, :k], position[at], n_rows, floor[at])
+    return p
+
+
+def _pvalues(des: Design, kern: np.ndarray, cols: np.ndarray, position: np.ndarray, n_rows: int,
+             floor: np.ndarray) -> np.ndarray:
+    """:func:`coefficient_pvalues` for pairs of one width ``k`` (``cols`` (B, k))."""
     from scipy.special import stdtr  # imported when needed, as the solvers import scipy
 
-    kern, cols, position = (np.asarray(a, np.intp) for a in (kern, cols, position))
     B, k = cols.shape
     dof = n_rows - k
     if dof <= 0 or B == 0:
@@ -69,7 +81,7 @@ def coefficient_pvalues(des: Design, kern: np.ndarray, cols: np.ndarray, positio
         inv = np.linalg.pinv(G, hermitian=True)
         coef = np.einsum("bij,bj->bi", inv, b)
         rss = np.maximum(des.target_ss[kern] - np.einsum("bi,bi->b", b, coef), 0.0)
-        var = np.maximum(rss / dof, np.square(np.broadcast_to(np.asarray(floor, float), (B,))))
+        var = np.maximum(rss / dof, np.square(floor))
         rows = np.arange(B)
         t = coef[rows, position] / np.sqrt(var * inv[rows, position, position])
         p = 2.0 * stdtr(dof, -np.abs(t))
