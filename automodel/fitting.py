@@ -284,6 +284,8 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     first = outcome.order[np.sort(np.unique(sizes, return_index=True)[1])]
     shown += [int(i) for i in [*first, picked] if i >= 0 and i not in set(shown)]
     rows, models = _searched_rows(outcome, ds, sp, shown)
+    kept = _distinct_formulas([r["formula"] for r in rows], shown.index(picked) if picked >= 0 else -1)
+    shown, rows, models = [shown[j] for j in kept], [rows[j] for j in kept], [models[j] for j in kept]
     board = pd.DataFrame(rows + t_rows)
     all_models = models + t_models
     keys = shown + [-1 - i for i in range(len(t_rows))]  # the candidate of every row, as in ``candidates``
@@ -306,6 +308,24 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
     return FitResult(board, models_out[position], models_out, ds, sp, outcome.reports,
                      [*ds.notes, *outcome.notes, *skipped], selection), outcome
+
+
+def _distinct_formulas(formulas: list[str], keep: int = -1) -> list[int]:
+    """Positions of ``formulas`` to show, one per distinct text: ``keep`` for its own, else the first.
+
+    The two routes can reach the same model (mandelbrot: ``2.894 + 55.48/p`` as the staged search's
+    ``c + 1/p`` and the normal form's ``c + p^-1``); the leaderboard shows it once.
+
+    Examples
+    --------
+    >>> _distinct_formulas(["a", "b", "a", "c", "b"], keep=4)
+    [0, 3, 4]
+    """
+    chosen: dict[str, int] = {}
+    for j, text in enumerate(formulas):
+        if text not in chosen or j == keep:
+            chosen[text] = j
+    return sorted(chosen.values())
 
 
 def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) -> dict[str, np.ndarray]:

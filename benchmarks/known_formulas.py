@@ -61,7 +61,8 @@ import pandas as pd
 import sympy
 from sympy.codegen.cfunctions import log2
 
-from benchmarks.contenders import Key, Outcome, automodel_contender, extrap_contender, run_contenders
+from benchmarks.contenders import (OK, Key, Outcome, automodel_contender, extrap_contender, query_points,
+                                   run_contenders)
 from benchmarks.records import dumps, jsonable, number, pct, short
 from benchmarks import report
 from benchmarks.scoring import relative_errors, summarize
@@ -82,12 +83,17 @@ NAMINGS: dict[int, tuple[tuple[str, ...], ...]] = {
 NOISES = (0.0, 0.01, 0.05, 0.10, 0.20)
 REPETITIONS = 5
 #: seeds per noisy level (the noise-free level has one data set)
-SEEDS = 2
+SEEDS = 5
 #: the prediction points: this many times the largest measured value
 FACTORS = (4, 16)
 #: an exponent (i/j or k) of a model equals the true one within this (printed formulas round floats)
 EXPONENT_TOL = 1e-3
-CONTENDERS = ("automodel", "extrap-default", "extrap-refining")
+#: the reference that knows the suite's structures (:func:`oracle_outcome`): not a tool, a measure of
+#: what the rows can tell
+ORACLE = report.KNOWN_ORACLE
+CONTENDERS = ("automodel", "extrap-default", "extrap-refining", ORACLE)
+#: the reference's fits closer than this (RMS relative residual) are exact: rounding, not signal
+EXACT = 1e-10
 #: processes that fit automodel (Extra-P runs beside them), and cases handed to a process at a time
 WORKERS = min(2, os.cpu_count() or 1)
 CHUNK = 4
@@ -368,6 +374,61 @@ def build_cases(quick: bool = False, seeds: int | None = None, functions: Iterab
             for seed in range(seeds if noise else 1) for names in NAMINGS[f.n_params]]
 
 
+# --- the reference: least squares among the suite's own structures ----------------------------
+
+
+@lru_cache(maxsize=None)
+def _structure(function: Known) -> tuple[sympy.Expr, ...]:
+    """The terms of ``function`` without their coefficients and constant (``()`` for a constant)."""
+    expr = sympy.expand(parse_formula(function.formula, PARAMS[:function.n_params]))
+    return tuple(term.as_coeff_Mul()[1] for term in expr.as_coeff_add()[1])
+
+
+@lru_cache(maxsize=None)
+def _structure_columns(function: Known) -> Callable[..., list[np.ndarray]]:
+    return sympy.lambdify([_symbol(n) for n in PARAMS[:function.n_params]], list(_structure(function)),
+                          modules=[{"log2": np.log2}, "numpy"])
+
+
+def _design(function: Known, points: np.ndarray) -> np.ndarray:
+    """The constant and the terms of ``function``'s structure at ``points`` (columns in PARAMS order)."""
+    points = np.asarray(points, dtype=float)
+    terms = _structure_columns(function)(*points.T) if _structure(function) else []
+    return np.column_stack([np.ones(len(points)), *(np.broadcast_to(t, (len(points),)) for t in terms)])
+
+
+def oracle_outcome(case: Case) -> Outcome:
+    """The reference of the suite: it knows the true structures of all functions with as many parameters
+    as ``case`` and picks the one of least BIC.
+
+    Each structure (the constant and the terms of one of :data:`FUNCTIONS`, coefficients free) is
+    fitted by least squares of the relative residuals (the noise is multiplicative); the choice
+    minimises ``m log(RSS / m) + k log m`` over the ``m`` runs (``k`` coefficients; a fit within
+    :data:`EXACT` is exact, so among exact fits the fewest coefficients win). No tool can know
+    this list, so this is not a contender: its share of structure right says how often the rows, read
+    by a likelihood, point to the true structure among a few dozen plausible ones.
+    """
+    start = time.perf_counter()
+    n_params = len(case.names)
+    points = case.task.train[list(case.names)].to_numpy(float)
+    y = case.task.train["time"].to_numpy(float)
+    best: tuple[float, Known, np.ndarray] | None = None
+    for function in (f for f in FUNCTIONS if f.n_params == n_params):
+        design = _design(function, points)
+        coef = np.linalg.lstsq(design / y[:, None], np.ones_like(y), rcond=None)[0]
+        rss = float(np.sum((design @ coef / y - 1.0) ** 2))
+        bic = len(y) * math.log(max(rss / len(y), EXACT**2)) + design.shape[1] * math.log(len(y))
+        if best is None or bic < best[0]:
+            best = (bic, function, coef)
+    _, function, coef = best
+    symbols = [_symbol(n) for n in case.names]
+    positional = dict(zip((_symbol(n) for n in PARAMS), symbols))
+    formula = coef[0] + sum(c * t.xreplace(positional) for c, t in zip(coef[1:], _structure(function)))
+    queried = query_points(case.task)[list(case.names)].to_numpy(float)
+    return Outcome(OK, str(formula), _design(function, queried) @ coef, time.perf_counter() - start,
+                   note=f"structure of {function.key}")
+
+
 # --- running and scoring -------------------------------------------------------------------
 
 
@@ -418,6 +479,7 @@ def run(cases: Sequence[Case], extrap: bool = True, install: bool = True, worker
             source = first[case.dataset]
             outcome = outcomes[source.task.key]
             out[name][case.task.key] = replace(outcome, formula=_rename(outcome.formula, source.names, case.names))
+    out[ORACLE] = {case.task.key: oracle_outcome(case) for case in cases}
     return out
 
 
@@ -517,7 +579,8 @@ def collect(quick: bool = False, extrap: bool = True, install: bool = True, seed
 # --- output --------------------------------------------------------------------------------
 
 PUBLISHED = Path(__file__).resolve().parent
-SHORT = {"automodel": "automodel", "extrap-default": "Extra-P def", "extrap-refining": "Extra-P ref"}
+SHORT = {"automodel": "automodel", "extrap-default": "Extra-P def", "extrap-refining": "Extra-P ref",
+         ORACLE: "oracle"}
 
 
 def table_text(groups: Sequence[Mapping], level: str = "group") -> str:

@@ -77,7 +77,8 @@ def test_report_tables_plots_and_analysis(quick_run):
         assert f"| {name} |" in text
     assert "### bundled-smpi-p" in text and "Not run (`--no-speed`)." in text
     assert "## Known-formula suite" in text and "| 1 | 0 % | `x` |" in text  # the quick suite, automodel only
-    assert results["known_formulas_meta"]["contenders"] == ["automodel", "extrap-default", "extrap-refining"]
+    assert results["known_formulas_meta"]["contenders"] == ["automodel", "extrap-default", "extrap-refining",
+                                                            "suite-oracle"]
     assert all(c["status"] == OK for c in results["known_formulas_cases"] if c["contender"] == "automodel")
     assert f"{report.ANALYSIS_START}\n{HAND_WRITTEN}\n{report.ANALYSIS_END}" in text
     assert "](plots/bundled-smpi-p.png)" in text

@@ -121,6 +121,20 @@ def test_the_choice_does_not_depend_on_how_many_rows_are_shown():
     assert short.selection.equivalent[short.selection.index]
 
 
+def test_a_model_both_routes_reach_is_one_row():
+    """Strong scaling at 15 % noise: the staged search's ``c + 1/p`` and the normal form's ``c + p^-1``
+    are the same fit; the leaderboard showed ``2.903 + 51.82/p`` twice (and ``4.541`` twice)."""
+    rng = np.random.default_rng(0)
+    p = np.arange(1.0, 65.0)
+    runs = pd.DataFrame({"p": p, "time": (2.9 + 55.5 / p) * (1 + 0.15 * rng.standard_normal(len(p)))})
+    result = automodel.fit(runs, progress=False, intervals=False)
+    searched = result.leaderboard[result.leaderboard["kind"] == "searched"]
+    assert searched["formula"].is_unique and {"2.903 + 51.82/p", "4.541"} <= set(searched["formula"])
+    assert len(result.models) == result.leaderboard["rank"].notna().sum()
+    chosen = result.leaderboard[result.leaderboard["choice"] == "chosen"]
+    assert len(chosen) == 1 and chosen["formula"].iloc[0] == result.best.formula
+
+
 def test_one_burst_does_not_set_the_noise_floor():
     """A run 5x off among three repetitions made the pooled noise 0.37 (the root mean square of every
     configuration's spread), so 271 candidates were 'equivalent'; the pool is a median now."""
