@@ -208,7 +208,8 @@ def growth(expr: sympy.Expr, x: sympy.Symbol) -> Pair | None:
     ``b^g`` and ``exp(g)`` with ``g`` linear in ``log2(x)`` are powers of ``x``. The zero expression,
     and ``exp(g)`` with ``g`` tending to minus infinity, are :data:`ABSENT` (so a sigmoid
     ``x / (1 + exp(-(x - c)))`` grows as ``x``). Anything else (``exp(x)``, ``x^p``, ``log2(log2(x))``,
-    ``2^(log2(x)^2)``, piecewise or unknown functions) has no pair: None.
+    ``2^(log2(x)^2)``, piecewise or unknown functions) has no pair: None. ``min`` and ``max`` grow as
+    their slowest and fastest argument (``over1(x) = min(1, x - 1)`` is a constant).
 
     Examples
     --------
@@ -248,6 +249,9 @@ def growth(expr: sympy.Expr, x: sympy.Symbol) -> Pair | None:
         return (0.0, 1.0) if inner[0] != 0 else (0.0, 0.0)
     if isinstance(expr, sympy.Abs):
         return growth(expr.args[0], x)
+    if isinstance(expr, (sympy.Min, sympy.Max)):  # over1(x) = min(1, x - 1)
+        parts = [growth(arg, x) for arg in expr.args]
+        return None if None in parts else (min(parts) if isinstance(expr, sympy.Min) else max(parts))
     return None
 
 

@@ -77,7 +77,7 @@ def test_printed_code_computes_the_predictions():
     frame = {"n": np.array([3000.0, 500.0]), "p": np.array([48.0, 5.0]), "cpu": np.array([0.5, 1.0]),
              "bw": np.array([0.8, 1.0]), "x": np.array([7.0, 2.5])}
     c_names = {"pow": math.pow, "log2": math.log2, "sqrt": math.sqrt, "exp": math.exp, "ceil": math.ceil,
-               "cbrt": np.cbrt}
+               "cbrt": np.cbrt, "fmin": min}
     for chosen, coefs in _random_models(rng, terms, 40):
         model = TermModel(chosen, coefs)
         predicted = model.predict(frame)

@@ -47,6 +47,17 @@ def test_amdahl_plus_log_p_interior_minimum():
     assert held_out_error(result, test).max() < 0.05
 
 
+def test_communication_from_two_processes_on():
+    """A run on one process sends no message: 50/p + [p > 1] (0.5 + 0.2 log2 p) is found exactly with the
+    term over1(p), which the search leaves out when no run has p below 2 (it would be the constant)."""
+    p = np.array([1.0, 2, 4, 8, 16, 32])
+    runs = pd.DataFrame({"p": p, "time": 50 / p + (p > 1) * (0.5 + 0.2 * np.log2(p))})
+    result = automodel.fit(runs, progress=False, intervals=False)
+    assert result.best.formula == "0.2*log2(p) + 0.5*Min(1, p - 1) + 50.0/p"
+    wider = automodel.fit(runs[runs["p"] > 1], progress=False, intervals=False, max_rows=1000)
+    assert not wider.leaderboard["formula"].str.contains("Min").any()
+
+
 def test_stages_report_rows_and_skips():
     f = lambda n, p, c, b: 1e-6 * n ** 2 / p + 1e-3 * n
     only_p2 = make_runs(f, np.linspace(100, 900, 6), [2], noise=0.01)

@@ -7,7 +7,8 @@ import pytest
 
 from automodel.errors import ModelFileError
 from automodel.space.parse import parse_term
-from automodel.space.terms import CeilLog2, PowerLog, Sigmoid, Term, term_from_dict
+from automodel.errors import SpaceError
+from automodel.space.terms import CeilLog2, Over1, PowerLog, Sigmoid, Term, term_from_dict
 
 
 def test_parse_and_evaluate_terms():
@@ -17,6 +18,15 @@ def test_parse_and_evaluate_terms():
     assert np.allclose(parse_term("1/p^2").evaluate(cols), [0.25, 1 / 64])
     assert np.allclose(parse_term("ceil_log2(p)").evaluate({"p": np.array([3.0, 4.0, 5.0])}), [2, 2, 3])
     assert np.allclose(parse_term("1").evaluate(cols, 2), [1, 1])
+
+
+def test_over1_is_zero_on_one_process_and_one_from_two_on():
+    t = parse_term("over1(p)*log2(n)")
+    assert np.allclose(t.evaluate({"p": np.array([1.0, 2.0, 64.0]), "n": np.array([4.0, 4.0, 8.0])}), [0, 2, 3])
+    assert str(parse_term("over1(p)")) == "Min(1, p - 1)"
+    assert term_from_dict(t.to_dict(), {"n", "p"}) == t and Over1("p") in t.factors
+    with pytest.raises(SpaceError, match="over1"):
+        parse_term("over1(p)^2")
 
 
 def test_sigmoid_matches_kohashi_eq6_and_never_overflows():

@@ -24,7 +24,7 @@ target gets the result of its own search. What is shared: the structures (intern
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -45,7 +45,7 @@ from automodel.search.registry import Batch, Registry, compact, hstack, labels, 
 from automodel.solve.lines import effect_pvalue, line_rss
 from automodel.space.config import SearchSpace
 from automodel.space.parse import parse_term
-from automodel.space.terms import ONE, Term
+from automodel.space.terms import ONE, Over1, Term
 
 #: the most parameters the PMNF route combines (2^L - 1 monomials: 15 for 4 parameters)
 MAX_PMNF_PARAMETERS = 4
@@ -171,6 +171,12 @@ def _uses(term: Term, params: set[str]) -> bool:
     return term.params <= params
 
 
+def _unit(term: Term, lowest: Mapping[str, float]) -> bool:
+    """True when a factor ``over1(x)`` of ``term`` is 1 on every run (no run has x below 2): the term is
+    then the same as without it, which the stage's list holds."""
+    return any(isinstance(f, Over1) and lowest[f.param] >= 2 for f in term.factors)
+
+
 class _Search:
     """State of one staged search of the targets ``Y`` (m, K): the dataset, its term cache and structures,
     the options, the reports, each target's scored final stages."""
@@ -185,6 +191,7 @@ class _Search:
         self.cache = TermCache(ds.columns(), ds.n_points)
         self.reg = Registry(self.cache)
         self.params = set(ds.params)
+        self.lowest = {q: float(ds.frame[q].min()) for q in ds.params}
         self.reports: list[StageReport] = []
         self.notes: list[str] = []
         self.final: list[Batch] = []
@@ -195,9 +202,9 @@ class _Search:
 
     # -- helpers -------------------------------------------------------------------------------
     def terms(self, stage: str, key: str, default: tuple[Term, ...] = ()) -> tuple[Term, ...]:
-        """The stage's terms that only use parameters this dataset has."""
+        """The stage's terms that only use parameters this dataset has (and are not the same as another)."""
         return tuple(_canonical(t) for t in self.space.stages.get(stage, {}).get(key, default)
-                     if _uses(t, self.params))
+                     if _uses(t, self.params) and not _unit(t, self.lowest))
 
     def note(self, text: str) -> None:
         """Record a note once (many targets may give the same)."""

@@ -5,6 +5,7 @@ Grammar: a product of atoms joined by ``*`` or ``/``. Atoms (``x`` any parameter
 * ``1``, ``x``, ``x^r`` with ``r`` an integer or ``(a/b)`` / ``a/b`` fraction, ``sqrt(x)``,
 * ``log2(x)``, ``log2(x)^k``,
 * ``ceil_log2(x)`` (contention-hockney-singh.txt, sec. 3.3),
+* ``over1(x)``: ``min(1, x - 1)``, 0 on one process and 1 from two on (:class:`~automodel.space.terms.Over1`),
 * ``sigmoid(x)``, ``sigmoid(x, pc)`` or ``sigmoid(x, y/c)``: ``x / (1 + exp(-(x - pc)))`` with
   ``pc`` a number or ``y / c`` (bayesian-kohashi-2022.txt, eq. 6, ``pc = n / cores_per_node``).
 
@@ -22,7 +23,7 @@ from fractions import Fraction
 
 from automodel.data.cells import shown
 from automodel.errors import SpaceError
-from automodel.space.terms import CeilLog2, ONE, PowerLog, Sigmoid, Term
+from automodel.space.terms import CeilLog2, ONE, Over1, PowerLog, Sigmoid, Term
 
 __all__ = ["parse_term"]
 
@@ -30,7 +31,7 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _EXP = r"(?:\^\s*(?:\(\s*(-?\d+)\s*(?:/\s*(\d+))?\s*\)|(-?\d+)(?:\s*/\s*(\d+))?))?"
 _ATOM = re.compile(
     rf"\s*(?:(?P<one>1)(?![0-9])|sqrt\(\s*(?P<sqrt>{_NAME})\s*\)|log2\(\s*(?P<log>{_NAME})\s*\)"
-    rf"|ceil_log2\(\s*(?P<ceil>{_NAME})\s*\)"
+    rf"|ceil_log2\(\s*(?P<ceil>{_NAME})\s*\)|over1\(\s*(?P<over>{_NAME})\s*\)"
     rf"|sigmoid\(\s*(?P<sig>{_NAME})\s*(?:,\s*(?:(?P<pcnum>[0-9.eE+-]+)|(?P<pcpar>{_NAME})\s*/\s*(?P<pcdiv>[0-9.eE+-]+)))?\s*\)"
     rf"|(?P<var>{_NAME})){_EXP}\s*"
 )
@@ -63,7 +64,7 @@ def parse_term(text: str) -> Term:
         m = _ATOM.match(s, pos)
         if not m or m.end() == pos:
             raise SpaceError(f"cannot read term {shown(text)} at position {pos}: expected an atom such as "
-                             f"n, n^(3/2), sqrt(n), log2(n), ceil_log2(p), sigmoid(p, n/64) or 1")
+                             f"n, n^(3/2), sqrt(n), log2(n), ceil_log2(p), over1(p), sigmoid(p, n/64) or 1")
         e = _exponent(m, text)
         if m.group("one"):
             factor = ONE
@@ -77,6 +78,10 @@ def parse_term(text: str) -> Term:
             if e != 1:
                 raise SpaceError(f"in term {shown(text)}: ceil_log2(...) cannot take a power")
             factor = Term((CeilLog2(m.group("ceil")),))
+        elif m.group("over"):
+            if e != 1:
+                raise SpaceError(f"in term {shown(text)}: over1(...) cannot take a power")
+            factor = Term((Over1(m.group("over")),))
         elif m.group("sig"):
             if e != 1:
                 raise SpaceError(f"in term {shown(text)}: sigmoid(...) cannot take a power")

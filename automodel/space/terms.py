@@ -26,7 +26,7 @@ import sympy
 from automodel.errors import ModelFileError
 from automodel.space.symbols import log2, symbol
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum", "term_values", "TermPlan"]
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum", "term_values", "TermPlan"]
 
 Columns = Mapping[str, np.ndarray]
 
@@ -151,7 +151,31 @@ class CeilLog2:
         return {"kind": "ceil_log2", "param": self.param}
 
 
-Factor = Union[PowerLog, Sigmoid, CeilLog2]
+@dataclass(frozen=True, order=True)
+class Over1:
+    """``min(1, x - 1)``: 0 on one process, 1 from two on: what only a parallel run pays.
+
+    A run on one process sends no message, so its time has no communication part; from p = 2 on every
+    run pays at least one message's latency (Hockney's ``alpha``, contention-hockney-singh.txt, sec.
+    2.1). The seeds' staged search reads communication from the second p level for that reason
+    (adaptive-model-sanjay-slides.txt, slides 18-20). As a factor of a P-term it lets a model start its
+    communication at p = 2: ``c * over1(p) + d * log2(p)`` where ``c - c/p`` saturates.
+    """
+
+    param: str
+
+    @property
+    def expr(self) -> sympy.Expr:
+        return sympy.Min(1, symbol(self.param) - 1)
+
+    def evaluate(self, columns: Columns) -> np.ndarray:
+        return np.minimum(1.0, np.asarray(columns[self.param], dtype=float) - 1.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "over1", "param": self.param}
+
+
+Factor = Union[PowerLog, Sigmoid, CeilLog2, Over1]
 
 
 def _factor_key(f: Factor) -> tuple:
@@ -335,11 +359,12 @@ def term_from_dict(data: Any, allowed_params: frozenset[str] | set[str], what: s
                     raise ModelFileError(f"{where}: parameter {cparam!r} is not one of the model's parameters")
             factor = Sigmoid(param, _number(f.get("center", 0.0), f"{where}, 'center'"), cparam,
                              _number(f.get("center_scale", 0.0), f"{where}, 'center_scale'"))
-        elif kind == "ceil_log2":
+        elif kind in ("ceil_log2", "over1"):
             known = {"kind", "param"}
-            factor = CeilLog2(param)
+            factor = CeilLog2(param) if kind == "ceil_log2" else Over1(param)
         else:
-            raise ModelFileError(f"{where}: unknown factor kind {kind!r} (expected power, sigmoid or ceil_log2)")
+            raise ModelFileError(f"{where}: unknown factor kind {kind!r} (expected power, sigmoid, ceil_log2 "
+                                 "or over1)")
         extra = set(f) - known
         if extra:
             raise ModelFileError(f"{where}: unexpected field(s) {sorted(extra)}")
