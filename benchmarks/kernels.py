@@ -141,7 +141,7 @@ def _leading(orders: list[tuple[float, float]]) -> tuple[float, float] | None:
 # -- automodel's models ------------------------------------------------------------------------------
 def _term_order(term) -> tuple[float, float]:
     """Asymptotic order (e, l) of a term in p: powers and logs add up; sigmoid(p) grows like p,
-    ceil(log2 p) like log2 p."""
+    ceil(log2 p) like log2 p, over1(p) is a constant."""
     e = l = 0.0
     for f in term.factors:
         kind = type(f).__name__
