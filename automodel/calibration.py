@@ -31,7 +31,7 @@ from automodel.options import METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weigh
 from automodel.search.score import Structure, TermCache, score
 from automodel.search.select import constant_position, select
 from automodel.search.staged import holdout_rows
-from automodel.space.terms import ONE
+from automodel.space.terms import constant_index
 from automodel.solve import band
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",
@@ -149,7 +149,7 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
     term_columns = np.full((len(structures), max((len(s.terms) for s in structures), default=0)), -1, np.intp)
     for i, s in enumerate(structures):  # each structure's terms in the cache, for the tie rule on a constant
         term_columns[i, :len(s.terms)] = [cache.index(t) for t in s.terms]
-    one = cache.index(ONE) if any(ONE in s.terms for s in structures) else -1
+    one = constant_index(cache.terms)
     sums: dict[str, list[float]] = {}
     with_loo = METRICS[opt.metric].leverages
     for q in ds.params:

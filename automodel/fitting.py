@@ -27,7 +27,7 @@ from automodel.search.staged import SearchOutcome, StageReport, all_metrics, hol
 from automodel.space.config import SearchSpace, load_space
 from automodel.solve.design import design
 from automodel.solve.significance import coefficient_pvalues
-from automodel.space.terms import ONE, term_values
+from automodel.space.terms import constant_index, term_values
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]
 
@@ -345,7 +345,7 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     holdout = sc.metrics.get("holdout", np.full(len(sc.structures), np.nan))[ids]
     return {"ids": ids, "values": sc.metrics[metric][ids], "holdout": holdout, "logs": logs,
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
-            "constant_at": constant_position(columns, coefs, outcome.terms.index(ONE) if ONE in outcome.terms else -1),
+            "constant_at": constant_position(columns, coefs, constant_index(outcome.terms)),
             "routes": np.array(["pmnf" if sc.structures[i].signed else "staged" for i in ids], dtype=object)}
 
 

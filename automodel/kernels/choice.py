@@ -72,6 +72,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
     valid = np.zeros(N, bool)
     position = np.full((K, N), -1)  # of the constant among the candidate's terms, where nonzero in its fit
+    columns = np.full((N, int(widths.max(initial=0))), -1, np.intp)  # each candidate's terms, -1 padded
     P = 0 if probe_values is None else probe_values.shape[0]
     beyond = np.full((K, N, P), np.nan)  # log predictions at the probes
     for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
@@ -80,6 +81,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         ok = rows.usable[combos].all(axis=1)
         members, combos = members[ok], combos[ok]
         valid[members] = True
+        columns[members, :k] = combos
         step = max(1, CHUNK_PAIRS // K)
         for lo in range(0, len(members), step):
             part = combos[lo:lo + step]
@@ -94,11 +96,9 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part,
                                                                    coef.reshape(K, len(part), k))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
+
     def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick (called when a rule asks)
-        padded = np.full((K, int(widths.max(initial=0))), -1, np.intp)
-        for j, i in enumerate(picks):
-            padded[j, :len(term_idx[i])] = term_idx[i]
-        return coefficient_pvalues(rows.design, np.arange(K), padded, position[np.arange(K), picks], len(Y),
+        return coefficient_pvalues(rows.design, np.arange(K), columns[picks], position[np.arange(K), picks], len(Y),
                                    noise_floor(WEIGHTINGS[opt.weighting].standard_error, *noise_se))
 
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, signed if routes else None, held if routes else None,

@@ -65,7 +65,7 @@ from automodel.space.config import SearchSpace
 from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES, WEIGHTINGS, weights
 from automodel.solve.design import design
 from automodel.solve.significance import coefficient_pvalues
-from automodel.space.terms import ONE, Term, term_values
+from automodel.space.terms import Term, constant_index, term_values
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
 
@@ -209,7 +209,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
                                         _probe_values(cache.terms, ds),
-                                        next((i for i, t in enumerate(cache.terms) if t == ONE), -1))
+                                        constant_index(cache.terms))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
@@ -255,9 +255,9 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     signed = present & many.signed[ids]
     held = np.where(present, many.metrics["holdout"][rows, at], np.nan) if "holdout" in many.metrics else None
     beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
-    one = next((i for i, t in enumerate(many.terms) if t == ONE), -1)
     columns = many.columns[ids]  # (K, L, w), -1 padded
-    position = np.where(present, constant_position(columns, many.coefficients[rows, at], one), -1)
+    position = np.where(present, constant_position(columns, many.coefficients[rows, at], constant_index(many.terms)),
+                        -1)
     kernel_noise = noise(g, g.aggregate)
 
     def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick, as automodel.fit tests it

@@ -45,7 +45,7 @@ from automodel.search.prune import prune, rank
 from automodel.search.select import constant_position, select, thresholds
 from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
-from automodel.space.terms import ONE, Term, TermPlan
+from automodel.space.terms import Term, TermPlan, constant_index
 
 __all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "LazyValues", "refit",
            "anomalous", "unexplained", "relative_residuals", "ANOMALY_WINDOW"]
@@ -354,8 +354,7 @@ class LivePool:
 
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
         near = np.flatnonzero(s <= thresholds(s[best], metric, self.stats.n_runs - n_terms(best)))
-        one = next((j for j, t in enumerate(self.terms) if t == ONE), -1)  # the tie rule of select, as fit's
-        constant = constant_position(self.index[near], self.coef[near], one) >= 0
+        constant = constant_position(self.index[near], self.coef[near], constant_index(self.terms)) >= 0  # as fit's
         return int(near[select(s[near], n_terms(near), self.stats.n_runs, metric, constant=constant).index])
 
     def terms_of(self, i: int) -> tuple[Term, ...]:

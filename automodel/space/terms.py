@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Mapping, Union
+from typing import Any, Iterable, Mapping, Sequence, Union
 
 import numpy as np
 import sympy
@@ -26,7 +26,7 @@ import sympy
 from automodel.errors import ModelFileError
 from automodel.space.symbols import log2, symbol
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Factor", "Term", "ONE", "power", "term_from_dict", "term_sum", "term_values", "TermPlan"]
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan"]
 
 Columns = Mapping[str, np.ndarray]
 
@@ -257,6 +257,17 @@ class Term:
 
 
 ONE = Term()
+
+
+def constant_index(terms: Sequence[Term]) -> int:
+    """The position of the constant term :data:`ONE` in ``terms``; -1 when it is not there.
+
+    Examples
+    --------
+    >>> constant_index([power("n"), ONE]), constant_index([power("n")])
+    (1, -1)
+    """
+    return next((i for i, t in enumerate(terms) if t == ONE), -1)
 
 
 def term_values(terms: Iterable[Term], columns: Columns, n_rows: int) -> np.ndarray:
