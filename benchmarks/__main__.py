@@ -6,7 +6,8 @@ rows (``benchmarks.contenders``), scored by ``benchmarks.records``. Known formul
 Extra-P on synthetic functions of known formula (``benchmarks.known_formulas``). SMPI workloads: n and p
 beyond the training runs of the bundled sweeps (``benchmarks.workloads``). Speed: ``benchmarks.speed.collect``.
 Writes ``RESULTS.md`` (``benchmarks.report``; its hand-written analysis section is kept),
-``results.json`` and ``plots/<task>.png`` into ``--out`` (default: ``benchmarks/``).
+``results.json`` (the known-formula fits in ``known_formulas_cases.json``) and ``plots/<task>.png``
+into ``--out`` (default: ``benchmarks/``).
 
 ``--quick`` runs one representative group per task, a few known formulas, the short speed
 measurements, never installs Extra-P, and writes to ``out/benchmarks-quick/`` (it refuses to
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     meta["versions"] = report.versions(None if args.no_extrap else extrap_version())
     meta["seconds"] = time.perf_counter() - start
     results = records.jsonable({"meta": meta, **results})
-    (args.out / "results.json").write_text(records.dumps(results))
+    records.write_results(results, args.out)
     target = args.out / "RESULTS.md"
     text = report.render(results, report.read_analysis(target))
     target.write_text(workloads.insert_section(text, results.get("workloads")))
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{goal['task']:20} goal met? {goal['text']}")
     if results["workloads"]["status"] == "ok":
         print(f"{workloads.TASK:20} goal met? {results['workloads']['result']['goal']['text']}")
-    print(f"wrote {target}, {args.out / 'results.json'} and {len(results['plots'])} plot(s) "
+    print(f"wrote {target}, {args.out / 'results.json'}, the known-formula cases and {len(results['plots'])} plot(s) "
           f"in {meta['seconds']:.0f} s")
     return 0
 

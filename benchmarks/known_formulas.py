@@ -30,8 +30,9 @@ Scores per case (:func:`score_case`):
 3. **fit time**: the contender's wall seconds for the case.
 
 Run: ``python -m benchmarks.known_formulas [--quick] [--no-extrap] [--write]``: prints the tables;
-``--write`` puts the records into ``benchmarks/results.json`` and renders ``benchmarks/RESULTS.md`` again
-(section "Known-formula suite"). ``python -m benchmarks`` runs it too (``--quick``: :data:`QUICK_FUNCTIONS`
+``--write`` puts the records into ``benchmarks/results.json`` (the case records into
+``benchmarks/known_formulas_cases.json``) and renders ``benchmarks/RESULTS.md`` again (section
+"Known-formula suite"). ``python -m benchmarks`` runs it too (``--quick``: :data:`QUICK_FUNCTIONS`
 at :data:`QUICK_NOISES`, one seed).
 """
 
@@ -63,7 +64,7 @@ from sympy.codegen.cfunctions import log2
 
 from benchmarks.contenders import (OK, Key, Outcome, automodel_contender, extrap_contender, query_points,
                                    run_contenders)
-from benchmarks.records import dumps, jsonable, number, pct, short
+from benchmarks.records import jsonable, number, pct, short, write_results
 from benchmarks import report
 from benchmarks.scoring import relative_errors, summarize
 from benchmarks.tasks import Task
@@ -559,8 +560,8 @@ def collect(quick: bool = False, extrap: bool = True, install: bool = True, seed
     dict
         ``known_formulas_meta`` (date, machine, cores, git, seconds, command, grid), ``known_formulas_groups``
         (:func:`aggregate` at every level of :data:`LEVELS`) and ``known_formulas_cases`` (one record per
-        case and contender, :func:`score_case`; Extra-P's under each data set's first naming only, as its
-        model serves the other namings unchanged).
+        case and tool, :func:`score_case`; Extra-P's under each data set's first naming only, as its
+        model serves the other namings unchanged; not the oracle's).
     """
     start, load = time.perf_counter(), round(os.getloadavg()[0], 2)
     cases = build_cases(quick, seeds, functions, noises)
@@ -575,8 +576,9 @@ def collect(quick: bool = False, extrap: bool = True, install: bool = True, seed
             "noises": sorted({c.noise for c in cases}), "seeds": max(c.seed for c in cases) + 1,
             "repetitions": REPETITIONS, "factors": list(FACTORS), "grids": [list(g) for g in GRIDS],
             "exponent_tol": EXPONENT_TOL, "contenders": list(outcomes), "workers": workers}
-    stored = [compact(r) for r in records  # Extra-P's copies for the other namings add nothing
-              if r["contender"] == "automodel" or r["naming"] == ",".join(NAMINGS[r["n_params"]][0])]
+    stored = [compact(r) for r in records  # Extra-P's copies for the other namings add nothing; the oracle
+              if r["contender"] == "automodel"  # is recomputed in seconds from this file (its groups stay)
+              or (r["contender"] != ORACLE and r["naming"] == ",".join(NAMINGS[r["n_params"]][0]))]
     return {"known_formulas_meta": meta, "known_formulas_groups": groups, "known_formulas_cases": stored}
 
 
@@ -611,11 +613,12 @@ def table_text(groups: Sequence[Mapping], level: str = "group") -> str:
 
 
 def publish(results: Mapping, out: Path = PUBLISHED) -> Path:
-    """Put the suite's records into ``out/results.json`` and render ``out/RESULTS.md`` again from it
-    (the other sections unchanged, the hand-written analysis kept)."""
+    """Put the suite's records into ``out/results.json`` (its cases into ``known_formulas_cases.json``,
+    :func:`benchmarks.records.write_results`) and render ``out/RESULTS.md`` again from it (the other
+    sections unchanged, the hand-written analysis kept)."""
     stored = json.loads((out / "results.json").read_text())
     stored.update(jsonable(results))
-    (out / "results.json").write_text(dumps(stored))
+    write_results(stored, out)
     target = out / "RESULTS.md"
     target.write_text(report.render(stored, report.read_analysis(target)))
     return target

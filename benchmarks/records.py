@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,19 @@ def jsonable(value: Any) -> Any:
 def short(values: Sequence[float]) -> list[float | None]:
     """Six significant digits (the stored per-configuration lists), None for non-finite values."""
     return [None if v is None else float(f"{v:.6g}") for v in map(number, values)]
+
+
+#: keys of the results kept in a file of their own beside ``results.json``: a record of every known-formula fit
+#: (thousands of lines, read case by case when two runs are compared, never rendered)
+SEPARATE = {"known_formulas_cases": "known_formulas_cases.json"}
+
+
+def write_results(results: Mapping[str, Any], out: Path) -> None:
+    """``out/results.json`` (:func:`dumps`) and, beside it, each key of :data:`SEPARATE` in its own file."""
+    (out / "results.json").write_text(dumps({k: v for k, v in results.items() if k not in SEPARATE}))
+    for key, name in SEPARATE.items():
+        if key in results:
+            (out / name).write_text(dumps({key: results[key]}))
 
 
 def dumps(results: Mapping[str, Any]) -> str:

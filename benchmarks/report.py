@@ -21,7 +21,7 @@ ANALYSIS_START = "<!-- analysis:start -->"
 ANALYSIS_END = "<!-- analysis:end -->"
 NO_ANALYSIS = "_No hand-written analysis yet: write it here; regenerating keeps it._"
 PACKAGES = ("automodel", "numpy", "scipy", "sympy", "pandas")
-OUTPUTS = ("RESULTS.md", "results.json", "plots")
+OUTPUTS = ("RESULTS.md", "results.json", "known_formulas_cases.json", "plots")
 FITS_TARGET = 1e6
 STAGED_TARGET = 1.0
 
