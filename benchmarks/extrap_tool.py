@@ -11,7 +11,11 @@ When Extra-P cannot be installed or the driver crashes, every result carries a s
 Modelers: ``"default"`` is Extra-P's default (the basic single-parameter modeler, and the
 multi-parameter modeler on top of it for several parameters); ``"refining"`` is the
 refining single-parameter modeler, used inside the multi-parameter modeler when there
-are several parameters (as ``--modeler multi-parameter --options #spm=Refining``).
+are several parameters (as ``--modeler multi-parameter --options #spm=Refining``);
+``"negative"`` is the default with negative exponents allowed (the basic single-parameter
+modeler's option ``allow_negative_exponents``, "Negative exponents ... for strong scaling",
+``extrap/modelers/single_parameter/basic.py``, set on the single-parameter modeler inside the
+multi-parameter one when there are several parameters): terms such as ``p^(-1)``, ``p^(-1/2) log2(p)``.
 Extra-P models the mean of the repetitions (its default measure).
 """
 
@@ -33,7 +37,10 @@ import numpy as np
 from benchmarks.extrap_text import task_text
 
 VENV_DIR = Path(__file__).resolve().parent / ".extrap-venv"
+#: Extra-P's modelers, by the names its command line takes too (``extrap --modeler NAME``)
 MODELERS = ("default", "refining")
+#: what ``run_extrap`` runs: the modelers, and the default with negative exponents allowed
+VARIANTS = (*MODELERS, "negative")
 
 _DRIVER = r'''
 import json, sys, time, warnings
@@ -63,6 +70,10 @@ for job in jobs:
                     modeler.single_parameter_modeler = single_parameter.all_modelers["Refining"]()
                 else:
                     generator = ModelGenerator(experiment, modeler="Refining")
+            elif job["modeler"] == "negative":
+                single = (modeler.single_parameter_modeler if isinstance(modeler, MultiParameterModeler)
+                          else modeler)
+                single.allow_negative_exponents = True
             elif job["modeler"] != "default":
                 raise ValueError("unknown modeler " + repr(job["modeler"]))
             generator.model_all()
@@ -191,7 +202,7 @@ def run_extrap(tasks: Sequence, modeler: str = "default", venv_dir: Path = VENV_
     Parameters
     ----------
     tasks : sequence of benchmarks.tasks.Task
-    modeler : {"default", "refining"}
+    modeler : {"default", "refining", "negative"}
     venv_dir : Path
         Extra-P's virtual environment (created when missing and ``install``).
     install : bool
@@ -208,8 +219,8 @@ def run_extrap(tasks: Sequence, modeler: str = "default", venv_dir: Path = VENV_
     --------
     >>> results = run_extrap(load_tasks(quick=True), "refining")   # doctest: +SKIP
     """
-    if modeler not in MODELERS:
-        raise ValueError(f"modeler {modeler!r} is not one of {MODELERS}")
+    if modeler not in VARIANTS:
+        raise ValueError(f"modeler {modeler!r} is not one of {VARIANTS}")
     python, status = ensure_extrap(venv_dir, install)
     if python is None:
         return _failed(tasks, modeler, status)

@@ -1,0 +1,327 @@
+"""Model selection: does automodel choose the candidate that extrapolates best?
+
+Run ``python -m benchmarks.selection [--part dev|test|all] [--suite NAME ...] [--task SUBSTRING]
+[--no-extrap] [--jobs N] [--out DIR]`` on the corpus of :mod:`benchmarks.corpus`. The default is the
+development part; the locked test part is run only on purpose, to report (``DESIGN.md``, section 6a).
+
+For every task, :func:`automodel.fit` models the training rows (every ranked candidate kept,
+``max_rows=100000``) and each ranked candidate predicts the test configurations. Truth for a
+configuration is the median time of its repetitions; the error of a model is the median over the test
+configurations of ``|prediction - truth| / truth`` (a model that predicts no finite time is infinitely
+wrong). Per task:
+
+- the chosen model's error and formula;
+- the oracle: the least error among all ranked leaderboard rows (searched and templates), its rank and
+  formula; the regret is chosen minus oracle, in percentage points;
+- the chosen model's 90 % band (``predict_interval``, one new run): the share of test configurations
+  whose truth it holds and its median relative width ``(hi - lo) / prediction``;
+- the fit's seconds; Extra-P 4 on the same rows (:mod:`benchmarks.extrap_tool`): default, negative
+  exponents allowed, refining.
+
+A task whose fit raises is recorded as failed with its one-line error and counts as infinitely wrong.
+Records go to ``<out>/<part>.json``; the Markdown report (:func:`section_lines`) is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+import automodel
+from benchmarks.corpus import PARTS, SUITES, TARGET, SelectionTask, load_corpus, select
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_DIR = ROOT / "out" / "selection"
+#: the prediction band judged
+LEVEL = 0.9
+#: a task above this error counts as badly wrong in the summary
+BAD_ERROR = 0.5
+#: Extra-P settings run beside automodel (:data:`benchmarks.extrap_tool.VARIANTS`), in report order
+EXTRAP = ("default", "negative", "refining")
+TITLE = "Model selection: chosen against the best candidate, on a development and a locked test part"
+
+
+# -- scores ------------------------------------------------------------------------------------------
+def configurations(task: SelectionTask) -> pd.DataFrame:
+    """The distinct test configurations (parameter columns, sorted) and their truth, the median ``time``."""
+    return task.test.groupby(task.columns, sort=True, as_index=False)[TARGET].median()
+
+
+def relative_error(predictions: Sequence[float], truth: Sequence[float]) -> float:
+    """Median over configurations of ``|prediction - truth| / truth``; a non-finite prediction is infinitely wrong.
+
+    >>> relative_error([1.1, 2.0, np.nan], [1.0, 1.0, 1.0])
+    1.0
+    """
+    pred, true = np.asarray(predictions, float), np.asarray(truth, float)
+    with np.errstate(all="ignore"):
+        errors = np.where(np.isfinite(pred), np.abs(pred - true) / true, math.inf)
+    return float(np.median(errors))
+
+
+def model_error(model: automodel.Model, configs: pd.DataFrame) -> float:
+    """:func:`relative_error` of ``model`` at ``configs``; infinite when it predicts no finite time there."""
+    try:
+        predictions = model.predict(configs)
+    except automodel.DataError:
+        return math.inf
+    return relative_error(predictions, configs[TARGET])
+
+
+def band_scores(model: automodel.Model, configs: pd.DataFrame, level: float = LEVEL) -> dict[str, Any]:
+    """How many truths the ``level`` band of ``model`` holds, out of how many, and its median relative width.
+
+    A configuration where the band or the prediction is not finite counts as not held.
+    """
+    band = model.predict_interval(configs, level=level)
+    if band is None:
+        return {"covered": None, "configs": len(configs), "coverage": None, "width": None}
+    lo, hi = (np.asarray(b, float) for b in band)
+    truth = configs[TARGET].to_numpy(float)
+    try:
+        prediction = model.predict(configs)
+    except automodel.DataError:
+        prediction = np.full(len(configs), np.nan)
+    with np.errstate(all="ignore"):
+        width = (hi - lo) / prediction
+    covered = int(np.sum((lo <= truth) & (truth <= hi)))
+    finite = width[np.isfinite(width)]
+    return {"covered": covered, "configs": len(configs), "coverage": covered / len(configs),
+            "width": float(np.median(finite)) if len(finite) else None}
+
+
+def _finite(value: float | None) -> float | None:
+    """``value``, or None when it is missing or not finite (JSON has no infinity)."""
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+def _one_line(error: BaseException, width: int = 200) -> str:
+    text = re.sub(r"\s+", " ", f"{type(error).__name__}: {error}").strip()
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+# -- one task ----------------------------------------------------------------------------------------
+def _base_record(task: SelectionTask) -> dict[str, Any]:
+    return {"name": task.name, "suite": task.suite, "part": task.part, "roles": task.roles,
+            "params": list(task.params), "provenance": task.provenance, "train_rows": len(task.train),
+            "test_configs": int(len(task.test.drop_duplicates(task.columns))), "status": "ok"}
+
+
+def evaluate(task: SelectionTask) -> dict[str, Any]:
+    """Fit ``task``'s training rows and score the chosen model, the oracle and the chosen model's band."""
+    record = _base_record(task)
+    configs = configurations(task)
+    start = time.perf_counter()
+    result = automodel.fit(task.train, time=TARGET, **task.fit_kwargs(), progress=False, max_rows=100000)
+    record["seconds"] = time.perf_counter() - start
+    ranked = result.leaderboard[result.leaderboard["rank"].notna()].reset_index(drop=True)
+    errors = np.array([model_error(m, configs) for m in result.models])
+    chosen = result.leaderboard[result.leaderboard["choice"] == "chosen"]
+    chosen_error = model_error(result.best, configs)
+    best = int(np.argmin(errors)) if len(errors) else None
+    oracle_error = errors[best] if best is not None else chosen_error
+    record |= {
+        "candidates": len(ranked),
+        "chosen_error": _finite(chosen_error), "chosen_formula": result.best.formula,
+        "chosen_rank": int(chosen["rank"].iloc[0]) if len(chosen) else None,
+        "chosen_kind": str(chosen["kind"].iloc[0]) if len(chosen) else None,
+        "oracle_error": _finite(oracle_error),
+        "oracle_rank": int(ranked["rank"].iloc[best]) if best is not None else None,
+        "oracle_formula": str(ranked["formula"].iloc[best]) if best is not None else None,
+        "oracle_kind": str(ranked["kind"].iloc[best]) if best is not None else None,
+        "regret_pp": _finite(100 * (chosen_error - oracle_error)) if math.isfinite(chosen_error) else None,
+        **band_scores(result.best, configs)}
+    return record
+
+
+def run_task(task: SelectionTask) -> dict[str, Any]:
+    """:func:`evaluate`, or a failed record with the one-line error when it raises."""
+    try:
+        return evaluate(task)
+    except Exception as error:  # any failure of the fit is a result: infinitely wrong, not a crash
+        return {**_base_record(task), "status": f"failed: {_one_line(error)}"}
+
+
+# -- Extra-P -----------------------------------------------------------------------------------------
+def extrap_records(tasks: Sequence[SelectionTask], variants: Iterable[str] = EXTRAP,
+                   install: bool = True) -> dict[str, dict[str, dict[str, Any]]]:
+    """Extra-P's error, formula and status per task name and variant, on the same rows as automodel."""
+    from benchmarks.extrap_tool import run_extrap
+
+    stand_ins = [t.as_task() for t in tasks]
+    out: dict[str, dict[str, dict[str, Any]]] = {t.name: {} for t in tasks}
+    for variant in variants:
+        results = run_extrap(stand_ins, variant, install=install)
+        for task, stand_in in zip(tasks, stand_ins):
+            r = results[stand_in.key]
+            error = _extrap_error(task, r.predictions) if r.ok else None
+            out[task.name][variant] = {"status": r.status, "error": error, "formula": r.formula}
+    return out
+
+
+def _extrap_error(task: SelectionTask, predictions: np.ndarray) -> float | None:
+    """Error of per-test-row predictions (one value per configuration: their median)."""
+    frame = task.test[task.columns].assign(time=task.test[TARGET].to_numpy(float), pred=predictions)
+    frame = frame.groupby(task.columns, sort=True, as_index=False)[[TARGET, "pred"]].median()
+    return _finite(relative_error(frame["pred"], frame[TARGET]))
+
+
+# -- the run -----------------------------------------------------------------------------------------
+def collect(tasks: Sequence[SelectionTask], extrap: bool = True, jobs: int = 2) -> list[dict[str, Any]]:
+    """One record per task (:func:`run_task`, ``jobs`` tasks at once), with Extra-P's under ``"extrap"``."""
+    records = Parallel(n_jobs=jobs)(delayed(run_task)(t) for t in tasks)
+    contenders = extrap_records(tasks) if extrap and tasks else {}
+    return [{**r, "extrap": contenders.get(r["name"], {})} for r in records]
+
+
+# -- the report --------------------------------------------------------------------------------------
+def _error(record: Mapping, key: str = "chosen_error") -> float:
+    """An error of a record; a failed task or a missing value is infinitely wrong."""
+    value = record.get(key) if record["status"] == "ok" else None
+    return math.inf if value is None else value
+
+
+def _extrap_error_of(record: Mapping, variant: str) -> float | None:
+    """Extra-P's error on the task (inf when it failed), or None when it was not run."""
+    entry = record.get("extrap", {}).get(variant)
+    if entry is None:
+        return None
+    return math.inf if entry["error"] is None else entry["error"]
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return float(np.median(values)) if len(values) else None
+
+
+def summary(records: Sequence[Mapping]) -> dict[str, Any]:
+    """The scores of a set of tasks (one suite and part): medians over tasks, pooled band coverage."""
+    errors = [_error(r) for r in records]
+    ok = [r for r in records if r["status"] == "ok"]
+    banded = [r for r in ok if r.get("covered") is not None]
+    out = {"tasks": len(records), "failed": len(records) - len(ok),
+           "median_error": _median(errors), "worst": max(errors, default=None),
+           "above_bad": sum(e > BAD_ERROR for e in errors),
+           "median_regret_pp": _median([math.inf if r.get("regret_pp") is None else r["regret_pp"] for r in ok]),
+           "coverage": (sum(r["covered"] for r in banded) / sum(r["configs"] for r in banded)) if banded else None,
+           "median_width": _median([r["width"] for r in banded if r.get("width") is not None]),
+           "extrap": {}, "worse_than_extrap": None}
+    for variant in EXTRAP:
+        values = [_extrap_error_of(r, variant) for r in records]
+        if all(v is not None for v in values) and values:
+            out["extrap"][variant] = _median(values)
+    if {"default", "negative"} <= set(out["extrap"]):
+        out["worse_than_extrap"] = sum(
+            _error(r) > min(_extrap_error_of(r, "default"), _extrap_error_of(r, "negative")) for r in records)
+    return out
+
+
+def groups(records: Sequence[Mapping]) -> dict[tuple[str, str], list[Mapping]]:
+    """The records by (suite, part), in the order of :data:`SUITES` and :data:`PARTS`."""
+    out: dict[tuple[str, str], list[Mapping]] = {}
+    for key in sorted({(r["suite"], r["part"]) for r in records},
+                      key=lambda k: (SUITES.index(k[0]) if k[0] in SUITES else len(SUITES), k)):
+        out[key] = [r for r in records if (r["suite"], r["part"]) == key]
+    return out
+
+
+def pct(value: float | None) -> str:
+    """A share as a percentage for the tables (``inf`` for infinitely wrong, ``-`` for not measured)."""
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return "inf"
+    return f"{100 * value:.0f} %" if abs(value) >= 1 else f"{100 * value:.1f} %"
+
+
+def _pp(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "inf" if not math.isfinite(value) else f"{value:.1f}"
+
+
+def task_row(record: Mapping) -> list[str]:
+    """One task's row: task, chosen, oracle, regret, oracle rank, coverage, width, Extra-P's errors."""
+    extrap = [pct(_extrap_error_of(record, v)) for v in EXTRAP]
+    if record["status"] != "ok":
+        return [record["name"], record["status"][:60], "-", "-", "-", "-", "-", *extrap]
+    coverage = "-" if record["covered"] is None else f"{record['covered']}/{record['configs']}"
+    return [record["name"], pct(_error(record)), pct(record["oracle_error"]),
+            _pp(math.inf if record["regret_pp"] is None else record["regret_pp"]),
+            str(record["oracle_rank"]), coverage, pct(record["width"]), *extrap]
+
+
+def summary_row(suite: str, part: str, s: Mapping) -> list[str]:
+    """One (suite, part) summary row."""
+    worse = "-" if s["worse_than_extrap"] is None else f"{s['worse_than_extrap']}/{s['tasks']}"
+    return [suite, part, f"{s['tasks']} ({s['failed']} failed)", pct(s["median_error"]), pct(s["worst"]),
+            str(s["above_bad"]), _pp(s["median_regret_pp"]), pct(s["coverage"]), pct(s["median_width"]),
+            *(pct(s["extrap"].get(v)) for v in EXTRAP), worse]
+
+
+TASK_HEADERS = ["task", "chosen", "oracle", "regret (pp)", "oracle rank", "90 % band holds", "band width",
+                *(f"Extra-P {v}" for v in EXTRAP)]
+SUMMARY_HEADERS = ["suite", "part", "tasks", "median error", "worst", f"tasks > {100 * BAD_ERROR:.0f} %",
+                   "median regret (pp)", "band coverage", "median width", *(f"Extra-P {v}" for v in EXTRAP),
+                   "worse than Extra-P default/negative"]
+
+
+def section_lines(records: Sequence[Mapping]) -> list[str]:
+    """The Markdown section for ``benchmarks/RESULTS.md``: a table per (suite, part) and one summary table."""
+    from benchmarks.report import table
+
+    lines = [f"## {TITLE}", "",
+             "`python -m benchmarks.selection` (corpus: `benchmarks/corpus.py`). Error: median over the test "
+             "configurations of |prediction - truth| / truth, truth the median of the repetitions. Oracle: the "
+             "least error among all ranked candidates (searched and templates); regret = chosen - oracle. "
+             f"Band: the chosen model's {100 * LEVEL:.0f} % band for one run, the test configurations it holds and its "
+             "median width (hi - lo) / prediction. A failed fit counts as infinitely wrong.", ""]
+    if not records:
+        return lines + ["No tasks.", ""]
+    grouped = groups(records)
+    for (suite, part), members in grouped.items():
+        lines += [f"### {suite}, {part}", "", table(TASK_HEADERS, [task_row(r) for r in members]), ""]
+    rows = [summary_row(suite, part, summary(members)) for (suite, part), members in grouped.items()]
+    return lines + ["### Summary", "", table(SUMMARY_HEADERS, rows), ""]
+
+
+# -- the command -------------------------------------------------------------------------------------
+def write(records: Sequence[Mapping], path: Path) -> None:
+    """The records as JSON (non-finite numbers as null)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(list(records), indent=1, allow_nan=False))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.selection", description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=[*PARTS, "all"], default="dev",
+                    help="dev (default) or the locked test part, run only to report")
+    ap.add_argument("--suite", nargs="+", choices=SUITES, default=(), help="only these suites")
+    ap.add_argument("--task", default="", help="only tasks whose name contains this")
+    ap.add_argument("--no-extrap", action="store_true", help="leave Extra-P out")
+    ap.add_argument("--jobs", type=int, default=2, help="tasks fitted at once (joblib)")
+    ap.add_argument("--out", type=Path, default=OUT_DIR, help="folder of <part>.json")
+    args = ap.parse_args(argv)
+    corpus, notes = load_corpus()
+    tasks = select(corpus, PARTS if args.part == "all" else (args.part,), args.suite, args.task)
+    for note in notes:
+        print(f"note: {note}")
+    start = time.perf_counter()
+    records = collect(tasks, extrap=not args.no_extrap, jobs=args.jobs)
+    write(records, args.out / f"{args.part}.json")
+    print("\n".join(section_lines(records)))
+    print(f"{len(records)} tasks in {time.perf_counter() - start:.0f} s; records in {args.out / f'{args.part}.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
