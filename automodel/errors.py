@@ -31,13 +31,16 @@ def where(source: str | None = None, row: int | None = None, column: str | None 
     """Format the location part of an error message: ``file 'x.csv', row 7, column 'time'``.
 
     Rows are numbered as a person reading the file would: the header is line 1, so data row ``i``
-    (0-based) is line ``i + 2``.
+    (0-based) is line ``i + 2``. A column name is shown with its non-printable characters escaped
+    (:func:`automodel.names.printable`).
     """
+    from automodel.names import printable
+
     parts = []
     if source:
         parts.append(f"{source}")
     if row is not None:
         parts.append(f"row {row}")
     if column is not None:
-        parts.append(f"column '{column}'")
+        parts.append(f"column '{printable(column)}'")
     return ", ".join(parts)

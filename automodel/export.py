@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from automodel.names import code_names
 from automodel.printing import to_c, to_latex, to_python
 
 if TYPE_CHECKING:
@@ -17,26 +18,53 @@ if TYPE_CHECKING:
 __all__ = ["FORMATS", "export", "python_function", "c_function"]
 
 
-def _signature(model: "Model") -> str:
+def _comment(text: str) -> str:
+    """``text`` as the inside of a code comment: :func:`ascii` (one line of printable ASCII, quoted),
+    with no ``*/`` to end a C comment; whatever a model file holds stays text."""
+    return ascii(text).replace("*/", "*\\/")
+
+
+def _renamed(model: "Model", names: dict[str, str], start: str, end: str = "") -> str:
+    """One comment line per parameter whose name in the code is not its own."""
+    return "".join(f"{start}parameter {_comment(q)} is {names[q]} here{end}\n" for q in model.params
+                   if names[q] != q)
+
+
+def _signature(model: "Model", names: dict[str, str]) -> str:
+    """The Python arguments: ``cpu`` and ``bw`` default to 1.0 (a dedicated machine) where every later
+    argument has a default too."""
     args = []
-    for q in model.params:
-        args.append(f"{q}=1.0" if q in ("cpu", "bw") else q)
-    return ", ".join(args)
+    defaults = True
+    for q in reversed(model.params):
+        defaults = defaults and q in ("cpu", "bw")
+        args.append(f"{names[q]}=1.0" if defaults else names[q])
+    return ", ".join(reversed(args))
 
 
 def python_function(model: "Model") -> str:
-    """Source of a self-contained Python function ``predicted_time(...)`` (standard library only)."""
-    body = to_python(model.expr)
-    return (f"import math\n\n\ndef predicted_time({_signature(model)}):\n"
-            f"    \"\"\"Predicted run time in seconds (automodel, space {model.space!r}).\"\"\"\n"
+    """Source of a self-contained Python function ``predicted_time(...)`` (standard library only).
+
+    Parameters whose names Python cannot hold as themselves (keywords, builtins, ``math``, names that
+    NFKC changes) are renamed (:func:`automodel.names.code_names`), with a comment saying so; the space
+    name is a comment of :func:`ascii` text. Nothing of the model file is written as code.
+    """
+    names = code_names(model.params, "python")
+    body = to_python(model.expr, names)
+    return (f"import math\n\n\ndef predicted_time({_signature(model, names)}):\n"
+            f"    \"\"\"Predicted run time in seconds (automodel).\"\"\"\n"
+            f"    # space {_comment(model.space)}\n"
+            f"{_renamed(model, names, '    # ')}"
             f"    return {body}\n")
 
 
 def c_function(model: "Model") -> str:
-    """Source of a C99 function ``double predicted_time(...)`` (``<math.h>`` only)."""
-    args = ", ".join(f"double {q}" for q in model.params)
+    """Source of a C99 function ``double predicted_time(...)`` (``<math.h>`` only); parameters whose
+    names C cannot hold (keywords, ``<math.h>`` names, names beyond ASCII) are renamed, with a comment."""
+    names = code_names(model.params, "c")
+    args = ", ".join(f"double {names[q]}" for q in model.params) or "void"
     return (f"#include <math.h>\n\n/* Predicted run time in seconds (automodel). */\n"
-            f"double predicted_time({args})\n{{\n    return {to_c(model.expr)};\n}}\n")
+            f"{_renamed(model, names, '/* ', ' */')}"
+            f"double predicted_time({args})\n{{\n    return {to_c(model.expr, names)};\n}}\n")
 
 
 FORMATS: dict[str, Callable[["Model"], str]] = {

@@ -18,6 +18,7 @@ from automodel.data.cells import finite_number, shown
 from automodel.errors import ModelFileError
 from automodel.files import check_input, read_text, write_text
 from automodel.interval import Interval
+from automodel.names import label_problem, parameter_problem, printable, space_problem
 from automodel.model import FORMAT, VERSION, Core, Model, TermModel
 from automodel.templates import TEMPLATES
 
@@ -69,16 +70,39 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
     params = d.get("params")
     if not isinstance(params, list) or not all(isinstance(q, str) and q.isidentifier() for q in params):
         raise bad("'params' must be a list of parameter names")
+    for q in params:
+        problem = parameter_problem(q)
+        if problem is not None:
+            raise bad(f"'params': {problem}")
+    if len(set(params)) != len(params):
+        raise bad("'params': a parameter is named twice")
+    space = d.get("space", "")
+    problem = space_problem(space) if space != "" else None
+    if problem is not None:
+        raise bad(f"'space': {problem}")
     roles = d.get("roles", {})
     if not isinstance(roles, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in roles.items()):
         raise bad("'roles' must map parameter names to column names")
+    for k, v in roles.items():
+        if k not in params and k != "time":
+            raise bad(f"'roles': {printable(repr(k))[:80]} is not a parameter of the model nor 'time'")
+        problem = label_problem(v)
+        if problem is not None:
+            raise bad(f"'roles', {k!r}: the column name must be printable text: {problem}")
     ranges = d.get("ranges", {})
     if not isinstance(ranges, dict) or not all(
             isinstance(v, list) and len(v) == 2 and all(finite_number(x) for x in v) for v in ranges.values()):
         raise bad("'ranges' must map parameter names to [min, max], two finite numbers")
+    unknown = [k for k in ranges if k not in params]
+    if unknown:
+        raise bad(f"'ranges': {printable(repr(unknown[0]))[:80]} is not a parameter of the model")
     metrics = d.get("metrics", {})
     if not isinstance(metrics, dict) or not all(v is None or finite_number(v) for v in metrics.values()):
         raise bad("'metrics' must map names to finite numbers or null")
+    for k in metrics:
+        problem = label_problem(k)
+        if problem is not None:
+            raise bad(f"'metrics': a metric name must be printable text: {problem}")
     try:
         core = core_from_dict(d.get("model"), frozenset(params))
     except ModelFileError as exc:
@@ -93,7 +117,7 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
             raise bad(str(exc)) from None
     return Model(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
                  {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
-                 str(d.get("space", "")), options if isinstance(options, dict) else {}, interval)
+                 space, options if isinstance(options, dict) else {}, interval)
 
 
 def _refuse_constant(name: str) -> float:
@@ -161,5 +185,9 @@ def load_models(path: str | Path) -> dict[str, Model]:
     models = body.get("models")
     if not isinstance(models, dict) or not models:
         raise ModelFileError(f"{src}: 'models' must map kernel names to models")
+    for k in models:
+        problem = label_problem(k)
+        if problem is not None:
+            raise ModelFileError(f"{src}: 'models': a kernel name must be printable text: {problem}")
     return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
 

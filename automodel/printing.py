@@ -113,12 +113,26 @@ class _ExactFloats:
         return repr(float(expr))
 
 
-class CFormulaPrinter(_ExactFloats, C99CodePrinter):
+class _Names:
+    """Code printers' symbols: the name each has in the code (setting ``names``, a dict from the
+    parameter to its name, :func:`automodel.names.code_names`), so that a parameter named ``lambda``,
+    ``math`` or ``double`` prints as a name the code can hold; a symbol not in it prints as itself."""
+
+    def _print_Symbol(self, expr: sympy.Symbol) -> str:
+        names = self._settings.get("names") or {}
+        return names[expr.name] if expr.name in names else super()._print_Symbol(expr)
+
+
+class CFormulaPrinter(_Names, _ExactFloats, C99CodePrinter):
     """C99 (``<math.h>``) with floats that round-trip exactly."""
 
+    _default_settings = {**C99CodePrinter._default_settings, "names": {}}
 
-class PythonFormulaPrinter(_ExactFloats, PythonCodePrinter):
+
+class PythonFormulaPrinter(_Names, _ExactFloats, PythonCodePrinter):
     """Python (``math`` module) with floats that round-trip exactly."""
+
+    _default_settings = {**PythonCodePrinter._default_settings, "names": {}}
 
 
 #: format name -> printer class
@@ -136,14 +150,16 @@ def to_latex(expr: sympy.Expr, digits: int = 4) -> str:
     return LatexFormulaPrinter({"digits": digits}).doprint(expr)
 
 
-def to_python(expr: sympy.Expr) -> str:
-    """A Python expression (``math.log2``, ``math.sqrt``, ...) that reproduces ``expr`` exactly."""
-    return PythonFormulaPrinter().doprint(expr)
+def to_python(expr: sympy.Expr, names: dict[str, str] | None = None) -> str:
+    """A Python expression (``math.log2``, ``math.sqrt``, ...) that reproduces ``expr`` exactly; each
+    symbol under its name in ``names`` (:func:`automodel.names.code_names`), if there."""
+    return PythonFormulaPrinter({"names": dict(names or {})}).doprint(expr)
 
 
-def to_c(expr: sympy.Expr) -> str:
-    """A C99 expression (``log2``, ``pow``, ``exp``, ``ceil`` from ``<math.h>``)."""
-    return CFormulaPrinter().doprint(expr)
+def to_c(expr: sympy.Expr, names: dict[str, str] | None = None) -> str:
+    """A C99 expression (``log2``, ``pow``, ``exp``, ``ceil`` from ``<math.h>``); each symbol under
+    its name in ``names``, if there."""
+    return CFormulaPrinter({"names": dict(names or {})}).doprint(expr)
 
 
 # -- term models --------------------------------------------------------------------------------

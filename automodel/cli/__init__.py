@@ -8,6 +8,7 @@ import sys
 from importlib import import_module
 
 from automodel.errors import AutomodelError
+from automodel.names import printable
 
 __all__ = ["main", "build_parser"]
 
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except AutomodelError as exc:
-        print(f"automodel: error: {exc}", file=sys.stderr)
+        print(f"automodel: error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
         return 2
     except KeyboardInterrupt:
         print("automodel: interrupted", file=sys.stderr)

@@ -48,10 +48,11 @@ def read_input(args: argparse.Namespace, out=None):  # noqa: ANN001, ANN201  (a 
     input), cut to the kernel ``args.kernel``; the reader's notes printed as ``note: ...`` on ``out``
     (default stdout)."""
     from automodel.data import one_kernel, read
+    from automodel.names import printable
 
     frame = one_kernel(read(args.data, args.format), args.kernel)
     for note in frame.attrs.get("notes", ()):
-        print(f"note: {note}", file=out)
+        print(f"note: {printable(note)}", file=out)
     return frame
 
 
@@ -94,8 +95,10 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
 
 def warn(warnings: Iterable[str]) -> None:
     """Print each warning on stderr as ``warning: ...`` (stdout stays the answer, for scripts)."""
+    from automodel.names import printable
+
     for text in warnings:
-        print(f"warning: {text}", file=sys.stderr)
+        print(f"warning: {printable(text)}", file=sys.stderr)
 
 
 def load_values(params: Iterable[str], given: dict[str, float | None], load_from: str | None, error: str,

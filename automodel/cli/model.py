@@ -53,6 +53,7 @@ def count(text: str) -> int | float:
 
 def show(args: argparse.Namespace) -> int:
     from automodel.export import export
+    from automodel.names import printable
 
     fmt = "json" if args.json else args.format
     models = load_chosen(args)
@@ -66,7 +67,7 @@ def show(args: argparse.Namespace) -> int:
         print_json({name: model.to_dict() for name, model in models.items()})
     else:
         for name, model in models.items():
-            print(f"{name}: {export(model, fmt)}")
+            print(f"{printable(name)}: {export(model, fmt)}")
     return 0
 
 

@@ -25,6 +25,7 @@ from automodel.data.readers import read
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, MAD_TO_SIGMA, ROLE_NAMES
+from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
 __all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_groups", "aggregate_se", "configuration_se",
            "robust_means"]
@@ -246,9 +247,17 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
             raise DataError(f"{where(src, column=extra)}: no such column for an extra parameter; "
                             f"the file has {', '.join(available)}")
         if not extra.isidentifier() or extra in ROLE_NAMES or extra == "time":
-            raise DataError(f"{where(src, column=extra)}: an extra parameter needs a name that is a valid "
-                            f"identifier and not one of time, n, p, cpu, bw")
+            raise DataError(f"{where(src, column=printable(extra))}: an extra parameter needs a name that is a "
+                            f"valid identifier and not one of time, n, p, cpu, bw")
+        problem = parameter_problem(extra)
+        if problem is not None:
+            raise DataError(f"{where(src, column=printable(extra))}: an extra parameter needs a name in NFKC "
+                            f"normal form, at most {MAX_NAME_CHARS} characters: {problem}; rename the column")
         mapping[extra] = extra
+    for role, col in mapping.items():
+        problem = label_problem(col)
+        if problem is not None:
+            raise DataError(f"{src}: the column of the {role!r} role needs a printable name: {problem}")
     used = list(mapping.values())
     if len(set(used)) != len(used):
         raise DataError(f"{src}: one column is mapped to two roles ({mapping})")

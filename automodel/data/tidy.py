@@ -26,6 +26,7 @@ import pandas as pd
 
 from automodel.data.cells import finite_number, place, shown
 from automodel.errors import DataError
+from automodel.names import parameter_problem
 
 __all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "RESERVED",
            "ROOT"]
@@ -53,6 +54,9 @@ def check_params(names: Sequence[object], at: str) -> list[str]:
         if not isinstance(name, str) or not name.isidentifier() or name in RESERVED:
             raise DataError(f"{at}: expected a parameter name made of letters, digits and '_' (not one of "
                             f"{', '.join(RESERVED)}), got {shown(name)}")
+        problem = parameter_problem(name)
+        if problem is not None:
+            raise DataError(f"{at}: expected a parameter name in NFKC normal form: {problem}")
         if name in names[:i]:
             raise DataError(f"{at}: parameter {shown(name)} is named twice")
     return [str(n) for n in names]

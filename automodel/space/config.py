@@ -18,6 +18,7 @@ from typing import Any
 from automodel.data.cells import shown
 from automodel.errors import SpaceError
 from automodel.files import read_text
+from automodel.names import space_problem
 from automodel.options import FitOptions
 from automodel.space.parse import parse_term
 from automodel.space.terms import Term
@@ -108,6 +109,10 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
     name = raw.get("name", path.stem)
     if not isinstance(name, str):
         raise SpaceError(f"{src}: 'name' must be a string")
+    problem = space_problem(name)
+    if problem is not None:  # the name goes into every model file and export of the space
+        raise SpaceError(f"{src}: 'name' {'(the file name, as it has none) ' if 'name' not in raw else ''}"
+                         f"{problem}")
     fit_raw = raw.get("fit", {})
     if not isinstance(fit_raw, dict):
         raise SpaceError(f"{src}: 'fit' must be a [fit] table, got {shown(fit_raw)}")

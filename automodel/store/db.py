@@ -21,10 +21,12 @@ from __future__ import annotations
 import io
 import os
 import random
+import re
 import time
 import zipfile
 from pathlib import Path
 from typing import Callable, TypeVar
+from urllib.parse import urlsplit
 
 import numpy as np
 from sqlalchemy import create_engine, event, inspect, text
@@ -80,15 +82,41 @@ def database_url(target: str | Path) -> str:
     return f"sqlite:///{path}"
 
 
+#: a password in a URL: ``scheme://user:PASSWORD@host`` and any query field naming one (``?password=``,
+#: ``&sslpassword=``)
+_NETLOC_PASSWORD = re.compile(r"^([A-Za-z][\w+.-]*://[^:/?#@]*:)[^/?#]*@")
+_QUERY_PASSWORD = re.compile(r"([?&;][^=&#;]*password[^=&#;]*=)[^&#;]*", re.IGNORECASE)
+
+
 def _shown(target: str | Path) -> str:
-    """The store as messages name it: the path as given, or the URL with its password masked."""
+    """The store as messages name it: the path as given, or the URL with every password masked (in
+    ``user:pass@`` and in query fields such as ``?password=``), also when the URL does not parse.
+
+    Examples
+    --------
+    >>> _shown("postgresql://me:secret@db/runs?password=secret&sslmode=require")
+    'postgresql://me:***@db/runs?password=***&sslmode=require'
+    >>> _shown("postgresql://me:secret@db:port/runs")
+    'postgresql://me:***@db:port/runs'
+    """
     text_ = str(target)
     if "://" not in text_:
         return text_
     try:
-        return make_url(text_).render_as_string(hide_password=True)
-    except SQLAlchemyError:
-        return text_.partition("://")[0] + "://..."
+        text_ = make_url(text_).render_as_string(hide_password=True)
+    except (SQLAlchemyError, ValueError, TypeError):
+        text_ = _NETLOC_PASSWORD.sub(r"\1***@", text_)
+    return _QUERY_PASSWORD.sub(r"\1***", text_)
+
+
+def _url_problem(url: str) -> str | None:
+    """What is wrong with the host part of a database URL that does not parse, in words (None when
+    it is not that)."""
+    try:
+        urlsplit(url).port
+    except ValueError:
+        return "the port after the host must be a number from 0 to 65535"
+    return None
 
 
 def transient(exc: DBAPIError, sqlite: bool) -> bool:
@@ -172,6 +200,9 @@ class Store:
         self.is_sqlite = url.startswith("sqlite")
         self._url = url
         try:
+            problem = None if self.is_sqlite else _url_problem(url)
+            if problem is not None:
+                raise StoreError(f"{self.target}: not a database URL ({problem})")
             database = make_url(url).database
             if self.is_sqlite and database not in (None, "", ":memory:") and not Path(database).exists():
                 _forget(url)  # an engine of a deleted file would write into the deleted file
@@ -186,7 +217,7 @@ class Store:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
                              "pip install 'automodel[postgres]'") from None
         except (SQLAlchemyError, ValueError) as exc:
-            raise StoreError(f"{self.target}: not a database URL ({_short(exc)})") from None
+            raise StoreError(f"{self.target}: not a database URL ({_url_problem(url) or _short(exc)})") from None
         try:
             if self.transaction(schema.outdated, write=False):
                 self.transaction(lambda conn: self._setup(conn, create))
