@@ -4,7 +4,9 @@ Accuracy: on every canonical task group, automodel (default search space, each r
 Extra-P (default and refining modelers, in its own venv) and the seeded baselines, on the same
 rows (``benchmarks.contenders``), scored by ``benchmarks.records``. Known formulas: automodel and
 Extra-P on synthetic functions of known formula (``benchmarks.known_formulas``). SMPI workloads: n and p
-beyond the training runs of the bundled sweeps (``benchmarks.workloads``). Speed: ``benchmarks.speed.collect``.
+beyond the training runs of the bundled sweeps (``benchmarks.workloads``). Model selection: the chosen model
+against the best candidate on the development part of ``benchmarks.corpus`` (``benchmarks.selection``; two
+tasks without Extra-P with ``--quick``). Speed: ``benchmarks.speed.collect``.
 Writes ``RESULTS.md`` (``benchmarks.report``; its hand-written analysis section is kept),
 ``results.json`` (the known-formula fits in ``known_formulas_cases.json``) and ``plots/<task>.png``
 into ``--out`` (default: ``benchmarks/``).
@@ -31,7 +33,7 @@ from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from automodel.solve.metrics import METRICS  # noqa: E402
-from benchmarks import bands, known_formulas, plots, records, report, speed, workloads  # noqa: E402
+from benchmarks import bands, known_formulas, plots, records, report, selection, speed, workloads  # noqa: E402
 from benchmarks.contenders import default_contenders, run_contenders  # noqa: E402
 from benchmarks.extrap_tool import ensure_extrap, extrap_version  # noqa: E402
 from benchmarks.tasks import bundled_tasks, by_name, tasks_or_bundled  # noqa: E402
@@ -123,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
                                          install=not args.quick)
     if results["workloads"]["status"] == "ok":
         workloads.print_result(results["workloads"]["result"])
+    results["selection"] = speed.guarded(selection.development, args.quick, extrap=not args.no_extrap)
+    if results["selection"]["status"] == "ok":
+        print("\n".join(selection.section_lines(results["selection"]["result"])))
     results["speed"] = None if args.no_speed else speed.collect(args.quick)
     meta["versions"] = report.versions(None if args.no_extrap else extrap_version())
     meta["seconds"] = time.perf_counter() - start

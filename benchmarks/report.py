@@ -469,6 +469,17 @@ def _bands_section(rows: Sequence[Mapping] | None) -> list[str]:
         f"Speed: {r['task']}: {1000 * r['cpu_seconds']:.1f} ms CPU (median of 5)." for r in speed] + [""]
 
 
+def _selection_section(entry: Mapping | None) -> list[str]:
+    """The model-selection section (``benchmarks.selection``) of ``{"status", "result"}``; nothing when not run."""
+    from benchmarks import selection
+
+    if entry is None:
+        return []
+    if entry.get("status") != "ok":
+        return [f"## {selection.TITLE}", "", entry.get("status", "Not run."), ""]
+    return selection.section_lines(entry["result"])
+
+
 def render(results: Mapping, analysis: str | None = None) -> str:
     """The whole ``RESULTS.md``: header, accuracy summary, per-task tables and plots, speed, analysis."""
     lines = _header(results) + _accuracy_intro(results) + _goal_section(results) + _matrix(results)
@@ -480,6 +491,7 @@ def render(results: Mapping, analysis: str | None = None) -> str:
                                                       for s in results["skipped"]]), ""]
     lines += _known_section(results)
     lines += _bands_section(results.get("bands"))
+    lines += _selection_section(results.get("selection"))
     lines += _speed_section(results.get("speed"))
     lines += ["## Analysis", "", ANALYSIS_START, analysis if analysis is not None else NO_ANALYSIS,
               ANALYSIS_END, ""]

@@ -49,6 +49,8 @@ BAD_ERROR = 0.5
 #: Extra-P settings run beside automodel (:data:`benchmarks.extrap_tool.VARIANTS`), in report order
 EXTRAP = ("default", "negative", "refining")
 TITLE = "Model selection: chosen against the best candidate, on a development and a locked test part"
+#: development tasks of ``python -m benchmarks --quick`` (the first ones of the corpus, without Extra-P)
+QUICK_TASKS = 2
 
 
 # -- scores ------------------------------------------------------------------------------------------
@@ -126,19 +128,16 @@ def evaluate(task: SelectionTask) -> dict[str, Any]:
     record["seconds"] = time.perf_counter() - start
     ranked = result.leaderboard[result.leaderboard["rank"].notna()].reset_index(drop=True)
     errors = np.array([model_error(m, configs) for m in result.models])
-    chosen = result.leaderboard[result.leaderboard["choice"] == "chosen"]
-    chosen_error = model_error(result.best, configs)
-    best = int(np.argmin(errors)) if len(errors) else None
-    oracle_error = errors[best] if best is not None else chosen_error
+    oracle = ranked.iloc[int(np.argmin(errors))]
+    chosen = ranked[ranked["choice"] == "chosen"]
+    chosen_error, oracle_error = model_error(result.best, configs), float(errors.min())
     record |= {
         "candidates": len(ranked),
         "chosen_error": _finite(chosen_error), "chosen_formula": result.best.formula,
         "chosen_rank": int(chosen["rank"].iloc[0]) if len(chosen) else None,
         "chosen_kind": str(chosen["kind"].iloc[0]) if len(chosen) else None,
-        "oracle_error": _finite(oracle_error),
-        "oracle_rank": int(ranked["rank"].iloc[best]) if best is not None else None,
-        "oracle_formula": str(ranked["formula"].iloc[best]) if best is not None else None,
-        "oracle_kind": str(ranked["kind"].iloc[best]) if best is not None else None,
+        "oracle_error": _finite(oracle_error), "oracle_rank": int(oracle["rank"]),
+        "oracle_formula": str(oracle["formula"]), "oracle_kind": str(oracle["kind"]),
         "regret_pp": _finite(100 * (chosen_error - oracle_error)) if math.isfinite(chosen_error) else None,
         **band_scores(result.best, configs)}
     return record
@@ -182,6 +181,13 @@ def collect(tasks: Sequence[SelectionTask], extrap: bool = True, jobs: int = 2) 
     records = Parallel(n_jobs=jobs)(delayed(run_task)(t) for t in tasks)
     contenders = extrap_records(tasks) if extrap and tasks else {}
     return [{**r, "extrap": contenders.get(r["name"], {})} for r in records]
+
+
+def development(quick: bool = False, extrap: bool = True) -> list[dict[str, Any]]:
+    """The development part for ``python -m benchmarks``: every dev task, or with ``quick`` the first
+    :data:`QUICK_TASKS` of them without Extra-P. The locked test part is never run here."""
+    tasks = select(load_corpus(quick=quick)[0], ("dev",))
+    return collect(tasks[:QUICK_TASKS], extrap=False) if quick else collect(tasks, extrap=extrap)
 
 
 # -- the report --------------------------------------------------------------------------------------
