@@ -301,10 +301,19 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
 
 
 # -- the command -------------------------------------------------------------------------------------
-def write(records: Sequence[Mapping], path: Path) -> None:
-    """The records as JSON (non-finite numbers as null)."""
+def write(records: Sequence[Mapping], path: Path) -> str | None:
+    """The records as JSON (non-finite numbers as null) with the code they measured: ``{"revision", "date",
+    "records"}``. Returns the revision (the commit, and the files that differed from it)."""
+    from datetime import datetime, timezone
+
+    from benchmarks.report import revision
+
+    code = revision()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(list(records), indent=1, allow_nan=False))
+    document = {"revision": code, "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                "records": list(records)}
+    path.write_text(json.dumps(document, indent=1, allow_nan=False))
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -323,9 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {note}")
     start = time.perf_counter()
     records = collect(tasks, extrap=not args.no_extrap, jobs=args.jobs)
-    write(records, args.out / f"{args.part}.json")
+    code = write(records, args.out / f"{args.part}.json")
     print("\n".join(section_lines(records)))
-    print(f"{len(records)} tasks in {time.perf_counter() - start:.0f} s; records in {args.out / f'{args.part}.json'}")
+    print(f"{len(records)} tasks in {time.perf_counter() - start:.0f} s on {code}; "
+          f"records in {args.out / f'{args.part}.json'}")
     return 0
 
 

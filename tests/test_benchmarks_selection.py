@@ -150,4 +150,5 @@ def test_collect_keeps_the_task_order_and_writes_json(tmp_path):
     assert [r["name"] for r in records] == ["synthetic/x", "synthetic/y"]
     assert [r["status"] == "ok" for r in records] == [True, False]
     selection.write(records, tmp_path / "dev.json")
-    assert json.loads((tmp_path / "dev.json").read_text())[1]["name"] == "synthetic/y"
+    document = json.loads((tmp_path / "dev.json").read_text())
+    assert [r["name"] for r in document["records"]] == ["synthetic/x", "synthetic/y"] and "revision" in document
