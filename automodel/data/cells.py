@@ -7,7 +7,9 @@ expected.
 
 from __future__ import annotations
 
+import csv
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +50,17 @@ def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
     separated = "tab" if sep == "\t" else "comma"
     check_input(path, f"a {kind} file", DataError)
     try:
-        frame = pd.read_csv(path, sep=sep, skipinitialspace=True, keep_default_na=False, na_values=[""])
+        # index_col=False: a row with more cells than the header never makes the first column an index
+        # (_layout refuses it first); low_memory=False: one dtype per column, no DtypeWarning
+        with warnings.catch_warnings():  # extra cells: _layout refuses them or they are trailing separators
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, sep=sep, skipinitialspace=True, keep_default_na=False, na_values=[""],
+                                index_col=False, low_memory=False)
     except pd.errors.EmptyDataError:
         raise DataError(f"{src}: the file is empty, expected a {kind} header and one row per run") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        if isinstance(exc, pd.errors.ParserError):
+            _layout(path, sep, src, kind)  # a row wider than the header: its own message, naming the row
         msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DataError(f"{src}: not a readable {kind} file ({msg})") from None
     if frame.empty:
@@ -66,7 +75,43 @@ def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
     if len(twice):
         raise DataError(f"{where(src, 1, str(twice.iloc[0]))}: the header names this column twice, "
                         "expected distinct column names")
+    lines = _layout(path, sep, src, kind)
+    if len(lines) == len(frame) and (len(lines) == 0 or lines[-1] != len(lines) + 1):
+        frame.attrs["lines"] = lines  # blank lines or quoted line breaks: each row's own line for messages
     return frame
+
+
+def _layout(path: Path, sep: str, src: str, kind: str) -> list[int]:
+    """The line on which each data row of the file starts (blank lines skipped, as pandas does), after
+    checking that no row has more cells than the header names, except empty ones (trailing separators).
+
+    A row with one cell more than the header is a header that lacks a name (pandas would make the first
+    column the index and shift every value) or a separator inside a number (``1,000``); both are a
+    one-line :class:`DataError` naming the row.
+    """
+    separated = "tab" if sep == "\t" else "comma"
+    lines: list[int] = []
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle, delimiter=sep, skipinitialspace=True)
+            width, end = 0, 0
+            for row in reader:
+                start, end = end + 1, reader.line_num
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if not width:
+                    width = len(row)
+                    continue
+                extra = [cell for cell in row[width:] if cell.strip()]
+                if extra:
+                    raise DataError(
+                        f"{src}, row {start}: {len(row)} cells, but the header names {width} columns; expected "
+                        f"a name in the header for every column, and no {separated} inside a value (write "
+                        f"1000, not 1,000, or quote the cell)")
+                lines.append(start)
+    except (csv.Error, UnicodeDecodeError, OSError) as exc:
+        raise DataError(f"{src}: not a readable {kind} file ({str(exc).splitlines()[0][:120]})") from None
+    return lines
 
 
 def shown(cell: object) -> str:

@@ -23,7 +23,8 @@ PARQUET_INSTALL = "pip install 'automodel[parquet]'"
 
 def _table(frame: pd.DataFrame, source: str, first_row: int) -> pd.DataFrame:
     params = frame.attrs.get("params")  # a tidy frame written to Parquet keeps its parameter list
-    frame.attrs = {"source": source, "first_row": first_row}
+    lines = frame.attrs.get("lines")  # a CSV file's rows' own lines (it has blank lines)
+    frame.attrs = {"source": source, "first_row": first_row, **({"lines": lines} if lines else {})}
     if isinstance(params, list) and params and all(isinstance(q, str) and q in frame.columns for q in params):
         frame.attrs["params"] = params
     return frame
