@@ -237,3 +237,14 @@ def test_store_names_mask_passwords_in_the_query():
         "postgresql://me@db/runs?password=***&sslmode=require"
     assert _shown("postgresql://me:s3cret@db/runs") == "postgresql://me:***@db/runs"
     assert _shown("runs.db") == "runs.db"
+
+
+def test_a_driver_message_quoting_the_password_is_masked():
+    from automodel.store.db import Store, _secrets
+
+    url = "postgresql://me:p%40ss@db/runs?password=s3cret"
+    assert set(_secrets(url)) >= {"p@ss", "p%40ss", "s3cret"}
+    store = Store.__new__(Store)  # no connection: only the masking of a cause is under test
+    store._secrets = _secrets(url)
+    cause = store._cause(ValueError('invalid dsn: password "s3cret" or "p@ss" rejected\nsecond line'))
+    assert cause == 'invalid dsn: password "***" or "***" rejected'

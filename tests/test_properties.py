@@ -273,3 +273,41 @@ def test_best_p_answers_within_bounds_or_names_the_argument(fitted, kwargs):
         p, t = answer.p, answer.time
         assert 1 <= answer.p_low <= p <= answer.p_high <= 2 ** 53 and math.isfinite(t) and t > 0
         assert answer.lower <= t <= answer.upper  # every fitted model has a band
+
+
+# -- issue 31: hostile model files through every export ---------------------------------------------
+CODE_NAMES = st.one_of(
+    st.sampled_from(["lambda", "math", "log2", "double", "int", "max", "pow", "predicted_time", "_X", "__y",
+                     "größe", "\ufb01", "fi", "None", "True", "exp", "sqrt", "ceil", "INFINITY", "n", "p", "cpu",
+                     "bw", "lambda_", "math_", "a" * 64]),
+    st.from_regex(r"[^\W\d]\w{0,6}", fullmatch=True))
+#: the code a hostile string would run if it became code
+PWN = "import sys; sys.modules['__main__'].__dict__['PWNED'] = 1"
+
+
+@settings(max_examples=EXAMPLES, **SETTINGS)
+@given(st.lists(CODE_NAMES, min_size=1, max_size=6, unique=True),
+       st.text(max_size=30).map(lambda s: f'{s}"""\n{PWN}\n') | st.text(max_size=30) | st.sampled_from(["default"]),
+       st.text(max_size=20))
+def test_every_export_of_a_loaded_model_is_code_that_runs_nothing_of_the_file(names, space, role):
+    """A model of random (valid, keyword, builtin, C, non-ASCII) parameter names, a hostile space and
+    role column, written as JSON and loaded: refused in one line, or every export format works, the
+    Python compiles and runs to the model's prediction and runs nothing of the file."""
+    from automodel.export import FORMATS, export
+    from automodel.model import Model, TermModel
+    from automodel.space.terms import ONE, power
+
+    terms = (ONE,) + tuple(power(q, 1 + i % 2) for i, q in enumerate(names))
+    core = TermModel(terms, (0.25,) + tuple(1e-3 * (i + 1) for i in range(len(names))))
+    d = Model(core, tuple(names), {names[0]: role}, {q: [1.0, 4.0] for q in names}, {}, space).to_dict()
+    model = one_line_or_nothing(model_from_dict, json.loads(json.dumps(d)), "m.json")
+    if model is None:
+        return
+    for fmt in FORMATS:
+        assert export(model, fmt)
+    namespace: dict = {}
+    exec(compile(export(model, "python"), "<export>", "exec"), namespace)  # noqa: S102 (the test runs it)
+    values = [1.0 + 0.5 * i if q not in ("cpu", "bw") else 0.5 for i, q in enumerate(names)]
+    got = namespace["predicted_time"](*values)
+    assert "PWNED" not in namespace and "PWNED" not in __import__("sys").modules["__main__"].__dict__
+    assert got == pytest.approx(model.predict({q: [v] for q, v in zip(names, values)})[0], rel=1e-12)

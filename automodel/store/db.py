@@ -26,7 +26,7 @@ import time
 import zipfile
 from pathlib import Path
 from typing import Callable, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 import numpy as np
 from sqlalchemy import create_engine, event, inspect, text
@@ -107,6 +107,17 @@ def _shown(target: str | Path) -> str:
     except (SQLAlchemyError, ValueError, TypeError):
         text_ = _NETLOC_PASSWORD.sub(r"\1***@", text_)
     return _QUERY_PASSWORD.sub(r"\1***", text_)
+
+
+def _secrets(target: str) -> tuple[str, ...]:
+    """The passwords a store URL holds (``user:PASSWORD@``, ``?password=PASSWORD``), as given and
+    decoded, longest first, so that messages can mask them wherever a driver quotes them."""
+    if "://" not in target:
+        return ()
+    found = [m.group(0)[len(m.group(1)):-1] for m in [_NETLOC_PASSWORD.match(target)] if m]
+    found += [m.group(0)[len(m.group(1)):] for m in _QUERY_PASSWORD.finditer(target)]
+    found += [unquote_plus(v) for v in found]
+    return tuple(sorted({v for v in found if len(v) >= 3}, key=len, reverse=True))
 
 
 def _url_problem(url: str) -> str | None:
@@ -196,6 +207,7 @@ class Store:
 
     def __init__(self, target: str | Path, create: bool = True) -> None:
         self.target = _shown(target)
+        self._secrets = _secrets(str(target))
         url = database_url(target)
         self.is_sqlite = url.startswith("sqlite")
         self._url = url
@@ -217,7 +229,7 @@ class Store:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
                              "pip install 'automodel[postgres]'") from None
         except (SQLAlchemyError, ValueError) as exc:
-            raise StoreError(f"{self.target}: not a database URL ({_url_problem(url) or _short(exc)})") from None
+            raise StoreError(f"{self.target}: not a database URL ({_url_problem(url) or self._cause(exc)})") from None
         try:
             if self.transaction(schema.outdated, write=False):
                 self.transaction(lambda conn: self._setup(conn, create))
@@ -225,6 +237,13 @@ class Store:
             self.engine.dispose()
             raise
         _ENGINES[url] = self.engine
+
+    def _cause(self, exc: BaseException) -> str:
+        """The first line of an error, with the URL's passwords masked should the driver quote them."""
+        cause = _short(exc)
+        for secret in self._secrets:
+            cause = cause.replace(secret, "***")
+        return cause
 
     def _setup(self, conn: Connection, create: bool) -> None:
         if conn.dialect.name == "postgresql":
@@ -250,9 +269,9 @@ class Store:
             except DBAPIError as exc:
                 if attempt == ATTEMPTS or not transient(exc, self.is_sqlite):
                     retried = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
-                    raise StoreError(f"{self.target}: {_short(exc)}{retried}") from None
+                    raise StoreError(f"{self.target}: {self._cause(exc)}{retried}") from None
             except SQLAlchemyError as exc:
-                raise StoreError(f"{self.target}: {_short(exc)}") from None
+                raise StoreError(f"{self.target}: {self._cause(exc)}") from None
             time.sleep(BACKOFF_S * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
             attempt += 1
 
