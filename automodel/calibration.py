@@ -29,9 +29,9 @@ from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
 from automodel.options import METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
-from automodel.search.select import constant_position, select
+from automodel.search.choice import choose, edge_change, log_predictions, probe_points
 from automodel.search.staged import holdout_rows
-from automodel.space.terms import constant_index
+from automodel.space.terms import term_values
 from automodel.solve import band
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",
@@ -147,9 +147,8 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
     y = frame["time"].to_numpy(float)
     cache = TermCache(ds.columns(), ds.n_points)
     term_columns = np.full((len(structures), max((len(s.terms) for s in structures), default=0)), -1, np.intp)
-    for i, s in enumerate(structures):  # each structure's terms in the cache, for the tie rule on a constant
+    for i, s in enumerate(structures):  # each structure's terms in the cache, for the chooser's probes
         term_columns[i, :len(s.terms)] = [cache.index(t) for t in s.terms]
-    one = constant_index(cache.terms)
     sums: dict[str, list[float]] = {}
     with_loo = METRICS[opt.metric].leverages
     for q in ds.params:
@@ -174,9 +173,10 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             kept_frame = frame[keep]
             noise_rel, noise_abs = (float(v) for v in aggregate_se(*(kept_frame[c].to_numpy(float) for c in (
                 "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._fit_dataset)
-            constant = constant_position(term_columns[fits, :sc.coefficients.shape[1]], sc.coefficients, one) >= 0
-            chosen = select(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs,
-                            constant=constant)  # the tie rule on a constant, as fit applies it
+            probes = probe_points(kept_frame, ds.params)  # the choice fit makes, on the kept runs alone
+            at = term_values(cache.terms, {c: probes[c].to_numpy(float) for c in probes}, len(probes))
+            change = edge_change(log_predictions(at, term_columns[fits, :sc.coefficients.shape[1]], sc.coefficients))
+            chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, change)
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}

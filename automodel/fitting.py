@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -15,19 +15,15 @@ from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
-from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, WEIGHTINGS, weights
+from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
-from automodel.search.select import (HOLDOUT_RESOLUTION, PMNF_CONSTANT, PMNF_EXTRAPOLATES, PMNF_FITS_WORSE,
-                                     PMNF_RULES, PMNF_SIMPLER, STAGED_FITS_WORSE, STAGED_STAYS, Selection,
-                                     constant_position, constant_question, departing_rows, log_predictions,
-                                     noise_floor, route_rule, select)
+from automodel.search.choice import choose, edge_change, log_predictions, probe_points
+from automodel.search.selection import Selection
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
-from automodel.solve.design import design
-from automodel.solve.significance import coefficient_pvalues
-from automodel.space.terms import constant_index, term_values
+from automodel.space.terms import term_values
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]
 
@@ -248,36 +244,19 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     t_rows, t_models = _template_rows(ds, sp, named, progress)
     pool = _searched_pool(outcome, ds, sp.fit.metric)
     t_ok = [i for i, m in enumerate(t_models) if m is not None]
-    probes = beyond_probes(ds)
+    probes = probe_points(ds.frame, ds.params)
     t_logs = np.zeros((len(t_ok), len(probes)))
-    if len(probes) and t_ok:
+    if t_ok:
         with np.errstate(all="ignore"):
             predicted = predict_many([t_models[i].core for i in t_ok], probes)
             t_logs = np.log(np.where(predicted > 0, predicted, np.nan))
     candidates = np.concatenate([pool["ids"], -1 - np.array(t_ok, dtype=int)])  # >= 0 searched, < 0 template
     values = np.concatenate([pool["values"], [t_rows[i][sp.fit.metric] for i in t_ok]])
     n_terms = np.concatenate([pool["n_terms"], [t_rows[i]["n_terms"] for i in t_ok]]).astype(int)
-    holdout = np.concatenate([pool["holdout"], [t_rows[i]["holdout"] for i in t_ok]])
-    routes = np.concatenate([pool["routes"], ["staged"] * len(t_ok)])
-    position = np.concatenate([pool["constant_at"], np.full(len(t_ok), -1)])  # of the constant among the terms
-    constant = position >= 0
-    logs = np.concatenate([pool["logs"], t_logs]) if len(probes) else None
+    change = edge_change(np.concatenate([pool["logs"], t_logs]))
     if not np.isfinite(values).any():
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
-    noise_rel, noise_abs = ds.aggregate_se()
-    chosen = select(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, noise_rel, noise_abs, logs,
-                    constant, candidates < 0)
-    if sp.fit.selection == "simplest" and len(set(routes[np.isfinite(values)])) > 1:
-        def constant_pvalue(i: int) -> float:  # of candidate i, searched
-            terms = outcome.scores.structures[int(candidates[i])].terms
-            y = ds.frame["time"].to_numpy(float)
-            des = design(term_values(terms, ds.columns(), ds.n_points), y, weights(y, sp.fit.weighting))
-            floor = noise_floor(WEIGHTINGS[sp.fit.weighting].standard_error, noise_rel, noise_abs)
-            return float(coefficient_pvalues(des, np.zeros(1), np.arange(len(terms))[None], position[[i]],
-                                             ds.n_points, floor)[0])
-
-        chosen = _between_routes(chosen, routes, values, n_terms, holdout, ds.n_points, sp, noise_rel, noise_abs,
-                                 logs, candidates < 0, constant, constant_pvalue)
+    chosen = choose(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, *ds.aggregate_se(), change)
     picked = int(candidates[chosen.index])
     shown = list(outcome.order[:max_rows])
     sizes = outcome.scores.n_terms[outcome.order]  # and the best-ranked candidate of every size
@@ -329,24 +308,19 @@ def _distinct_formulas(formulas: list[str], keep: int = -1) -> list[int]:
 
 
 def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) -> dict[str, np.ndarray]:
-    """What the selection needs of every distinct searched candidate (``outcome.order``): its position
-    (``ids``), ranking metric, coefficients left nonzero (``n_terms``), where its nonzero constant is
-    among its terms (``constant_at``, -1: none), ``holdout`` error, route and log predictions at
-    :func:`beyond_probes` (one batched product, :func:`~automodel.search.select.log_predictions`)."""
+    """What the chooser needs of every distinct searched candidate (``outcome.order``): its position
+    (``ids``), ranking metric, coefficients left nonzero (``n_terms``) and log predictions at the
+    chooser's probes (:func:`~automodel.search.choice.probe_points`, one batched product,
+    :func:`~automodel.search.choice.log_predictions`)."""
     sc = outcome.scores
     ids = np.asarray(outcome.order, dtype=int)
     coefs = sc.coefficients[ids]
     columns = outcome.columns[ids]
-    probes = beyond_probes(ds)
-    logs = np.zeros((len(ids), 0))
-    if len(probes):
-        values = term_values(outcome.terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
-        logs = log_predictions(values, columns, np.where(columns >= 0, coefs, 0.0))
-    holdout = sc.metrics.get("holdout", np.full(len(sc.structures), np.nan))[ids]
-    return {"ids": ids, "values": sc.metrics[metric][ids], "holdout": holdout, "logs": logs,
-            "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
-            "constant_at": constant_position(columns, coefs, constant_index(outcome.terms)),
-            "routes": np.array(["pmnf" if sc.structures[i].signed else "staged" for i in ids], dtype=object)}
+    probes = probe_points(ds.frame, ds.params)
+    values = term_values(outcome.terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
+    return {"ids": ids, "values": sc.metrics[metric][ids],
+            "logs": log_predictions(values, columns, np.where(columns >= 0, coefs, 0.0)),
+            "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1)}
 
 
 def screen(result: FitResult) -> pd.DataFrame:
@@ -380,76 +354,6 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
     if len(notes) > 3:
         notes = notes[:3] + [f"{len(notes) - 3} more"]
     return why + (f"; templates: {'; '.join(notes)}" if notes else "")
-
-
-def _between_routes(overall: Selection, routes: np.ndarray, values: np.ndarray, n_terms: np.ndarray,
-                    holdout: np.ndarray, n_points: int, sp: SearchSpace, noise_rel: float, noise_abs: float,
-                    logs: np.ndarray | None, templates: np.ndarray, constant: np.ndarray,
-                    constant_pvalue: Callable[[int], float]) -> Selection:
-    """The choice when the staged search and the PMNF route both ran: each route's own simplest
-    equivalent candidate, then the one :func:`~automodel.search.select.route_rule` gives (``templates``:
-    which candidates are seeded templates; ``constant``: which have a constant term, whose p-value
-    ``constant_pvalue`` gives for a candidate of the PMNF route); ``overall`` when either has no finite
-    holdout. Candidates whose prediction beyond the data departs from those of all the candidates
-    equivalent to the best (:func:`~automodel.search.select.departing_rows`) are passed over in every
-    route."""
-    away = np.zeros(len(values), bool) if logs is None else departing_rows(logs[None], overall.equivalent[None])[0]
-    picks = {}
-    for route in ("staged", "pmnf"):
-        mask = (routes == route) & ~away  # a route's pick never departs from every route's equivalents
-        if not np.isfinite(values[mask]).any():
-            return overall
-        sub = select(values[mask], n_terms[mask], n_points, sp.fit.metric, sp.fit.selection, noise_rel,
-                     noise_abs, None if logs is None else logs[mask], constant[mask], templates[mask])
-        picks[route] = (int(np.flatnonzero(mask)[sub.index]), sub)
-    (a, sa), (b, sb) = picks["staged"], picks["pmnf"]
-    if not (np.isfinite(holdout[a]) and np.isfinite(holdout[b])):
-        return overall
-    pvalue = constant_pvalue(b) if constant_question((n_terms[a], n_terms[b]), (constant[a], constant[b])) else np.nan
-    rule = int(route_rule((holdout[[a]], holdout[[b]]), (n_terms[[a]], n_terms[[b]]),
-                          (overall.equivalent[[a]], overall.equivalent[[b]]),
-                          np.array([n_points - n_terms[overall.best]]), templates[[a]], noise_rel,
-                          (constant[[a]], constant[[b]]), np.array([pvalue]))[0])
-    index = b if rule in PMNF_RULES else a
-    holdouts = f"holdout {holdout[b]:.3g} against {holdout[a]:.3g}"
-    as_well = (f"extrapolating to the largest configurations as well ({holdouts}"
-               + ("" if holdout[b] <= holdout[a] else
-                  f", within {HOLDOUT_RESOLUTION:g} standard errors of the held-out times, {noise_rel:.3g}") + ")")
-    reason = {
-        STAGED_FITS_WORSE: f"the PMNF route's choice: the staged search's fits the data clearly worse "
-                           f"({sp.fit.metric} {values[a]:.3g} against {values[b]:.3g})",
-        PMNF_FITS_WORSE: f"the staged search's choice: the PMNF route's fits the data clearly worse "
-                         f"({sp.fit.metric} {values[b]:.3g} against {values[a]:.3g})",
-        PMNF_EXTRAPOLATES: f"the PMNF route's choice, which extrapolates to the largest configurations clearly "
-                           f"better than the staged search's ({holdouts})",
-        PMNF_SIMPLER: f"the PMNF route's choice, simpler than the staged search's ({n_terms[b]} terms against "
-                      f"{n_terms[a]}) and {as_well}",
-        PMNF_CONSTANT: f"the PMNF route's choice, one term and a constant the data measure (p = {pvalue:.2g}) "
-                       f"against the staged search's single term, {as_well}",
-        STAGED_STAYS: f"the staged search's choice (the PMNF route's does not extrapolate to the largest "
-                      f"configurations clearly better: {holdouts})",
-    }[rule] + f": {(sb if index == b else sa).reason}"
-    return Selection(index, overall.best, overall.threshold, overall.equivalent, reason)
-
-
-#: how far beyond the largest measured value the selection looks, per parameter
-PROBE_FACTOR = 4.0
-
-
-def beyond_probes(ds: data_mod.Dataset) -> pd.DataFrame:
-    """Points beyond the data where candidates are compared: every parameter but the loads at
-    :data:`PROBE_FACTOR` times its largest value (the diagonal), and each alone so (the others at their
-    largest); loads at 1 (a dedicated machine)."""
-    top = {q: float(ds.frame[q].max()) for q in ds.params}
-    grown = [q for q in ds.params if q not in ("cpu", "bw")]
-    rows = [{q: top[q] * (PROBE_FACTOR if q in grown else 1.0) for q in ds.params}] if grown else []
-    if len(grown) > 1:
-        rows += [{q: top[q] * (PROBE_FACTOR if q == g else 1.0) for q in ds.params} for g in grown]
-    frame = pd.DataFrame(rows, columns=list(ds.params))
-    for q in ("cpu", "bw"):
-        if q in frame:
-            frame[q] = 1.0
-    return frame
 
 
 def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:

@@ -106,10 +106,8 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
         for i, s in enumerate(sc.structures):
             columns[i, :len(s.terms)] = [terms.index(t) for t in s.terms]
         beyond = _beyond(terms, columns, order[None], sc.coefficients[order][None], ds)
-        signed = np.array([sc.structures[i].signed for i in order])
         pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), ds.n_points,
-                      sp, (np.array([se[0]]), np.array([se[1]])), signed, sc.metric("holdout")[order][None],
-                      beyond=beyond)[0]
+                      sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond)[0]
         top = int(order[pick])
         mets = {k: float(v[0]) for k, v in all_metrics(sc, [top], ds, sp.fit).items()}
         out[name] = _model(sc.structures[top].terms, sc.coefficients[top], mets, model_context(ds, sp))

@@ -5,7 +5,8 @@ import pytest
 
 from automodel.errors import SpaceError
 from automodel.options import METRICS, SELECTIONS, WEIGHTINGS, FitOptions, check_choice, weights
-from automodel.search.select import select, tolerance
+from automodel.search.choice import choose as select
+from automodel.search.select import tolerance
 from automodel.solve.metrics import compute
 
 

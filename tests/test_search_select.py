@@ -1,4 +1,4 @@
-"""Choosing the simplest statistically equivalent model (automodel/search/select.py)."""
+"""The one chooser (automodel/search/choice.py) and its tie rule (automodel/search/select.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import pytest
 
 import automodel
 from automodel.errors import SpaceError
-from automodel.search.select import select, select_rows, tolerance
+from automodel.search.choice import choose as select
+from automodel.search.choice import choose_rows, edge_change, probe_points
+from automodel.search.select import tolerance
 from automodel.space.config import space_path
 
 
@@ -28,8 +30,9 @@ def test_simplest_rule_stops_high_powers_from_exploding_beyond_the_data():
         for rule in ratios:
             result = automodel.fit(runs, selection=rule, templates=[], progress=False)
             ratios[rule].append(result.best.predict(big)[0] / truth)
-    # the simplest equivalent model extrapolates the linear law within 30 % on every seed ...
-    assert np.all(np.abs(np.array(ratios["simplest"]) - 1) < 0.3), ratios["simplest"]
+    # the chosen model extrapolates the linear law within 50 % on every seed (it takes the tied candidate
+    # that changes least beyond the data, so at 15 % noise it errs low: 0.57-0.98 of the truth) ...
+    assert np.all(np.abs(np.array(ratios["simplest"]) - 1) < 0.5), ratios["simplest"]
     # ... while the best-ranked one picks an n^3 or n^4 term on some seeds and is off by 10x or more
     assert max(ratios["best"]) > 10, ratios["best"]
 
@@ -98,32 +101,42 @@ def test_aggregate_se_is_zero_without_repetitions_and_grows_with_scatter():
     assert single.aggregate_se() == (0.0, 0.0)
 
 
-def test_simplest_passes_over_an_equivalent_candidate_that_explodes_beyond_the_data():
-    """Issue 11: among candidates the data cannot tell apart, one whose prediction at 4x the data
-    departs from the others' (a tiny high-power term) is not chosen, however few its terms."""
-    from automodel.search.select import select
-
+def test_the_simplest_tied_candidate_that_changes_least_beyond_the_data_is_chosen():
+    """Issue 36, failure 1: among candidates the data cannot tell apart, the first in the ranking was
+    the steepest (``n^(5/2)/p`` 1261 % off at 8x n where ``n log n / p`` was tied and 8 % off). The
+    one whose prediction changes least from the edge of the data to 4x beyond it is chosen; a
+    candidate with no positive prediction there (a cancelling pair gone negative) never is."""
     values = np.array([0.100, 0.101, 0.102, 0.103, 0.5])
-    n_terms = np.array([3, 3, 3, 2, 1])
-    beyond = np.log(np.array([[10.0], [11.0], [10.5], [900.0], [10.0]]))
+    n_terms = np.array([2, 2, 2, 2, 1])
+    logs = np.log(np.array([[10.0, 900.0], [10.0, 45.0], [10.0, np.nan], [10.0, 30.0], [10.0, 10.0]]))
+    change = edge_change(logs)
+    assert change.round(3).tolist() == [4.5, 1.504, np.inf, 1.099, 0.0]
     plain = select(values, n_terms, 30, "rel_s")
-    assert plain.index == 3  # the simplest equivalent: 2 terms
-    guarded = select(values, n_terms, 30, "rel_s", beyond=beyond)
-    assert guarded.index == 0 and "1 whose prediction beyond the data departs" in guarded.reason
-    assert guarded.equivalent.tolist() == plain.equivalent.tolist()
+    assert plain.index == 0  # without looking beyond the data: the best-scored, the steepest
+    chosen = select(values, n_terms, 30, "rel_s", change=change)
+    assert chosen.index == 3 and "changes least beyond the data (a factor 3 at 4x" in chosen.reason
+    assert chosen.equivalent.tolist() == plain.equivalent.tolist() == [True, True, True, True, False]
+    # the same rule for many targets at once, row by row
+    rows, _, tied = choose_rows(np.vstack([values, values[::-1]]), n_terms, 30, "rel_s", change=change)
+    assert rows.tolist() == [3, select(values[::-1], n_terms, 30, "rel_s", change=change).index]
+    # an infinite change everywhere: the best-scored of the simplest, never a crash
+    assert select(values, n_terms, 30, "rel_s", change=np.full(5, np.inf)).index == 0
 
 
-def test_ties_among_the_simplest_go_to_a_constant_unless_a_template_is_best():
-    values = np.array([0.100, 0.101, 0.102, 0.103, 0.300])
-    n_terms = np.array([2, 2, 2, 1, 1])
-    constant = np.array([False, False, True, False, True])
-    plain = select(values[:3], n_terms[:3], 20, "rel_s")
-    assert plain.index == 0
-    tie = select(values[:3], n_terms[:3], 20, "rel_s", constant=constant[:3])
-    assert tie.index == 2 and tie.reason.endswith("the best with a constant term")
-    kept = select(values[:3], n_terms[:3], 20, "rel_s", constant=constant[:3], seeded=np.array([True, False, False]))
-    assert kept.index == 0  # the best-scored of the simplest is a seeded template: it stays
-    assert select(values[1:], n_terms[1:], 20, "rel_s", constant=constant[1:]).index == 2  # one term: no tie rule
-    rows, _ = select_rows(np.vstack([values[:3], values[:3]]), n_terms[:3], 20, "rel_s",
-                          constant=np.array([[False, False, True], [False, False, False]]))
-    assert rows.tolist() == [2, 0]
+def test_probe_points_start_at_the_edge_and_leave_loads_at_one():
+    frame = pd.DataFrame({"n": [1.0, 8.0], "p": [2.0, 16.0], "cpu": [0.5, 0.9]})
+    probes = probe_points(frame, ["n", "p", "cpu"])
+    assert probes.iloc[0].tolist() == [8.0, 16.0, 1.0]
+    assert probes.iloc[1:].to_numpy().tolist() == [[32.0, 64.0, 1.0], [32.0, 16.0, 1.0], [8.0, 64.0, 1.0]]
+
+
+def test_fit_and_kernels_choose_alike_through_the_one_chooser():
+    """Issue 36: the choice was written three times (fit, the kernels, the online store). The same
+    runs give the same formula through automodel.fit (searched candidates only) and fit_many."""
+    from automodel.kernels.fit_many import fit_many
+
+    rng = np.random.default_rng(3)
+    p = np.repeat([4.0, 8, 16, 32, 64], 5)
+    runs = pd.DataFrame({"p": p, "time": (200 + 10 * np.log2(p) ** 2) * (1 + 0.01 * rng.uniform(-1, 1, p.size))})
+    result = automodel.fit(runs, templates=(), progress=False, intervals=False)
+    assert fit_many(runs.assign(kernel="k")).models["k"].formula == result.best.formula

@@ -18,9 +18,12 @@ def test_cubic_plus_quadratic_on_one_process():
     train = make_runs(f, np.linspace(200, 1000, 9), [1], reps=2, noise=0.02)
     test = make_runs(f, [1500.0, 2000.0, 3000.0], [1], noise=0.0)
     result = automodel.fit(train, progress=False)
-    terms = {str(t) for t in result.best.core.terms}
-    assert "n**3" in terms
-    assert held_out_error(result, test).max() < 0.05
+    # 2 % noise on n = 200..1000 ties n^3 + n^2 with flatter two-term candidates; the chooser takes the
+    # one that changes least beyond the data (issue 36), a bet on none of the steep ones: n^(9/4) + c,
+    # 23 % low at 3x the largest n, inside its 90 % band (n^3 + n^2 was chosen before, within 5 %)
+    assert held_out_error(result, test).max() < 0.3
+    lo, hi = result.best.predict_interval(test, level=0.9)
+    assert np.all((lo <= test["time"]) & (test["time"] <= hi))
 
 
 def test_loaded_machine_formula(runs_loaded):

@@ -56,16 +56,14 @@ from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
-from automodel.search.select import constant_position, log_predictions, noise_floor
+from automodel.search.choice import log_predictions, probe_points
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
-from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES, WEIGHTINGS, weights
-from automodel.solve.design import design
-from automodel.solve.significance import coefficient_pvalues
-from automodel.space.terms import Term, constant_index, term_values
+from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
+from automodel.space.terms import Term, term_values
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
 
@@ -208,19 +206,16 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
     best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
-                                        _probe_values(cache.terms, ds),
-                                        constant_index(cache.terms))
+                                        _probe_values(cache.terms, ds))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
 
 
 def _probe_values(terms: list[Term], ds: data_mod.Dataset) -> np.ndarray:
-    """(P, len(terms)) values of ``terms`` at the points beyond the data where automodel.fit compares
-    the equivalent candidates (:func:`automodel.fitting.beyond_probes`)."""
-    from automodel.fitting import beyond_probes
-
-    probes = beyond_probes(ds)
+    """(P, len(terms)) values of ``terms`` at the chooser's probes (the edge of the data, then the points
+    beyond it: :func:`automodel.search.choice.probe_points`)."""
+    probes = probe_points(ds.frame, ds.params)
     return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
 
 
@@ -252,26 +247,8 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     ids = many.ids[rows, at] if L else np.zeros((K, 0), np.intp)
     score = np.where(present, many.metrics[sp.fit.metric][rows, at], np.inf)
     n_terms = np.where(present, np.maximum((np.nan_to_num(many.coefficients[rows, at]) != 0.0).sum(axis=2), 1), 1)
-    signed = present & many.signed[ids]
-    held = np.where(present, many.metrics["holdout"][rows, at], np.nan) if "holdout" in many.metrics else None
     beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
-    columns = many.columns[ids]  # (K, L, w), -1 padded
-    position = np.where(present, constant_position(columns, many.coefficients[rows, at], constant_index(many.terms)),
-                        -1)
-    kernel_noise = noise(g, g.aggregate)
-
-    def constant_pvalue(picks: np.ndarray) -> np.ndarray:  # of each kernel's pick, as automodel.fit tests it
-        cols = columns[np.arange(K), picks]
-        used = np.unique(cols[cols >= 0])  # only the terms of the picks are evaluated
-        values = term_values([many.terms[i] for i in used], ds.columns(), ds.n_points)
-        des = design(np.where(np.isfinite(values), values, 0.0), g.values, weights(g.values, sp.fit.weighting),
-                     gram=False)
-        return coefficient_pvalues(des, np.arange(K), np.where(cols >= 0, np.searchsorted(used, cols), -1),
-                                   position[np.arange(K), picks], len(g.points),
-                                   noise_floor(WEIGHTINGS[sp.fit.weighting].standard_error, *kernel_noise))
-
-    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, kernel_noise, signed, held, beyond,
-                  position >= 0, constant_pvalue)
+    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), beyond)
     pick = np.where(present.any(axis=1), pick, -1)
     chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
     coefs, mets = many.rescore(chosen)

@@ -42,10 +42,11 @@ from automodel import printing
 from automodel.options import MAD_TO_SIGMA, WEIGHTINGS, FitOptions, weights
 from automodel.search import score
 from automodel.search.prune import prune, rank
-from automodel.search.select import constant_position, select, thresholds
+from automodel.search.choice import choose
+from automodel.search.select import thresholds
 from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
-from automodel.space.terms import Term, TermPlan, constant_index
+from automodel.space.terms import Term, TermPlan
 
 __all__ = ["OnlineOptions", "PoolStats", "Refit", "Update", "LivePool", "LazyValues", "refit",
            "anomalous", "unexplained", "relative_residuals", "ANOMALY_WINDOW"]
@@ -338,10 +339,11 @@ class LivePool:
     def leader(self) -> int:
         """Index of the leading live candidate (-1 when none is alive).
 
-        With ``selection = "simplest"`` (the default) the fewest-terms candidate within one standard
-        error of the best score, ties going to one with a constant, as
-        :func:`automodel.search.select.select` chooses for ``automodel fit``; with ``"best"`` the
-        best-scored one.
+        The chooser of ``automodel fit`` (:func:`automodel.search.choice.choose`) on the live candidates'
+        scores: with ``selection = "simplest"`` (the default) the fewest-terms candidate within one
+        standard error of the best score; with ``"best"`` the best-scored one. The pool keeps the
+        statistics of its runs, not their parameter values, so it has no edge of the data to look
+        beyond: among the simplest tied candidates the best-scored leads.
         """
         s = np.where(self.alive, self.score, np.inf)
         best = int(np.argmin(s))
@@ -354,8 +356,7 @@ class LivePool:
 
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
         near = np.flatnonzero(s <= thresholds(s[best], metric, self.stats.n_runs - n_terms(best)))
-        constant = constant_position(self.index[near], self.coef[near], constant_index(self.terms)) >= 0  # as fit's
-        return int(near[select(s[near], n_terms(near), self.stats.n_runs, metric, constant=constant).index])
+        return int(near[choose(s[near], n_terms(near), self.stats.n_runs, metric).index])
 
     def terms_of(self, i: int) -> tuple[Term, ...]:
         """The terms of candidate ``i``."""

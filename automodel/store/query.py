@@ -19,7 +19,7 @@ from automodel.interval import MAX_ALTERNATIVES, Interval
 from automodel.model import Model, TermModel
 from automodel.options import ROLE_NAMES, weights
 from automodel.search.score import Structure
-from automodel.search import select as selection
+from automodel.search.choice import choose
 from automodel.search.online import PoolStats
 from automodel.space.terms import term_values
 from automodel.store import schema
@@ -110,7 +110,7 @@ def _band(a: App, pool, order: np.ndarray, i: int, core: TermModel, fitted: pd.D
     ranked = [j for j in order[:100] if np.isfinite(pool.score[j])]
     opt = replace(a.options.fit, metric=a.options.metric)
     n_terms = np.array([len(pool.terms_of(j)) for j in ranked])
-    chosen = selection.select(pool.score[ranked], n_terms, ds.n_points, opt.metric, opt.selection)
+    chosen = choose(pool.score[ranked], n_terms, ds.n_points, opt.metric, opt.selection)
     peers = [TermModel(pool.terms_of(j), pool.coefficients_of(j)) for k, j in enumerate(ranked)
              if chosen.equivalent[k] and j != i][:MAX_ALTERNATIVES]
     structures = [Structure(pool.terms_of(j)) for j in ranked]

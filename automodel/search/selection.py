@@ -1,0 +1,34 @@
+"""The noun of a choice: which ranked candidate became the model, and why (:mod:`automodel.search.choice`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Selection"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen candidate and why.
+
+    Attributes
+    ----------
+    index : int
+        Position of the chosen candidate in the arrays passed to :func:`select`.
+    best : int
+        Position of the best-ranked candidate.
+    threshold : float
+        Candidates scoring at most this are statistically equivalent to the best.
+    equivalent : ndarray of bool
+        Which candidates are within ``threshold``.
+    reason : str
+        One line for people: what was chosen and on what grounds.
+    """
+
+    index: int
+    best: int
+    threshold: float
+    equivalent: np.ndarray
+    reason: str
