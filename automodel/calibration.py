@@ -29,9 +29,8 @@ from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
 from automodel.options import METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
-from automodel.search.choice import choose, edge_change, log_predictions, probe_points
+from automodel.search.choice import choose, edge_change, log_predictions, probe_values
 from automodel.search.staged import holdout_rows
-from automodel.space.terms import term_values
 from automodel.solve import band
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",
@@ -173,8 +172,7 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             kept_frame = frame[keep]
             noise_rel, noise_abs = (float(v) for v in aggregate_se(*(kept_frame[c].to_numpy(float) for c in (
                 "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._fit_dataset)
-            probes = probe_points(kept_frame, ds.params)  # the choice fit makes, on the kept runs alone
-            at = term_values(cache.terms, {c: probes[c].to_numpy(float) for c in probes}, len(probes))
+            at = probe_values(cache.terms, kept_frame, ds.params)  # the choice fit makes, on the kept runs alone
             change = edge_change(log_predictions(at, term_columns[fits, :sc.coefficients.shape[1]], sc.coefficients))
             chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, change)
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")

@@ -19,11 +19,10 @@ from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
-from automodel.search.choice import choose, edge_change, log_predictions, probe_points
+from automodel.search.choice import choose, edge_change, log_predictions, probe_points, probe_values
 from automodel.search.selection import Selection
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
-from automodel.space.terms import term_values
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]
 
@@ -242,9 +241,9 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     every size and the chosen one."""
     outcome = staged_search(ds, sp, progress=progress)
     t_rows, t_models = _template_rows(ds, sp, named, progress)
+    probes = probe_points(ds.frame, ds.params)
     pool = _searched_pool(outcome, ds, sp.fit.metric)
     t_ok = [i for i, m in enumerate(t_models) if m is not None]
-    probes = probe_points(ds.frame, ds.params)
     t_logs = np.zeros((len(t_ok), len(probes)))
     if t_ok:
         with np.errstate(all="ignore"):
@@ -316,10 +315,9 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     ids = np.asarray(outcome.order, dtype=int)
     coefs = sc.coefficients[ids]
     columns = outcome.columns[ids]
-    probes = probe_points(ds.frame, ds.params)
-    values = term_values(outcome.terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
+    at = probe_values(outcome.terms, ds.frame, ds.params)
     return {"ids": ids, "values": sc.metrics[metric][ids],
-            "logs": log_predictions(values, columns, np.where(columns >= 0, coefs, 0.0)),
+            "logs": log_predictions(at, columns, np.where(columns >= 0, coefs, 0.0)),
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1)}
 
 

@@ -56,14 +56,14 @@ from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
-from automodel.search.choice import log_predictions, probe_points
+from automodel.search.choice import log_predictions, probe_values
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
 from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
-from automodel.space.terms import Term, term_values
+from automodel.space.terms import Term
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
 
@@ -206,29 +206,22 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
     best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
-                                        _probe_values(cache.terms, ds))
+                                        probe_values(cache.terms, ds.frame, ds.params))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
 
 
-def _probe_values(terms: list[Term], ds: data_mod.Dataset) -> np.ndarray:
-    """(P, len(terms)) values of ``terms`` at the chooser's probes (the edge of the data, then the points
-    beyond it: :func:`automodel.search.choice.probe_points`)."""
-    probes = probe_points(ds.frame, ds.params)
-    return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
-
-
 def _beyond(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficients: np.ndarray,
             ds: data_mod.Dataset) -> np.ndarray:
-    """(K, L, P) log predictions at the probes of :func:`_probe_values` of every kernel's ranked
+    """(K, L, P) log predictions at the chooser's probes (:func:`automodel.search.choice.probe_values`) of every kernel's ranked
     candidates (``ids`` (K, L) into ``columns``, -1 none; ``columns`` (N, w) each candidate's terms as
     indices into ``terms``, -1 padded; ``coefficients`` (K, L, width) in that order), NaN where not
     positive."""
     width = coefficients.shape[2]
     cols = np.full((len(columns), width), -1, np.intp)
     cols[:, :min(width, columns.shape[1])] = columns[:, :width]
-    logs = log_predictions(_probe_values(terms, ds), cols[np.maximum(ids, 0)], coefficients)
+    logs = log_predictions(probe_values(terms, ds.frame, ds.params), cols[np.maximum(ids, 0)], coefficients)
     return np.where(ids[:, :, None] >= 0, logs, np.nan)
 
 

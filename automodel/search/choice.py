@@ -32,6 +32,7 @@ All functions are pure.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,8 +41,9 @@ from automodel.errors import DataError
 from automodel.options import SELECTIONS, check_choice
 from automodel.search.select import comparable, thresholds, tolerance
 from automodel.search.selection import Selection
+from automodel.space.terms import Term, term_values
 
-__all__ = ["PROBE_FACTOR", "LOADS", "probe_points", "log_predictions", "edge_change", "choose_rows", "choose"]
+__all__ = ["PROBE_FACTOR", "LOADS", "probe_points", "probe_values", "log_predictions", "edge_change", "choose_rows", "choose"]
 
 #: how far beyond the largest measured value of each parameter the chooser looks
 PROBE_FACTOR = 4.0
@@ -49,7 +51,7 @@ PROBE_FACTOR = 4.0
 LOADS = ("cpu", "bw")
 
 
-def probe_points(frame: pd.DataFrame, params: tuple[str, ...] | list[str]) -> pd.DataFrame:
+def probe_points(frame: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
     """Where the chooser compares candidates: first the edge of the data (every parameter at its largest
     measured value), then the points :data:`PROBE_FACTOR` times beyond it, all grown parameters at once
     (the diagonal) and, with several, each alone. Loads are at 1 (a dedicated machine) everywhere.
@@ -81,6 +83,13 @@ def log_predictions(probe_values: np.ndarray, columns: np.ndarray, coefficients:
     with np.errstate(all="ignore"):
         at = np.einsum("...w,p...w->...p", np.nan_to_num(coefficients), values[:, columns])
         return np.log(np.where(at > 0, at, np.nan))
+
+
+def probe_values(terms: Sequence[Term], frame: pd.DataFrame, params: Sequence[str]) -> np.ndarray:
+    """(P, len(terms)) values of ``terms`` at the :func:`probe_points` of ``frame``: the input of
+    :func:`log_predictions` for every candidate drawn from ``terms``."""
+    probes = probe_points(frame, params)
+    return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
 
 
 def edge_change(log_predictions: np.ndarray) -> np.ndarray:

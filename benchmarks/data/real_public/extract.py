@@ -140,63 +140,34 @@ def excalibur(g, out):
     def interconnect(r):
         return r["partition"].split("-")[0].replace("cclake", r["partition"].split("-")[1])
 
-    # CSD3 Cascade Lake, 56 ranks per node, nodes 1..56.  Split: train num_nodes <= 8.
-    # GROMACS: time = GROMACS's own wall time (wall_t, s); three HECBioSim benchmark systems.
-    rows = []
-    for r in pick("csd3", "gromacs", "wall_t"):
-        atoms = int(re.search(r"_(\d+)k_atoms", r["test"]).group(1)) * 1000
-        rows.append(dict(interconnect=interconnect(r), atoms=atoms, num_procs=r["num_procs"],
-                         jobid=r["jobid"], time=r["value"],
-                         split="train" if r["num_nodes"] <= 8 else "test", source=r["path"]))
-    write(out, "excalibur_gromacs_csd3.csv",
-          ["interconnect", "atoms", "num_procs", "jobid", "time", "split", "source"], rows)
+    # CSD3 Cascade Lake, 56 ranks per node, nodes 1..56; Alaska (StackHPC test cluster), 32 ranks per
+    # node, nodes 1..16, InfiniBand and RoCE.  Per file: system, app, metric (time in s), the largest
+    # training num_nodes, and the extra columns of each record.
+    #   GROMACS: GROMACS's own wall time (wall_t); three HECBioSim benchmark systems (atoms).
+    #   CASTEP Al3x3: CASTEP's total_time.
+    #   WRF 12 km and 2.5 km CONUS: runtime_real (job-script wall clock of the run).
+    #   OpenFOAM motorbike: OpenFOAM's ExecutionTime; CSD3 nodes 1,2,8,16,32,56 (no 4).
+    #   Alaska: test 16 nodes.
+    def atoms(pattern):
+        return "atoms", lambda r: int(re.search(pattern, r["test"] + "_").group(1)) * 1000
 
-    # CASTEP Al3x3: time = CASTEP's total_time (s).  Split: train num_nodes <= 8.
-    rows = [dict(interconnect=interconnect(r), num_procs=r["num_procs"], jobid=r["jobid"],
-                 time=r["value"], split="train" if r["num_nodes"] <= 8 else "test", source=r["path"])
-            for r in pick("csd3", "castep", "total_time")]
-    write(out, "excalibur_castep_csd3.csv",
-          ["interconnect", "num_procs", "jobid", "time", "split", "source"], rows)
+    case = "case", lambda r: "12km" if r["test"].startswith("WRF_12km") else "2.5km"
 
-    # WRF 12 km and 2.5 km CONUS: time = runtime_real (job-script wall clock of the run, s).
-    # Split: train num_nodes <= 8.
-    rows = []
-    for r in pick("csd3", "wrf", "runtime_real"):
-        case = "12km" if r["test"].startswith("WRF_12km") else "2.5km"
-        rows.append(dict(interconnect=interconnect(r), case=case, num_procs=r["num_procs"],
-                         jobid=r["jobid"], time=r["value"],
-                         split="train" if r["num_nodes"] <= 8 else "test", source=r["path"]))
-    write(out, "excalibur_wrf_csd3.csv",
-          ["interconnect", "case", "num_procs", "jobid", "time", "split", "source"], rows)
-
-    # OpenFOAM motorbike: time = OpenFOAM's ExecutionTime (s); nodes 1,2,8,16,32,56 (no 4).
-    # Split: train num_nodes <= 16.
-    rows = [dict(interconnect=interconnect(r), num_procs=r["num_procs"], jobid=r["jobid"],
-                 time=r["value"], split="train" if r["num_nodes"] <= 16 else "test", source=r["path"])
-            for r in pick("csd3", "openfoam", "ExecutionTime")]
-    write(out, "excalibur_openfoam_csd3.csv",
-          ["interconnect", "num_procs", "jobid", "time", "split", "source"], rows)
-
-    # Alaska (StackHPC test cluster), 32 ranks per node, nodes 1..16, InfiniBand and RoCE.
-    # Split: train num_nodes <= 8, test 16 nodes.
-    rows = []
-    for r in pick("alaska", "gromacs", "wall_t"):
-        atoms = int(re.search(r"_(\d+)k_", r["test"] + "_").group(1)) * 1000
-        rows.append(dict(interconnect=interconnect(r), atoms=atoms, num_procs=r["num_procs"],
-                         jobid=r["jobid"], time=r["value"],
-                         split="train" if r["num_nodes"] <= 8 else "test", source=r["path"]))
-    write(out, "excalibur_gromacs_alaska.csv",
-          ["interconnect", "atoms", "num_procs", "jobid", "time", "split", "source"], rows)
-    rows = [dict(interconnect=interconnect(r), num_procs=r["num_procs"], jobid=r["jobid"],
-                 time=r["value"], split="train" if r["num_nodes"] <= 8 else "test", source=r["path"])
-            for r in pick("alaska", "cp2k", "cp2k_time")]
-    write(out, "excalibur_cp2k_alaska.csv",
-          ["interconnect", "num_procs", "jobid", "time", "split", "source"], rows)
-    rows = [dict(interconnect=interconnect(r), num_procs=r["num_procs"], jobid=r["jobid"],
-                 time=r["value"], split="train" if r["num_nodes"] <= 8 else "test", source=r["path"])
-            for r in pick("alaska", "openfoam", "ExecutionTime")]
-    write(out, "excalibur_openfoam_alaska.csv",
-          ["interconnect", "num_procs", "jobid", "time", "split", "source"], rows)
+    files = (("csd3", "gromacs", "wall_t", "excalibur_gromacs_csd3.csv", 8, atoms(r"_(\d+)k_atoms")),
+             ("csd3", "castep", "total_time", "excalibur_castep_csd3.csv", 8, None),
+             ("csd3", "wrf", "runtime_real", "excalibur_wrf_csd3.csv", 8, case),
+             ("csd3", "openfoam", "ExecutionTime", "excalibur_openfoam_csd3.csv", 16, None),
+             ("alaska", "gromacs", "wall_t", "excalibur_gromacs_alaska.csv", 8, atoms(r"_(\d+)k_")),
+             ("alaska", "cp2k", "cp2k_time", "excalibur_cp2k_alaska.csv", 8, None),
+             ("alaska", "openfoam", "ExecutionTime", "excalibur_openfoam_alaska.csv", 8, None))
+    for system, app, metric, name, train_nodes, extra in files:
+        column, value = extra or (None, None)
+        rows = [dict(interconnect=interconnect(r), **({column: value(r)} if extra else {}),
+                     num_procs=r["num_procs"], jobid=r["jobid"], time=r["value"],
+                     split="train" if r["num_nodes"] <= train_nodes else "test", source=r["path"])
+                for r in pick(system, app, metric)]
+        write(out, name, ["interconnect", *([column] if extra else []), "num_procs", "jobid", "time", "split",
+                          "source"], rows)
 
 
 # -------------------------------------------------------------------- HECBioSim
