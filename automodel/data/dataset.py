@@ -6,8 +6,8 @@ row per run; the roles are ``time`` (the target, seconds), ``n`` (problem size),
 ``cpu`` and ``bw`` (free CPU and bandwidth fractions in (0, 1], rational-polynomial-yagnik-icpp2006.txt,
 sec. 3) and any number of extra numeric parameters. Rows with identical parameters are repetitions; the
 fit uses the mean of those that are not outliers, or their median where the noise is heavy-tailed
-(:func:`robust_means`; or the median, mean or min on request), and their spread is kept as the noise
-estimate.
+(:func:`robust_means`; or the median, mean or min on request), and the spread that goes with that
+aggregate is kept as the noise estimate (:func:`aggregate_groups`).
 """
 
 from __future__ import annotations
@@ -295,26 +295,44 @@ def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, lis
 
 def aggregate_groups(y: np.ndarray, key: np.ndarray, how: str, pools: np.ndarray | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Repetitions combined: the distinct ``key`` values (sorted) and each one's aggregated time (``how``,
-    one of :data:`automodel.options.AGGREGATES`), the standard deviation of its repetitions (0 for one)
-    and their count. The one implementation for :func:`load` and the kernels' groups.
+    """Repetitions combined: the distinct ``key`` values (sorted), each one's aggregated time (``how``,
+    one of :data:`automodel.options.AGGREGATES`), the spread of its repetitions (0 for one) and their
+    count. The one implementation for :func:`load` and the kernels' groups.
 
-    ``how="robust"`` is :func:`robust_means`; ``pools`` (one label per run, default one pool) says which
-    configurations share a noise scale (the kernels' groups: one pool per kernel).
+    The spread is the scale that goes with the aggregate, so that the noise it implies
+    (:func:`configuration_se`) is that of the time the fit sees: the standard deviation of the runs
+    for the mean and the minimum, the normalised median absolute deviation for the median (a burst
+    that the median resists does not widen its noise; Hoefler and Belli, *Scientific Benchmarking of
+    Parallel Computing Systems*, SC15, sec. 3.1.2: medians and nonparametric spreads for run times),
+    and for ``how="robust"`` (:func:`robust_means`) the standard deviation of the runs it kept or the
+    normalised median absolute deviation where it took the median. ``pools`` (one label per run,
+    default one pool) says which configurations share a noise scale (the kernels' groups: one pool per
+    kernel).
 
     Examples
     --------
     >>> t, spread, n = aggregate_groups(np.array([1.0, 1.02, 5.0, 2.0, 2.2]), np.array([0, 0, 0, 1, 1]), "median")[1:]
-    >>> t.round(3).tolist(), n.tolist()
-    ([1.02, 2.1], [3, 2])
+    >>> t.round(3).tolist(), spread.round(3).tolist(), n.tolist()
+    ([1.02, 2.1], [0.03, 0.148], [3, 2])
     """
     if how == "robust":
-        keys, time = robust_means(y, key, np.zeros(len(y), int) if pools is None else pools)
-        agg = pd.Series(y).groupby(key, sort=True).agg(["std", "size"])
-        return keys, time, agg["std"].fillna(0.0).to_numpy(float), agg["size"].to_numpy(int)
-    agg = pd.Series(y).groupby(key, sort=True).agg([how, "std", "size"])
-    return agg.index.to_numpy(), agg[how].to_numpy(float), agg["std"].fillna(0.0).to_numpy(float), \
-        agg["size"].to_numpy(int)
+        return robust_means(y, key, np.zeros(len(y), int) if pools is None else pools)
+    runs = pd.Series(y).groupby(key, sort=True)
+    agg = runs.agg([how, "std", "size"])
+    spread = median_spread(y, key) if how == "median" else agg["std"].fillna(0.0).to_numpy(float)
+    return agg.index.to_numpy(), agg[how].to_numpy(float), spread, agg["size"].to_numpy(int)
+
+
+def median_spread(y: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """The normalised median absolute deviation of each ``key``'s runs from their median (sorted keys; 0
+    for a single run): the scale of normal runs, not moved by a burst.
+
+    >>> median_spread(np.array([1.0, 1.1, 0.9, 9.0, 2.0]), np.array([0, 0, 0, 0, 1])).round(4).tolist()
+    [0.1483, 0.0]
+    """
+    runs = pd.Series(y).groupby(key, sort=True)
+    deviation = (pd.Series(y) - runs.transform("median")).abs()
+    return MAD_TO_SIGMA * deviation.groupby(key, sort=True).median().to_numpy(float)
 
 
 #: a pool's noise is heavy-tailed (:func:`robust_means` takes the median) when the median standard
@@ -330,9 +348,11 @@ WIDE_NOISE = 0.25
 OUTLIER_SCALES = 4.0
 
 
-def robust_means(y: np.ndarray, key: np.ndarray, pools: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def robust_means(y: np.ndarray, key: np.ndarray, pools: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The mean of each configuration's repetitions that are not outliers: the distinct ``key`` values
-    (sorted) and each one's mean.
+    (sorted), each one's mean, the spread that goes with it (the standard deviation of the runs kept;
+    where the median is taken, :func:`median_spread`) and the count of runs.
 
     The mean is the efficient aggregate when repetitions scatter evenly (twice as efficient as the
     median under uniform noise, 1.57x under normal noise), the median the safe one when a run is
@@ -350,10 +370,10 @@ def robust_means(y: np.ndarray, key: np.ndarray, pools: np.ndarray) -> tuple[np.
 
     Examples
     --------
-    >>> keys, t = robust_means(np.array([1.0, 1.1, 0.9, 5.0, 2.0, 2.2, 1.8, 2.1, 3.0, 3.3, 2.7]),
-    ...                        np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2]), np.zeros(11, int))
-    >>> t.round(3).tolist()  # the run at 5.0 is dropped, the others are averaged
-    [1.0, 2.025, 3.0]
+    >>> keys, t, spread, n = robust_means(np.array([1.0, 1.1, 0.9, 5.0, 2.0, 2.2, 1.8, 2.1, 3.0, 3.3, 2.7]),
+    ...                                   np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2]), np.zeros(11, int))
+    >>> t.round(3).tolist(), spread.round(3).tolist()  # the run at 5.0 is dropped, the others are averaged
+    ([1.0, 2.025, 3.0], [0.1, 0.171, 0.3])
     """
     logy = pd.Series(np.log(np.maximum(y, np.finfo(float).tiny)))
     by_key = logy.groupby(key, sort=True)
@@ -365,11 +385,13 @@ def robust_means(y: np.ndarray, key: np.ndarray, pools: np.ndarray) -> tuple[np.
     limit = np.where((size >= 3) & (scale.to_numpy() > 0), OUTLIER_SCALES * scale.to_numpy(), np.inf)
     closest = pd.Series(deviation).groupby(key, sort=True).transform("min").to_numpy()
     kept = (deviation <= limit) | (deviation <= closest)
-    means = pd.Series(np.where(kept, y, np.nan)).groupby(key, sort=True).mean()  # NaN: dropped
+    runs = pd.Series(np.where(kept, y, np.nan)).groupby(key, sort=True)  # NaN: dropped
+    means, deviations = runs.mean(), runs.std().fillna(0.0)
     heavy = pd.Series(((typical_sd > HEAVY_TAILS * scale) | (scale > WIDE_NOISE)).to_numpy()
-                      ).groupby(key, sort=True).first()
-    means = means.where(~heavy, pd.Series(y).groupby(key, sort=True).median())
-    return means.index.to_numpy(), means.to_numpy(float)
+                      ).groupby(key, sort=True).first().to_numpy()
+    time = np.where(heavy, pd.Series(y).groupby(key, sort=True).median().to_numpy(float), means.to_numpy(float))
+    spread = np.where(heavy, median_spread(y, key), deviations.to_numpy(float))
+    return means.index.to_numpy(), time, spread, by_key.size().to_numpy(int)
 
 
 def _aggregate(runs: pd.DataFrame, params: tuple[str, ...], how: str, covariates: tuple[str, ...] = ()
