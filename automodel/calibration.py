@@ -27,7 +27,7 @@ import pandas as pd
 from automodel.data import Dataset, aggregate_se, configuration_se
 from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
-from automodel.options import METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
+from automodel.options import MAD_TO_SIGMA, METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
 from automodel.search.choice import choose, edge_change, log_predictions, probe_values
 from automodel.search.staged import holdout_rows
@@ -61,7 +61,7 @@ def run_noise(runs: pd.DataFrame, params: tuple[str, ...]) -> tuple[float, int]:
     """Robust standard deviation of one run's ``log(time)`` about its configuration's.
 
     From the differences of successive repetitions of a configuration (each has standard deviation
-    ``sigma * sqrt(2)``): ``median(|d|) / (0.6745 sqrt(2))``, consistent for normal noise and
+    ``sigma * sqrt(2)``): ``MAD_TO_SIGMA * median(|d|) / sqrt(2)``, consistent for normal noise and
     robust, because timings have rare outliers (a preempted run) that would widen every band of a
     standard deviation. Returns it and the number of differences (``(0, 0)`` when nothing is repeated).
     """
@@ -74,7 +74,7 @@ def run_noise(runs: pd.DataFrame, params: tuple[str, ...]) -> tuple[float, int]:
     diffs = np.abs(diffs[np.isfinite(diffs)])
     if not len(diffs):
         return 0.0, 0
-    return float(np.median(diffs) / (0.6745 * np.sqrt(2.0))), len(diffs)
+    return float(MAD_TO_SIGMA * np.median(diffs) / np.sqrt(2.0)), len(diffs)
 
 
 def aggregate_noise(frame: pd.DataFrame, aggregate: str) -> np.ndarray:

@@ -22,7 +22,7 @@ the ``m`` admitted runs (not aggregated), which is ``rel_s`` for the relative we
 Anomaly rule: after refitting with the new runs, take the ``n_leaders`` best candidates; for each,
 the relative residuals ``r = (y - yhat) / y`` of the reference runs, their median ``med`` and median
 absolute deviation ``MAD``. A new run is anomalous when, under *every* leading model,
-``|r - med| > anomaly_mad * 1.4826 * MAD`` and ``|r| > anomaly_floor``: no leading model explains it.
+``|r - med| > anomaly_mad * MAD_TO_SIGMA * MAD`` and ``|r| > anomaly_floor``: no leading model explains it.
 A run that some leader explains (e.g. a run under a new load that a ``g(n)/bw`` candidate fits) is
 kept, so a changed machine moves the ranking instead of being set aside. The reference runs are a
 sliding window: the new runs and the :data:`ANOMALY_WINDOW` admitted runs added last before them (every
@@ -250,7 +250,7 @@ def anomalous(values: np.ndarray, y: np.ndarray, test: np.ndarray, index: np.nda
 
     ``index``, ``width``, ``coef`` describe the leading models; ``values`` (m, T) and ``y`` (m,) are
     the reference runs plus the tested ones. Returns the mask and each run's severity, the least
-    (over the leaders) robust z-score ``|r - med| / (1.4826 MAD)``.
+    (over the leaders) robust z-score ``|r - med| / (MAD_TO_SIGMA MAD)``.
     """
     return unexplained(relative_residuals(values, y, index, width, coef), test, mad, floor)
 

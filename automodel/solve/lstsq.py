@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from automodel.options import RELATIVE_RESOLUTION
 from automodel.solve import nnls as nnls_mod
 from automodel.solve.cholesky import PIVOT_TOL, cholesky, cholesky_solve, forward
 from automodel.solve.design import Design, gather, pair_columns, residuals
@@ -129,7 +130,7 @@ def _pseudo_inverse_solve(des: Design, kern: np.ndarray, cols: np.ndarray) -> np
     finite = np.isfinite(X).all(axis=(1, 2)) & np.isfinite(t).all(axis=1)
     x = np.full((cols.shape[1], len(kern)), np.nan)
     if finite.any():
-        x[:, finite] = (np.linalg.pinv(X[finite], rcond=1e-10) @ t[finite][:, :, None])[..., 0].T
+        x[:, finite] = (np.linalg.pinv(X[finite], rcond=RELATIVE_RESOLUTION) @ t[finite][:, :, None])[..., 0].T
     return x
 
 
