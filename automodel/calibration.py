@@ -29,7 +29,7 @@ from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
 from automodel.options import MAD_TO_SIGMA, METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
-from automodel.search.choice import choose, edge_change, log_predictions, probe_values
+from automodel.search.choice import choose, description_lengths, log_predictions, probe_values
 from automodel.search.staged import holdout_rows
 from automodel.solve import band
 
@@ -173,8 +173,11 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             noise_rel, noise_abs = (float(v) for v in aggregate_se(*(kept_frame[c].to_numpy(float) for c in (
                 "time", "spread", "count")), ds.aggregate))  # as the search's own choice (fitting._fit_dataset)
             at = probe_values(cache.terms, kept_frame, ds.params)  # the choice fit makes, on the kept runs alone
-            change = edge_change(log_predictions(at, term_columns[fits, :sc.coefficients.shape[1]], sc.coefficients))
-            chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, change)
+            columns = term_columns[fits, :sc.coefficients.shape[1]]
+            logs = log_predictions(at, columns, sc.coefficients)
+            length = description_lengths(np.array([t.description_length for t in cache.terms], int), columns,
+                                         sc.coefficients)
+            chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, logs, length)
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}

@@ -19,7 +19,8 @@ from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
-from automodel.search.choice import choose, edge_change, log_predictions, probe_points, probe_values
+from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
+                                     probe_values)
 from automodel.search.selection import Selection
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
@@ -252,10 +253,12 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     candidates = np.concatenate([pool["ids"], -1 - np.array(t_ok, dtype=int)])  # >= 0 searched, < 0 template
     values = np.concatenate([pool["values"], [t_rows[i][sp.fit.metric] for i in t_ok]])
     n_terms = np.concatenate([pool["n_terms"], [t_rows[i]["n_terms"] for i in t_ok]]).astype(int)
-    change = edge_change(np.concatenate([pool["logs"], t_logs]))
+    logs = np.concatenate([pool["logs"], t_logs])
+    lengths = np.concatenate([pool["lengths"], [core_length(t_models[i].core) for i in t_ok]]).astype(int)
     if not np.isfinite(values).any():
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
-    chosen = choose(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, *ds.aggregate_se(), change)
+    chosen = choose(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, *ds.aggregate_se(), logs,
+                    lengths)
     picked = int(candidates[chosen.index])
     shown = list(outcome.order[:max_rows])
     sizes = outcome.scores.n_terms[outcome.order]  # and the best-ranked candidate of every size
@@ -308,8 +311,9 @@ def _distinct_formulas(formulas: list[str], keep: int = -1) -> list[int]:
 
 def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) -> dict[str, np.ndarray]:
     """What the chooser needs of every distinct searched candidate (``outcome.order``): its position
-    (``ids``), ranking metric, coefficients left nonzero (``n_terms``) and log predictions at the
-    chooser's probes (:func:`~automodel.search.choice.probe_points`, one batched product,
+    (``ids``), ranking metric, coefficients left nonzero (``n_terms``), description length
+    (:func:`~automodel.search.choice.description_lengths`) and log predictions at the chooser's probes
+    (:func:`~automodel.search.choice.probe_points`, one batched product,
     :func:`~automodel.search.choice.log_predictions`)."""
     sc = outcome.scores
     ids = np.asarray(outcome.order, dtype=int)
@@ -318,7 +322,9 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     at = probe_values(outcome.terms, ds.frame, ds.params)
     return {"ids": ids, "values": sc.metrics[metric][ids],
             "logs": log_predictions(at, columns, np.where(columns >= 0, coefs, 0.0)),
-            "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1)}
+            "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
+            "lengths": description_lengths(np.array([t.description_length for t in outcome.terms], int), columns,
+                                           np.where(columns >= 0, coefs, 0.0))}
 
 
 def screen(result: FitResult) -> pd.DataFrame:

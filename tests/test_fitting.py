@@ -16,7 +16,8 @@ def test_leaderboard_columns_and_metric_choice(runs_loaded):
     assert list(board.columns[:4]) == ["rank", "formula", "n_terms", "s"]
     ranked = board.dropna(subset=["rank"])
     assert (np.diff(ranked["aic"].to_numpy()) >= 0).all()
-    assert result.best.formula == ranked["formula"].iloc[0]
+    # the chosen model is one the ranking cannot tell from the first: within 2 of the least AICc
+    assert result.best.metrics["aic"] <= ranked["aic"].iloc[0] + 2.0
 
 
 def test_summary_and_options(runs_loaded):

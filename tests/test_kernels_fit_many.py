@@ -89,7 +89,7 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
     from automodel import data
     from automodel.fitting import model_context
     from automodel.kernels.choice import choose
-    from automodel.kernels.fit_many import _beyond, _model
+    from automodel.kernels.fit_many import _beyond, _lengths, _model
     from automodel.search.staged import all_metrics, staged_search
     from automodel.space.config import load_space
 
@@ -106,8 +106,9 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
         for i, s in enumerate(sc.structures):
             columns[i, :len(s.terms)] = [terms.index(t) for t in s.terms]
         beyond = _beyond(terms, columns, order[None], sc.coefficients[order][None], ds)
+        length = _lengths(terms, columns, order[None], sc.coefficients[order][None])
         pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), ds.n_points,
-                      sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond)[0]
+                      sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond, length=length)[0]
         top = int(order[pick])
         mets = {k: float(v[0]) for k, v in all_metrics(sc, [top], ds, sp.fit).items()}
         out[name] = _model(sc.structures[top].terms, sc.coefficients[top], mets, model_context(ds, sp))

@@ -9,7 +9,7 @@ import pytest
 import automodel
 from automodel.errors import SpaceError
 from automodel.search.choice import choose as select
-from automodel.search.choice import choose_rows, edge_change, probe_points
+from automodel.search.choice import choose_rows, probe_points
 from automodel.search.select import tolerance
 from automodel.space.config import space_path
 
@@ -101,33 +101,53 @@ def test_aggregate_se_is_zero_without_repetitions_and_grows_with_scatter():
     assert single.aggregate_se() == (0.0, 0.0)
 
 
-def test_the_simplest_tied_candidate_that_changes_least_beyond_the_data_is_chosen():
+def test_the_simplest_tied_candidate_nearest_their_median_beyond_the_data_is_chosen():
     """Issue 36, failure 1: among candidates the data cannot tell apart, the first in the ranking was
-    the steepest (``n^(5/2)/p`` 1261 % off at 8x n where ``n log n / p`` was tied and 8 % off). The
-    one whose prediction changes least from the edge of the data to 4x beyond it is chosen; a
-    candidate with no positive prediction there (a cancelling pair gone negative) never is."""
-    values = np.array([0.100, 0.101, 0.102, 0.103, 0.5])
-    n_terms = np.array([2, 2, 2, 2, 1])
-    logs = np.log(np.array([[10.0, 900.0], [10.0, 45.0], [10.0, np.nan], [10.0, 30.0], [10.0, 10.0]]))
-    change = edge_change(logs)
-    assert change.round(3).tolist() == [4.5, 1.504, np.inf, 1.099, 0.0]
+    the steepest (``n^(5/2)/p`` 1261 % off at 8x n where ``n log n / p`` was tied and 8 % off). The one
+    nearest the median of their predictions 4x beyond the data is chosen, neither the steepest nor
+    the flattest; a candidate with no positive prediction there (a cancelling pair gone negative)
+    never is."""
+    values = np.array([0.100, 0.101, 0.102, 0.103, 0.104, 0.5])
+    n_terms = np.array([2, 2, 2, 2, 2, 1])
+    logs = np.log(np.array([[10.0, 900.0], [10.0, 45.0], [10.0, np.nan], [10.0, 30.0], [10.0, 12.0],
+                            [10.0, 10.0]]))
     plain = select(values, n_terms, 30, "rel_s")
     assert plain.index == 0  # without looking beyond the data: the best-scored, the steepest
-    chosen = select(values, n_terms, 30, "rel_s", change=change)
-    assert chosen.index == 3 and "changes least beyond the data (a factor 3 at 4x" in chosen.reason
-    assert chosen.equivalent.tolist() == plain.equivalent.tolist() == [True, True, True, True, False]
+    chosen = select(values, n_terms, 30, "rel_s", logs=logs)
+    assert chosen.index == 3 and "nearest the median of their predictions at 4x" in chosen.reason
+    assert chosen.equivalent.tolist() == plain.equivalent.tolist() == [True] * 5 + [False]
+    # weights 2^-description length: a short candidate pulls the median to itself
+    assert select(values, n_terms, 30, "rel_s", logs=logs, length=np.array([3, 0, 0, 3, 3, 0])).index == 1
     # the same rule for many targets at once, row by row
-    rows, _, tied = choose_rows(np.vstack([values, values[::-1]]), n_terms, 30, "rel_s", change=change)
-    assert rows.tolist() == [3, select(values[::-1], n_terms, 30, "rel_s", change=change).index]
-    # an infinite change everywhere: the best-scored of the simplest, never a crash
-    assert select(values, n_terms, 30, "rel_s", change=np.full(5, np.inf)).index == 0
+    rows, _, tied = choose_rows(np.vstack([values, values[::-1]]), n_terms, 30, "rel_s", logs=logs)
+    assert rows.tolist() == [3, select(values[::-1], n_terms, 30, "rel_s", logs=logs).index]
+    # no positive prediction anywhere beyond: the best-scored of the simplest, never a crash
+    nowhere = np.where(np.arange(2) == 1, np.nan, logs)
+    assert select(values, n_terms, 30, "rel_s", logs=nowhere).index == 0
+
+
+def test_a_time_that_turns_negative_far_beyond_the_data_is_passed_over():
+    """Strong scaling fitted as ``36/sqrt(p) - 1.4`` is positive 4x beyond the data and negative 1024x
+    beyond: while a tied candidate stays positive, it is not chosen (it was, 62 % off, on the
+    Mandelbrot strong-scaling task)."""
+    p = np.array([1.0, 2, 4, 8, 16, 32])
+    y = 36 / np.sqrt(p) + 0.3
+    frame = pd.DataFrame({"p": p, "time": y})
+    probes = probe_points(frame, ["p"])
+    assert probes["p"].tolist() == [32.0, 128.0, 32768.0]
+    cancelling = 36.31 / np.sqrt(probes["p"].to_numpy()) - 1.427
+    positive = 36.0 / np.sqrt(probes["p"].to_numpy()) + 0.3
+    logs = np.log(np.where(np.vstack([cancelling, positive]) > 0, np.vstack([cancelling, positive]), np.nan))
+    assert np.isfinite(logs[0, :2]).all() and np.isnan(logs[0, 2])
+    assert select(np.array([0.010, 0.0101]), np.array([2, 2]), 6, "rel_s", logs=logs).index == 1
 
 
 def test_probe_points_start_at_the_edge_and_leave_loads_at_one():
     frame = pd.DataFrame({"n": [1.0, 8.0], "p": [2.0, 16.0], "cpu": [0.5, 0.9]})
     probes = probe_points(frame, ["n", "p", "cpu"])
     assert probes.iloc[0].tolist() == [8.0, 16.0, 1.0]
-    assert probes.iloc[1:].to_numpy().tolist() == [[32.0, 64.0, 1.0], [32.0, 16.0, 1.0], [8.0, 64.0, 1.0]]
+    assert probes.iloc[1:].to_numpy().tolist() == [[32.0, 64.0, 1.0], [32.0, 16.0, 1.0], [8.0, 64.0, 1.0],
+                                                   [8192.0, 16384.0, 1.0]]
 
 
 def test_fit_and_kernels_choose_alike_through_the_one_chooser():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from automodel.options import METRICS
-from automodel.search.choice import choose_rows, edge_change, log_predictions
+from automodel.search.choice import choose_rows, description_lengths, log_predictions
 from automodel.search.score import prepare, score_pairs
 from automodel.search.staged import CHUNK_PAIRS
 from automodel.solve.design import pairs
@@ -25,8 +25,8 @@ def _needs_holdout(names: tuple[str, ...]) -> bool:
 
 def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
                     hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray],
-                    signed: np.ndarray | None = None, probe_values: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                    signed: np.ndarray | None = None, probe_values: np.ndarray | None = None,
+                    term_lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
     its metrics (index -1 when none can be fitted).
 
@@ -50,6 +50,9 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     probe_values : (P, T) array, optional
         Values of the terms at the chooser's probes (:func:`automodel.search.choice.probe_points`): with
         them each kernel's choice looks beyond the data as automodel.fit's does (:func:`choose`).
+    term_lengths : (T,) int array, optional
+        Each term's :attr:`~automodel.space.terms.Term.description_length`: with them the choice
+        prefers the shortest of the simplest tied candidates, as automodel.fit's does.
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
@@ -62,6 +65,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     valid = np.zeros(N, bool)
     P = 0 if probe_values is None else probe_values.shape[0]
     beyond = np.full((K, N, P), np.nan)  # log predictions at the probes
+    length = np.zeros((K, N), int)
     for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
         members = np.flatnonzero((widths == k) & (signed == sign))
         combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
@@ -77,8 +81,12 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
             if P:
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part, coef.reshape(K, len(part), k))
+            if term_lengths is not None:
+                length[:, members[lo:lo + step]] = description_lengths(term_lengths, part,
+                                                                       coef.reshape(K, len(part), k))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
-    best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None)
+    best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None,
+                  None if term_lengths is None else length)
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
@@ -96,7 +104,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
 
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
-           noise_se: tuple[np.ndarray, np.ndarray], beyond: np.ndarray | None = None) -> np.ndarray:
+           noise_se: tuple[np.ndarray, np.ndarray], beyond: np.ndarray | None = None,
+           length: np.ndarray | None = None) -> np.ndarray:
     """Each kernel's candidate by the one chooser (:func:`automodel.search.choice.choose_rows`, the rule
     automodel.fit applies to its ranked candidates, for all kernels at once); the first valid one when
     no score is finite, as the staged search ranks them.
@@ -113,14 +122,15 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     noise_se : pair of (K,) arrays
     beyond : (K, N, P) array, optional
         Each candidate's log prediction at the chooser's probes (the edge of the data first).
+    length : (K, N) int array, optional
+        Each candidate's :func:`~automodel.search.choice.description_lengths`.
 
     Returns
     -------
     (K,) int array
         The chosen candidate of each kernel, -1 when none is valid.
     """
-    change = None if beyond is None else edge_change(beyond)
-    best, _, _ = choose_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, change)
+    best, _, _ = choose_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond, length)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():
         best[~finite] = int(np.argmax(valid))

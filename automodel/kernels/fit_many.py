@@ -56,7 +56,7 @@ from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
-from automodel.search.choice import log_predictions, probe_values
+from automodel.search.choice import description_lengths, log_predictions, probe_values
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise
@@ -206,10 +206,18 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
     best, coefs, mets = best_per_kernel(cache.matrix, g.values, term_idx, sp, holdout_rows(ds),
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
-                                        probe_values(cache.terms, ds.frame, ds.params))
+                                        probe_values(cache.terms, ds.frame, ds.params),
+                                        np.array([t.description_length for t in cache.terms], int))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
+
+
+def _padded(columns: np.ndarray, width: int) -> np.ndarray:
+    """``columns`` (N, w) cut or padded with -1 to ``width`` columns."""
+    cols = np.full((len(columns), width), -1, np.intp)
+    cols[:, :min(width, columns.shape[1])] = columns[:, :width]
+    return cols
 
 
 def _beyond(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficients: np.ndarray,
@@ -218,11 +226,17 @@ def _beyond(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficient
     candidates (``ids`` (K, L) into ``columns``, -1 none; ``columns`` (N, w) each candidate's terms as
     indices into ``terms``, -1 padded; ``coefficients`` (K, L, width) in that order), NaN where not
     positive."""
-    width = coefficients.shape[2]
-    cols = np.full((len(columns), width), -1, np.intp)
-    cols[:, :min(width, columns.shape[1])] = columns[:, :width]
+    cols = _padded(columns, coefficients.shape[2])
     logs = log_predictions(probe_values(terms, ds.frame, ds.params), cols[np.maximum(ids, 0)], coefficients)
     return np.where(ids[:, :, None] >= 0, logs, np.nan)
+
+
+def _lengths(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """(K, L) description lengths (:func:`automodel.search.choice.description_lengths`) of every kernel's
+    ranked candidates, in the layout of :func:`_beyond`."""
+    cols = _padded(columns, coefficients.shape[2])
+    return description_lengths(np.array([t.description_length for t in terms], int), cols[np.maximum(ids, 0)],
+                               coefficients)
 
 
 def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str, Any]) -> list:
@@ -241,7 +255,8 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     score = np.where(present, many.metrics[sp.fit.metric][rows, at], np.inf)
     n_terms = np.where(present, np.maximum((np.nan_to_num(many.coefficients[rows, at]) != 0.0).sum(axis=2), 1), 1)
     beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
-    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), beyond)
+    length = _lengths(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at])
+    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), beyond, length)
     pick = np.where(present.any(axis=1), pick, -1)
     chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
     coefs, mets = many.rescore(chosen)

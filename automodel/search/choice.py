@@ -11,13 +11,25 @@ The choice is therefore made in three steps, each with a reason that does not de
    Tibshirani and Friedman 2009, sec. 7.10). Candidates left with fewer than
    :data:`~automodel.search.select.MIN_DOF` residual degrees of freedom do not compete while others do.
 2. **Simplest**: among the tied, those with the fewest coefficients the fit left nonzero (Occam: an
-   extra term must pay for itself on the data).
-3. **Least change beyond the data**: among those, the one whose prediction changes least from the
-   edge of the measured range (every parameter at its largest measured value) to the points
-   :data:`PROBE_FACTOR` times beyond it (:func:`probe_points`), in log scale. The data cannot say which
-   of the tied candidates extrapolates; this bets on none of the steep ones and on no cancellation
-   (a near-cancelling pair such as ``0.29 - 0.29/sqrt(p)`` changes by orders of magnitude). A candidate
-   that predicts no positive time at a probe changes infinitely. Remaining ties go to the best score.
+   extra term must pay for itself on the data). Of those, a candidate that predicts no positive time
+   at a point beyond the data, :data:`PROBE_FACTOR` or :data:`FAR_FACTOR` times the largest measured
+   values (:func:`probe_points`), is passed over while another does not: a time is positive at any
+   scale, and a near-cancelling pair such as ``0.29 - 0.29/sqrt(p)`` or a strong-scaling curve with a
+   negative constant, ``36/sqrt(p) - 1.4``, turns negative.
+3. **Central beyond the data**: the data cannot say which of the simplest tied candidates
+   extrapolates, so the choice bets on neither the steepest nor the flattest: it is the candidate
+   nearest, in log scale at the points :data:`PROBE_FACTOR` times beyond the measured range, to the
+   weighted median of their predictions there (:func:`central_rows`). The weight of a candidate is
+   ``2^-L``, ``L`` its description length (:attr:`automodel.space.terms.Term.description_length`: a
+   fractional exponent counts its denominator less 1, a logarithm its power, so ``n log2 n`` weighs
+   more than ``n^(3/4) log2(n)^2``): the prior of minimum description length (Rissanen 1978), since
+   the laws of parallel cost are short ones (``n``, ``n log n``, ``n^2``, ``log p``, ``1/p``: the
+   classes of Extra-P's normal form, Calotoiu et al., SC13, sec. 3). The median of the predictions
+   minimises the expected absolute log error when each tied candidate is the truth with its weight
+   (Bayesian model averaging, Hoeting et al. 1999, with its point estimate taken by one of the
+   candidates, so that the model stays a formula to export); the band then covers what they
+   disagree on (:mod:`automodel.interval`). Of candidates alike there, the shortest to write is
+   chosen, and remaining ties go to the best score.
 
 Seeded templates and searched candidates of both routes (the staged search and the normal form)
 compete on the same footing; no rule looks at where a candidate came from.
@@ -31,7 +43,6 @@ All functions are pure.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,10 +54,13 @@ from automodel.search.select import comparable, thresholds, tolerance
 from automodel.search.selection import Selection
 from automodel.space.terms import Term, term_values
 
-__all__ = ["PROBE_FACTOR", "LOADS", "probe_points", "probe_values", "log_predictions", "edge_change", "choose_rows", "choose"]
+__all__ = ["PROBE_FACTOR", "FAR_FACTOR", "LOADS", "probe_points", "probe_values", "log_predictions", "description_lengths",
+           "core_length", "weighted_median", "first_of_equals", "central_rows", "choose_rows", "choose"]
 
 #: how far beyond the largest measured value of each parameter the chooser looks
 PROBE_FACTOR = 4.0
+#: how far beyond the largest measured values the chooser asks that a time still be positive
+FAR_FACTOR = 1024.0
 #: parameters that are fractions of a machine (free CPU, free bandwidth): probed at 1, never grown
 LOADS = ("cpu", "bw")
 
@@ -54,12 +68,14 @@ LOADS = ("cpu", "bw")
 def probe_points(frame: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
     """Where the chooser compares candidates: first the edge of the data (every parameter at its largest
     measured value), then the points :data:`PROBE_FACTOR` times beyond it, all grown parameters at once
-    (the diagonal) and, with several, each alone. Loads are at 1 (a dedicated machine) everywhere.
+    (the diagonal) and, with several, each alone, and last the far point :data:`FAR_FACTOR` times
+    beyond on the diagonal (only whether a time is still positive there counts:
+    :func:`choose_rows`). Loads are at 1 (a dedicated machine) everywhere.
 
     Examples
     --------
     >>> probe_points(pd.DataFrame({"n": [1.0, 4.0], "p": [1.0, 8.0]}), ["n", "p"]).to_dict("list")
-    {'n': [4.0, 16.0, 16.0, 4.0], 'p': [8.0, 32.0, 8.0, 32.0]}
+    {'n': [4.0, 16.0, 16.0, 4.0, 4096.0], 'p': [8.0, 32.0, 8.0, 32.0, 8192.0]}
     """
     top = {q: float(frame[q].max()) for q in params}
     grown = [q for q in params if q not in LOADS]
@@ -68,6 +84,8 @@ def probe_points(frame: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
         rows.append({q: top[q] * (PROBE_FACTOR if q in grown else 1.0) for q in params})
     if len(grown) > 1:
         rows += [{q: top[q] * (PROBE_FACTOR if q == g else 1.0) for q in params} for g in grown]
+    if grown:
+        rows.append({q: top[q] * (FAR_FACTOR if q in grown else 1.0) for q in params})
     out = pd.DataFrame(rows, columns=list(params))
     for q in LOADS:
         if q in out:
@@ -78,7 +96,7 @@ def probe_points(frame: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
 def log_predictions(probe_values: np.ndarray, columns: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     """(..., P) natural logs of the predictions at P probe points of candidates with term ``columns``
     (..., w) (indices into ``probe_values`` (P, T); -1: no term) and ``coefficients`` (..., w); NaN where
-    a prediction is not positive. The input of :func:`edge_change` for many candidates at once."""
+    a prediction is not positive. The input of :func:`choose_rows` for many candidates at once."""
     values = np.hstack([probe_values, np.zeros((len(probe_values), 1))])  # column -1: zeros, the padding
     with np.errstate(all="ignore"):
         at = np.einsum("...w,p...w->...p", np.nan_to_num(coefficients), values[:, columns])
@@ -92,28 +110,97 @@ def probe_values(terms: Sequence[Term], frame: pd.DataFrame, params: Sequence[st
     return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
 
 
-def edge_change(log_predictions: np.ndarray) -> np.ndarray:
-    """The largest |log change| of each candidate's prediction from the edge of the data (column 0 of
-    ``log_predictions`` (..., P), natural logs at :func:`probe_points`) to the points beyond it; infinite
-    where a prediction is not a positive number (NaN). Only the edge (P = 1): 0.
+def description_lengths(term_lengths: np.ndarray, columns: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """(...) description length of candidates with term ``columns`` (..., w) (indices into
+    ``term_lengths`` (T,), each term's :attr:`~automodel.space.terms.Term.description_length`; -1: no
+    term) and ``coefficients`` (..., w): the sum over the terms the fit kept (nonzero coefficients).
 
-    Examples
-    --------
-    >>> edge_change(np.log(np.array([[10.0, 20.0, 5.0], [10.0, 11.0, 10.0], [10.0, np.nan, 10.0]]))).round(3).tolist()
-    [0.693, 0.095, inf]
+    >>> description_lengths(np.array([0, 1, 5]), np.array([[0, 1], [0, 2], [2, -1]]), np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 0.0]])).tolist()
+    [1, 0, 5]
     """
-    x = np.asarray(log_predictions, float)
-    if x.shape[-1] == 0:
-        return np.zeros(x.shape[:-1])
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        change = np.abs(x[..., 1:] - x[..., :1]).max(axis=-1, initial=0.0)
-    return np.where(np.isfinite(x).all(axis=-1), change, np.inf)
+    lengths = np.append(np.asarray(term_lengths, int), 0)[np.asarray(columns)]  # column -1: the padding
+    return np.where(np.nan_to_num(coefficients) != 0.0, lengths, 0).sum(axis=-1)
+
+
+def core_length(core) -> int:
+    """The description length of a fitted model: that of its terms (a term model), else its number of
+    coefficients (a template's closed form: each coefficient a real number inside a nonlinear form,
+    as long to write as a fractional exponent at least)."""
+    terms = getattr(core, "terms", None)
+    if terms is None:
+        return int(core.n_coefficients)
+    coefficients = np.asarray(getattr(core, "coefficients", np.ones(len(terms))), float)
+    return int(sum(t.description_length for t, c in zip(terms, coefficients) if c != 0.0))
+
+
+def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The weighted median over axis -2 of ``values`` (..., N, P) with ``weights`` (..., N) (entries of
+    weight 0 do not count; the lower median where the weight splits evenly): (..., P); NaN where no
+    weight is positive.
+
+    >>> weighted_median(np.array([[1.0], [2.0], [10.0]]), np.array([1.0, 1.0, 1.0])).tolist()
+    [2.0]
+    >>> weighted_median(np.array([[1.0], [2.0], [10.0]]), np.array([4.0, 1.0, 1.0])).tolist()
+    [1.0]
+    """
+    values = np.asarray(values, float)
+    weights = np.broadcast_to(np.asarray(weights, float)[..., None], values.shape)
+    order = np.argsort(np.where(weights > 0, values, np.inf), axis=-2, kind="stable")
+    ranked = np.take_along_axis(values, order, axis=-2)
+    cumulative = np.cumsum(np.take_along_axis(weights, order, axis=-2), axis=-2)
+    total = cumulative[..., -1:, :]
+    at = np.argmax(cumulative >= total / 2.0, axis=-2)[..., None, :]
+    return np.where(total[..., 0, :] > 0, np.take_along_axis(ranked, at, axis=-2)[..., 0, :], np.nan)
+
+
+def first_of_equals(values: np.ndarray, rank: np.ndarray | None = None, decimals: int = 9) -> np.ndarray:
+    """(..., N) True for one row of every group of rows of ``values`` (..., N, P) equal to ``decimals``
+    decimals, in each leading index separately: the one of least ``rank`` (..., N) (default: the
+    first).
+
+    >>> v = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 3.0], [1.0, 2.0 + 1e-12]])
+    >>> first_of_equals(v).tolist(), first_of_equals(v, rank=np.array([2, 1, 0, 3])).tolist()
+    ([True, False, True, False], [False, True, True, False])
+    """
+    rounded = np.round(np.asarray(values, float), decimals)
+    rank = np.zeros(rounded.shape[:-1]) if rank is None else np.broadcast_to(rank, rounded.shape[:-1])
+    keys = [rank, *np.moveaxis(rounded, -1, 0)[::-1]]  # np.lexsort: the last key first
+    order = np.lexsort(keys, axis=-1)
+    ranked = np.take_along_axis(rounded, order[..., None], axis=-2)
+    repeat = np.concatenate([np.zeros(ranked.shape[:-2] + (1,), bool),
+                             (ranked[..., 1:, :] == ranked[..., :-1, :]).all(axis=-1)], axis=-1)
+    first = np.empty_like(repeat)
+    np.put_along_axis(first, order, ~repeat, axis=-1)
+    return first
+
+
+def central_rows(logs: np.ndarray, among: np.ndarray, length: np.ndarray | None = None) -> np.ndarray:
+    """(K, N) distance of every candidate's log predictions beyond the data (``logs`` (K, N, P) at the
+    :func:`probe_points`: column 0 the edge of the data, the last the far point, left out) from the weighted median (:func:`weighted_median`,
+    weights ``2^-length``) of the candidates ``among`` (K, N): the largest absolute difference over the
+    points beyond; infinite outside ``among`` or where a prediction is not finite. Candidates that
+    predict alike (the same model reached twice, as a sum whose extra coefficient the fit set to 0)
+    count once in the median, with the weight of the shortest of them. Step 3 of the module docstring.
+
+    >>> logs = np.log(np.array([[[1.0, 2.0, 9.0], [1.0, 4.0, 9.0], [1.0, 16.0, 9.0]]]))
+    >>> central_rows(logs, np.ones((1, 3), bool)).round(3).tolist()
+    [[0.693, 0.0, 1.386]]
+    """
+    logs = np.asarray(logs, float)
+    beyond = logs[..., 1:-1] if logs.shape[-1] > 2 else logs[..., 1:]  # the far point last: its sign only
+    length = np.zeros(beyond.shape[:-1]) if length is None else np.broadcast_to(length, beyond.shape[:-1])
+    usable = among & np.isfinite(beyond).all(axis=-1)
+    distinct = first_of_equals(np.where(usable[..., None], beyond, np.inf), length)
+    weight = np.where(usable & distinct, 0.5 ** length, 0.0)
+    median = weighted_median(np.where(usable[..., None], beyond, 0.0), weight)
+    with np.errstate(invalid="ignore"):
+        distance = np.abs(beyond - median[..., None, :]).max(axis=-1, initial=0.0)
+    return np.where(usable, distance, np.inf)
 
 
 def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
-                noise_relative=0.0, noise_absolute=0.0, change: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                noise_relative=0.0, noise_absolute=0.0, logs: np.ndarray | None = None,
+                length: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The choice of the module docstring for every row of ``values`` (K, N) at once (K targets, N
     candidates; lower scores are better).
 
@@ -131,8 +218,11 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
         ``"best"``: the best-ranked candidate, nothing else.
     noise_relative, noise_absolute : float or (K,) array
         The repetitions' pooled standard error, relative and in seconds.
-    change : (K, N) or (N,) array, optional
-        :func:`edge_change` of every candidate; without it the best-scored of the simplest tied ones.
+    logs : (K, N, P) or (N, P) array, optional
+        Every candidate's :func:`log_predictions` at the :func:`probe_points`; without them the
+        best-scored of the simplest tied candidates.
+    length : (K, N) or (N,) int array, optional
+        :func:`description_lengths` of every candidate; without it every candidate weighs alike.
 
     Returns
     -------
@@ -145,8 +235,9 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     Examples
     --------
     >>> v = np.array([[0.100, 0.101, 0.300, 0.102], [0.2, 0.1, 0.11, 0.5]])
-    >>> choose_rows(v, np.array([2, 2, 1, 2]), 12, "rel_s", change=np.array([2.0, 0.5, 0.1, 0.3]))[0].tolist()
-    [3, 2]
+    >>> logs = np.log([[1.0, 64.0], [1.0, 4.0], [1.0, 1.0], [1.0, 2.0]])  # 4x beyond: x^3, x, constant, sqrt
+    >>> choose_rows(v, np.array([2, 2, 1, 2]), 12, "rel_s", logs=logs)[0].tolist()
+    [1, 2]
     """
     check_choice("selection rule", rule, SELECTIONS)
     scores = np.asarray(values, float)
@@ -160,33 +251,41 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     tied = np.isfinite(scores) & (scores <= thr[:, None])
     fewest = np.where(tied, n_terms, np.iinfo(np.int64).max).min(axis=1)
     simplest = tied & (n_terms == fewest[:, None])
-    if change is None:
+    if logs is None or np.shape(logs)[-1] < 2:
         chosen = np.argmin(np.where(simplest, scores, np.inf), axis=1)
     else:
-        change = np.broadcast_to(np.asarray(change, float), scores.shape)
-        least = np.where(simplest, change, np.inf).min(axis=1)
-        flat = simplest & ((change <= least[:, None]) | ~np.isfinite(least)[:, None])
-        chosen = np.argmin(np.where(flat, scores, np.inf), axis=1)
+        logs = np.broadcast_to(np.asarray(logs, float), scores.shape + np.shape(logs)[-1:])
+        positive = np.isfinite(logs).all(axis=-1)
+        simplest &= positive | ~(simplest & positive).any(axis=1, keepdims=True)
+        distance = central_rows(logs, simplest, length)
+        nearest = np.where(simplest, distance, np.inf).min(axis=1, keepdims=True)
+        central = simplest & ((distance <= nearest) | ~np.isfinite(nearest))
+        if length is not None:  # of candidates alike there, the shortest to write
+            length = np.broadcast_to(length, scores.shape)
+            central &= length <= np.where(central, length, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
+        chosen = np.argmin(np.where(central, scores, np.inf), axis=1)
     return np.where(tied.any(axis=1), chosen, best), thr, tied
 
 
 def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
-           noise_relative: float = 0.0, noise_absolute: float = 0.0, change: np.ndarray | None = None
-           ) -> Selection:
+           noise_relative: float = 0.0, noise_absolute: float = 0.0, logs: np.ndarray | None = None,
+           length: np.ndarray | None = None) -> Selection:
     """:func:`choose_rows` of one target, with the reason in words.
 
     Examples
     --------
-    >>> s = choose(np.array([0.100, 0.101, 0.300]), np.array([2, 2, 1]), 12, "rel_s", change=np.array([2.0, 0.5, 0.1]))
+    >>> logs = np.log([[1.0, 64.0], [1.0, 4.0], [1.0, 2.0], [1.0, 1.0]])
+    >>> s = choose(np.array([0.100, 0.101, 0.102, 0.300]), np.array([2, 2, 2, 1]), 12, "rel_s", logs=logs)
     >>> s.index, s.best, s.equivalent.tolist()
-    (1, 0, [True, True, False])
+    (1, 0, [True, True, True, False])
     """
     values = np.asarray(values, float)
     n_terms = np.asarray(n_terms)
     if not np.isfinite(values).any():
         raise DataError(f"no candidate has a finite {metric} (every fit failed)")
     (index,), (thr,), (tied,) = choose_rows(values[None], n_terms, n_points, metric, rule, noise_relative,
-                                            noise_absolute, None if change is None else np.asarray(change)[None])
+                                            noise_absolute, None if logs is None else np.asarray(logs)[None],
+                                            None if length is None else np.asarray(length)[None])
     scores = comparable(np.where(np.isfinite(values), values, np.inf), n_terms, n_points)
     best = int(np.argmin(scores))
     index = int(index)
@@ -197,8 +296,8 @@ def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
     simplest = int(np.count_nonzero(tied & (n_terms == n_terms[index])))
     reason = (f"{count} candidate(s) tied with the best (within {why}); the fewest terms among them "
               f"({int(n_terms[index])}, {simplest} candidate(s))")
-    if change is not None and simplest > 1:
-        factor = float(np.exp(np.asarray(change, float)[index]))
-        reason += (f"; of those, the one whose prediction changes least beyond the data (a factor "
-                   f"{factor:.3g} at {PROBE_FACTOR:g}x the largest measured values)")
+    if logs is not None and simplest > 1 and np.shape(logs)[-1] > 1:
+        weights = "weighted by 2^-description length; " if length is not None else ""
+        reason += (f"; of those, the one nearest the median of their predictions at {PROBE_FACTOR:g}x the "
+                   f"largest measured values ({weights}neither the steepest nor the flattest)")
     return Selection(index, best, float(thr), tied, reason)

@@ -42,7 +42,7 @@ from automodel import printing
 from automodel.options import MAD_TO_SIGMA, WEIGHTINGS, FitOptions, weights
 from automodel.search import score
 from automodel.search.prune import prune, rank
-from automodel.search.choice import choose
+from automodel.search.choice import choose, description_lengths
 from automodel.search.select import thresholds
 from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
@@ -343,7 +343,7 @@ class LivePool:
         scores: with ``selection = "simplest"`` (the default) the fewest-terms candidate within one
         standard error of the best score; with ``"best"`` the best-scored one. The pool keeps the
         statistics of its runs, not their parameter values, so it has no edge of the data to look
-        beyond: among the simplest tied candidates the best-scored leads.
+        beyond: among the simplest and shortest tied candidates the best-scored leads.
         """
         s = np.where(self.alive, self.score, np.inf)
         best = int(np.argmin(s))
@@ -356,7 +356,9 @@ class LivePool:
 
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
         near = np.flatnonzero(s <= thresholds(s[best], metric, self.stats.n_runs - n_terms(best)))
-        return int(near[choose(s[near], n_terms(near), self.stats.n_runs, metric).index])
+        length = description_lengths(np.array([t.description_length for t in self.terms], int), self.index[near],
+                                     np.where(self.index[near] >= 0, self.coef[near], 0.0))
+        return int(near[choose(s[near], n_terms(near), self.stats.n_runs, metric, length=length).index])
 
     def terms_of(self, i: int) -> tuple[Term, ...]:
         """The terms of candidate ``i``."""

@@ -68,6 +68,12 @@ class PowerLog:
     offset: int = 0
 
     @property
+    def description_length(self) -> int:
+        """How much there is to write beyond a plain integer power: the exponent's denominator less 1,
+        the power of the logarithm, 1 for an offset (:attr:`Term.description_length`)."""
+        return self.exponent.denominator - 1 + self.log_exponent + (1 if self.offset else 0)
+
+    @property
     def expr(self) -> sympy.Expr:
         x = symbol(self.param)
         e = sympy.Rational(self.exponent.numerator, self.exponent.denominator)
@@ -113,6 +119,11 @@ class Sigmoid:
         return pc
 
     @property
+    def description_length(self) -> int:
+        """A centre and a curve: 2, and 1 more when the centre moves with another parameter."""
+        return 2 + (1 if self.center_param else 0)
+
+    @property
     def expr(self) -> sympy.Expr:
         x = symbol(self.param)
         return x / (1 + sympy.exp(-(x - self._pc_expr())))
@@ -140,6 +151,9 @@ class CeilLog2:
 
     param: str
 
+    #: as ``log2(x)``
+    description_length = 1
+
     @property
     def expr(self) -> sympy.Expr:
         return sympy.ceiling(log2(symbol(self.param)))
@@ -163,6 +177,9 @@ class Over1:
     """
 
     param: str
+
+    #: one step
+    description_length = 1
 
     @property
     def expr(self) -> sympy.Expr:
@@ -230,6 +247,18 @@ class Term:
         names = {f.param for f in self.factors}
         names |= {f.center_param for f in self.factors if isinstance(f, Sigmoid) and f.center_param}
         return frozenset(names)
+
+    @property
+    def description_length(self) -> int:
+        """How much the term says beyond products of integer powers: the sum of its factors' (a
+        fractional exponent counts its denominator less 1, a logarithm its power; a constant, ``n``,
+        ``n^2 / p`` are 0, ``n log2 n`` and ``sqrt(n)`` 1, ``n^(3/4) log2(n)^2`` 5). The chooser's
+        measure of simplicity among candidates with as many terms (:mod:`automodel.search.choice`).
+
+        >>> [power("n", 1, 1).description_length, power("n", Fraction(3, 4), 2).description_length]
+        [1, 5]
+        """
+        return sum(f.description_length for f in self.factors)
 
     @property
     def expr(self) -> sympy.Expr:
