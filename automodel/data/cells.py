@@ -11,7 +11,7 @@ import csv
 import math
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["finite_number", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -154,6 +154,34 @@ def finite_number(value: Any) -> bool:
     """Whether ``value`` is a number of a JSON document (not a boolean) that is a finite float (not a
     400-digit integer)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(as_float(value))
+
+
+def ranges_problem(ranges: Any, params: Sequence[str]) -> str | None:
+    """Why ``ranges`` cannot be the measured ranges of a model file's parameters ``params`` (None when
+    they can): an object mapping parameters to ``[min, max]``, two finite numbers with min <= max that a
+    parameter of that role can measure (:data:`RULES`, :data:`MEASURED`: ``p`` from 1 up, ``n`` above 0).
+
+    Examples
+    --------
+    >>> ranges_problem({"p": [1, 0]}, ["p"])
+    "'p': expected [min, max] with min <= max, got [1, 0]"
+    >>> ranges_problem({"n": [0, 0]}, ["n"])
+    "'n': expected a positive problem size at both ends, got [0, 0]"
+    """
+    if not isinstance(ranges, dict):
+        return "expected an object mapping parameter names to [min, max]"
+    for name, bounds in ranges.items():
+        if name not in params:
+            return f"{shown(name)} is not a parameter of the model"
+        if not (isinstance(bounds, list) and len(bounds) == 2 and all(finite_number(x) for x in bounds)):
+            return f"{name!r}: expected [min, max], two finite numbers"
+        low, high = (float(x) for x in bounds)
+        if low > high:
+            return f"{name!r}: expected [min, max] with min <= max, got [{low:g}, {high:g}]"
+        for rules in (RULES, MEASURED):
+            if name in rules and not rules[name][0](np.array([low, high])).all():
+                return f"{name!r}: expected {rules[name][1]} at both ends, got [{low:g}, {high:g}]"
+    return None
 
 
 def violation(values: np.ndarray, role: str, measured: bool = False) -> tuple[int, str, bool] | None:
