@@ -26,7 +26,7 @@ import time
 import zipfile
 from pathlib import Path
 from typing import Callable, TypeVar
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import quote, unquote_plus, urlsplit
 
 import numpy as np
 from sqlalchemy import create_engine, event, inspect, text
@@ -143,7 +143,19 @@ def transient(exc: DBAPIError, sqlite: bool) -> bool:
     return state in TRANSIENT_SQLSTATES or state.startswith("08")
 
 
-def _sqlite_engine(url: str) -> Engine:
+def writable(path: Path) -> bool:
+    """Whether the SQLite file ``path`` can be written: the file and its folder (where SQLite makes its
+    ``-wal`` and ``-shm`` files) writable, and not on read-only media."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def read_only_url(path: str) -> str:
+    """The URL that opens the SQLite file ``path`` read-only and immutable (no lock, no ``-wal`` or
+    ``-shm`` file made: what read-only media and files without write permission allow)."""
+    return f"sqlite:///file:{quote(path)}?mode=ro&immutable=1&uri=true"
+
+
+def _sqlite_engine(url: str, read_only: bool = False) -> Engine:
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @event.listens_for(engine, "connect")
@@ -151,8 +163,9 @@ def _sqlite_engine(url: str) -> Engine:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        cur.execute("PRAGMA journal_mode = WAL")
-        cur.execute("PRAGMA synchronous = NORMAL")
+        if not read_only:
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -210,21 +223,25 @@ class Store:
         self._secrets = _secrets(str(target))
         url = database_url(target)
         self.is_sqlite = url.startswith("sqlite")
-        self._url = url
+        self.read_only = False
         try:
             problem = None if self.is_sqlite else _url_problem(url)
             if problem is not None:
                 raise StoreError(f"{self.target}: not a database URL ({problem})")
             database = make_url(url).database
-            if self.is_sqlite and database not in (None, "", ":memory:") and not Path(database).exists():
+            local = self.is_sqlite and database not in (None, "", ":memory:") and "mode=" not in url
+            if local and not Path(database).exists():
                 _forget(url)  # an engine of a deleted file would write into the deleted file
                 if not create:
                     raise StoreError(f"{self.target}: no such store (automodel observe or automodel load "
                                      "record creates one)")
-            elif url in _ENGINES:
-                self.engine = _ENGINES[url]
+            elif local and not writable(Path(database)):
+                url, self.read_only = read_only_url(database), True
+            if url in _ENGINES:
+                self._url, self.engine = url, _ENGINES[url]
                 return
-            self.engine = _sqlite_engine(url) if self.is_sqlite else _server_engine(url)
+            self._url = url
+            self.engine = _sqlite_engine(url, self.read_only) if self.is_sqlite else _server_engine(url)
         except ImportError as exc:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
                              "pip install 'automodel[postgres]'") from None
@@ -258,6 +275,9 @@ class Store:
         Transient failures run it again (up to :data:`ATTEMPTS` times), so ``work`` must have no
         effect outside the database. Every database error ends as a one-line :class:`StoreError`.
         """
+        if write and self.read_only:
+            raise StoreError(f"{self.target}: the store is read-only (read-only media, or no permission to write "
+                             "the file or its folder): it can be read, not written")
         attempt = 1
         while True:
             try:
