@@ -113,3 +113,54 @@ def test_a_store_on_read_only_media_can_be_read(tmp_path: Path) -> None:
     assert done.stderr == (f"automodel: error: {db}: the store is read-only (read-only media, or no permission to "
                            "write the file or its folder): it can be read, not written\n")
     assert sorted(folder.iterdir()) == files
+
+
+# -- PostgreSQL: a restart is waited for, a permanent error is not ---------------------------------------
+def test_observers_wait_for_a_server_down_longer_than_the_old_retries(postgres, capsys) -> None:
+    """The server is down for 3.5 s (the old retries gave up after at most 3.1 s): every observer waits,
+    finishes, and each run is stored once."""
+    import threading
+    import time
+
+    import numpy as np
+    import pandas as pd
+
+    from automodel.store import runs as stored_runs
+
+    url = postgres.fresh_database()
+    observe(url, "lu", RUNS)
+    batches = [pd.DataFrame({"n": [1000.0 * (k + 2), 3000.0 * (k + 2)], "p": [2, 4],
+                             "time": [0.5 + k, 0.7 + k]}) for k in range(3)]
+    results: dict[int, object] = {}
+
+    def observer(k: int) -> None:
+        try:
+            results[k] = observe(url, "lu", batches[k])
+        except Exception as exc:  # noqa: BLE001  (the test reports it)
+            results[k] = exc
+
+    postgres.stop("fast")
+    threads = [threading.Thread(target=observer, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(3.5)
+    postgres.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert all(not isinstance(r, Exception) for r in results.values()), results
+    assert sorted(len(r.run_ids) for r in results.values()) == [2, 2, 2]
+    frame = stored_runs(url, "lu")
+    assert len(frame) == 12 + 6 and not frame.duplicated(["n", "p", "time"]).any()
+    assert sorted(np.unique(frame["update_no"]).tolist()) == [1, 2, 3, 4]  # the first observe and one update per observer
+    assert "retrying for up to 30 s" in capsys.readouterr().err
+
+
+def test_an_unknown_database_is_not_retried(postgres, capsys) -> None:
+    import time
+
+    url = postgres.url("no_such_database")
+    started = time.monotonic()
+    assert main(["ranking", "--store", url, "--app", "lu"]) == 2
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 1.0 and err.count("\n") == 1
+    assert 'database "no_such_database" does not exist' in err and "gave up" not in err
