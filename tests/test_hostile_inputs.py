@@ -23,9 +23,9 @@ from automodel.files import LIMIT_VARIABLE, MAX_INPUT_BYTES, input_limit
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _automodel(*args: str, env: dict | None = None, stdin: bytes = b"", timeout: float = 20):
-    return subprocess.run([sys.executable, "-m", "automodel", *args], input=stdin, capture_output=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+def _automodel(*args: str, timeout: float = 20):
+    return subprocess.run([sys.executable, "-m", "automodel", *args], capture_output=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def test_a_fifo_given_as_the_data_file_is_refused_at_once(tmp_path: Path) -> None:
@@ -73,11 +73,15 @@ def test_the_limit_is_set_by_the_environment(monkeypatch: pytest.MonkeyPatch, tm
             read(path)
 
 
-def test_standard_input_is_read_to_the_limit() -> None:
-    done = _automodel("fit", "-", env={LIMIT_VARIABLE: "100"}, stdin=b"n,p,time\n" + b"1000,1,1.0\n" * 50)
-    assert done.returncode == 2
-    assert done.stderr.decode() == (f"automodel: error: <stdin>: more than the 100 bytes standard input may "
-                                    f"have; set {LIMIT_VARIABLE} to raise the limit\n")
+def test_standard_input_is_read_to_the_limit(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    stream = io.BytesIO(b"n,p,time\n" + b"1000,1,1.0\n" * 50)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stream))
+    monkeypatch.setenv(LIMIT_VARIABLE, "100")
+    assert main(["fit", "-"]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: <stdin>: more than the 100 bytes standard input may "
+                                       f"have; set {LIMIT_VARIABLE} to raise the limit\n")
+    assert stream.tell() == 101  # the rest is not read
 
 
 #: the child reads the file as `automodel fit` does, and says how much its peak memory grew meanwhile
@@ -122,3 +126,15 @@ def test_an_extrap_array_whose_stated_shape_is_huge_is_refused(tmp_path: Path) -
     assert str(err.value) == (f"{path}, measurements.main.time[0].values: values/0.vals at offset 16: an array of "
                               "shape (100000000000,) (100,000,000,000 values) in 160 bytes; expected at most "
                               "16,777,216 values, all of them in the file")
+
+
+def test_a_file_of_one_long_line_is_refused_before_pandas_reads_it(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "line.csv"
+    path.write_text(",".join(["1"] * 2_500_000) + "\n")  # 5 MB: a table of 2.5 million columns
+    assert main(["fit", str(path)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {path}, row 1: the header line is longer than 1,048,576 "
+                                       "bytes; expected at most 10,000 column names\n")
+    path.write_text("\n" + ",".join(f"c{i}" for i in range(20_000)) + "\n")
+    with pytest.raises(DataError, match=r"line\.csv, row 2: the header names 20,000 columns; expected at most 10,000"):
+        read(path)

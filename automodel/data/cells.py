@@ -27,6 +27,9 @@ __all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "located", 
 MAGNITUDE = (1e-100, 1e100)
 #: characters of a cell quoted in an error message
 SHOWN_CHARACTERS = 40
+#: columns a table of runs may have, and bytes its header line may take
+MAX_COLUMNS = 10_000
+MAX_HEADER_BYTES = 1 << 20
 
 #: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
 #: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
@@ -49,6 +52,7 @@ def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
     src, kind = str(path), "TSV" if sep == "\t" else "CSV"
     separated = "tab" if sep == "\t" else "comma"
     check_input(path, f"a {kind} file", DataError)
+    _check_header(path, sep, src)
     try:
         # index_col=False: a row with more cells than the header never makes the first column an index
         # (_layout refuses it first); low_memory=False: one dtype per column, no DtypeWarning
@@ -79,6 +83,27 @@ def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
     if len(lines) == len(frame) and (len(lines) == 0 or lines[-1] != len(lines) + 1):
         frame.attrs["lines"] = lines  # blank lines or quoted line breaks: each row's own line for messages
     return frame
+
+
+def _check_header(path: Path, sep: str, src: str) -> None:
+    """Refuse, before pandas reads the file, a header line longer than :data:`MAX_HEADER_BYTES` or of
+    more than :data:`MAX_COLUMNS` columns (a file of one long line would become a table of millions of
+    columns); blank lines before it are skipped, as pandas does."""
+    try:
+        with open(path, "rb") as handle:
+            line, number = b"", 0
+            while not line.strip():
+                line, number = handle.readline(MAX_HEADER_BYTES + 1), number + 1
+                if not line:
+                    return  # empty: pandas says so
+    except OSError:
+        return  # pandas says what is wrong
+    if len(line) > MAX_HEADER_BYTES:
+        raise DataError(f"{src}, row {number}: the header line is longer than {MAX_HEADER_BYTES:,} bytes; expected "
+                        f"at most {MAX_COLUMNS:,} column names")
+    width = len(next(csv.reader([line.decode("utf-8", errors="replace")], delimiter=sep), []))
+    if width > MAX_COLUMNS:
+        raise DataError(f"{src}, row {number}: the header names {width:,} columns; expected at most {MAX_COLUMNS:,}")
 
 
 def _layout(path: Path, sep: str, src: str, kind: str) -> list[int]:
