@@ -84,43 +84,59 @@ def test_standard_input_is_read_to_the_limit(monkeypatch: pytest.MonkeyPatch,
     assert stream.tell() == 101  # the rest is not read
 
 
-#: the child reads the file as `automodel fit` does, and says how much its peak memory grew meanwhile
+#: the child reads each file as `automodel fit` does (argv: limit=path pairs, the limit of each in
+#: AUTOMODEL_MAX_INPUT_BYTES) and prints each exit code and how much its peak memory grew meanwhile
 PEAK = """
-import resource, sys
+import os, resource, sys
 import automodel.data.readers, automodel.cli
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-code = automodel.cli.main(["fit", sys.argv[1]])
-print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+for pair in sys.argv[1:]:
+    limit, path = pair.split("=", 1)
+    os.environ["AUTOMODEL_MAX_INPUT_BYTES"] = limit
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code = automodel.cli.main(["fit", path])
+    print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
 
 
-def test_a_zip_bomb_in_an_extrap_archive_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+def _shape_bomb(path: Path) -> Path:
+    """A saved Extra-P experiment whose one array of kept repetitions says it holds 10^11 values."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (10 ** 11,)})
+    doc = {"Extra-P": "4.2.0", "parameters": ["p"], "measurements": {"main": {"time": [
+        {"coordinate": [2.0], "median": 1.0, "repetitions": 2, "values": [0, 0]}]}}}
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("experiment.json", json.dumps(doc))
+        z.writestr("values/0.indx", b"Extra-P INDEX\0\0\0" + np.array([1, 16], "<u8").tobytes())
+        z.writestr("values/0.vals", b"Extra-P VALUES\0\0" + header.getvalue() + np.ones(4).tobytes())
+    return path
+
+
+def test_the_memory_of_each_reader_is_bounded_on_crafted_inputs(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.extra-p"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:  # 24 MiB of JSON white space in 24 KiB
         with z.open("experiment.json", "w") as member:
             block = b" " * (1 << 20)
             for _ in range(24):
                 member.write(block)
-    done = subprocess.run([sys.executable, "-c", PEAK, str(bomb)], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), LIMIT_VARIABLE: "1M"})
-    code, grown_kib = map(int, done.stdout.split())
-    assert code == 2 and grown_kib < 8 << 10  # under 8 MiB more than the imports took
-    assert done.stderr == (f"automodel: error: {bomb}, experiment.json: 25,165,824 bytes unpacked, more than the "
-                           f"1,048,576 bytes a member may have; set {LIMIT_VARIABLE} to raise the limit\n")
+    sparse = tmp_path / "huge.csv"
+    with open(sparse, "wb") as fh:  # 2 GiB (no disk used)
+        fh.truncate(2 << 30)
+    line = tmp_path / "line.csv"
+    line.write_text(",".join(["1"] * 2_500_000))
+    crafted = [("1M", bomb), ("256M", sparse), ("256M", line), ("256M", _shape_bomb(tmp_path / "shape.extra-p"))]
+    done = subprocess.run([sys.executable, "-c", PEAK, *(f"{limit}={path}" for limit, path in crafted)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    results = [tuple(map(int, row.split())) for row in done.stdout.splitlines()]
+    assert [code for code, _ in results] == [2, 2, 2, 2], done.stderr
+    assert all(grown_kib < 16 << 10 for _, grown_kib in results), results  # under 16 MiB above the imports
+    errors = done.stderr.splitlines()
+    assert len(errors) == 4
+    assert errors[0] == (f"automodel: error: {bomb}, experiment.json: 25,165,824 bytes unpacked, more than the "
+                         f"1,048,576 bytes a member may have; set {LIMIT_VARIABLE} to raise the limit")
 
 
 def test_an_extrap_array_whose_stated_shape_is_huge_is_refused(tmp_path: Path) -> None:
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (10 ** 11,)})
-    vals = b"Extra-P VALUES\0\0" + header.getvalue() + np.ones(4).tobytes()
-    index = b"Extra-P INDEX\0\0\0" + np.array([1, 16], "<u8").tobytes()
-    doc = {"Extra-P": "4.2.0", "parameters": ["p"], "measurements": {"main": {"time": [
-        {"coordinate": [2.0], "median": 1.0, "repetitions": 2, "values": [0, 0]}]}}}
-    path = tmp_path / "shape.extra-p"
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("experiment.json", json.dumps(doc))
-        z.writestr("values/0.indx", index)
-        z.writestr("values/0.vals", vals)
+    path = _shape_bomb(tmp_path / "shape.extra-p")
     with pytest.raises(DataError) as err:
         read(path)
     assert str(err.value) == (f"{path}, measurements.main.time[0].values: values/0.vals at offset 16: an array of "
