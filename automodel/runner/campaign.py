@@ -334,7 +334,7 @@ def _locked(path: Path) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             raise OutputError(f"{path}: another automodel run (pid {holder or '?'}) is writing it; wait until it "
-                              "has finished (it resumes nothing twice) or choose another output file") from None
+                              "has finished (a new run then resumes after its runs) or choose another output file") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield

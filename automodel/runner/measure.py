@@ -160,8 +160,8 @@ def _drain(proc: subprocess.Popen, timeout: float | None) -> tuple[bool, float, 
     """
     limits = {proc.stdout: MAX_STDOUT_BYTES, proc.stderr: MAX_STDERR_BYTES}
     kept: dict[object, deque[bytes]] = {stream: deque() for stream in limits}
-    sizes = dict.fromkeys(limits, 0)
-    cut = dict.fromkeys(limits, False)
+    sizes = dict.fromkeys(limits, 0)  # bytes in kept
+    printed = dict.fromkeys(limits, 0)  # bytes read
     deadline = None if timeout is None else time.perf_counter() + timeout
     timed_out, ended = False, None
     with selectors.DefaultSelector() as selector:
@@ -184,16 +184,16 @@ def _drain(proc: subprocess.Popen, timeout: float | None) -> tuple[bool, float, 
                 chunks = kept[key.fileobj]
                 chunks.append(chunk)
                 sizes[key.fileobj] += len(chunk)
+                printed[key.fileobj] += len(chunk)
                 while sizes[key.fileobj] - len(chunks[0]) >= limits[key.fileobj]:
                     sizes[key.fileobj] -= len(chunks.popleft())
-                    cut[key.fileobj] = True
     end = time.perf_counter() if ended is None else min(ended, time.perf_counter())
     proc.wait()
     for stream in limits:
         stream.close()
     out, err = (b"".join(kept[s])[-limits[s]:].decode("utf-8", errors="replace").replace("\r\n", "\n")
                 for s in (proc.stdout, proc.stderr))
-    if cut[proc.stdout]:
+    if printed[proc.stdout] > MAX_STDOUT_BYTES:
         out = f"[only the last {MAX_STDOUT_BYTES} bytes of stdout are kept]\n" + out
     return timed_out, end, out, err
 
