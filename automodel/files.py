@@ -4,18 +4,70 @@ Every failure the operating system can report (no such file, a directory, no per
 or full disk, a path through a regular file, bytes that are not UTF-8) becomes one line naming the path
 and the cause, as the error class the caller asks for; an output file is written to a temporary file
 beside it and renamed into place, so a failed write leaves neither a partial file nor a stray one.
+
+No read is unbounded: an input is a regular file (a FIFO or a device, whose read may never end, is
+refused before it is opened) of at most :func:`input_limit` bytes, and standard input and the members of
+an archive are read to that limit and no further. The limit is :data:`MAX_INPUT_BYTES` unless the
+environment variable :data:`LIMIT_VARIABLE` says otherwise.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
 
 from automodel.errors import AutomodelError, OutputError
 
-__all__ = ["read_text", "read_bytes", "decode", "write_atomic", "write_text", "os_reason", "check_input", "check_output"]
+__all__ = ["read_text", "read_bytes", "decode", "write_atomic", "write_text", "os_reason", "check_input", "check_output",
+           "input_limit", "read_bounded", "too_large", "MAX_INPUT_BYTES", "LIMIT_VARIABLE"]
+
+#: bytes an input may have (a file, standard input, a member of an archive once unpacked)
+MAX_INPUT_BYTES = 1 << 28
+#: the environment variable that sets another limit (a number of bytes, or with a suffix K, M or G)
+LIMIT_VARIABLE = "AUTOMODEL_MAX_INPUT_BYTES"
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def input_limit() -> int:
+    """The bytes an input may have: :data:`LIMIT_VARIABLE` when set (``500M``, ``2G``, ``1000000``),
+    else :data:`MAX_INPUT_BYTES`.
+
+    Raises
+    ------
+    AutomodelError
+        The variable is set to something that is not a positive number of bytes.
+    """
+    text = os.environ.get(LIMIT_VARIABLE, "").strip()
+    if not text:
+        return MAX_INPUT_BYTES
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or len(digits) > 15 or int(digits) == 0:
+        raise AutomodelError(f"{LIMIT_VARIABLE}={text[:40]!r}: expected a number of bytes > 0, optionally with "
+                             "K, M or G")
+    return int(digits) * scale
+
+
+def too_large(source: str, size: int | None, what: str, unpacked: bool = False) -> str:
+    """The message for an input of ``size`` bytes (None: not known, only that it is more) over
+    :func:`input_limit`; ``unpacked``: the size is that of an archive member once unpacked."""
+    got = "" if size is None else f"{size:,} bytes{' unpacked' if unpacked else ''}, "
+    return (f"{source}: {got}more than the {input_limit():,} bytes {what} may have; set {LIMIT_VARIABLE} to "
+            "raise the limit")
+
+
+def read_bounded(stream, source: str, what: str, error: type[AutomodelError]) -> bytes:
+    """The bytes of an open binary ``stream`` (standard input, an archive member) up to
+    :func:`input_limit`; one byte more is ``error``, and the rest is not read."""
+    limit = input_limit()
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise error(too_large(source, None, what))
+    return data
 
 
 def os_reason(exc: OSError) -> str:
@@ -26,15 +78,25 @@ def os_reason(exc: OSError) -> str:
 
 
 def check_input(path: str | Path, what: str, error: type[AutomodelError]) -> Path:
-    """``path`` as a Path when it names an existing regular file; else ``error`` in one line.
+    """``path`` as a Path when it names an existing regular file of at most :func:`input_limit` bytes;
+    else ``error`` in one line (a FIFO or a device is refused before anything opens it).
 
     ``what`` says what the file should be (``"a CSV file"``, ``"a model JSON file"``).
     """
     path = Path(path)
     if path.is_dir():
         raise error(f"{path}: is a directory, expected {what}")
-    if not path.exists():
-        raise error(f"{path}: no such file, expected {what}")
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise error(f"{path}: no such file, expected {what}") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({os_reason(exc)})") from None
+    kind = next((name for test, name in _KINDS if test(info.st_mode)), None)
+    if kind is not None or not stat.S_ISREG(info.st_mode):
+        raise error(f"{path}: is {kind or 'not a regular file'}, expected {what} in a regular file")
+    if info.st_size > input_limit():
+        raise error(too_large(str(path), info.st_size, what))
     return path
 
 

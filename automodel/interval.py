@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import finite_number, shown
+from automodel.data.cells import finite_number, ranges_problem, shown
 from automodel.errors import ModelFileError
 from automodel.solve import band
 from automodel.space.terms import term_values
@@ -178,11 +178,10 @@ class Interval:
         growth_dof = d.get("growth_dof", {})
         if not all(isinstance(x, dict) for x in (ranges, growth, growth_dof)):
             raise ModelFileError("interval: 'ranges', 'growth' and 'growth_dof' must be objects")
-        checked_ranges = {}
-        for q, r in ranges.items():
-            if q not in params or not isinstance(r, list) or len(r) != 2:
-                raise ModelFileError(f"interval: range of {shown(q)} must be [min, max] of a model parameter")
-            checked_ranges[q] = (_finite(r[0], f"range of {q}"), _finite(r[1], f"range of {q}"))
+        problem = ranges_problem(ranges, params)
+        if problem is not None:
+            raise ModelFileError(f"interval: 'ranges': {problem}")
+        checked_ranges = {q: (float(r[0]), float(r[1])) for q, r in ranges.items()}
         covariance = d.get("covariance")
         if covariance is not None:
             matrix = np.asarray(covariance, dtype=object)

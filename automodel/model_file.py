@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from automodel.data.cells import finite_number, shown
+from automodel.data.cells import finite_number, ranges_problem, shown
 from automodel.errors import ModelFileError
 from automodel.files import check_input, read_text, write_text
 from automodel.interval import Interval
@@ -90,12 +90,9 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
         if problem is not None:
             raise bad(f"'roles', {k!r}: the column name must be printable text: {problem}")
     ranges = d.get("ranges", {})
-    if not isinstance(ranges, dict) or not all(
-            isinstance(v, list) and len(v) == 2 and all(finite_number(x) for x in v) for v in ranges.values()):
-        raise bad("'ranges' must map parameter names to [min, max], two finite numbers")
-    unknown = [k for k in ranges if k not in params]
-    if unknown:
-        raise bad(f"'ranges': {printable(repr(unknown[0]))[:80]} is not a parameter of the model")
+    problem = ranges_problem(ranges, params)
+    if problem is not None:
+        raise bad(f"'ranges': {problem}")
     metrics = d.get("metrics", {})
     if not isinstance(metrics, dict) or not all(v is None or finite_number(v) for v in metrics.values()):
         raise bad("'metrics' must map names to finite numbers or null")

@@ -9,6 +9,9 @@ Three rules, one place:
 * A **label** (a column a role maps to, a space or kernel name) is printable text of bounded length
   (:func:`label_problem`): no control or format characters, so no terminal escapes, no second line, no
   right-to-left override.
+* An **application name** (the key of a store's application) is a label in NFKC normal form without
+  white space around it (:func:`normal_label`): ``Café`` typed in NFC and in NFD, or with a trailing
+  space, prints the same and is one application.
 * Whatever is shown goes through :func:`printable` (non-printable characters as Python escapes), and
   nothing from a file is ever written into code except as a name checked here or inside a comment as
   :func:`ascii` text.
@@ -21,7 +24,7 @@ import keyword
 import re
 import unicodedata
 
-__all__ = ["parameter_problem", "label_problem", "space_problem", "printable", "code_names", "PYTHON_RESERVED", "C_RESERVED",
+__all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "code_names", "PYTHON_RESERVED", "C_RESERVED",
            "MAX_LABEL_CHARS", "MAX_NAME_CHARS"]
 
 #: longest parameter name
@@ -85,6 +88,18 @@ def label_problem(text: object) -> str | None:
         bad = next(c for c in text if not c.isprintable())
         return f"{printable(repr(text))[:80]} holds the non-printable character {ascii(bad)}"
     return None
+
+
+def normal_label(text: str) -> str:
+    """``text`` as a key: NFKC normal form (one spelling for what prints alike, ``ﬁ`` as ``fi``), white
+    space around it removed.
+
+    Examples
+    --------
+    >>> normal_label("Cafe\u0301 ") == normal_label("Caf\u00e9")
+    True
+    """
+    return unicodedata.normalize("NFKC", text).strip()
 
 
 def printable(text: str) -> str:

@@ -46,14 +46,14 @@ def test_template_models_load_through_the_registry(fitted, tmp_path):
     (lambda d: d.update(model={"kind": "template", "template": "prophesy", "version": 1,
                                "coefficients": ["1e3"]}), "expected a list of numbers"),
     (lambda d: d.update(roles={"n": 3}), "'roles' must map"),
-    (lambda d: d.update(ranges={"n": [1]}), "'ranges' must map"),
+    (lambda d: d.update(ranges={"n": [1]}), "'ranges': 'n': expected [min, max], two finite numbers"),
     (lambda d: d.update(metrics={"s": "low"}), "'metrics' must map"),
     # issue 17, cause 10: a template name that is an object or a list was a TypeError (unhashable)
     (lambda d: d.update(model={"kind": "template", "template": {"a": 1}}), "unknown template {'a': 1}"),
     (lambda d: d.update(model={"kind": "template", "template": ["x"]}), "unknown template ['x']"),
     # issue 17, cause 5: integers too large for a float were an OverflowError
     (lambda d: d["model"]["coefficients"].__setitem__(0, 10 ** 400), "finite number, got 1000000"),
-    (lambda d: d.update(ranges={"n": [1, 10 ** 400]}), "'ranges' must map"),
+    (lambda d: d.update(ranges={"n": [1, 10 ** 400]}), "'ranges': 'n': expected [min, max], two finite numbers"),
     (lambda d: d.update(metrics={"s": 10 ** 400}), "'metrics' must map"),
 ])
 def test_hostile_model_files_are_refused(fitted, tmp_path, mutate, fragment):

@@ -17,7 +17,7 @@ def test_shipped_spaces_load():
     ("name = 'x'\n[stages.computation]\nbase = ['n^']\n", "cannot read term"),
     ("name = 'x'\n[fit]\nmetric = 'r2'\n[stages.p_only]\nterms=['1/p']\n", "unknown metric 'r2'; expected one of"),
     ("name = 'x'\n[stages.nope]\n", "unknown stage"),
-    ("name = 'x'\n[stages.p_only]\ntop = -1\n", "expected an integer >= 1"),
+    ("name = 'x'\n[stages.p_only]\ntop = -1\n", "expected an integer from 1 to 1,000,000, got -1"),
     ("name = [\n", "not valid TOML"),
     ("name = 'x'\n", "needs at least one [stages"),
 ])

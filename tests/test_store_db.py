@@ -65,6 +65,10 @@ def test_what_is_transient():
         cause = type("PgError", (Exception,), {"sqlstate": state})("x")
         assert transient(error(OperationalError, cause), sqlite=False) is expected
     assert transient(error(OperationalError, OSError("connection refused")), sqlite=False)
+    for cause, expected in (('FATAL:  database "runs" does not exist', False), ("FATAL:  password authentication "
+                            "failed for user \"me\"", False), ("FATAL:  the database system is starting up", True),
+                            ("FATAL:  the database system is in recovery mode", True)):
+        assert transient(error(OperationalError, OSError(f"connection failed: {cause}")), sqlite=False) is expected
     assert not transient(error(OperationalError, OSError("connection timeout expired")), sqlite=False)
     assert not transient(error(IntegrityError, ValueError("duplicate")), sqlite=False)
 
@@ -89,3 +93,15 @@ def test_a_state_blob_unpacks_as_numpy_loads_it():
     for bad in (bytes(damaged), blob[:100]):
         with pytest.raises(StoreError, match="damaged state blob"):
             unpack(bad, "state")
+
+
+def test_the_retry_budget_is_an_option(monkeypatch):
+    from automodel.store.db import RETRY_S, RETRY_VARIABLE, retry_budget
+
+    assert retry_budget() == RETRY_S == 30.0
+    monkeypatch.setenv(RETRY_VARIABLE, "120")
+    assert retry_budget() == 120.0
+    for bad in ("-1", "soon", "1e9"):
+        monkeypatch.setenv(RETRY_VARIABLE, bad)
+        with pytest.raises(StoreError, match=f"{RETRY_VARIABLE}=.*expected a number of seconds from 0 to 86400"):
+            retry_budget()

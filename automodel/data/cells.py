@@ -11,7 +11,7 @@ import csv
 import math
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -19,7 +19,7 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["finite_number", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -27,6 +27,9 @@ __all__ = ["finite_number", "read_csv", "numeric", "located", "place", "rows_of"
 MAGNITUDE = (1e-100, 1e100)
 #: characters of a cell quoted in an error message
 SHOWN_CHARACTERS = 40
+#: columns a table of runs may have, and bytes its header line may take
+MAX_COLUMNS = 10_000
+MAX_HEADER_BYTES = 1 << 20
 
 #: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
 #: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
@@ -49,6 +52,7 @@ def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
     src, kind = str(path), "TSV" if sep == "\t" else "CSV"
     separated = "tab" if sep == "\t" else "comma"
     check_input(path, f"a {kind} file", DataError)
+    _check_header(path, sep, src)
     try:
         # index_col=False: a row with more cells than the header never makes the first column an index
         # (_layout refuses it first); low_memory=False: one dtype per column, no DtypeWarning
@@ -79,6 +83,30 @@ def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
     if len(lines) == len(frame) and (len(lines) == 0 or lines[-1] != len(lines) + 1):
         frame.attrs["lines"] = lines  # blank lines or quoted line breaks: each row's own line for messages
     return frame
+
+
+def _check_header(path: Path, sep: str, src: str) -> None:
+    """Refuse, before pandas reads the file, a header line longer than :data:`MAX_HEADER_BYTES` or of
+    more than :data:`MAX_COLUMNS` columns (a file of one long line would become a table of millions of
+    columns); blank lines before it are skipped, as pandas does."""
+    try:
+        with open(path, "rb") as handle:
+            line, number = b"", 0
+            while not line.strip():
+                line, number = handle.readline(MAX_HEADER_BYTES + 1), number + 1
+                if not line:
+                    return  # empty: pandas says so
+    except OSError:
+        return  # pandas says what is wrong
+    if len(line) > MAX_HEADER_BYTES:
+        raise DataError(f"{src}, row {number}: the header line is longer than {MAX_HEADER_BYTES:,} bytes; expected "
+                        f"at most {MAX_COLUMNS:,} column names")
+    try:
+        width = len(next(csv.reader([line.decode("utf-8", errors="replace")], delimiter=sep), []))
+    except csv.Error:  # a stray carriage return: count the separators (an upper bound)
+        width = line.count(sep.encode()) + 1
+    if width > MAX_COLUMNS:
+        raise DataError(f"{src}, row {number}: the header names {width:,} columns; expected at most {MAX_COLUMNS:,}")
 
 
 def _layout(path: Path, sep: str, src: str, kind: str) -> list[int]:
@@ -154,6 +182,34 @@ def finite_number(value: Any) -> bool:
     """Whether ``value`` is a number of a JSON document (not a boolean) that is a finite float (not a
     400-digit integer)."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(as_float(value))
+
+
+def ranges_problem(ranges: Any, params: Sequence[str]) -> str | None:
+    """Why ``ranges`` cannot be the measured ranges of a model file's parameters ``params`` (None when
+    they can): an object mapping parameters to ``[min, max]``, two finite numbers with min <= max that a
+    parameter of that role can measure (:data:`RULES`, :data:`MEASURED`: ``p`` from 1 up, ``n`` above 0).
+
+    Examples
+    --------
+    >>> ranges_problem({"p": [1, 0]}, ["p"])
+    "'p': expected [min, max] with min <= max, got [1, 0]"
+    >>> ranges_problem({"n": [0, 0]}, ["n"])
+    "'n': expected a positive problem size at both ends, got [0, 0]"
+    """
+    if not isinstance(ranges, dict):
+        return "expected an object mapping parameter names to [min, max]"
+    for name, bounds in ranges.items():
+        if name not in params:
+            return f"{shown(name)} is not a parameter of the model"
+        if not (isinstance(bounds, list) and len(bounds) == 2 and all(finite_number(x) for x in bounds)):
+            return f"{name!r}: expected [min, max], two finite numbers"
+        low, high = (float(x) for x in bounds)
+        if low > high:
+            return f"{name!r}: expected [min, max] with min <= max, got [{low:g}, {high:g}]"
+        for rules in (RULES, MEASURED):
+            if name in rules and not rules[name][0](np.array([low, high])).all():
+                return f"{name!r}: expected {rules[name][1]} at both ends, got [{low:g}, {high:g}]"
+    return None
 
 
 def violation(values: np.ndarray, role: str, measured: bool = False) -> tuple[int, str, bool] | None:

@@ -16,15 +16,17 @@ Examples
 from __future__ import annotations
 
 import csv
+import fcntl
+import io
 import math
 import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
 
 from automodel.errors import DataError, OutputError
 from automodel.files import check_output, os_reason, write_atomic
@@ -38,7 +40,7 @@ from automodel.runner.measure import (
 )
 
 __all__ = ["Campaign", "columns_for", "iter_rows", "plan", "iter_plan", "count_runs", "check", "run_campaign",
-           "MAX_RUNS"]
+           "MAX_RUNS", "lock_path"]
 
 
 @dataclass(frozen=True)
@@ -265,7 +267,9 @@ def run_campaign(
     DataError
         The campaign cannot run (:func:`check`), or ``output`` holds another campaign's columns.
     OutputError
-        ``output`` is a directory, its folder does not exist, or it cannot be read or written.
+        ``output`` is a directory, its folder does not exist, it cannot be read or written (a row that
+        cannot be written whole is cut off: the file keeps whole rows only), or another campaign is
+        writing it (one campaign at a time holds its lock, :func:`lock_path`).
     """
     from tqdm import tqdm
 
@@ -273,40 +277,91 @@ def run_campaign(
     path = check_output(output)
     header = columns_for(campaign)
     key_names = list(campaign.axes) + ["rep"]
-    try:
-        done = _read_done(path, header, key_names, retry_failed)
-        fh = open(path, "a", newline="", encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot be read and appended to ({os_reason(exc)})") from None
-    skipped = sum(_run_key(run, key_names) in done for run in iter_plan(campaign)) if done else 0
     clk_tck = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     failed = 0
-    bar = tqdm(total=total, initial=skipped, disable=not progress, unit="run", dynamic_ncols=True)
-    with fh, bar:
-        if fh.tell() == 0:
-            _append(fh, header)
-        for run in iter_plan(campaign):
-            if _run_key(run, key_names) in done:
-                continue
-            row = _measure(campaign, run, clk_tck)
-            cells = {c: _cell(row.get(c, math.nan)) for c in header}
-            _append(fh, [cells[c] for c in header])
-            failed += row["status"] != 0
-            bar.update(1)
-            bar.set_postfix(failed=failed, refresh=False)
-            if on_result is not None:
-                on_result(cells)
+    with _locked(path):
+        try:
+            done = _read_done(path, header, key_names, retry_failed)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot be read and appended to ({os_reason(exc)})") from None
+        skipped = sum(_run_key(run, key_names) in done for run in iter_plan(campaign)) if done else 0
+        bar = tqdm(total=total, initial=skipped, disable=not progress, unit="run", dynamic_ncols=True)
+        try:
+            if os.fstat(fd).st_size == 0:
+                _append(fd, path, header)
+            for run in iter_plan(campaign):
+                if _run_key(run, key_names) in done:
+                    continue
+                row = _measure(campaign, run, clk_tck)
+                cells = {c: _cell(row.get(c, math.nan)) for c in header}
+                _append(fd, path, [cells[c] for c in header])
+                failed += row["status"] != 0
+                bar.update(1)
+                bar.set_postfix(failed=failed, refresh=False)
+                if on_result is not None:
+                    on_result(cells)
+        finally:
+            os.close(fd)
+            bar.close()
     return {"planned": total, "skipped": skipped, "ran": total - skipped, "failed": failed}
 
 
-def _append(fh: TextIO, cells: list[str]) -> None:
-    """Write one CSV row, flushed and synced (it survives an interruption); a failure is an OutputError."""
+def lock_path(path: Path) -> Path:
+    """The lock file of the campaign output ``path``: ``.NAME.lock`` beside it (kept: removing a lock
+    file another process has opened would let two campaigns in)."""
+    return path.with_name(f".{path.name}.lock")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold the exclusive lock of ``path`` (:func:`lock_path`, ``flock``) for the ``with`` block, so
+    that one campaign at a time appends to it; a campaign that finds it held is refused at once.
+
+    Raises
+    ------
+    OutputError
+        Another process holds the lock (naming its pid), or the lock file cannot be made.
+    """
+    lock = lock_path(path)
     try:
-        csv.writer(fh).writerow(cells)
-        fh.flush()
-        os.fsync(fh.fileno())
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as exc:
-        raise OutputError(f"{fh.name}: cannot be written ({os_reason(exc)})") from None
+        raise OutputError(f"{path}: cannot make its lock file {lock} ({os_reason(exc)})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            raise OutputError(f"{path}: another automodel run (pid {holder or '?'}) is writing it; wait until it "
+                              "has finished (a new run then resumes after its runs) or choose another output file") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _append(fd: int, path: Path, cells: list[str]) -> None:
+    """Append one CSV row to the file open as ``fd``, synced (it survives an interruption). The row is
+    written whole or not at all: when a write fails (a full disk, a file size limit) what was written
+    of it is cut off again and the failure is an :class:`OutputError` naming ``path``."""
+    buffer = io.StringIO()
+    csv.writer(buffer).writerow(cells)
+    data = buffer.getvalue().encode("utf-8")
+    size = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            pass
+        raise OutputError(f"{path}: cannot be written ({os_reason(exc)}); the runs before this one are kept "
+                          "and a new run resumes after them") from None
 
 
 def iter_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, str]]:

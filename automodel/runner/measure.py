@@ -18,9 +18,11 @@ import math
 import os
 import re
 import resource
+import selectors
 import signal
 import subprocess
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -126,6 +128,76 @@ def _search_float(regex: re.Pattern[str], text: str) -> float | None:
     return float(found.group(0)) if found else None
 
 
+#: bytes of a run's stdout kept (the last ones: the time regex takes the last match) and of its stderr
+MAX_STDOUT_BYTES = 1 << 20
+MAX_STDERR_BYTES = 1 << 16
+#: seconds the pipes may stay open once the run has exited or been killed (a daemon it started may
+#: hold them): then they are closed, and what was printed so far is the run's output
+PIPE_GRACE_S = 1.0
+
+
+def _kill(proc: subprocess.Popen, close: bool = True) -> None:
+    """Kill the run's process group, reap the run and (``close``) close its pipes."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+    for stream in (proc.stdout, proc.stderr) if close else ():
+        stream.close()
+
+
+def _drain(proc: subprocess.Popen, timeout: float | None) -> tuple[bool, float, str, str]:
+    """Read the run's stdout and stderr until both close, keeping the last :data:`MAX_STDOUT_BYTES` and
+    :data:`MAX_STDERR_BYTES`; kill its process group after ``timeout`` seconds, and stop reading
+    :data:`PIPE_GRACE_S` after it exited or was killed even if a process it left behind holds a pipe.
+
+    Returns
+    -------
+    tuple of (bool, float, str, str)
+        Whether it timed out, when it ended (``time.perf_counter()``), and the kept stdout and stderr
+        (UTF-8, bad bytes replaced; a cut stdout starts with a note).
+    """
+    limits = {proc.stdout: MAX_STDOUT_BYTES, proc.stderr: MAX_STDERR_BYTES}
+    kept: dict[object, deque[bytes]] = {stream: deque() for stream in limits}
+    sizes = dict.fromkeys(limits, 0)  # bytes in kept
+    printed = dict.fromkeys(limits, 0)  # bytes read
+    deadline = None if timeout is None else time.perf_counter() + timeout
+    timed_out, ended = False, None
+    with selectors.DefaultSelector() as selector:
+        for stream in limits:
+            selector.register(stream, selectors.EVENT_READ)
+        while selector.get_map():
+            now = time.perf_counter()
+            if ended is None and proc.poll() is not None:
+                ended = now
+            elif ended is None and deadline is not None and now >= deadline:
+                timed_out, ended = True, now
+                _kill(proc, close=False)
+            if ended is not None and now >= ended + PIPE_GRACE_S:
+                break
+            for key, _ in selector.select(0.05):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    continue
+                chunks = kept[key.fileobj]
+                chunks.append(chunk)
+                sizes[key.fileobj] += len(chunk)
+                printed[key.fileobj] += len(chunk)
+                while sizes[key.fileobj] - len(chunks[0]) >= limits[key.fileobj]:
+                    sizes[key.fileobj] -= len(chunks.popleft())
+    end = time.perf_counter() if ended is None else min(ended, time.perf_counter())
+    proc.wait()
+    for stream in limits:
+        stream.close()
+    out, err = (b"".join(kept[s])[-limits[s]:].decode("utf-8", errors="replace").replace("\r\n", "\n")
+                for s in (proc.stdout, proc.stderr))
+    if printed[proc.stdout] > MAX_STDOUT_BYTES:
+        out = f"[only the last {MAX_STDOUT_BYTES} bytes of stdout are kept]\n" + out
+    return timed_out, end, out, err
+
+
 def run_once(
     argv: Sequence[str],
     timeout: float | None = None,
@@ -154,36 +226,29 @@ def run_once(
     Returns
     -------
     RunResult
+        Its stdout holds the last :data:`MAX_STDOUT_BYTES` the run printed. Reading stops
+        :data:`PIPE_GRACE_S` after the run exited (or was killed), so a daemon it left holding its
+        pipes delays it by no more than that.
     """
     regex = re.compile(time_regex) if time_regex else None
     start = time.perf_counter()
     try:
         proc = subprocess.Popen(
             list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            cwd=cwd, start_new_session=True, text=True, errors="replace",
+            cwd=cwd, start_new_session=True,
         )
     except FileNotFoundError as exc:
         return RunResult(STATUS_NOT_FOUND, math.nan, 0.0, "", f"cannot run {argv[0]!r}: {exc.strerror}")
     except OSError as exc:  # no permission, no program in the file (exec format error), ...
         return RunResult(STATUS_NOT_EXECUTABLE, math.nan, 0.0, "", f"cannot run {argv[0]!r}: {exc.strerror}")
     try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-        wall = time.perf_counter() - start
-        return RunResult(STATUS_TIMEOUT, math.nan, wall, out, _tail(f"{err}\ntimed out after {timeout:g} s"))
+        timed_out, end, out, err = _drain(proc, timeout)
     except BaseException:  # KeyboardInterrupt: do not leave the application running
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        _kill(proc)
         raise
-    wall = time.perf_counter() - start
+    wall = end - start
+    if timed_out:
+        return RunResult(STATUS_TIMEOUT, math.nan, wall, out, _tail(f"{err}\ntimed out after {timeout:g} s"))
     code = proc.returncode
     status = 128 - code if code < 0 else code  # killed by signal s -> 128 + s, as a shell says
     captured = {}

@@ -43,12 +43,10 @@ from automodel.search.score import Scores, Structure, TermCache, fitted, prepare
 from automodel.search.prune import prune_rows, rank
 from automodel.search.registry import Batch, Registry, compact, hstack, labels, put, ragged, sorted_groups
 from automodel.solve.lines import effect_pvalue, line_rss
-from automodel.space.config import SearchSpace
+from automodel.space.config import MAX_PMNF_PARAMETERS, SearchSpace
 from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Over1, Term
 
-#: the most parameters the PMNF route combines (2^L - 1 monomials: 15 for 4 parameters)
-MAX_PMNF_PARAMETERS = 4
 #: (candidate, target) pairs solved per vectorised step
 CHUNK_PAIRS = 1 << 13
 #: floats of the targets' designs held at once (per target, the weighted columns of the terms its

@@ -12,6 +12,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
+from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,15 @@ from automodel.options import FitOptions
 from automodel.space.parse import parse_term
 from automodel.space.terms import Term
 
-__all__ = ["SearchSpace", "Group", "load_space", "space_path", "SPACES_DIR"]
+__all__ = ["SearchSpace", "Group", "load_space", "space_path", "SPACES_DIR", "MAX_SETTING", "MAX_SUBSETS",
+           "MAX_PMNF_PARAMETERS"]
+
+#: the largest whole-number setting of a stage (top, budget, exhaustive, ...)
+MAX_SETTING = 1_000_000
+#: the most subsets of its term family (of 1 to ``max_terms`` terms) a stage may try per seed
+MAX_SUBSETS = 100_000
+#: the most parameters the PMNF route combines (2^L - 1 monomials: 15 for 4 parameters)
+MAX_PMNF_PARAMETERS = 4
 
 #: the search spaces shipped with automodel (package data)
 SPACES_DIR = Path(str(files("automodel") / "spaces"))
@@ -89,9 +98,28 @@ def _terms(value: Any, where: str) -> tuple[Term, ...]:
 
 
 def _int(value: Any, where: str, low: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise SpaceError(f"{where}: expected an integer >= {low}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_SETTING:
+        raise SpaceError(f"{where}: expected an integer from {low} to {MAX_SETTING:,}, got {shown(value)}")
     return value
+
+
+def _check_subsets(stage: dict[str, Any], where: str, sname: str) -> None:
+    """Refuse a ``max_terms`` whose subsets of the stage's term family (its base terms and group members;
+    for PMNF the monomials of :data:`MAX_PMNF_PARAMETERS` parameters) are more than :data:`MAX_SUBSETS`:
+    the search would build every one of them."""
+    if "max_terms" not in stage:
+        return
+    if sname == "pmnf":
+        family = 2 ** MAX_PMNF_PARAMETERS - 1
+    else:
+        family = len(stage.get("base", stage.get("terms", ()))) + sum(len(g.members) for g in stage.get("groups", ()))
+    total, largest = 0, 0
+    for k in range(1, min(stage["max_terms"], family) + 1):
+        total += comb(family, k)
+        if total > MAX_SUBSETS:
+            raise SpaceError(f"{where} max_terms = {stage['max_terms']:,}: more than {MAX_SUBSETS:,} subsets of its "
+                             f"{family} terms to try; expected at most {largest}")
+        largest = k
 
 
 def load_space(name_or_file: str | Path = "default") -> SearchSpace:
@@ -171,6 +199,7 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
                         raise SpaceError(f"{gw}: expected exactly the keys representative and members")
                     groups.append(Group(_terms([g["representative"]], gw)[0], _terms(g["members"], gw)))
                 stage[key] = tuple(groups)
+        _check_subsets(stage, where, sname)
         stages[sname] = stage
     description = raw.get("description", "")
     return SearchSpace(name, str(description), fit, stages, src)

@@ -23,7 +23,7 @@ from fractions import Fraction
 
 from automodel.data.cells import shown
 from automodel.errors import SpaceError
-from automodel.space.terms import CeilLog2, ONE, Over1, PowerLog, Sigmoid, Term
+from automodel.space.terms import CeilLog2, ONE, Over1, PowerLog, Sigmoid, Term, exponent_problem
 
 __all__ = ["parse_term"]
 
@@ -37,20 +37,17 @@ _ATOM = re.compile(
 )
 
 
-#: largest numerator and denominator of an exponent (``n^(7/4)``): beyond it a term is no model of a cost
-MAX_EXPONENT_PART = 1000
-
-
 def _exponent(m: re.Match, text: str) -> Fraction:
     num, den, num2, den2 = m.groups()[-4:]  # the exponent groups close the pattern
     num, den = (num, den) if num is not None else (num2, den2)
     if num is None:
         return Fraction(1)
-    # numbers of at most 7 digits: int() of a string of any length would be quadratic in its length
-    if len(num.lstrip("-")) > 7 or (den and len(den) > 7) or abs(int(num)) > MAX_EXPONENT_PART or (
-            den and not 0 < int(den) <= MAX_EXPONENT_PART):
-        raise SpaceError(f"in term {shown(text)}: an exponent is a fraction a/b with |a| <= {MAX_EXPONENT_PART} "
-                         f"and b from 1 to {MAX_EXPONENT_PART}, got {shown(m.group(0).strip())}")
+    # numbers of at most 7 digits (more are out of bounds): int() of a string of any length would be
+    # quadratic in its length
+    too_long = len(num.lstrip("-")) > 7 or (den and len(den) > 7)
+    problem = exponent_problem(0, 0) if too_long else exponent_problem(int(num), int(den) if den else 1)
+    if problem is not None:
+        raise SpaceError(f"in term {shown(text)}: {problem}, got {shown(m.group(0).strip())}")
     return Fraction(int(num), int(den) if den else 1)
 
 

@@ -23,27 +23,46 @@ from typing import Any, Iterable, Mapping, Sequence, Union
 import numpy as np
 import sympy
 
+from automodel.data.cells import shown
 from automodel.errors import ModelFileError
 from automodel.space.symbols import log2, symbol
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan"]
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan",
+           "MAX_EXPONENT_PART", "exponent_problem"]
 
 Columns = Mapping[str, np.ndarray]
 
 
+#: largest numerator and denominator of an exponent (``n^(7/4)``): beyond it a term is no model of a cost
+MAX_EXPONENT_PART = 1000
+
+
+def exponent_problem(numerator: int, denominator: int) -> str | None:
+    """Why ``numerator/denominator`` cannot be an exponent (None when it can): ``|a| <= 1000`` and ``b``
+    from 1 to 1000 (:data:`MAX_EXPONENT_PART`), for search spaces and model files alike."""
+    if abs(numerator) > MAX_EXPONENT_PART or not 0 < denominator <= MAX_EXPONENT_PART:
+        return (f"an exponent is a fraction a/b with |a| <= {MAX_EXPONENT_PART} and b from 1 to "
+                f"{MAX_EXPONENT_PART}")
+    return None
+
+
 def _fraction(value: Any, what: str) -> Fraction:
-    """A rational exponent from JSON data: an int, or a string ``"a/b"`` of two ints (no evaluation)."""
-    if isinstance(value, bool):
-        raise ModelFileError(f"{what}: expected an exponent such as 2 or '3/2', got {value!r}")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, str) and len(value) <= 32:
-        num, _, den = value.partition("/")
+    """A rational exponent from JSON data: an int, or a string ``"a/b"`` of two ints (no evaluation),
+    within :func:`exponent_problem`'s bounds."""
+    num, den = None, 1
+    if isinstance(value, int) and not isinstance(value, bool):
+        num = value
+    elif isinstance(value, str) and len(value) <= 32:
+        top, _, bottom = value.partition("/")
         try:
-            return Fraction(int(num), int(den) if den else 1)
-        except (ValueError, ZeroDivisionError):
+            num, den = int(top), int(bottom) if bottom else 1
+        except ValueError:
             pass
-    raise ModelFileError(f"{what}: expected an exponent such as 2 or '3/2', got {value!r}")
+    problem = None if num is None else exponent_problem(num, den)
+    if num is None or problem is not None:
+        raise ModelFileError(f"{what}: expected an exponent such as 2 or '3/2'"
+                             f"{' (' + problem + ')' if problem else ''}, got {shown(value)}")
+    return Fraction(num, den)
 
 
 def _name(value: Any, what: str) -> str:

@@ -8,9 +8,12 @@ A read sees one snapshot (a plain ``BEGIN`` on SQLite, ``REPEATABLE READ`` elsew
 WAL mode, so readers never wait and a process killed mid-write leaves the last committed state.
 
 A transient failure (a serialisation failure, a deadlock, a lost connection or a restarting server,
-a locked SQLite file) is retried :data:`ATTEMPTS` times with jittered exponential backoff; then, as
-every other database error, it is a one-line :class:`~automodel.errors.StoreError` naming the store
-(the URL's password masked) and the cause.
+a locked SQLite file) is retried with jittered exponential backoff (from :data:`BACKOFF_S`, at most
+:data:`MAX_BACKOFF_S` apart) for a budget of seconds (:data:`RETRY_S`, sized for a server restart;
+the environment variable :data:`RETRY_VARIABLE` sets another), with a one-line note on stderr once
+they have lasted :data:`NOTE_AFTER_S`; then, as every other database error, it is a one-line
+:class:`~automodel.errors.StoreError` naming the store (the URL's password masked) and the cause.
+A permanent failure (an unknown database or user, a refused password) is not retried.
 
 PostgreSQL URLs (``postgresql://user@host/db``) use the psycopg 3 driver (``pip install
 'automodel[postgres]'``).
@@ -22,11 +25,12 @@ import io
 import os
 import random
 import re
+import sys
 import time
 import zipfile
 from pathlib import Path
 from typing import Callable, TypeVar
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import quote, unquote_plus, urlsplit
 
 import numpy as np
 from sqlalchemy import create_engine, event, inspect, text
@@ -34,21 +38,33 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
 from automodel.errors import StoreError
+from automodel.names import printable
 from automodel.store import schema
 
-__all__ = ["Store", "open_store", "database_url", "transient", "pack", "unpack", "now",
-           "ATTEMPTS"]
+__all__ = ["Store", "open_store", "database_url", "transient", "pack", "unpack", "now", "retry_budget",
+           "RETRY_S", "RETRY_VARIABLE", "writable", "read_only_url"]
 
 T = TypeVar("T")
 
-#: how long SQLite waits for another writer's lock before the attempt fails (then retried: at most
-#: ATTEMPTS times this in all)
+#: how long SQLite waits for another writer's lock before the attempt fails (then retried within the
+#: budget)
 BUSY_TIMEOUT_S = 30.0
 #: how long connecting to a database server may take
 CONNECT_TIMEOUT_S = 10
-#: attempts of a transaction that fails transiently; the waits between them double from BACKOFF_S
-ATTEMPTS = 6
+#: seconds a transaction that fails transiently is retried for (a PostgreSQL restart takes seconds,
+#: a crash recovery or a restart under load longer); the waits between attempts double from
+#: BACKOFF_S up to MAX_BACKOFF_S
+RETRY_S = 30.0
 BACKOFF_S = 0.1
+MAX_BACKOFF_S = 2.0
+#: seconds of retrying after which a one-line note says so on stderr
+NOTE_AFTER_S = 1.0
+#: the environment variable that sets another retry budget in seconds (0: no retry)
+RETRY_VARIABLE = "AUTOMODEL_STORE_RETRY_S"
+#: what a server says, in a connection failure without an SQLSTATE, while it starts, stops or recovers
+#: (retried; any other FATAL message, such as an unknown database or user, is permanent)
+_STARTING = ("starting up", "shutting down", "in recovery mode", "too many clients", "terminating connection",
+             "not yet accepting connections")
 #: PostgreSQL SQLSTATEs retried (besides class 08, connection exceptions): serialization_failure,
 #: deadlock_detected, admin_shutdown, crash_shutdown, cannot_connect_now
 TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "57P01", "57P02", "57P03"})
@@ -138,12 +154,47 @@ def transient(exc: DBAPIError, sqlite: bool) -> bool:
     if exc.connection_invalidated:
         return True
     state = getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None)
-    if state is None:  # no connection: refused (a restarting server) is worth retrying, a timeout is not
-        return isinstance(exc, OperationalError) and "timeout" not in cause
+    if state is None:  # no connection: refused (a restarting server) is worth retrying, a timeout is not,
+        # nor what the server refuses for good (FATAL: database "x" does not exist, password failed)
+        permanent = "fatal:" in cause and not any(words in cause for words in _STARTING)
+        return isinstance(exc, OperationalError) and "timeout" not in cause and not permanent
     return state in TRANSIENT_SQLSTATES or state.startswith("08")
 
 
-def _sqlite_engine(url: str) -> Engine:
+def retry_budget() -> float:
+    """The seconds transient failures are retried for: :data:`RETRY_VARIABLE` when set, else
+    :data:`RETRY_S`.
+
+    Raises
+    ------
+    StoreError
+        The variable holds no number of seconds from 0 to 86400.
+    """
+    text_ = os.environ.get(RETRY_VARIABLE, "").strip()
+    if not text_:
+        return RETRY_S
+    try:
+        value = float(text_)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86400:
+        raise StoreError(f"{RETRY_VARIABLE}={text_[:40]!r}: expected a number of seconds from 0 to 86400")
+    return value
+
+
+def writable(path: Path) -> bool:
+    """Whether the SQLite file ``path`` can be written: the file and its folder (where SQLite makes its
+    ``-wal`` and ``-shm`` files) writable, and not on read-only media."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def read_only_url(path: str) -> str:
+    """The URL that opens the SQLite file ``path`` read-only and immutable (no lock, no ``-wal`` or
+    ``-shm`` file made: what read-only media and files without write permission allow)."""
+    return f"sqlite:///file:{quote(path)}?mode=ro&immutable=1&uri=true"
+
+
+def _sqlite_engine(url: str, read_only: bool = False) -> Engine:
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
     @event.listens_for(engine, "connect")
@@ -151,8 +202,9 @@ def _sqlite_engine(url: str) -> Engine:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        cur.execute("PRAGMA journal_mode = WAL")
-        cur.execute("PRAGMA synchronous = NORMAL")
+        if not read_only:
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -210,21 +262,25 @@ class Store:
         self._secrets = _secrets(str(target))
         url = database_url(target)
         self.is_sqlite = url.startswith("sqlite")
-        self._url = url
+        self.read_only = False
         try:
             problem = None if self.is_sqlite else _url_problem(url)
             if problem is not None:
                 raise StoreError(f"{self.target}: not a database URL ({problem})")
             database = make_url(url).database
-            if self.is_sqlite and database not in (None, "", ":memory:") and not Path(database).exists():
+            local = self.is_sqlite and database not in (None, "", ":memory:") and "mode=" not in url
+            if local and not Path(database).exists():
                 _forget(url)  # an engine of a deleted file would write into the deleted file
                 if not create:
                     raise StoreError(f"{self.target}: no such store (automodel observe or automodel load "
                                      "record creates one)")
-            elif url in _ENGINES:
-                self.engine = _ENGINES[url]
+            elif local and not writable(Path(database)):
+                url, self.read_only = read_only_url(database), True
+            if url in _ENGINES:
+                self._url, self.engine = url, _ENGINES[url]
                 return
-            self.engine = _sqlite_engine(url) if self.is_sqlite else _server_engine(url)
+            self._url = url
+            self.engine = _sqlite_engine(url, self.read_only) if self.is_sqlite else _server_engine(url)
         except ImportError as exc:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
                              "pip install 'automodel[postgres]'") from None
@@ -255,10 +311,13 @@ class Store:
     def transaction(self, work: Callable[[Connection], T], write: bool = True) -> T:
         """``work(conn)`` in one transaction, committed when it returns, rolled back when it raises.
 
-        Transient failures run it again (up to :data:`ATTEMPTS` times), so ``work`` must have no
+        Transient failures run it again for :func:`retry_budget` seconds, so ``work`` must have no
         effect outside the database. Every database error ends as a one-line :class:`StoreError`.
         """
-        attempt = 1
+        if write and self.read_only:
+            raise StoreError(f"{self.target}: the store is read-only (read-only media, or no permission to write "
+                             "the file or its folder): it can be read, not written")
+        attempt, first, noted = 1, None, False
         while True:
             try:
                 with self.engine.connect() as conn:
@@ -267,12 +326,20 @@ class Store:
                     with conn.begin():
                         return work(conn)
             except DBAPIError as exc:
-                if attempt == ATTEMPTS or not transient(exc, self.is_sqlite):
-                    retried = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
+                now_ = time.monotonic()
+                first = now_ if first is None else first
+                budget = retry_budget()
+                wait = min(MAX_BACKOFF_S, BACKOFF_S * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+                if not transient(exc, self.is_sqlite) or now_ + wait - first > budget:
+                    retried = f" (gave up after {attempt} attempts in {now_ - first:.1f} s)" if attempt > 1 else ""
                     raise StoreError(f"{self.target}: {self._cause(exc)}{retried}") from None
+                if not noted and now_ + wait - first >= NOTE_AFTER_S:  # an outage, not a moment's contention
+                    noted = True
+                    print(f"automodel: note: {printable(self.target)}: {printable(self._cause(exc))}; retrying for up "
+                          f"to {budget:g} s ({RETRY_VARIABLE})", file=sys.stderr, flush=True)
             except SQLAlchemyError as exc:
                 raise StoreError(f"{self.target}: {self._cause(exc)}") from None
-            time.sleep(BACKOFF_S * 2 ** (attempt - 1) * random.uniform(0.5, 1.0))
+            time.sleep(wait)
             attempt += 1
 
     def _read_options(self) -> dict[str, object]:

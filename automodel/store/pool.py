@@ -20,14 +20,16 @@ from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from automodel.errors import DataError, ModelFileError, StoreError
+from automodel.names import label_problem, normal_label, printable
 from automodel.options import weights
 from automodel.search.online import LazyValues, LivePool, OnlineOptions, PoolStats
 from automodel.search.score import Structure
 from automodel.space.terms import Term, TermPlan, term_from_dict
 from automodel.store import schema
+from automodel.store.schema import stored_json, stored_json_rows
 from automodel.store.db import Store, now, open_store, pack, unpack
 
-__all__ = ["App", "find_app", "require_app", "read_app", "create_app", "load_pool", "load_recent", "save_pool",
+__all__ = ["App", "app_name", "find_app", "require_app", "read_app", "create_app", "load_pool", "load_recent", "save_pool",
            "window_rows", "insert_runs", "stored_identities", "run_frame", "fitted_runs", "run_columns", "layout",
            "Layout", "ADMITTED"]
 
@@ -54,19 +56,32 @@ class App:
 
 
 def _app(row) -> App:
-    opts = json.loads(row.options)
-    return App(row.id, row.name, tuple(json.loads(row.params)), json.loads(row.roles),
+    opts = stored_json(row.options, "applications", row.id, "options")
+    return App(row.id, row.name, tuple(stored_json(row.params, "applications", row.id, "params", list)),
+               stored_json(row.roles, "applications", row.id, "roles"),
                OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""), row.n_updates, row.created_at)
 
 
+def app_name(name: object) -> str:
+    """``name`` as the store keys an application: :func:`~automodel.names.normal_label` (NFKC, no white
+    space around it), a printable label of 1 to 200 characters (:func:`~automodel.names.label_problem`);
+    else a one-line :class:`DataError`."""
+    problem = label_problem(name)
+    key = normal_label(name) if problem is None else ""
+    problem = problem or label_problem(key)
+    if problem is not None:
+        raise DataError(f"application name {printable(repr(name))[:80]}: {problem}")
+    return key
+
+
 def find_app(conn: Connection, name: str, lock: bool = False) -> App | None:
-    """The application called ``name``, or None.
+    """The application called ``name`` (:func:`app_name`), or None.
 
     With ``lock``, the row is locked for the rest of the transaction (``SELECT ... FOR UPDATE``; on
     SQLite the transaction already holds the database's write lock) and read after the lock is taken,
     so its update counter is the last committed one.
     """
-    row = conn.execute(_FIND_LOCKED if lock else _FIND, {"app_name": name}).first()
+    row = conn.execute(_FIND_LOCKED if lock else _FIND, {"app_name": app_name(name)}).first()
     return None if row is None else _app(row)
 
 
@@ -102,6 +117,7 @@ def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict
     """Insert the application (locked), its term pool and its candidates (all live); None when another
     transaction created an application of that name first."""
     created_at = now()
+    name = app_name(name)
     app_id = _insert_new(conn, schema.applications, name=name, params=json.dumps(list(params)),
                          roles=json.dumps(roles), options=json.dumps({"online": options.to_dict(), "space": space}),
                          created_at=created_at, n_updates=0)
@@ -175,8 +191,8 @@ def run_frame(conn: Connection, app: App, statuses: tuple[str, ...] | None = Non
         q = q.where(t.c.status.in_(statuses))
     rows = conn.execute(q).all()
     recs = []
-    for r in rows:
-        rec = {"id": r.id, **json.loads(r.params)}
+    for r, params in zip(rows, stored_json_rows([r.params for r in rows], [r.id for r in rows], "runs", "params")):
+        rec = {"id": r.id, **params}
         if "cpu" in app.params:
             rec["cpu"] = r.cpu
         if "bw" in app.params:
@@ -226,7 +242,7 @@ def _read_layout(conn: Connection, app: App) -> Layout:
         raise StoreError(f"application {app.name!r}: damaged term pool ({exc})") from None
     c = schema.candidates
     rows = conn.execute(select(c.c.id, c.c.term_index).where(c.c.app_id == app.id).order_by(c.c.idx)).all()
-    lists = json.loads("[" + ",".join(r.term_index for r in rows) + "]")
+    lists = stored_json_rows([r.term_index for r in rows], [r.id for r in rows], "candidates", "term_index", list)
     index = np.full((len(lists), max((len(x) for x in lists), default=0)), -1, dtype=np.intp)
     width = np.array([len(x) for x in lists], dtype=np.intp)
     for i, x in enumerate(lists):
@@ -253,7 +269,7 @@ def fitted_runs(conn: Connection, app: App, last: int | None = None
 def run_columns(rows: list, app: App) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """Ids, parameter columns and times of run rows (``id, params, cpu, bw, time`` of the runs table)."""
     ids, params, cpu, bw, times = zip(*rows) if rows else ((),) * 5
-    others = json.loads("[" + ",".join(params) + "]")
+    others = stored_json_rows(params, ids, "runs", "params")
     loads = {"cpu": cpu, "bw": bw}
     columns = {q: np.array(loads[q] if q in loads else [o[q] for o in others], dtype=float) for q in app.params}
     return np.array(ids, dtype=np.int64), columns, np.array(times, dtype=float)

@@ -3,7 +3,6 @@ consistency check of the persisted fit state."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from automodel.search.choice import choose
 from automodel.search.online import PoolStats
 from automodel.space.terms import term_values
 from automodel.store import schema
+from automodel.store.schema import stored_json
 from automodel.store.db import Store, unpack
 from automodel.store.pool import ADMITTED, App, fitted_runs, load_pool, read_app, run_frame, window_rows
 
@@ -65,7 +65,7 @@ def history(store: str | Path | Store, app: str) -> pd.DataFrame:
     return pd.DataFrame([{"update": r.update_no, "at": r.at, "event": r.event, "added": r.n_added,
                           "admitted": r.n_admitted, "flagged": r.n_flagged, "live": r.n_live, "pruned": r.n_pruned,
                           "cutoff": r.cutoff, "leader_id": r.leader_id, "leader_score": r.leader_score,
-                          "leader": r.leader_formula, "top": json.loads(r.top or "[]")} for r in rows],
+                          "leader": r.leader_formula, "top": stored_json(r.top or "[]", "history", r.id, "top", list)} for r in rows],
                         columns=["update", "at", "event", "added", "admitted", "flagged", "live", "pruned", "cutoff",
                                  "leader_id", "leader_score", "leader", "top"])
 

@@ -15,14 +15,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
                         Text, UniqueConstraint, bindparam, inspect, select, text, update)
 from sqlalchemy.engine import Connection
 
+from automodel.errors import StoreError
+
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "outdated", "migrate"]
+           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "outdated", "migrate", "stored_json",
+           "stored_json_rows"]
 
 #: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
 #: ``(app_id, id)`` (an update reads the runs stored last) and the history on ``(app_id, update_no)``
@@ -153,9 +156,41 @@ def run_identities(contents: Iterable[Mapping[str, float]]) -> list[str]:
     return out
 
 
+_JSON_KINDS = {dict: "an object", list: "a list"}
+
+
+def stored_json(text: object, table: str, row_id: object, column: str, kind: type = dict) -> Any:
+    """The JSON ``column`` of the stored row ``row_id`` of ``table``, parsed: a ``kind`` (``dict`` or
+    ``list``). A damaged record (not JSON, or not a ``kind``) is a one-line
+    :class:`~automodel.errors.StoreError` naming the table, row and column; nothing is ever evaluated."""
+    try:
+        value = json.loads(text)  # type: ignore[arg-type]
+    except (TypeError, ValueError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+        raise StoreError(f"table '{table}', row {row_id}, column '{column}': damaged record, not JSON "
+                         f"({reason})") from None
+    if not isinstance(value, kind):
+        raise StoreError(f"table '{table}', row {row_id}, column '{column}': damaged record, expected "
+                         f"{_JSON_KINDS[kind]}, got {type(value).__name__}")
+    return value
+
+
+def stored_json_rows(texts: Sequence[object], ids: Sequence[object], table: str, column: str,
+                     kind: type = dict) -> list[Any]:
+    """:func:`stored_json` of many rows at once (one parse of them all; the rows one by one only to
+    name a damaged one)."""
+    try:
+        values = json.loads("[" + ",".join(texts) + "]")  # type: ignore[arg-type]
+        if len(values) == len(texts) and all(isinstance(v, kind) for v in values):
+            return values
+    except (TypeError, ValueError, RecursionError):
+        pass
+    return [stored_json(t, table, i, column, kind) for t, i in zip(texts, ids)]
+
+
 def _content(row, params: Iterable[str]) -> dict[str, float]:
     """What :func:`run_identities` hashes of a stored run: its values of ``params`` and its time."""
-    values = {**json.loads(row.params), "cpu": row.cpu, "bw": row.bw}
+    values = {**stored_json(row.params, "runs", row.id, "params"), "cpu": row.cpu, "bw": row.bw}
     return {**{q: values[q] for q in params}, "time": row.time}
 
 
@@ -197,7 +232,7 @@ def _identify_runs(conn: Connection) -> None:
     """Give the runs of a store from before run identities theirs, in the order they were stored."""
     for app in conn.execute(select(applications.c.id, applications.c.params)).all():
         rows = conn.execute(select(runs).where(runs.c.app_id == app.id).order_by(runs.c.id)).all()
-        params = json.loads(app.params)
+        params = stored_json(app.params, "applications", app.id, "params", list)
         if rows:
             conn.execute(update(runs).where(runs.c.id == bindparam("run_id")).values(identity=bindparam("ident")),
                          [{"run_id": row.id, "ident": identity}

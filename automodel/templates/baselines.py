@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import sympy
 
+from automodel.data.cells import finite_number, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.options import weights
 from automodel.solve import metrics
@@ -30,6 +31,7 @@ __all__ = [
     "RbaspModel",
     "AmdahlModel",
     "column",
+    "json_float",
     "times",
     "missing_reason",
     "standard_error",
@@ -146,11 +148,17 @@ def read_floats(d: dict, key: str, length: int | None = None, allow_none: bool =
         return None
     if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
         raise ModelFileError(f"model field '{key}': expected a list of numbers, got {value!r:.80}")
-    if not all(math.isfinite(v) for v in value):
+    if not all(finite_number(v) for v in value):
         raise ModelFileError(f"model field '{key}': numbers must be finite")
     if length is not None and len(value) != length:
         raise ModelFileError(f"model field '{key}': expected {length} numbers, got {len(value)}")
     return tuple(float(v) for v in value)
+
+
+def json_float(value: float) -> float | None:
+    """``value`` as a model file writes it: None (JSON null) when it is NaN or infinite, which JSON cannot
+    hold; :func:`read_float` with ``allow_none`` reads it back."""
+    return float(value) if math.isfinite(value) else None
 
 
 def read_str(d: dict, key: str, allowed: Sequence[str] | None = None) -> str:
@@ -167,8 +175,8 @@ def read_float(d: dict, key: str, allow_none: bool = False) -> float | None:
     value = d.get(key)
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ModelFileError(f"model field '{key}': expected a finite number, got {value!r:.80}")
+    if not finite_number(value):
+        raise ModelFileError(f"model field '{key}': expected a finite number, got {shown(value)}")
     return float(value)
 
 

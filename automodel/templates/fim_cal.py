@@ -8,7 +8,6 @@ constant alpha (eq. 12, Algorithm 1).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -17,10 +16,11 @@ import numpy as np
 import pandas as pd
 import sympy
 
+from automodel.data.cells import finite_number, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates._fim_markov import chain_time, first_step_time
-from automodel.templates.baselines import ColumnTemplate
+from automodel.templates.baselines import ColumnTemplate, json_float, read_float
 
 __all__ = ["TEMPLATE", "FimCalModel", "FimCalTemplate", "fit_regression", "calibrate_alpha"]
 
@@ -244,7 +244,7 @@ class FimCalModel:
             "method": self.method, "stages": self.stages, "uses_p": self.uses_p,
             "parameters": list(self.parameters), "alpha": self.alpha, "clock": self.clock,
             "beta_tc": list(self.beta_tc), "beta_u": list(self.beta_u), "beta_sc": list(self.beta_sc),
-            "rms": self.rms_,
+            "rms": json_float(self.rms_),
         }
 
     @classmethod
@@ -263,16 +263,16 @@ class FimCalModel:
 
         def number(key: str, positive: bool = False) -> float:
             v = d.get(key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise ModelFileError(f"FiM-Cal model file: '{key}' must be a finite number, got {v!r}")
+            if not finite_number(v):
+                raise ModelFileError(f"FiM-Cal model file: '{key}' must be a finite number, got {shown(v)}")
             if positive and v <= 0:
-                raise ModelFileError(f"FiM-Cal model file: '{key}' must be > 0, got {v!r}")
+                raise ModelFileError(f"FiM-Cal model file: '{key}' must be > 0, got {shown(v)}")
             return float(v)
 
         def numbers(key: str, length: int) -> tuple[float, ...]:
             v = d.get(key)
             ok = isinstance(v, list) and len(v) == length and all(
-                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)
+                finite_number(x) for x in v)
             if not ok:
                 raise ModelFileError(f"FiM-Cal model file: '{key}' must be a list of {length} finite numbers")
             return tuple(float(x) for x in v)
@@ -285,12 +285,12 @@ class FimCalModel:
         uses_p = d.get("uses_p")
         if not isinstance(uses_p, bool):
             raise ModelFileError("FiM-Cal model file: 'uses_p' must be true or false")
-        rms = d.get("rms", float("nan"))
+        rms = read_float(d, "rms", allow_none=True)  # null or absent: the calibration's error is not known
         return cls(parameters=tuple(params), beta_tc=numbers("beta_tc", width),
                    alpha=number("alpha", positive=True), clock=number("clock", positive=True),
                    method=method, stages=stages, uses_p=uses_p, beta_u=numbers("beta_u", extra),
                    beta_sc=numbers("beta_sc", extra),
-                   rms_=float(rms) if isinstance(rms, (int, float)) and not isinstance(rms, bool) else float("nan"))
+                   rms_=float("nan") if rms is None else rms)
 
 
 def _counter_column(frame: pd.DataFrame, name: str) -> np.ndarray:

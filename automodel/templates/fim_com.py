@@ -17,12 +17,12 @@ import sympy
 from scipy.optimize import least_squares
 from tqdm.auto import tqdm
 
-from automodel.data.cells import shown
+from automodel.data.cells import finite_number, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates import _fim_queue
 from automodel.templates._fim_queue import PATTERNS, QueueParams, batches, config_rng, draw, run, stack, variates
-from automodel.templates.baselines import ColumnTemplate
+from automodel.templates.baselines import ColumnTemplate, json_float, read_float
 
 __all__ = ["TEMPLATE", "FimComModel", "FimComTemplate", "calibrate", "simulate_frame"]
 
@@ -245,7 +245,8 @@ class FimComModel:
         q = self.params
         return {"kind": "template", "template": "fim_com", "version": 1, "pattern": self.pattern,
                 **{k: float(getattr(q, k)) for k in _PARAM_NAMES}, "zeta_ratio": float(q.zeta_ratio),
-                "job_size": float(self.job_size), "reps": self.reps, "seed": self.seed, "rms": self.rms_}
+                "job_size": float(self.job_size), "reps": self.reps, "seed": self.seed,
+                "rms": json_float(self.rms_)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "FimComModel":
@@ -259,7 +260,7 @@ class FimComModel:
 
         def number(key: str) -> float:
             v = d.get(key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            if not finite_number(v) or v < 0:
                 raise ModelFileError(f"FiM-Com model file: '{key}' must be a finite number >= 0, got {shown(v)}")
             return float(v)
 
@@ -277,10 +278,9 @@ class FimComModel:
         job_size = number("job_size")
         if job_size <= 0:
             raise ModelFileError("FiM-Com model file: 'job_size' must be > 0")
-        rms = d.get("rms", float("nan"))
+        rms = read_float(d, "rms", allow_none=True)  # null or absent: the calibration's error is not known
         return cls(pattern=d["pattern"], params=params, job_size=job_size, reps=integer("reps", 1, MAX_REPS),
-                   seed=integer("seed", 0, 2 ** 63 - 1),
-                   rms_=float(rms) if isinstance(rms, (int, float)) and not isinstance(rms, bool) else float("nan"))
+                   seed=integer("seed", 0, 2 ** 63 - 1), rms_=float("nan") if rms is None else rms)
 
 
 @dataclass(frozen=True)

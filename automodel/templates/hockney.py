@@ -18,9 +18,9 @@ import pandas as pd
 import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, read_float, read_floats,
-                                           read_header, read_notes, read_str, solve_weighted, standard_error,
-                                           times)
+from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, json_float, read_float,
+                                           read_floats, read_header, read_notes, read_str, solve_weighted,
+                                           standard_error, times)
 from automodel.templates.collectives import SCHEDULES, design_matrix, schedule_expr
 
 __all__ = ["HockneyModel", "HOCKNEY", "HOCKNEY_COLLECTIVE", "TEMPLATES", "PAPER_BREAKPOINTS",
@@ -72,7 +72,7 @@ class HockneyModel:
         return {"kind": "template", "template": self.template, "version": MODEL_VERSION,
                 "schedule": self.schedule, "breakpoints": list(self.breakpoints), "alphas": list(self.alphas),
                 "betas": list(self.betas), "constant_first": self.constant_first,
-                "standard_error": self.standard_error if math.isfinite(self.standard_error) else None,
+                "standard_error": json_float(self.standard_error),
                 "notes": list(self.notes)}
 
     @classmethod

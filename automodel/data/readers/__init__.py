@@ -38,7 +38,7 @@ from automodel.data.readers.extrap_json import read_extrap_json
 from automodel.data.readers.json_lines import looks_like, read_json_lines, read_talpas
 from automodel.data.readers.tables import read_csv_table, read_parquet_table, read_tsv_table
 from automodel.errors import DataError
-from automodel.files import read_bytes
+from automodel.files import read_bounded, read_bytes
 
 __all__ = ["read", "detect", "FORMATS"]
 
@@ -129,7 +129,7 @@ def _read_stdin(format: str | None) -> pd.DataFrame:  # noqa: A002
     import sys
     import tempfile
 
-    data = sys.stdin.buffer.read()
+    data = read_bounded(sys.stdin.buffer, "<stdin>", "standard input", DataError)
     with tempfile.TemporaryDirectory(prefix="automodel-stdin-") as folder:
         tmp = Path(folder) / "stdin"
         tmp.write_bytes(data)

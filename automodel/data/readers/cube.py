@@ -32,6 +32,7 @@ import pandas as pd
 from automodel.data.cells import shown
 from automodel.data.tidy import tidy
 from automodel.errors import DataError
+from automodel.files import check_input
 
 __all__ = ["read_cube", "folder_point", "INSTALL"]
 
@@ -92,6 +93,7 @@ def _read_profile(file: Path, at: str, kernels: dict[tuple[str, str], int], skip
 
     kernel: list[int] = []
     values: list[float] = []
+    check_input(file, "a CUBE profile", DataError)  # a regular file within the size limit
     try:
         with CubexParser(str(file)) as cube:
             paths = _callpaths(cube)

@@ -20,6 +20,7 @@ says so. Extra-P's fitted models (``modelers``) are not read.
 from __future__ import annotations
 
 import io
+import math
 import struct
 import zipfile
 import zlib
@@ -32,23 +33,31 @@ from automodel.data.readers.extrap_json import nested
 from automodel.data.readers.json_fields import child, field, parse
 from automodel.data.tidy import number
 from automodel.errors import DataError
-from automodel.files import check_input, decode, os_reason
+from automodel.files import check_input, decode, input_limit, os_reason, read_bounded, too_large
 
-__all__ = ["read_experiment", "member", "DATA_FILE"]
+__all__ = ["read_experiment", "member", "DATA_FILE", "MAX_ARRAY_ELEMENTS"]
 
 DATA_FILE = "experiment.json"
 WHAT = "a saved Extra-P experiment (.extra-p: a ZIP archive holding experiment.json)"
 _MAGIC = {"indx": b"Extra-P INDEX\0\0\0", "vals": b"Extra-P VALUES\0\0"}
 _OFFSET = struct.Struct("<Q")
+#: values one array of kept repetitions may hold (its stated shape is checked before it is read)
+MAX_ARRAY_ELEMENTS = 1 << 24
 
 
 def member(archive: zipfile.ZipFile, name: str, source: str) -> bytes | None:
-    """The bytes of ``name`` in the archive ``source``; None when it has no such member; a damaged member
-    is a one-line :class:`DataError`."""
+    """The bytes of ``name`` in the archive ``source``, at most :func:`~automodel.files.input_limit` of
+    them unpacked; None when it has no such member; a damaged or larger member is a one-line
+    :class:`DataError`."""
     try:
-        return archive.read(name)
+        info = archive.getinfo(name)
     except KeyError:
         return None
+    if info.file_size > input_limit():  # a zip bomb: said before a byte is unpacked
+        raise DataError(too_large(f"{source}, {name}", info.file_size, "a member", unpacked=True))
+    try:
+        with archive.open(info) as stream:
+            return read_bounded(stream, f"{source}, {name}", "a member", DataError)
     except (zipfile.BadZipFile, zlib.error, OSError, RuntimeError, NotImplementedError, EOFError) as exc:
         reason = str(exc).splitlines()[0][:80] if str(exc).strip() else type(exc).__name__
         raise DataError(f"{source}, {name}: cannot be unpacked ({reason})") from None
@@ -84,13 +93,32 @@ class _Values:
         if start + _OFFSET.size > len(index):
             raise DataError(f"{at}: index {ref[1]} is beyond values/{ref[0]}.indx")
         (offset,) = _OFFSET.unpack_from(index, start)
+        stream, here = io.BytesIO(vals[offset:]), f"{at}: values/{ref[0]}.vals at offset {offset}"
         try:
-            array = np.lib.format.read_array(io.BytesIO(vals[offset:]), allow_pickle=False)
-            got = np.asarray(array, float).ravel()
+            problem = _shape_problem(stream, len(vals) - offset)
+            if problem is None:
+                got = np.asarray(np.lib.format.read_array(stream, allow_pickle=False), float).ravel()
         except (ValueError, TypeError, EOFError) as exc:
-            raise DataError(f"{at}: values/{ref[0]}.vals at offset {offset} is not an array of numbers "
+            raise DataError(f"{here} is not an array of numbers "
                             f"({str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__})") from None
+        if problem is not None:
+            raise DataError(f"{here}: {problem}")
         return [number(v, f"{at}[{j}]") for j, v in enumerate(got.tolist())]
+
+
+def _shape_problem(stream: io.BytesIO, available: int) -> str | None:
+    """What is wrong with the stated shape of the ``.npy`` array at the start of ``stream`` (None when
+    it is at most :data:`MAX_ARRAY_ELEMENTS` values, all held in the ``available`` bytes), read from its
+    header before numpy allocates the array; ``stream`` is rewound to the array's start."""
+    version = np.lib.format.read_magic(stream)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read_header(stream)
+    stream.seek(0)
+    count = math.prod(int(n) for n in shape)
+    if count > MAX_ARRAY_ELEMENTS or count * dtype.itemsize > available:
+        return (f"an array of shape {shape} ({count:,} values) in {available:,} bytes; expected at most "
+                f"{MAX_ARRAY_ELEMENTS:,} values, all of them in the file")
+    return None
 
 
 def read_experiment(path: str | Path) -> pd.DataFrame:

@@ -1,0 +1,156 @@
+"""Issue 31, causes 6-7: no read without a bound. A FIFO or a device given as an input is refused
+before it is opened; a file, standard input and an archive member are read to a stated limit of bytes
+(``AUTOMODEL_MAX_INPUT_BYTES``); an Extra-P array's stated shape is checked before it is allocated."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from automodel.cli import main
+from automodel.data.readers import read
+from automodel.errors import AutomodelError, DataError
+from automodel.files import LIMIT_VARIABLE, MAX_INPUT_BYTES, input_limit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _automodel(*args: str, timeout: float = 20):
+    return subprocess.run([sys.executable, "-m", "automodel", *args], capture_output=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_a_fifo_given_as_the_data_file_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "runs.csv"
+    os.mkfifo(fifo)  # nobody writes it: opening it would block for ever
+    done = _automodel("fit", str(fifo), timeout=15)
+    err = done.stderr.decode()
+    assert done.returncode == 2 and err.count("\n") == 1
+    assert f"{fifo}: is a FIFO (named pipe), expected a file of measurements in a regular file" in err
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_devices_are_refused_as_inputs(device: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fit", device]) == 2
+    assert main(["show", device]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(": ", 3)[-1] for line in err] == ["is a character device, expected a file of measurements "
+                                                        "in a regular file",
+                                                        "is a character device, expected a model JSON file in a "
+                                                        "regular file"]
+
+
+def test_a_file_over_the_limit_is_refused_before_it_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "huge.csv"
+    with open(path, "wb") as fh:  # 2 GiB on one line (sparse: no disk used)
+        fh.truncate(2 << 30)
+    assert main(["fit", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"automodel: error: {path}: 2,147,483,648 bytes, more than the {MAX_INPUT_BYTES:,} bytes a file "
+                   f"of measurements may have; set {LIMIT_VARIABLE} to raise the limit\n")
+
+
+def test_the_limit_is_set_by_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for text, limit in (("", MAX_INPUT_BYTES), ("2G", 2 << 30), ("500k", 500 << 10), ("1000", 1000)):
+        monkeypatch.setenv(LIMIT_VARIABLE, text)
+        assert input_limit() == limit
+    monkeypatch.setenv(LIMIT_VARIABLE, "40")
+    path = tmp_path / "runs.csv"
+    path.write_text("n,p,time\n" + "".join(f"{n},1,{n / 1000}\n" for n in (1000, 2000, 4000, 8000)))
+    with pytest.raises(DataError, match=rf"runs\.csv: 53 bytes, more than the 40 bytes"):
+        read(path)
+    for bad in ("-1", "1e9", "lots", "0"):
+        monkeypatch.setenv(LIMIT_VARIABLE, bad)
+        with pytest.raises(AutomodelError, match=f"{LIMIT_VARIABLE}=.*expected a number of bytes > 0"):
+            read(path)
+
+
+def test_standard_input_is_read_to_the_limit(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    stream = io.BytesIO(b"n,p,time\n" + b"1000,1,1.0\n" * 50)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stream))
+    monkeypatch.setenv(LIMIT_VARIABLE, "100")
+    assert main(["fit", "-"]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: <stdin>: more than the 100 bytes standard input may "
+                                       f"have; set {LIMIT_VARIABLE} to raise the limit\n")
+    assert stream.tell() == 101  # the rest is not read
+
+
+#: the child reads each file as `automodel fit` does (argv: limit=path pairs, the limit of each in
+#: AUTOMODEL_MAX_INPUT_BYTES) and prints each exit code and how much its peak memory grew meanwhile
+PEAK = """
+import os, resource, sys
+import automodel.data.readers, automodel.cli
+for pair in sys.argv[1:]:
+    limit, path = pair.split("=", 1)
+    os.environ["AUTOMODEL_MAX_INPUT_BYTES"] = limit
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code = automodel.cli.main(["fit", path])
+    print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+def _shape_bomb(path: Path) -> Path:
+    """A saved Extra-P experiment whose one array of kept repetitions says it holds 10^11 values."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (10 ** 11,)})
+    doc = {"Extra-P": "4.2.0", "parameters": ["p"], "measurements": {"main": {"time": [
+        {"coordinate": [2.0], "median": 1.0, "repetitions": 2, "values": [0, 0]}]}}}
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("experiment.json", json.dumps(doc))
+        z.writestr("values/0.indx", b"Extra-P INDEX\0\0\0" + np.array([1, 16], "<u8").tobytes())
+        z.writestr("values/0.vals", b"Extra-P VALUES\0\0" + header.getvalue() + np.ones(4).tobytes())
+    return path
+
+
+def test_the_memory_of_each_reader_is_bounded_on_crafted_inputs(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.extra-p"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:  # 24 MiB of JSON white space in 24 KiB
+        with z.open("experiment.json", "w") as member:
+            block = b" " * (1 << 20)
+            for _ in range(24):
+                member.write(block)
+    sparse = tmp_path / "huge.csv"
+    with open(sparse, "wb") as fh:  # 2 GiB (no disk used)
+        fh.truncate(2 << 30)
+    line = tmp_path / "line.csv"
+    line.write_text(",".join(["1"] * 2_500_000))
+    crafted = [("1M", bomb), ("256M", sparse), ("256M", line), ("256M", _shape_bomb(tmp_path / "shape.extra-p"))]
+    done = subprocess.run([sys.executable, "-c", PEAK, *(f"{limit}={path}" for limit, path in crafted)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    results = [tuple(map(int, row.split())) for row in done.stdout.splitlines()]
+    assert [code for code, _ in results] == [2, 2, 2, 2], done.stderr
+    assert all(grown_kib < 16 << 10 for _, grown_kib in results), results  # under 16 MiB above the imports
+    errors = done.stderr.splitlines()
+    assert len(errors) == 4
+    assert errors[0] == (f"automodel: error: {bomb}, experiment.json: 25,165,824 bytes unpacked, more than the "
+                         f"1,048,576 bytes a member may have; set {LIMIT_VARIABLE} to raise the limit")
+
+
+def test_an_extrap_array_whose_stated_shape_is_huge_is_refused(tmp_path: Path) -> None:
+    path = _shape_bomb(tmp_path / "shape.extra-p")
+    with pytest.raises(DataError) as err:
+        read(path)
+    assert str(err.value) == (f"{path}, measurements.main.time[0].values: values/0.vals at offset 16: an array of "
+                              "shape (100000000000,) (100,000,000,000 values) in 160 bytes; expected at most "
+                              "16,777,216 values, all of them in the file")
+
+
+def test_a_file_of_one_long_line_is_refused_before_pandas_reads_it(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "line.csv"
+    path.write_text(",".join(["1"] * 2_500_000) + "\n")  # 5 MB: a table of 2.5 million columns
+    assert main(["fit", str(path)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {path}, row 1: the header line is longer than 1,048,576 "
+                                       "bytes; expected at most 10,000 column names\n")
+    path.write_text("\n" + ",".join(f"c{i}" for i in range(20_000)) + "\n")
+    with pytest.raises(DataError, match=r"line\.csv, row 2: the header names 20,000 columns; expected at most 10,000"):
+        read(path)

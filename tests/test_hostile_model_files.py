@@ -1,0 +1,108 @@
+"""Issue 31, cause 8 (and max_terms of cause 7): numbers in model files and search spaces that would
+overflow, divide by zero or build without end are one-line errors; what a model file cannot hold (a
+NaN fit error) is written as null, so every saved model loads again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from automodel.cli import main
+from automodel.model import Model
+from automodel.model_file import load_model
+from automodel.templates import _fim_queue as fq
+from automodel.templates.fim_cal import FimCalModel
+from automodel.templates.fim_com import FimComModel
+from automodel.templates.hockney import HockneyModel
+
+CORPUS = Path(__file__).parent / "bad_inputs"
+VALID = json.loads((CORPUS / "model_valid.json").read_text())
+HUGE = 10 ** 400
+
+
+def _file(tmp_path: Path, d: dict, name: str = "m.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(d))
+    return path
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    return err.strip()
+
+
+def test_a_400_digit_exponent_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = json.loads(json.dumps(VALID))
+    d["model"]["terms"][0][0]["exponent"] = HUGE
+    err = _one_line_error(capsys, "best-p", str(_file(tmp_path, d)), "--n", "400")
+    assert "factor 0, 'exponent': expected an exponent such as 2 or '3/2' (an exponent is a fraction a/b with " \
+           "|a| <= 1000 and b from 1 to 1000), got 1000000" in err
+
+
+def _fim_com() -> dict:
+    q = fq.QueueParams(zeta_max=20.0, meta_mean=0.5, meta_log=0.1, init_mean=4.0, recv_mean=1.0)
+    return FimComModel("broadcast", q, job_size=128.0, reps=4, seed=2).to_dict()
+
+
+def _fim_cal() -> dict:
+    return FimCalModel(parameters=("n",), beta_tc=(1e6, 2.0), alpha=1.0, clock=2e9, method="first_step",
+                       stages=1, uses_p=False).to_dict()
+
+
+@pytest.mark.parametrize("body, field, message", [
+    (_fim_com, "zeta_max", "'zeta_max' must be a finite number >= 0"),
+    (_fim_com, "rms", "model field 'rms': expected a finite number"),
+    (_fim_cal, "alpha", "'alpha' must be a finite number"),
+    (_fim_cal, "beta_tc", "'beta_tc' must be a list of 2 finite numbers"),
+    (lambda: HockneyModel("p2p", (), (1e-6,), (1e-9,), False, 0.1).to_dict(), "alphas",
+     "model field 'alphas': numbers must be finite"),
+])
+def test_400_digit_numbers_in_template_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          body, field: str, message: str) -> None:
+    d = body()
+    d[field] = [HUGE] * len(d[field]) if isinstance(d[field], list) else HUGE
+    err = _one_line_error(capsys, "show", str(_file(tmp_path, {**VALID, "model": d})))
+    assert message in err
+
+
+@pytest.mark.parametrize("ranges, message", [
+    ({"n": [100, 800], "p": [0, 0]}, "'ranges': 'p': expected a positive process count at both ends, got [0, 0]"),
+    ({"n": [100, 800], "p": [4, 1]}, "'ranges': 'p': expected [min, max] with min <= max, got [4, 1]"),
+    ({"n": [0, 0], "p": [1, 4]}, "'ranges': 'n': expected a positive problem size at both ends, got [0, 0]"),
+    ({"n": [100, HUGE], "p": [1, 4]}, "'ranges': 'n': expected [min, max], two finite numbers"),
+])
+def test_ranges_that_would_divide_by_zero_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], ranges,
+                                                      message: str) -> None:
+    path = _file(tmp_path, {**VALID, "ranges": ranges})
+    assert _one_line_error(capsys, "best-p", str(path), "--n", "400") == f"automodel: error: {path}: {message}"
+
+
+def test_a_fim_com_model_without_rms_is_saved_as_valid_json_and_loads_again(tmp_path: Path) -> None:
+    body = _fim_com()
+    del body["rms"]
+    path = _file(tmp_path, {**VALID, "model": body})
+    model = load_model(path)
+    saved = tmp_path / "again.json"
+    model.save(saved)
+    assert json.loads(saved.read_text())["model"]["rms"] is None
+    again = load_model(saved)
+    assert isinstance(again, Model) and again.to_dict() == model.to_dict()
+
+
+def test_a_search_space_asking_for_a_million_terms_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    space = tmp_path / "space.toml"
+    space.write_text('[stages.p_only]\nmax_terms = 1000000\nterms = ["1/p", "log2(p)", "p", "p^2", "sqrt(p)", '
+                     '"1", "p*log2(p)", "1/p^2", "p^3", "log2(p)^2", "p^(3/2)", "p^(1/3)", "p^(2/3)", "p^(1/4)", '
+                     '"p^(5/2)", "p^4", "p^(1/5)", "p^5", "p^(1/6)", "p^6"]\n')
+    runs = tmp_path / "runs.csv"
+    runs.write_text("p,time\n" + "".join(f"{p},{10 / p + 1}\n" for p in (1, 2, 4, 8, 16)))
+    err = _one_line_error(capsys, "fit", str(runs), "--space", str(space))
+    assert err == (f"automodel: error: {space}: [stages.p_only] max_terms = 1,000,000: more than 100,000 subsets of "
+                   "its 20 terms to try; expected at most 6")
+    space.write_text('[stages.p_only]\ntop = 100000000\nterms = ["1/p"]\n')
+    assert "top: expected an integer from 1 to 1,000,000, got 1e+08" in _one_line_error(
+        capsys, "fit", str(runs), "--space", str(space))

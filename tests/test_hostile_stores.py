@@ -1,0 +1,166 @@
+"""Issue 31, causes 5 and 9-10 in the store: an application name is one key however it is typed (NFC
+or NFD, white space around it) and never empty; a damaged JSON record is a one-line error naming its
+table, row and column; a store on read-only media (or without write permission) can be read."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from automodel.cli import main
+from automodel.store import observe
+from automodel.store.db import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = Path(__file__).parent / "bad_inputs" / "valid_runs.csv"
+
+
+def _observed(tmp_path: Path, app: str = "lu") -> Path:
+    db = tmp_path / "runs.db"
+    observe(db, app, RUNS)
+    return db
+
+
+def test_nfc_and_nfd_names_are_one_application(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nfc, nfd = unicodedata.normalize("NFC", "Café"), unicodedata.normalize("NFD", "Café")
+    assert nfc != nfd
+    db = _observed(tmp_path, nfc)
+    assert main(["observe", "--store", str(db), "--app", nfd + " ", str(RUNS)]) == 0
+    assert "nothing added" in capsys.readouterr().out
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT name FROM applications").fetchall() == [(nfc,)]
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 12  # the runs of valid_runs.csv, once
+    assert main(["ranking", "--store", str(db), "--app", nfd]) == 0
+
+
+@pytest.mark.parametrize("name, problem", [("", "expected 1 to 200 characters, got 0"),
+                                           ("   ", "expected 1 to 200 characters, got 0"),
+                                           ("a\x1b[2Jb", "holds the non-printable character '\\x1b'")])
+def test_an_empty_or_unprintable_application_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              name: str, problem: str) -> None:
+    db = tmp_path / "runs.db"
+    assert main(["observe", "--store", str(db), "--app", name, str(RUNS)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("automodel: error: application name ") and problem in err
+    if db.exists():
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT count(*) FROM applications").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("table, column, value, message", [
+    ("runs", "params", "{not json", "table 'runs', row 3, column 'params': damaged record, not JSON"),
+    ("runs", "params", "[1, 2]", "table 'runs', row 3, column 'params': damaged record, expected an object, got list"),
+    ("applications", "roles", "nul", "table 'applications', row 1, column 'roles': damaged record, not JSON"),
+])
+def test_a_damaged_json_record_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str,
+                                           column: str, value: str, message: str) -> None:
+    db = _observed(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"UPDATE {table} SET {column} = ? WHERE id = ?", (value, 3 if table == "runs" else 1))
+    assert main(["runs", "--store", str(db), "--app", "lu"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def _read_only(folder: Path) -> list[str] | None:
+    """A command prefix that runs its command with ``folder`` on read-only media (a read-only bind mount
+    in a private mount namespace); None where this process may not make one."""
+    mount = f"mount --bind {folder} {folder} && mount -o remount,bind,ro {folder} && exec \"$@\""
+    for prefix in (["unshare", "-m"], ["unshare", "-rm"]):
+        if shutil.which("unshare") and subprocess.run([*prefix, "sh", "-c", mount, "sh", "true"],
+                                                      capture_output=True).returncode == 0:
+            return [*prefix, "sh", "-c", mount, "sh"]
+    return None
+
+
+#: the child reads the store (ranking), then tries to write it (observe), and prints both exit codes
+READ_THEN_WRITE = """
+import sys
+from automodel.cli import main
+db, runs = sys.argv[1:]
+codes = [main(["ranking", "--store", db, "--app", "lu"]), main(["observe", "--store", db, "--app", "lu", runs])]
+print("exit codes", *codes)
+"""
+
+
+def test_a_store_on_read_only_media_can_be_read(tmp_path: Path) -> None:
+    folder = tmp_path / "media"
+    folder.mkdir()
+    db = _observed(folder)
+    Store(db).dispose()  # the last connection closes the WAL: the file is all there is, as on a copied disk
+    files = sorted(folder.iterdir())
+    prefix = _read_only(folder)
+    if prefix is None:
+        if os.geteuid() == 0:
+            pytest.skip("no mount namespace for a read-only mount, and root writes through file modes")
+        prefix = []
+        os.chmod(db, 0o444)
+        os.chmod(folder, 0o555)
+    try:
+        done = subprocess.run([*prefix, sys.executable, "-c", READ_THEN_WRITE, str(db), str(RUNS)],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    finally:
+        os.chmod(folder, 0o755)
+    assert done.stdout.splitlines()[-1] == "exit codes 0 2", done.stderr
+    assert "formula" in done.stdout and "n/p" in done.stdout
+    assert done.stderr == (f"automodel: error: {db}: the store is read-only (read-only media, or no permission to "
+                           "write the file or its folder): it can be read, not written\n")
+    assert sorted(folder.iterdir()) == files
+
+
+# -- PostgreSQL: a restart is waited for, a permanent error is not ---------------------------------------
+def test_observers_wait_for_a_server_down_longer_than_the_old_retries(postgres, capsys) -> None:
+    """The server is down for 3.5 s (the old retries gave up after at most 3.1 s): every observer waits,
+    finishes, and each run is stored once."""
+    import threading
+    import time
+
+    import numpy as np
+    import pandas as pd
+
+    from automodel.store import runs as stored_runs
+
+    url = postgres.fresh_database()
+    observe(url, "lu", RUNS)
+    batches = [pd.DataFrame({"n": [1000.0 * (k + 2), 3000.0 * (k + 2)], "p": [2, 4],
+                             "time": [0.5 + k, 0.7 + k]}) for k in range(3)]
+    results: dict[int, object] = {}
+
+    def observer(k: int) -> None:
+        try:
+            results[k] = observe(url, "lu", batches[k])
+        except Exception as exc:  # noqa: BLE001  (the test reports it)
+            results[k] = exc
+
+    postgres.stop("fast")
+    threads = [threading.Thread(target=observer, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(3.5)
+    postgres.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert all(not isinstance(r, Exception) for r in results.values()), results
+    assert sorted(len(r.run_ids) for r in results.values()) == [2, 2, 2]
+    frame = stored_runs(url, "lu")
+    assert len(frame) == 12 + 6 and not frame.duplicated(["n", "p", "time"]).any()
+    assert sorted(np.unique(frame["update_no"]).tolist()) == [1, 2, 3, 4]  # the first observe and one update per observer
+    assert "retrying for up to 30 s" in capsys.readouterr().err
+
+
+def test_an_unknown_database_is_not_retried(postgres, capsys) -> None:
+    import time
+
+    url = postgres.url("no_such_database")
+    started = time.monotonic()
+    assert main(["ranking", "--store", url, "--app", "lu"]) == 2
+    err = capsys.readouterr().err
+    assert time.monotonic() - started < 1.0 and err.count("\n") == 1
+    assert 'database "no_such_database" does not exist' in err and "gave up" not in err
