@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
@@ -17,8 +17,8 @@ INPUT_FORMATS = ("csv", "tsv", "parquet", "text", "json", "jsonl", "talpas", "ex
 INPUT_HELP = ("runs (CSV, TSV, Parquet), an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p) or a "
               "folder of CUBE profiles")
 #: what ``--store`` takes, for every command that has it
-STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs pip install "
-              "'automodel[postgres]'); observe and load record create a missing store")
+STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs "
+              f"{install_hint('postgres')}); observe and load record create a missing store")
 
 
 def add_role_options(parser: argparse.ArgumentParser) -> None:

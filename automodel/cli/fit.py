@@ -7,7 +7,7 @@ import argparse
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_role_options, print_json, read_input,
                                   role_kwargs, warn)
 from automodel.files import check_output, write_text
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "none); used on large data only, the result unchanged")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="send that work to this dask.distributed cluster (e.g. tcp://host:8786) instead; "
-                        "needs pip install 'automodel[dask]'")
+                        f"needs {install_hint('dask')}")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json",
                    help="write the chosen model here ('-': on standard output, the report on standard error)")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from automodel.cli.common import INPUT_HELP, add_input_options, print_json
 from automodel.files import check_output, write_atomic
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 OUT_SUFFIXES = (".json", ".csv")
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="worker processes at most (default: all cores; used only when the work pays for them)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on this dask.distributed cluster (e.g. tcp://host:8786) with as many tasks as it "
-                        "has worker threads; needs pip install 'automodel[dask]'")
+                        f"has worker threads; needs {install_hint('dask')}")
     p.add_argument("--out", metavar="models.json|summary.csv",
                    help="write every model (.json, one object per kernel) or the summary table (.csv); "
                         "'-': the models file on standard output, the report on standard error")

@@ -13,7 +13,7 @@ every other database error, it is a one-line :class:`~automodel.errors.StoreErro
 (the URL's password masked) and the cause.
 
 PostgreSQL URLs (``postgresql://user@host/db``) use the psycopg 3 driver (``pip install
-'automodel[postgres]'``).
+'automodel-hpc[postgres]'``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
-from automodel.errors import StoreError
+from automodel.errors import StoreError, install_hint
 from automodel.store import schema
 
 __all__ = ["Store", "open_store", "database_url", "transient", "pack", "unpack", "now",
@@ -227,7 +227,7 @@ class Store:
             self.engine = _sqlite_engine(url) if self.is_sqlite else _server_engine(url)
         except ImportError as exc:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
-                             "pip install 'automodel[postgres]'") from None
+                             f"{install_hint('postgres')}") from None
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"{self.target}: not a database URL ({_url_problem(url) or self._cause(exc)})") from None
         try:
