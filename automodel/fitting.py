@@ -134,13 +134,17 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100, intervals: bool = True,
         template_options: Mapping[str, Mapping[str, Any]] | None = None, drop_anomalies: bool = False,
-        jobs: int | None = None, scheduler: Any = None) -> FitResult:
+        jobs: int | None = None, scheduler: Any = None, ignore: Iterable[str] = ()) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
     Parameters
     ----------
     data : path or DataFrame
         One row per run; see :func:`automodel.data.load` for the column roles.
+    params, ignore : iterable of str
+        Extra parameter columns, and undeclared columns whose values may differ between repetitions
+        (pooled knowingly). Rows of one configuration that differ in any other column are an error
+        naming it (:func:`automodel.data.dataset.check_pooling`), never pooled silently.
     space : name, path or SearchSpace
         The search space (a name of ``automodel/spaces/<name>.toml``, or a TOML file).
     metric, weighting, nonnegative, selection :
@@ -186,7 +190,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     >>> result.best.predict(new_runs)                      # doctest: +SKIP
     """
     ds = data_mod.load(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate,
-                       explicit=explicit, covariates=template_columns())
+                       explicit=explicit, covariates=template_columns(), ignore=ignore)
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection)
     names, named = template_names(templates, sp.fit.templates)
     merged = {name: {**sp.fit.template_options.get(name, {}), **(template_options or {}).get(name, {})}

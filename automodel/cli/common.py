@@ -43,14 +43,29 @@ def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> N
                                  "'main->solve [time]' (automodel kernels lists them)")
 
 
-def read_input(args: argparse.Namespace, out=None):  # noqa: ANN001, ANN201  (a DataFrame)
+def add_pooling_options(parser: argparse.ArgumentParser) -> None:
+    """``--where EXPR`` and ``--ignore COL ...``: which rows, and which undeclared columns may differ
+    between repetitions (:func:`automodel.data.dataset.check_pooling`)."""
+    parser.add_argument("--where", metavar="EXPR", default=None,
+                        help="model only the rows where this pandas condition holds, e.g. "
+                             "\"collective == 'MPI_Bcast' and P >= 4\"")
+    parser.add_argument("--ignore", metavar="COL", nargs="+", action="extend", default=[],
+                        help="undeclared column(s) whose values may differ between repetitions (pooled "
+                             "knowingly); any other such column is an error")
+
+
+def read_input(args: argparse.Namespace, out=None, kernel: bool = True):  # noqa: ANN001, ANN201  (a DataFrame)
     """The runs of ``args.data`` (:func:`automodel.data.read` with ``args.format``; ``-``: standard
-    input), cut to the kernel ``args.kernel``; the reader's notes printed as ``note: ...`` on ``out``
-    (default stdout)."""
+    input), cut to the rows of ``args.where`` and (``kernel``) to the kernel ``args.kernel``; the
+    reader's notes printed as ``note: ...`` on ``out`` (default stdout)."""
     from automodel.data import one_kernel, read
+    from automodel.data.tidy import select_rows
     from automodel.names import printable
 
-    frame = one_kernel(read(args.data, args.format), args.kernel)
+    frame = read(args.data, args.format)
+    if getattr(args, "where", None):
+        frame = select_rows(frame, args.where)
+    frame = one_kernel(frame, args.kernel) if kernel else frame
     for note in frame.attrs.get("notes", ()):
         print(f"note: {printable(note)}", file=out)
     return frame
@@ -60,7 +75,7 @@ def role_kwargs(args: argparse.Namespace) -> dict:
     """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}
     return {**kwargs, "params": list(args.param), "aggregate": args.aggregate,
-            "explicit": [role for role in kwargs]}
+            "explicit": [role for role in kwargs], "ignore": list(getattr(args, "ignore", []))}
 
 
 def add_forecast_options(parser: argparse.ArgumentParser) -> None:

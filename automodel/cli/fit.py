@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (INPUT_HELP, add_input_options, add_role_options, print_json, read_input,
+from automodel.cli.common import (INPUT_HELP, add_input_options, add_pooling_options, add_role_options, print_json, read_input,
                                   role_kwargs, warn)
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
@@ -17,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("data", metavar="FILE", help=INPUT_HELP)
     add_input_options(p)
     add_role_options(p)
+    add_pooling_options(p)
     p.add_argument("--space", default="default", metavar="NAME|FILE",
                    help="search space: a shipped one (default, pmnf) or a TOML file (default: default)")
     p.add_argument("--metric", default=None,

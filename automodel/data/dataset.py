@@ -27,7 +27,7 @@ from automodel.errors import DataError, where
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, MAD_TO_SIGMA, ROLE_NAMES
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_groups", "aggregate_se", "configuration_se",
+__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "aggregate_groups", "aggregate_se", "configuration_se",
            "robust_means"]
 
 @dataclass(frozen=True)
@@ -148,6 +148,7 @@ def load(
     explicit: Iterable[str] = (),
     source: str | None = None,
     covariates: Iterable[str] = (),
+    ignore: Iterable[str] = (),
 ) -> Dataset:
     """Read and validate measurements.
 
@@ -175,6 +176,9 @@ def load(
         Columns carried along when the data have them (checked numbers, the median per configuration
         in ``frame``), but not parameters of the search: what a template needs besides the parameters
         (FiM-Cal's hardware counters U, TC, SC, F).
+    ignore : iterable of str
+        Columns whose values may differ between repetitions (pooled knowingly); any other column that
+        is neither a role, a parameter nor a covariate must not (:func:`check_pooling`).
 
     Raises
     ------
@@ -185,7 +189,7 @@ def load(
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     runs, params_present, roles, src, notes, carried = _runs(
         data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit, source=source,
-        covariates=covariates)
+        covariates=covariates, ignore=ignore)
     frame = _aggregate(runs, params_present, aggregate, carried)
     return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried)
 
@@ -203,17 +207,18 @@ class Runs(NamedTuple):
 
 def load_runs(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
               cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
-              explicit: Iterable[str] = (), source: str | None = None, covariates: Iterable[str] = ()) -> Runs:
+              explicit: Iterable[str] = (), source: str | None = None, covariates: Iterable[str] = (),
+              ignore: Iterable[str] = ()) -> Runs:
     """The runs of :func:`load` (read, mapped to roles, validated), not aggregated: for a caller that
     keeps every run (``automodel.store.observe``), without the cost of grouping the repetitions.
     The same arguments (but ``aggregate``), the same errors, the same :attr:`Dataset.runs`."""
     return Runs(*_runs(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit,
-                       source=source, covariates=covariates))
+                       source=source, covariates=covariates, ignore=ignore))
 
 
 def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str | None, cpu: str | None,
           bw: str | None, params: Iterable[str], explicit: Iterable[str], source: str | None,
-          covariates: Iterable[str]) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
+          covariates: Iterable[str], ignore: Iterable[str] = ()) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
                                               tuple[str, ...]]:
     """:func:`load` up to the aggregation: the runs, the parameters, the roles, the source, the notes and
     the covariates carried."""
@@ -266,10 +271,53 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
     params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
         q for q in mapping if q not in ROLE_NAMES and q != "time")
     carried = tuple(c for c in dict.fromkeys(covariates) if c in available and c not in used)
+    check_pooling(raw, [c for r, c in mapping.items() if r != "time"], [mapping["time"], *carried, *ignore], src)
     canon.update({c: numeric(raw, c, c, src, row_offset) for c in carried})
     runs = pd.DataFrame({q: canon[q] for q in params_present + carried + ("time",)})
     return (runs, params_present, {r: mapping[r] for r in params_present + ("time",)}, src, tuple(notes),
             carried)
+
+
+#: columns that say which run a row is, never a parameter: repetition indices, the kernel of a tidy
+#: profile, the bookkeeping of ``automodel run`` and of the store's runs
+BOOKKEEPING = frozenset({"rep", "reps", "repetition", "repetitions", "series", "seed", "trial", "kernel",
+                         "callpath", "metric", "status", "error", "started", "start", "end"})
+
+
+def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src: str) -> None:
+    """Refuse to pool as repetitions rows that differ in a column nobody declared.
+
+    Rows whose parameter columns ``keys`` are equal are repetitions of one configuration. A further column whose values differ within a configuration and recur across rows
+    (at most half as many distinct values as rows: a factor such as ``theta`` or ``collective``, not a
+    per-run value such as ``time_min`` or a job id) would be averaged away silently; so would every
+    column that varies with it. Columns in ``ignore`` and :data:`BOOKKEEPING` names are not checked.
+
+    Raises
+    ------
+    DataError
+        One line naming each such column, its number of distinct values, and the options.
+    """
+    skip = set(ignore) | set(keys)
+    others = [c for c in raw.columns if str(c) not in skip and str(c).lower() not in BOOKKEEPING]
+    if not others or len(raw) < 2:
+        return
+    group = raw.groupby(keys, sort=False, dropna=False).ngroup().to_numpy() if keys else np.zeros(len(raw), int)
+    if group.max() + 1 == len(raw):
+        return  # no repetitions at all
+    found = []
+    for c in others:
+        column = raw[c]
+        distinct = column.nunique(dropna=True)
+        if distinct < 2 or distinct > len(raw) / 2:
+            continue
+        pairs = pd.DataFrame({"g": group, "v": column}).dropna().drop_duplicates()
+        if len(pairs) > pairs["g"].nunique():
+            found.append(f"'{printable(str(c))}' ({distinct} values)")
+    if found:
+        same = ", ".join(printable(k) for k in keys) or "parameters"
+        raise DataError(f"{src}: rows with the same {same} differ in undeclared column(s) {', '.join(found)}; "
+                        "pooling them as repetitions would average them away: declare a parameter with "
+                        "--param COL, select rows with --where EXPR, or pool knowingly with --ignore COL")
 
 
 def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, list[str]]:

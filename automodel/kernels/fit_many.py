@@ -133,15 +133,23 @@ def load_kernels(data: str | Path | pd.DataFrame, format: str | None = None  # n
     return frame, frame.attrs.get("source", "<DataFrame>"), rows_of(frame)
 
 
-def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] | None, source: str
-             ) -> list[str]:
+def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] | None, source: str,
+             ignore: Iterable[str] = ()) -> list[str]:
+    """The parameter columns: ``params``, else those of a profile (``attrs["params"]``), else the
+    columns named ``n``, ``p``, ``cpu``, ``bw``, as :func:`automodel.fit` takes them; any other column
+    that differs between the repetitions of a kernel's point is an error, as in ``fit``
+    (:func:`automodel.data.dataset.check_pooling`)."""
     for col, role in ((kernel, "kernel"), (time, "time")):
         if col not in frame.columns:
             raise DataError(f"{source}, column '{col}': missing (the {role} column); the table has "
                             f"{', '.join(map(str, frame.columns))}")
-    if params is None:  # the tidy frame's descriptive columns are not parameters
-        params = frame.attrs.get("params") or [c for c in frame.columns if c not in (kernel, time, *DESCRIPTIVE)]
+    if params is None:
+        params = frame.attrs.get("params") or [q for q in ROLE_NAMES if q in frame.columns]
     params = [str(q) for q in params]
+    from automodel.data.dataset import check_pooling
+
+    check_pooling(frame, [kernel, *(q for q in params if q in frame.columns)], [time, *DESCRIPTIVE, *ignore],
+                  source)
     for q in params:
         if q not in frame.columns:
             raise DataError(f"{source}, column '{q}': no such parameter column; the table has "
@@ -326,7 +334,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              aggregate: str = DEFAULT_AGGREGATE, metric: str | None = None, weighting: str | None = None,
              nonnegative: bool | None = None, selection: str | None = None, jobs: int | None = None,
              parallel_after: float = 5.0, scheduler: Any = None, format: str | None = None,  # noqa: A002
-             progress: bool = False) -> ManyResult:
+             progress: bool = False, ignore: Iterable[str] = ()) -> ManyResult:
     """Model every kernel of a profile; see the module docstring for how the work is shared.
 
     Parameters
@@ -339,8 +347,11 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         The kernel and value columns.
     params : iterable of str, optional
         Parameter columns (default: ``data.attrs["params"]`` of a frame read from an Extra-P format, else
-        every other column but ``callpath`` and ``metric``). ``n``, ``p``, ``cpu``, ``bw`` take their
-        roles; others are extra parameters.
+        the columns named ``n``, ``p``, ``cpu``, ``bw``, as :func:`automodel.fit` takes them). ``n``,
+        ``p``, ``cpu``, ``bw`` take their roles; others are extra parameters.
+    ignore : iterable of str
+        Undeclared columns whose values may differ between the repetitions of a kernel's point (pooled
+        knowingly); any other such column is an error naming it, as in :func:`automodel.fit`.
     space, aggregate, metric, weighting, nonnegative, selection :
         As for :func:`automodel.fit`.
     jobs : int, optional
@@ -373,7 +384,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         without dask installed, or one that cannot be reached.
     """
     frame, source, offset = load_kernels(data, format)
-    cols = _columns(frame, kernel, time, params, source)
+    cols = _columns(frame, kernel, time, params, source, ignore)
     from automodel.fitting import with_options
 
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
