@@ -361,7 +361,7 @@ def test_negative_values_are_kept_and_refused_by_the_fit(tmp_path):
     assert frame.attrs["format"] == "talpas" and frame["time"].tolist() == [1.0, 2.0, -4.0, 8.0]
     assert _one_line_error(load, path) == f"{path}, line 3, column 'time': expected a positive time in seconds, got -4"
     many = automodel.fit_many(path, jobs=1)
-    assert many.summary["note"].tolist() == ["value -4 at x = 4 is not positive (times must be > 0)"]
+    assert many.summary["note"].tolist() == ["value -4 at x = 4 is negative (expected 0 or more)"]
 
 
 def test_one_kernel(tmp_path):

@@ -59,7 +59,7 @@ from automodel.kernels.choice import best_per_kernel, choose
 from automodel.search.choice import log_predictions, probe_values
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
-from automodel.kernels.groups import Group, groups, noise
+from automodel.kernels.groups import Group, groups, noise, zero_model
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
 from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
@@ -113,10 +113,12 @@ class ManyResult:
         out = []
         for row in self.summary.itertuples(index=False):
             label = f"{row.kernel:<{width}}"
-            if row.note:
+            if not row.formula:
                 out.append(f"{label}  no model: {row.note}")
-            else:
-                out.append(f"{label}  {metric} {getattr(row, metric):<9.3g} T = {row.formula}")
+                continue
+            out.append(f"{label}  {metric} {getattr(row, metric):<9.3g} T = {row.formula}")
+            if row.note:  # a modelled kernel's note (zeros raised) on its own line
+                out.append(f"{'':<{width}}  ({row.note})")
         return out
 
 
@@ -389,7 +391,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
 
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
                       selection=selection)
-    names, found, bad = groups(frame, kernel, time, cols, source, offset, aggregate)
+    names, found, bad, floors = groups(frame, kernel, time, cols, source, offset, aggregate)
     rows: dict[int, dict] = {j: _row(names[j], None, n, note) for j, (n, note) in bad.items()}
     models: dict[int, Model] = {}
     kinds: dict[int, str] = {}  # group number -> how it was fitted
@@ -431,6 +433,14 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         interrupted = True
     finally:
         bar.close()
+    for j, (zeros, value) in floors.items():  # counters of 0 (groups.floor_zeros)
+        if j not in models:
+            continue
+        if value == 0.0:
+            models[j] = zero_model(models[j])
+            rows[j] = {**rows[j], "formula": models[j].formula, "note": "every value is 0"}
+        else:
+            rows[j]["note"] = f"{zeros} value(s) of 0 fitted as {value:.3g}, half the smallest measured"
     for g in found:  # after Ctrl-C: the kernels whose tasks had not finished
         for i in g.index:
             rows.setdefault(int(i), _row(names[int(i)], None, len(g.points), INTERRUPTED))
