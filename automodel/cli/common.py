@@ -49,6 +49,9 @@ def add_pooling_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--where", metavar="EXPR", default=None,
                         help="model only the rows where this pandas condition holds, e.g. "
                              "\"collective == 'MPI_Bcast' and P >= 4\"")
+    parser.add_argument("--unit", metavar="UNIT", default=None,
+                        help="unit of the times: s, ms, us, ns, or a label for a value that is not a time "
+                             "(default: the data's 'unit' column, else s); printed times and plots use it")
     parser.add_argument("--ignore", metavar="COL", nargs="+", action="extend", default=[],
                         help="undeclared column(s) whose values may differ between repetitions (pooled "
                              "knowingly); any other such column is an error")
@@ -75,7 +78,8 @@ def role_kwargs(args: argparse.Namespace) -> dict:
     """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}
     return {**kwargs, "params": list(args.param), "aggregate": args.aggregate,
-            "explicit": [role for role in kwargs], "ignore": list(getattr(args, "ignore", []))}
+            "explicit": [role for role in kwargs], "ignore": list(getattr(args, "ignore", [])),
+            **({"unit": args.unit} if getattr(args, "unit", None) is not None else {})}
 
 
 def add_forecast_options(parser: argparse.ArgumentParser) -> None:

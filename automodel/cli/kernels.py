@@ -93,4 +93,4 @@ def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
     return fit_many(data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
                     scheduler=args.scheduler, format=args.format, progress=sys.stderr.isatty(),
-                    ignore=args.ignore)
+                    ignore=args.ignore, unit=args.unit)

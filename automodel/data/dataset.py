@@ -24,10 +24,10 @@ from automodel.data.cells import numeric, rows_of
 from automodel.data.readers import read
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
-from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, MAD_TO_SIGMA, ROLE_NAMES
+from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, MAD_TO_SIGMA, ROLE_NAMES, unit_name
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "aggregate_groups", "aggregate_se", "configuration_se",
+__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "data_unit", "aggregate_groups", "aggregate_se", "configuration_se",
            "robust_means"]
 
 @dataclass(frozen=True)
@@ -47,6 +47,9 @@ class Dataset:
         Canonical name -> column name in the source.
     source : str
         Where the data came from (file name or ``"<DataFrame>"``), for messages.
+    unit : str
+        The unit of the times (:func:`automodel.options.unit_name`: ``s``, ``ms``, ``us``, ``ns`` or
+        a label for a value that is not a time).
     """
 
     runs: pd.DataFrame
@@ -57,6 +60,7 @@ class Dataset:
     aggregate: str = DEFAULT_AGGREGATE
     notes: tuple[str, ...] = field(default=())
     covariates: tuple[str, ...] = ()
+    unit: str = DEFAULT_UNIT
 
     @property
     def n_points(self) -> int:
@@ -149,6 +153,7 @@ def load(
     source: str | None = None,
     covariates: Iterable[str] = (),
     ignore: Iterable[str] = (),
+    unit: str | None = None,
 ) -> Dataset:
     """Read and validate measurements.
 
@@ -179,6 +184,9 @@ def load(
     ignore : iterable of str
         Columns whose values may differ between repetitions (pooled knowingly); any other column that
         is neither a role, a parameter nor a covariate must not (:func:`check_pooling`).
+    unit : str, optional
+        The unit of the times (:func:`automodel.options.unit_name`); default: the one value of the
+        data's ``unit`` column, else seconds. A ``unit`` column that disagrees is an error.
 
     Raises
     ------
@@ -187,11 +195,46 @@ def load(
     """
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    data = data if isinstance(data, pd.DataFrame) else read(Path(data))
     runs, params_present, roles, src, notes, carried = _runs(
         data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit, source=source,
         covariates=covariates, ignore=ignore)
     frame = _aggregate(runs, params_present, aggregate, carried)
-    return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried)
+    found = data_unit(one_kernel(data), src, unit)
+    return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried,
+                   unit=found)
+
+
+def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None) -> str:
+    """The unit of the times: ``unit`` (checked, :func:`automodel.options.unit_name`), else the one
+    value of the ``unit`` column of ``raw`` (the shared OSU data say ``us`` so), else seconds.
+
+    Raises
+    ------
+    DataError
+        A unit that is not a unit, a ``unit`` column of several values, or one that disagrees with
+        ``unit``.
+    """
+    given = None
+    if unit is not None:
+        try:
+            given = unit_name(unit)
+        except ValueError as exc:
+            raise DataError(f"--unit {printable(str(unit))}: {exc}") from None
+    column = raw["unit"] if raw is not None and "unit" in raw.columns else None
+    if column is None:
+        return given or DEFAULT_UNIT
+    values = [str(v) for v in pd.unique(column.dropna())]
+    try:
+        names = sorted({unit_name(v) for v in values})
+    except ValueError as exc:
+        raise DataError(f"{where(src, column='unit')}: {exc}") from None
+    if len(names) > 1:
+        raise DataError(f"{where(src, column='unit')}: {len(names)} units ({', '.join(names)}); expected one "
+                        "(select rows with --where, e.g. \"unit == 'us'\")")
+    if given is not None and names and names[0] != given:
+        raise DataError(f"{where(src, column='unit')}: the data say {names[0]}, --unit says {given}")
+    return given or (names[0] if names else DEFAULT_UNIT)
 
 
 class Runs(NamedTuple):
@@ -281,7 +324,7 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
 #: columns that say which run a row is, never a parameter: repetition indices, the kernel of a tidy
 #: profile, the bookkeeping of ``automodel run`` and of the store's runs
 BOOKKEEPING = frozenset({"rep", "reps", "repetition", "repetitions", "series", "seed", "trial", "kernel",
-                         "callpath", "metric", "status", "error", "started", "start", "end"})
+                         "callpath", "metric", "status", "error", "started", "start", "end", "unit"})
 
 
 def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src: str) -> None:

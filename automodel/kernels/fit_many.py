@@ -62,7 +62,7 @@ from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise, zero_model
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
-from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
+from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES
 from automodel.space.terms import Term
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
@@ -336,7 +336,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              aggregate: str = DEFAULT_AGGREGATE, metric: str | None = None, weighting: str | None = None,
              nonnegative: bool | None = None, selection: str | None = None, jobs: int | None = None,
              parallel_after: float = 5.0, scheduler: Any = None, format: str | None = None,  # noqa: A002
-             progress: bool = False, ignore: Iterable[str] = ()) -> ManyResult:
+             progress: bool = False, ignore: Iterable[str] = (), unit: str | None = None) -> ManyResult:
     """Model every kernel of a profile; see the module docstring for how the work is shared.
 
     Parameters
@@ -354,6 +354,9 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     ignore : iterable of str
         Undeclared columns whose values may differ between the repetitions of a kernel's point (pooled
         knowingly); any other such column is an error naming it, as in :func:`automodel.fit`.
+    unit : str, optional
+        The unit of the values (as for :func:`automodel.fit`; default: the data's ``unit`` column, else
+        seconds), kept by every model.
     space, aggregate, metric, weighting, nonnegative, selection :
         As for :func:`automodel.fit`.
     jobs : int, optional
@@ -387,6 +390,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     """
     frame, source, offset = load_kernels(data, format)
     cols = _columns(frame, kernel, time, params, source, ignore)
+    unit = data_mod.data_unit(frame, source, unit)
     from automodel.fitting import with_options
 
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
@@ -433,6 +437,9 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         interrupted = True
     finally:
         bar.close()
+    if unit != DEFAULT_UNIT:
+        for model in models.values():
+            model.options = {**model.options, "unit": unit}
     for j, (zeros, value) in floors.items():  # counters of 0 (groups.floor_zeros)
         if j not in models:
             continue
