@@ -43,15 +43,18 @@ def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> N
                                  "'main->solve [time]' (automodel kernels lists them)")
 
 
-def add_pooling_options(parser: argparse.ArgumentParser) -> None:
-    """``--where EXPR`` and ``--ignore COL ...``: which rows, and which undeclared columns may differ
-    between repetitions (:func:`automodel.data.dataset.check_pooling`)."""
+def add_pooling_options(parser: argparse.ArgumentParser, unit: bool = True) -> None:
+    """``--where EXPR``, ``--ignore COL ...`` and (``unit``) ``--unit UNIT``: which rows, which undeclared
+    columns may differ between repetitions (:func:`automodel.data.dataset.check_pooling`), and the
+    unit of the times."""
     parser.add_argument("--where", metavar="EXPR", default=None,
                         help="model only the rows where this pandas condition holds, e.g. "
                              "\"collective == 'MPI_Bcast' and P >= 4\"")
-    parser.add_argument("--unit", metavar="UNIT", default=None,
-                        help="unit of the times: s, ms, us, ns, or a label for a value that is not a time "
-                             "(default: the data's 'unit' column, else s); printed times and plots use it")
+    if unit:
+        parser.add_argument("--unit", metavar="UNIT", default=None,
+                            help="unit of the times: s, ms, us, ns, or a label for a value that is not a "
+                                 "time (default: the data's 'unit' column, else s); printed times and plots "
+                                 "use it")
     parser.add_argument("--ignore", metavar="COL", nargs="+", action="extend", default=[],
                         help="undeclared column(s) whose values may differ between repetitions (pooled "
                              "knowingly); any other such column is an error")

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("data", metavar="FILE", help=INPUT_HELP)
     add_input_options(o)
     add_role_options(o)
-    add_pooling_options(o)
+    add_pooling_options(o, unit=False)  # the store keeps no unit yet
     o.add_argument("--aggregate", choices=AGGREGATES, default=None,
                    help="combine repetitions (identical parameters) of FILE into one run each "
                         "(default: store every run)")
