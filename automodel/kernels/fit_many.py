@@ -118,7 +118,7 @@ class ManyResult:
                 continue
             out.append(f"{label}  {metric} {getattr(row, metric):<9.3g} T = {row.formula}")
             if row.note:  # a modelled kernel's note (zeros raised) on its own line
-                out.append(f"{'':<{width}}  ({row.note})")
+                out.append(f"    ({row.note})")
         return out
 
 
