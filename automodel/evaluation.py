@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from automodel.data.cells import numeric
+from automodel.data.cells import located, numeric
 from automodel.errors import DataError
 
 __all__ = ["Evaluation", "evaluate", "evaluate_kernels", "rank_correlation"]
@@ -133,7 +133,10 @@ def _scores(model: Any, runs: pd.DataFrame, level: float, source: str) -> dict[s
         raise DataError(f"{source}: no runs to evaluate the model on")
     first = 0 if source == "<DataFrame>" else 2
     lines = runs.index.to_numpy() + first if pd.api.types.is_integer_dtype(runs.index) else first  # a kernel's rows
-    y = numeric(runs, time_col, "time", source, lines, measured=True)
+    y = numeric(runs, time_col, "value", source, lines)  # a time, or a count that may be 0
+    if (y < 0).any():
+        i = int(np.argmax(y < 0))
+        raise DataError(f"{located(source, i, time_col, lines)}: expected a time or count of 0 or more, got {y[i]:g}")
     pred = np.asarray(model.predict(runs, source=source), float)
     keys = [model.roles.get(q, q) for q in model.params if model.roles.get(q, q) in runs.columns]
     frame = runs[keys].assign(_time=y, _pred=pred)
@@ -147,15 +150,18 @@ def _scores(model: Any, runs: pd.DataFrame, level: float, source: str) -> dict[s
         config_rows = configs.reset_index()[keys] if keys else runs.iloc[:1]
         lo, hi = model.predict_interval(config_rows, level, kind="mean", source=source)
         inside_mean = (lo <= actual) & (actual <= hi)
+    positive = y[y > 0]  # a zero (a counter's) is compared as the fit reads it: half the smallest value
+    floor = np.full(len(actual), positive.min() / 2 if positive.size else 0.0)
     return {"runs": np.array([len(runs)]), "actual": actual, "predicted": predicted, "inside": inside,
-            "inside_mean": inside_mean}
+            "inside_mean": inside_mean, "floor": floor}
 
 
 def _combine(parts: list[dict[str, np.ndarray]], level: float) -> Evaluation:
     """One :class:`Evaluation` of the arrays of :func:`_scores` of one or several models."""
-    actual, predicted = (np.concatenate([q[k] for q in parts]) for k in ("actual", "predicted"))
+    actual, predicted, floor = (np.concatenate([q[k] for q in parts]) for k in ("actual", "predicted", "floor"))
     with np.errstate(all="ignore"):
-        errors = np.abs(predicted - actual) / actual
+        errors = np.abs(predicted - actual) / np.where(actual > 0, actual, floor)
+    errors = np.where((actual == 0) & (predicted == 0), 0.0, errors)  # T = 0 of a counter of zeros
     errors = np.where(np.isfinite(errors), errors, np.inf)
     banded = all(len(q["inside"]) for q in parts)
     coverage = float(np.mean(np.concatenate([q["inside"] for q in parts]))) if banded else math.nan

@@ -100,3 +100,17 @@ def test_a_kernels_bad_time_names_its_line_in_the_file(tmp_path, capsys):
     capsys.readouterr()
     assert main(["evaluate", str(models), str(rows)]) == 2
     assert capsys.readouterr().err.startswith(f"automodel: error: {rows}, line 8, column 'time'")
+
+
+def test_counters_of_zero_are_scored_as_the_fit_reads_them():
+    from automodel.evaluation import evaluate_kernels
+    from automodel.kernels.fit_many import fit_many
+
+    p = np.array([1.0, 2, 4, 8, 16])
+    rows = pd.DataFrame({"kernel": np.repeat(["zero", "some"], 5), "p": np.tile(p, 2),
+                         "time": np.r_[np.zeros(5), [0, 2, 2, 4, 4]]})
+    by_kernel, overall = evaluate_kernels(fit_many(rows, jobs=1).models, rows)
+    assert by_kernel["zero"].worst_error == 0 and by_kernel["zero"].coverage == 1
+    assert np.isfinite(by_kernel["some"].worst_error) and overall.runs == 10
+    with pytest.raises(automodel.DataError, match="expected a time or count of 0 or more, got -1"):
+        evaluate_kernels(fit_many(rows, jobs=1).models, rows.assign(time=rows["time"].replace(4.0, -1.0)))
