@@ -76,3 +76,18 @@ def test_the_osu_microseconds_are_read_from_the_data(capsys):
     found = json.loads(capsys.readouterr().out)
     assert found["chosen"]["model"]["options"]["unit"] == "us"
     assert found["best_p"]["unit"] == "us"
+
+
+def test_fit_models_counters_with_zeros_and_still_refuses_a_zero_time():
+    p = np.array([1.0, 2, 4, 8, 16, 32])
+    counts = pd.DataFrame({"p": p, "time": [0.0, 2, 3, 4, 5, 6], "metric": "PAPI_L3_TCM"})
+    result = automodel.fit(counts, templates="none", progress=False)
+    assert result.best.unit == "PAPI_L3_TCM"  # a profile's metric that is not a time is its unit
+    assert "1 value(s) of 0 fitted as 1, half the smallest measured" in result.dataset.notes
+    assert automodel.fit(counts.drop(columns="metric"), unit="misses", templates="none", progress=False).best.unit == "misses"
+    with pytest.raises(DataError, match="every value is 0, so the model is T = 0"):
+        automodel.fit(counts.assign(time=0.0), progress=False)
+    with pytest.raises(DataError, match="expected a count of 0 or more, got -1"):
+        automodel.fit(counts.assign(time=counts["time"].replace(3.0, -1.0)), progress=False)
+    with pytest.raises(DataError, match="expected a positive time in seconds, got 0"):
+        automodel.fit(counts.drop(columns="metric"), progress=False)

@@ -20,14 +20,15 @@ from typing import Iterable, Literal, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import numeric, rows_of
+from automodel.data.cells import located, numeric, rows_of
 from automodel.data.readers import read
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
-from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, MAD_TO_SIGMA, ROLE_NAMES, unit_name
+from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, MAD_TO_SIGMA, ROLE_NAMES, is_time_unit,
+                               unit_name)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "data_unit", "aggregate_groups", "aggregate_se", "configuration_se",
+__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "data_unit", "floor_zeros", "aggregate_groups", "aggregate_se", "configuration_se",
            "robust_means"]
 
 @dataclass(frozen=True)
@@ -196,11 +197,11 @@ def load(
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     data = data if isinstance(data, pd.DataFrame) else read(Path(data))
+    found = data_unit(one_kernel(data), source or data.attrs.get("source", "<DataFrame>"), unit)
     runs, params_present, roles, src, notes, carried = _runs(
         data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit, source=source,
-        covariates=covariates, ignore=ignore)
+        covariates=covariates, ignore=ignore, counts=not is_time_unit(found))
     frame = _aggregate(runs, params_present, aggregate, carried)
-    found = data_unit(one_kernel(data), src, unit)
     return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried,
                    unit=found)
 
@@ -222,7 +223,13 @@ def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None) -> st
         except ValueError as exc:
             raise DataError(f"--unit {printable(str(unit))}: {exc}") from None
     column = raw["unit"] if raw is not None and "unit" in raw.columns else None
-    if column is None:
+    if column is None:  # a profile's metric that is not a time (visits, PAPI_L3_TCM) is its own unit
+        metrics = list(pd.unique(raw["metric"].dropna())) if raw is not None and "metric" in raw.columns else []
+        if given is None and len(metrics) == 1 and "time" not in str(metrics[0]).lower():
+            try:
+                return unit_name(str(metrics[0]))
+            except ValueError:
+                pass
         return given or DEFAULT_UNIT
     values = [str(v) for v in pd.unique(column.dropna())]
     try:
@@ -261,10 +268,11 @@ def load_runs(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | N
 
 def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str | None, cpu: str | None,
           bw: str | None, params: Iterable[str], explicit: Iterable[str], source: str | None,
-          covariates: Iterable[str], ignore: Iterable[str] = ()) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
+          covariates: Iterable[str], ignore: Iterable[str] = (), counts: bool = False) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
                                               tuple[str, ...]]:
     """:func:`load` up to the aggregation: the runs, the parameters, the roles, the source, the notes and
-    the covariates carried."""
+    the covariates carried. With ``counts`` (values that are not times) a value may be 0: zeros are
+    fitted as half the smallest value (:func:`floor_zeros`, as ``automodel kernels`` does)."""
     raw = data if isinstance(data, pd.DataFrame) else read(Path(data))
     src = source or raw.attrs.get("source", "<DataFrame>")
     if raw.empty:
@@ -310,7 +318,11 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
     if len(set(used)) != len(used):
         raise DataError(f"{src}: one column is mapped to two roles ({mapping})")
 
-    canon = {role: numeric(raw, col, role, src, row_offset, measured=True) for role, col in mapping.items()}
+    canon = {role: numeric(raw, col, "value" if counts and role == "time" else role, src, row_offset, measured=True)
+             for role, col in mapping.items()}
+    if counts:
+        canon["time"], note = _counts(canon["time"], src, mapping["time"], row_offset)
+        notes = [*notes, *note]
     params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
         q for q in mapping if q not in ROLE_NAMES and q != "time")
     carried = tuple(c for c in dict.fromkeys(covariates) if c in available and c not in used)
@@ -319,6 +331,41 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
     runs = pd.DataFrame({q: canon[q] for q in params_present + carried + ("time",)})
     return (runs, params_present, {r: mapping[r] for r in params_present + ("time",)}, src, tuple(notes),
             carried)
+
+
+def _counts(y: np.ndarray, src: str, column: str, row_offset: int | np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Values that are counts: 0 or more, each zero fitted as half the smallest value (:func:`floor_zeros`)."""
+    if (y < 0).any():
+        i = int(np.argmax(y < 0))
+        raise DataError(f"{located(src, i, column, row_offset)}: expected a count of 0 or more, got {y[i]:g}")
+    if not (y > 0).any():
+        raise DataError(f"{where(src, column=column)}: every value is 0, so the model is T = 0 (automodel "
+                        "kernels writes it so); nothing to search")
+    floored, found = floor_zeros(y, np.zeros(len(y), int), 1)
+    return floored, [f"{n} value(s) of 0 fitted as {v:.3g}, half the smallest measured" for n, v in found.values()]
+
+
+def floor_zeros(y: np.ndarray, codes: np.ndarray, n_kernels: int) -> tuple[np.ndarray, dict[int, tuple[int, float]]]:
+    """The values with each kernel's zeros raised to half its smallest positive value, and, by kernel,
+    ``(zeros raised, the value they were raised to)``; a kernel of zeros only gets 1 everywhere and
+    the value 0 (its model, a constant, is scaled to 0 afterwards:
+    :func:`automodel.kernels.groups.zero_model`).
+
+    Counters (cache misses, visits) are 0 where a time never is. Extra-P fits them on absolute errors;
+    here every fit weight, relative metric and log-normal band divides by the value or takes its log,
+    so a zero is read as "below the resolution": half the smallest value measured. A fit on counts of
+    0, 1, 2 then sees 0.5, 1, 2; a kernel of zeros only is the constant 0, as in Extra-P.
+    """
+    zero = y == 0
+    if not zero.any():
+        return y, {}
+    y = y.copy()
+    smallest = np.full(n_kernels, np.inf)
+    np.minimum.at(smallest, codes[~zero], y[~zero])
+    counts = np.bincount(codes[zero], minlength=n_kernels)
+    floor = np.where(np.isfinite(smallest), smallest / 2, 0.0)
+    y[zero] = np.where(floor[codes[zero]] > 0, floor[codes[zero]], 1.0)
+    return y, {int(j): (int(counts[j]), float(floor[j])) for j in np.flatnonzero(counts)}
 
 
 #: columns that say which run a row is, never a parameter: repetition indices, the kernel of a tidy

@@ -17,7 +17,7 @@ from automodel.data.cells import located
 from automodel.errors import DataError
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
-__all__ = ["Group", "groups", "noise", "floor_zeros", "zero_model"]
+__all__ = ["Group", "groups", "noise", "zero_model"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
 
     Returns every kernel name (input order), the groups, kernel index -> (points, note) for the
     kernels that cannot be modelled, and kernel index -> (zeros, value) for the kernels whose zeros
-    were raised (:func:`floor_zeros`).
+    were raised (:func:`automodel.data.dataset.floor_zeros`).
     """
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
@@ -58,7 +58,7 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     for j, i in zip(*np.unique(codes[negative], return_index=True)):
         at = ", ".join(f"{q} = {v:g}" for q, v in zip(params, P[negative[i]]))
         bad[int(j)] = (0, f"value {y[negative[i]]:g} at {at} is negative (expected 0 or more)")
-    y, floors = floor_zeros(y, codes, len(names))
+    y, floors = data_mod.floor_zeros(y, codes, len(names))
     key = codes.astype(np.int64) * len(points) + pcode.reshape(-1)
     order = np.argsort(key, kind="stable")
     key, y = key[order], y[order]
@@ -92,28 +92,6 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     return [str(n) for n in names], out, bad, floors
 
 
-def floor_zeros(y: np.ndarray, codes: np.ndarray, n_kernels: int) -> tuple[np.ndarray, dict[int, tuple[int, float]]]:
-    """The values with each kernel's zeros raised to half its smallest positive value, and, by kernel,
-    ``(zeros raised, the value they were raised to)``; a kernel of zeros only gets 1 everywhere and
-    the value 0 (its model, a constant, is scaled to 0 afterwards: :func:`zero_model`).
-
-    Counters (cache misses, visits) are 0 where a time never is. Extra-P fits them on absolute errors;
-    here every fit weight, relative metric and log-normal band divides by the value or takes its log,
-    so a zero is read as "below the resolution": half the smallest value measured. A fit on counts of
-    0, 1, 2 then sees 0.5, 1, 2; a kernel of zeros only is the constant 0, as in Extra-P.
-    """
-    zero = y == 0
-    if not zero.any():
-        return y, {}
-    y = y.copy()
-    smallest = np.full(n_kernels, np.inf)
-    np.minimum.at(smallest, codes[~zero], y[~zero])
-    counts = np.bincount(codes[zero], minlength=n_kernels)
-    floor = np.where(np.isfinite(smallest), smallest / 2, 0.0)
-    y[zero] = np.where(floor[codes[zero]] > 0, floor[codes[zero]], 1.0)
-    return y, {int(j): (int(counts[j]), float(floor[j])) for j in np.flatnonzero(counts)}
-
-
 def noise(g: Group, aggregate: str) -> tuple[np.ndarray, np.ndarray]:
     """Pooled standard error of each kernel's aggregated values, relative and absolute (K,) each
     (:func:`automodel.data.aggregate_se`, as :meth:`automodel.data.Dataset.aggregate_se` for one dataset)."""
@@ -121,7 +99,7 @@ def noise(g: Group, aggregate: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def zero_model(model: Any) -> Any:
-    """``model`` (fitted to the ones :func:`floor_zeros` put in place of a kernel of zeros) scaled to
-    0: the same terms with coefficient 0, so ``T = 0`` and a band of width 0 about it."""
+    """``model`` (fitted to the ones :func:`automodel.data.dataset.floor_zeros` put in place of a
+    kernel of zeros) scaled to 0: the same terms with coefficient 0, so ``T = 0`` and a band of width 0 about it."""
     core = model.core
     return replace(model, core=replace(core, coefficients=(0.0,) * len(core.coefficients)))
