@@ -64,7 +64,7 @@ def test_the_serial_runs_have_both_kinds_of_group(serial):
 def test_tasks_are_cut_by_cost_largest_first(frames):
     from automodel.kernels.groups import groups
 
-    _, found, _ = groups(frames["staged"], "kernel", "time", ["n"], "t", 0, "median")
+    _, found, _, _ = groups(frames["staged"], "kernel", "time", ["n"], "t", 0, "median")
     tasks = by_cost([(g, None, "t", i) for i, g in enumerate(found)], 2)
     costs = [len(t[0].names) * len(t[0].points) for t in tasks]
     assert costs == sorted(costs, reverse=True) and max(costs) <= 2 * sum(costs) / 8
