@@ -27,6 +27,16 @@ class StoreError(AutomodelError, RuntimeError):
     """The persistent store cannot be opened, read or written."""
 
 
+#: the distribution's name on the package index (``automodel`` there is an unrelated project); the
+#: import name and the command stay ``automodel``
+DISTRIBUTION = "automodel-hpc"
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs an optional extra of this project: ``pip install 'automodel-hpc[cube]'``."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
 def where(source: str | None = None, row: int | None = None, column: str | None = None) -> str:
     """Format the location part of an error message: ``file 'x.csv', row 7, column 'time'``.
 

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from automodel.data.cells import numeric
+from automodel.data.cells import located, numeric
 from automodel.errors import DataError
 
-__all__ = ["Evaluation", "evaluate", "rank_correlation"]
+__all__ = ["Evaluation", "evaluate", "evaluate_kernels", "rank_correlation"]
 
 
 def rank_correlation(actual: Sequence[float], predicted: Sequence[float]) -> float:
@@ -98,28 +98,74 @@ def evaluate(model: Any, runs: pd.DataFrame, level: float = 0.9, source: str = "
     DataError
         A missing column, no runs, or a time that is not a positive number (naming the row).
     """
+    return _combine([_scores(model, runs, level, source)], level)
+
+
+def evaluate_kernels(models: dict[str, Any], runs: pd.DataFrame, level: float = 0.9,
+                     source: str = "<DataFrame>") -> tuple[dict[str, Evaluation], Evaluation]:
+    """Score each kernel's rows (the ``kernel`` column of ``runs``) with that kernel's model, as
+    ``automodel predict`` predicts them; returns the scores by kernel and over every row.
+
+    Raises
+    ------
+    DataError
+        No ``kernel`` column, or a kernel of the rows without a model in ``models``.
+    """
+    if "kernel" not in runs.columns:
+        raise DataError(f"{source}: no column 'kernel' to tell which of the {len(models)} models scores "
+                        "each row; give one with --kernel NAME")
+    parts = {}
+    for name, rows in runs.groupby("kernel", sort=False):
+        if name not in models:
+            raise DataError(f"{source}, column 'kernel': no model for kernel {str(name)!r}")
+        parts[name] = _scores(models[name], rows, level, source)
+    return {k: _combine([v], level) for k, v in parts.items()}, _combine(list(parts.values()), level)
+
+
+def _scores(model: Any, runs: pd.DataFrame, level: float, source: str) -> dict[str, np.ndarray]:
+    """The per-configuration and per-run arrays :func:`_combine` scores: ``actual``, ``predicted``,
+    ``inside`` (each run in the band of one run), ``inside_mean`` (each configuration in the band of
+    the expected time; empty without a band)."""
     time_col = model.roles.get("time", "time")
     if time_col not in runs.columns:
         raise DataError(f"{source}, column '{time_col}': missing; expected the measured times")
     if not len(runs):
         raise DataError(f"{source}: no runs to evaluate the model on")
-    y = numeric(runs, time_col, "time", source, 0 if source == "<DataFrame>" else 2, measured=True)
+    first = 0 if source == "<DataFrame>" else 2
+    lines = runs.index.to_numpy() + first if pd.api.types.is_integer_dtype(runs.index) else first  # a kernel's rows
+    y = numeric(runs, time_col, "value", source, lines)  # a time, or a count that may be 0
+    if (y < 0).any():
+        i = int(np.argmax(y < 0))
+        raise DataError(f"{located(source, i, time_col, lines)}: expected a time or count of 0 or more, got {y[i]:g}")
     pred = np.asarray(model.predict(runs, source=source), float)
     keys = [model.roles.get(q, q) for q in model.params if model.roles.get(q, q) in runs.columns]
     frame = runs[keys].assign(_time=y, _pred=pred)
     configs = frame.groupby(keys, sort=False).agg(_time=("_time", "median"), _pred=("_pred", "first")) \
         if keys else frame[["_time", "_pred"]].median().to_frame().T
     actual, predicted = configs["_time"].to_numpy(float), configs["_pred"].to_numpy(float)
-    with np.errstate(all="ignore"):
-        errors = np.abs(predicted - actual) / actual
-    errors = np.where(np.isfinite(errors), errors, np.inf)
-    coverage = coverage_mean = math.nan
+    inside = inside_mean = np.array([], bool)
     band = model.predict_interval(runs, level, source=source)
     if band is not None:
-        coverage = float(np.mean((band[0] <= y) & (y <= band[1])))
+        inside = (band[0] <= y) & (y <= band[1])
         config_rows = configs.reset_index()[keys] if keys else runs.iloc[:1]
         lo, hi = model.predict_interval(config_rows, level, kind="mean", source=source)
-        coverage_mean = float(np.mean((lo <= actual) & (actual <= hi)))
-    return Evaluation(len(runs), len(configs), float(np.median(errors)), float(np.mean(errors)),
-                      float(np.max(errors)), rank_correlation(actual, predicted), level, coverage,
-                      coverage_mean)
+        inside_mean = (lo <= actual) & (actual <= hi)
+    positive = y[y > 0]  # a zero (a counter's) is compared as the fit reads it: half the smallest value
+    floor = np.full(len(actual), positive.min() / 2 if positive.size else 0.0)
+    return {"runs": np.array([len(runs)]), "actual": actual, "predicted": predicted, "inside": inside,
+            "inside_mean": inside_mean, "floor": floor}
+
+
+def _combine(parts: list[dict[str, np.ndarray]], level: float) -> Evaluation:
+    """One :class:`Evaluation` of the arrays of :func:`_scores` of one or several models."""
+    actual, predicted, floor = (np.concatenate([q[k] for q in parts]) for k in ("actual", "predicted", "floor"))
+    with np.errstate(all="ignore"):
+        errors = np.abs(predicted - actual) / np.where(actual > 0, actual, floor)
+    errors = np.where((actual == 0) & (predicted == 0), 0.0, errors)  # T = 0 of a counter of zeros
+    errors = np.where(np.isfinite(errors), errors, np.inf)
+    banded = all(len(q["inside"]) for q in parts)
+    coverage = float(np.mean(np.concatenate([q["inside"] for q in parts]))) if banded else math.nan
+    coverage_mean = float(np.mean(np.concatenate([q["inside_mean"] for q in parts]))) if banded else math.nan
+    return Evaluation(int(sum(q["runs"][0] for q in parts)), len(actual), float(np.median(errors)),
+                      float(np.mean(errors)), float(np.max(errors)), rank_correlation(actual, predicted), level,
+                      coverage, coverage_mean)

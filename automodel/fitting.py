@@ -15,7 +15,7 @@ from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
-from automodel.options import DEFAULT_AGGREGATE, METRICS, ROLE_NAMES, weights
+from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
@@ -83,6 +83,8 @@ class FitResult:
         """The stage log, the top of the leaderboard and the chosen formula, as text."""
         head = (f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
                 f"configurations; parameters {', '.join(self.dataset.params) or 'none'}")
+        if self.dataset.unit != DEFAULT_UNIT:
+            head += f"; values in {self.dataset.unit}"
         if np.isfinite(self.dataset.noise):
             head += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
         lines = [textwrap.fill(head, 80, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
@@ -135,13 +137,22 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100, intervals: bool = True,
         template_options: Mapping[str, Mapping[str, Any]] | None = None, drop_anomalies: bool = False,
-        jobs: int | None = None, scheduler: Any = None) -> FitResult:
+        jobs: int | None = None, scheduler: Any = None, ignore: Iterable[str] = (),
+        unit: str | None = None) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
     Parameters
     ----------
     data : path or DataFrame
         One row per run; see :func:`automodel.data.load` for the column roles.
+    params, ignore : iterable of str
+        Extra parameter columns, and undeclared columns whose values may differ between repetitions
+        (pooled knowingly). Rows of one configuration that differ in any other column are an error
+        naming it (:func:`automodel.data.dataset.check_pooling`), never pooled silently.
+    unit : str, optional
+        The unit of the times (``s``, ``ms``, ``us``, ``ns``, or a label for a value that is not a
+        time); default: the data's ``unit`` column, else seconds. The models keep it
+        (``Model.unit``) for every printed time and plot axis.
     space : name, path or SearchSpace
         The search space (a name of ``automodel/spaces/<name>.toml``, or a TOML file).
     metric, weighting, nonnegative, selection :
@@ -187,7 +198,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     >>> result.best.predict(new_runs)                      # doctest: +SKIP
     """
     ds = data_mod.load(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, aggregate=aggregate,
-                       explicit=explicit, covariates=template_columns())
+                       explicit=explicit, covariates=template_columns(), ignore=ignore, unit=unit)
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative, selection=selection)
     names, named = template_names(templates, sp.fit.templates)
     merged = {name: {**sp.fit.template_options.get(name, {}), **(template_options or {}).get(name, {})}
@@ -376,7 +387,8 @@ def model_context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
     """What every model fitted on ``ds`` in ``sp`` records besides its formula (keyword arguments of Model)."""
     return {"params": ds.params, "roles": dict(ds.roles), "ranges": ds.ranges(), "space": sp.name,
             "options": {"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative,
-                        "metric": sp.fit.metric, "aggregate": ds.aggregate}}
+                        "metric": sp.fit.metric, "aggregate": ds.aggregate,
+                        **({"unit": ds.unit} if ds.unit != DEFAULT_UNIT else {})}}
 
 
 def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, shown: list[int]

@@ -121,7 +121,8 @@ class Interval:
 
     def bounds(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, level: float, kind: str = "run"
                ) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper ends of the ``level`` band about ``yhat`` (NaN where ``yhat <= 0``), on the
+        """Lower and upper ends of the ``level`` band about ``yhat`` (0 where ``yhat`` is 0, NaN where it is
+        negative), on the
         Welch-Satterthwaite degrees of freedom of the parts (:func:`automodel.solve.band.satterthwaite`).
         The band of one run contains the band of its expected time: where a part on few degrees of
         freedom (the equivalent candidates' spread) dominates, adding the well-estimated run noise can
@@ -132,7 +133,8 @@ class Interval:
         if kind == "run":
             mean_lo, mean_hi = self.bounds(columns, core, yhat, level, "mean")
             lo, hi = np.fmin(lo, mean_lo), np.fmax(hi, mean_hi)
-        return lo, hi
+        zero = np.asarray(yhat) == 0  # a log-normal band about 0 is 0 (a counter of zeros only: T = 0)
+        return np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
 
     def describe(self, core: Any = None) -> list[str]:
         """How the band is made, in lines of at most 80 columns (for ``automodel show``); ``core`` is

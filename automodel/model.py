@@ -112,15 +112,16 @@ class BestP:
     p_high: int = 0
     level: float = 0.9
     warnings: tuple[str, ...] = ()
+    unit: str = "s"
 
     def lines(self) -> list[str]:
         """``["p = 44 (36 to 58 at 90%)", "predicted 0.52 s (90% band 0.41 to 0.66 s)"]``: the answer and
-        its time, each well within 80 columns."""
+        its time in the model's unit, each well within 80 columns."""
         head = f"p = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
                                   if self.p_low != self.p_high else "")
-        time = f"predicted {self.time:.4g} s"
+        time = f"predicted {self.time:.4g} {self.unit}"
         if math.isfinite(self.lower):
-            time += f" ({self.level:.0%} band {self.lower:.3g} to {self.upper:.3g} s)"
+            time += f" ({self.level:.0%} band {self.lower:.3g} to {self.upper:.3g} {self.unit})"
         return [head, time]
 
 
@@ -372,6 +373,11 @@ class Model:
     options: dict[str, Any] = field(default_factory=dict)
     interval: Interval | None = None
 
+    @property
+    def unit(self) -> str:
+        """The unit of the times it predicts (``options["unit"]``; seconds when the data did not say)."""
+        return str(self.options.get("unit", "s"))
+
     # -- what a notebook shows ----------------------------------------------------------------
     def __repr__(self) -> str:
         ranges = ", ".join(f"{self.roles.get(q, q)} {r[0]:g}..{r[1]:g}" for q, r in self.ranges.items())
@@ -570,7 +576,7 @@ class Model:
         grid_t = raw(grid)
         warnings = self._best_p_warnings(p, t, p_min, p_max, grid, grid_t, fixed)
         if self.interval is None:
-            return BestP(p, t, level=level, p_low=p, p_high=p, warnings=warnings)
+            return BestP(p, t, level=level, p_low=p, p_high=p, warnings=warnings, unit=self.unit)
         here = frame(np.array([float(p)]))
         (lower,), (upper,) = self.interval.bounds(here, self.core, np.array([t]), level)
         (_,), (limit,) = self.interval.bounds(here, self.core, np.array([t]), level, kind="mean")
@@ -580,7 +586,8 @@ class Model:
         left, right = close[i::-1], close[i:]
         lo_i = i - (len(left) if left.all() else int(np.argmin(left))) + 1
         hi_i = i + (len(right) if right.all() else int(np.argmin(right))) - 1
-        return BestP(p, t, float(lower), float(upper), int(grid[lo_i]), int(grid[hi_i]), level, warnings)
+        return BestP(p, t, float(lower), float(upper), int(grid[lo_i]), int(grid[hi_i]), level, warnings,
+                     self.unit)
 
     def _best_p_warnings(self, p: int, t: float, p_min: int, p_max: int, grid: np.ndarray, grid_t: np.ndarray,
                          fixed: Mapping[str, float]) -> tuple[str, ...]:
@@ -604,7 +611,8 @@ class Model:
             out.append(f"best p = {p} is the lower end of the searched range {p_min}-{p_max} (lower p_min)")
         noise = self.interval.noise_seconds if self.interval is not None else 0.0
         if t < noise:
-            out.append(f"the predicted time {t:.3g} s is below the noise of the fit ({noise:.3g} s)")
+            out.append(f"the predicted time {t:.3g} {self.unit} is below the noise of the fit "
+                       f"({noise:.3g} {self.unit})")
         bad = ~(np.isfinite(grid_t) & (grid_t > 0))
         if bad.any():
             out.append(f"the model predicts no positive time at {int(bad.sum())} of {len(grid)} counts "

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # numpy is imported by the weightings when they run: the CLI'
 
 from automodel.errors import SpaceError
 
-__all__ = ["ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+__all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "is_time_unit", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
            "FitOptions", "check_choice"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
@@ -146,3 +146,43 @@ class FitOptions:
     @classmethod
     def keys(cls) -> set[str]:
         return {f.name for f in fields(cls)}
+
+
+#: the units of time a measurement may be in, and their size in seconds
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+#: the unit of a measurement that does not say
+DEFAULT_UNIT = "s"
+_UNIT_ALIASES = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "µs": "us", "μs": "us",
+                 "usec": "us", "msec": "ms", "nsec": "ns"}
+
+
+def unit_name(unit: str) -> str:
+    """The unit of the measured values as printed: a time unit (``s``, ``ms``, ``us``, ``ns``; aliases
+    such as ``µs`` or ``seconds`` normalised) or a free label for what is not a time (``misses``,
+    ``visits``, ``bytes``), printable and at most 24 characters.
+
+    Raises
+    ------
+    ValueError
+        An empty, over-long or unprintable label (the callers turn it into their one-line error).
+
+    Examples
+    --------
+    >>> unit_name("µs"), unit_name("misses")
+    ('us', 'misses')
+    """
+    from automodel.names import label_problem
+
+    text = str(unit).strip()
+    text = _UNIT_ALIASES.get(text.lower(), text)
+    problem = label_problem(text) if text else "it is empty"
+    if problem is None and len(text) > 24:
+        problem = f"{len(text)} characters, expected at most 24"
+    if problem is not None:
+        raise ValueError(f"a unit must be s, ms, us, ns or a short printable label: {problem}")
+    return text
+
+
+def is_time_unit(unit: str) -> bool:
+    """Whether ``unit`` (as :func:`unit_name` returns it) is a unit of time."""
+    return unit in TIME_UNITS

@@ -20,6 +20,7 @@ import pandas as pd
 
 from automodel.errors import AutomodelError, OutputError
 from automodel.files import write_atomic
+from automodel.options import TIME_UNITS
 
 __all__ = ["plot_model", "plot_candidates", "figure_format", "BAND_LEVEL", "MAX_CURVES", "FORMATS"]
 
@@ -124,7 +125,8 @@ def _curve(ax: Any, grid: np.ndarray, pred: np.ndarray, hi_train: float, color: 
 
 def _axes(ax: Any, model: Any, x: str, log_x: bool, times: list[np.ndarray]) -> None:
     ax.set_xlabel(model.roles.get(x, x))
-    ax.set_ylabel("time [s]")
+    unit = getattr(model, "unit", "s")
+    ax.set_ylabel(f"time [{unit}]" if unit in TIME_UNITS else unit)
     if log_x:
         ax.set_xscale("log")
     values = np.concatenate([t[np.isfinite(t) & (t > 0)] for t in times] or [np.ones(1)])

@@ -22,7 +22,7 @@ from automodel.solve.metrics import METRICS
 from automodel.space.config import load_space
 from automodel.templates import TEMPLATES
 from benchmarks.extrap_tool import ensure_extrap, run_extrap
-from benchmarks.tasks import Task
+from benchmarks.tasks import Task, pooled_columns
 
 OK = "ok"
 #: levels of the prediction bands the automodel contenders report (benchmarks.bands scores them)
@@ -136,7 +136,8 @@ def fit_automodel(task: Task, space: str = "default", metric: str | None = None)
     roles = {r: c for r, c in task.params.items() if r in ("n", "p")}
     extras = [c for r, c in task.params.items() if r not in ("n", "p")]
     return automodel.fit(task.train, time=task.target, n=roles.get("n"), p=roles.get("p"), cpu=None,
-                         bw=None, params=extras, space=space, metric=metric, progress=False)
+                         bw=None, params=extras, space=space, metric=metric, progress=False,
+                         ignore=pooled_columns(task.train, task.params.values(), task.target))
 
 
 def chosen_row(result: automodel.FitResult) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.tasks import Task, default_datasets_dir, load_tasks
+from benchmarks.tasks import Task, default_datasets_dir, load_tasks, pooled_columns
 
 TARGET = "time"
 SUITES = ("real", "smpi-ours", "smpi-others")
@@ -85,7 +85,9 @@ class SelectionTask:
 
     def fit_kwargs(self) -> dict:
         """Keyword arguments of :func:`automodel.fit` for these roles (a role the task lacks is None)."""
-        return {"n": self.roles.get("n"), "p": self.roles.get("p"), "params": list(self.params)}
+        declared = [*self.roles.values(), *self.params]
+        return {"n": self.roles.get("n"), "p": self.roles.get("p"), "params": list(self.params),
+                "ignore": pooled_columns(self.train, declared, TARGET)}
 
     def as_task(self) -> Task:
         """The same rows as a :class:`benchmarks.tasks.Task` (what :mod:`benchmarks.extrap_tool` models)."""

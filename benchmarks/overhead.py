@@ -22,7 +22,7 @@ import numpy as np
 import automodel
 from automodel.space.config import load_space
 from benchmarks.bands import known_noise_tasks
-from benchmarks.tasks import Task, bundled_tasks
+from benchmarks.tasks import Task, bundled_tasks, pooled_columns
 
 #: template-list lengths compared; 0 is the search without the cache
 SIZES = (0, 2, 4)
@@ -45,7 +45,8 @@ def measure(tasks: list[Task], size: int) -> dict:
     start = time.process_time()
     for task in tasks:
         result = automodel.fit(task.train, time=task.target, n="n", p="p", cpu=None, bw=None, space=space,
-                               progress=False, intervals=False, templates=[])
+                               progress=False, intervals=False, templates=[],
+                               ignore=pooled_columns(task.train, ("n", "p"), task.target))
         fits += sum(r.n_candidates for r in result.reports)
         y = task.test[task.target].to_numpy(float)
         errors.append(np.abs(result.best.predict(task.test) - y) / y)

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -390,3 +390,11 @@ def by_name(tasks: Sequence[Task]) -> dict[str, list[Task]]:
 def load_tasks(datasets_dir: Path | str | None = None, quick: bool = False) -> list[Task]:
     """Return the canonical task groups (see ``build_tasks``)."""
     return build_tasks(datasets_dir, quick)[0]
+
+
+def pooled_columns(train: pd.DataFrame, params: Iterable[str], target: str) -> list[str]:
+    """The columns of ``train`` a task pools as repetitions, for ``automodel.fit(ignore=...)``: every
+    column but its parameters and target (the task's definition says what a configuration is: e.g.
+    contention-m pools the ``line`` and ``file`` of several source files measured at one message size)."""
+    declared = set(params) | {target}
+    return [str(c) for c in train.columns if c not in declared]

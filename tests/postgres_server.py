@@ -47,7 +47,7 @@ def unavailable() -> str | None:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return "the PostgreSQL driver psycopg is not installed (pip install 'automodel[postgres]')"
+        return "the PostgreSQL driver psycopg is not installed (pip install 'automodel-hpc[postgres]')"
     if bindir() is None:
         return "no PostgreSQL binaries (initdb, pg_ctl) on PATH or under /usr/lib/postgresql/*/bin"
     if os.geteuid() == 0:

@@ -29,5 +29,12 @@ def test_kernels_command(tmp_path, capsys):
     assert main(["kernels", str(csv), "--out", str(tmp_path / "s.txt")]) == 2
     assert "expected a file name ending in .json" in capsys.readouterr().err
     assert not (tmp_path / "s.txt").exists()
-    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 2  # 'note' is not numeric
-    assert "column 'note'" in capsys.readouterr().err
+    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 0  # p by its name; 'note' constant
+    capsys.readouterr()
+    pd.DataFrame({"name": ["x"] * 10, "p": np.tile(p, 2), "secs": np.r_[3 + p, 30 + p],
+                  "note": ["fast"] * 5 + ["slow"] * 5}).to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 2  # as fit: never pooled
+    err = capsys.readouterr().err
+    assert "\n" not in err.strip() and "'note' (2 values)" in err and "--ignore COL" in err
+    assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs", "--where", "note == 'slow'"]) == 0
+    assert "T = " in capsys.readouterr().out

@@ -30,7 +30,7 @@ try:
     HAS_CUBE = True
 except ImportError:
     HAS_CUBE = False
-needs_cube = pytest.mark.skipif(not HAS_CUBE, reason="pycubexr is not installed (pip install 'automodel[cube]')")
+needs_cube = pytest.mark.skipif(not HAS_CUBE, reason="pycubexr is not installed (pip install 'automodel-hpc[cube]')")
 
 
 def _points(frame: pd.DataFrame) -> list[tuple[float, ...]]:
@@ -221,7 +221,7 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch):
     path = tmp_path / "runs.parquet"
     path.write_bytes(b"PAR1")
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now fails
-    assert _one_line_error(read, path) == f"{path}: reading Parquet needs pyarrow: pip install 'automodel[parquet]'"
+    assert _one_line_error(read, path) == f"{path}: reading Parquet needs pyarrow: pip install 'automodel-hpc[parquet]'"
 
 
 # -- kept repetitions of a saved experiment -----------------------------------------------------------
@@ -332,7 +332,7 @@ def test_malformed_cube_sets(tmp_path, monkeypatch):
         (root / name).mkdir()
         (root / name / "profile.cubex").write_bytes(b"not a tar archive")
     monkeypatch.setitem(sys.modules, "pycubexr", None)
-    assert _one_line_error(read, root) == f"{root}: reading CUBE profiles needs pycubexr: pip install 'automodel[cube]'"
+    assert _one_line_error(read, root) == f"{root}: reading CUBE profiles needs pycubexr: pip install 'automodel-hpc[cube]'"
     monkeypatch.undo()
     if HAS_CUBE:
         assert _one_line_error(read, root).startswith(f"{root}, mm.x1y1.r1/profile.cubex: not a readable CUBE profile (")
@@ -361,7 +361,7 @@ def test_negative_values_are_kept_and_refused_by_the_fit(tmp_path):
     assert frame.attrs["format"] == "talpas" and frame["time"].tolist() == [1.0, 2.0, -4.0, 8.0]
     assert _one_line_error(load, path) == f"{path}, line 3, column 'time': expected a positive time in seconds, got -4"
     many = automodel.fit_many(path, jobs=1)
-    assert many.summary["note"].tolist() == ["value -4 at x = 4 is not positive (times must be > 0)"]
+    assert many.summary["note"].tolist() == ["value -4 at x = 4 is negative (expected 0 or more)"]
 
 
 def test_one_kernel(tmp_path):

@@ -53,4 +53,64 @@ def test_cli_evaluate(model, tmp_path, capsys):
     assert lines[0].endswith("2 configurations") and all(len(line) <= 80 for line in lines)
     pd.DataFrame({"n": [1.0], "p": [1.0], "time": ["slow"]}).to_csv(runs, index=False)
     assert main(["evaluate", str(path), str(runs)]) == 2
-    assert capsys.readouterr().err.startswith(f"automodel: error: {runs}, row 2, column 'time'")
+    assert capsys.readouterr().err.startswith(f"automodel: error: {runs}, line 2, column 'time'")
+
+
+PROFILE = "\n".join(
+    f'{{"params": {{"p": {p}}}, "callpath": "{name}", "value": {t}}}'
+    for name, law in (("solve", lambda p: 0.01 * p + 8.0 / p), ("halo", lambda p: 0.1 * math.log2(p) + 0.2))
+    for p in (1, 2, 4, 8) for t in (law(p),))
+
+
+def test_evaluate_scores_each_kernel_with_its_own_model(tmp_path, capsys):
+    """Before: ``--kernel halo`` scored all 8 rows (both kernels) against halo's model (median error
+    77 %); now only halo's 4 rows (0 %), and without ``--kernel`` each row gets its kernel's model."""
+    profile, models = tmp_path / "profile.jsonl", tmp_path / "models.json"
+    profile.write_text(PROFILE + "\n")
+    assert main(["kernels", str(profile), "--out", str(models)]) == 0
+    rows = tmp_path / "rows.csv"
+    automodel.read(profile).to_csv(rows, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(models), str(rows), "--kernel", "halo", "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["runs"] == 4 and scores["median_error"] < 1e-9
+    assert main(["evaluate", str(models), str(rows), "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert {k: v["runs"] for k, v in scores["kernels"].items()} == {"solve": 4, "halo": 4}
+    assert scores["all"]["runs"] == 8 and scores["all"]["worst_error"] < 1e-9
+    assert main(["evaluate", str(models), str(rows)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:2] == ["solve", "4"] and all(len(line) <= 80 for line in lines)
+    assert main(["evaluate", str(models), str(rows), "--kernel", "nope"]) == 2
+    rows.write_text(rows.read_text().replace("halo,halo", "other,other"))
+    assert main(["evaluate", str(models), str(rows)]) == 2
+    assert capsys.readouterr().err.strip().endswith("column 'kernel': no model for kernel 'other'")
+    automodel.read(profile).drop(columns="kernel").to_csv(rows, index=False)
+    assert main(["evaluate", str(models), str(rows)]) == 2
+    assert "--kernel NAME" in capsys.readouterr().err
+
+
+def test_a_kernels_bad_time_names_its_line_in_the_file(tmp_path, capsys):
+    profile, models, rows = tmp_path / "profile.jsonl", tmp_path / "models.json", tmp_path / "rows.csv"
+    profile.write_text(PROFILE + "\n")
+    assert main(["kernels", str(profile), "--out", str(models)]) == 0
+    frame = automodel.read(profile)
+    frame.loc[6, "time"] = -1.0  # line 8 of the CSV, a row of halo
+    frame.to_csv(rows, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(models), str(rows)]) == 2
+    assert capsys.readouterr().err.startswith(f"automodel: error: {rows}, line 8, column 'time'")
+
+
+def test_counters_of_zero_are_scored_as_the_fit_reads_them():
+    from automodel.evaluation import evaluate_kernels
+    from automodel.kernels.fit_many import fit_many
+
+    p = np.array([1.0, 2, 4, 8, 16])
+    rows = pd.DataFrame({"kernel": np.repeat(["zero", "some"], 5), "p": np.tile(p, 2),
+                         "time": np.r_[np.zeros(5), [0, 2, 2, 4, 4]]})
+    by_kernel, overall = evaluate_kernels(fit_many(rows, jobs=1).models, rows)
+    assert by_kernel["zero"].worst_error == 0 and by_kernel["zero"].coverage == 1
+    assert np.isfinite(by_kernel["some"].worst_error) and overall.runs == 10
+    with pytest.raises(automodel.DataError, match="expected a time or count of 0 or more, got -1"):
+        evaluate_kernels(fit_many(rows, jobs=1).models, rows.assign(time=rows["time"].replace(4.0, -1.0)))

@@ -34,7 +34,7 @@ def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out),
                            str(src)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"pip wheel failed:\n{done.stderr}"
-    (wheel,) = out.glob("automodel-*.whl")
+    (wheel,) = out.glob("automodel_hpc-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         return set(archive.namelist())
 
@@ -59,3 +59,31 @@ def test_shipped_spaces_and_demo_data_are_found_through_the_package() -> None:
 
     assert DEMO_DATA.is_file() and DEMO_DATA.parent.parent == SPACES_DIR.parent
     assert space_path("pmnf") == SPACES_DIR / "pmnf.toml"
+
+
+def test_every_install_hint_names_the_distribution_of_this_project() -> None:
+    """``automodel`` on the package index is an unrelated project: no hint may install it."""
+    import re
+    import tomllib
+
+    from automodel.errors import DISTRIBUTION, install_hint
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"] == DISTRIBUTION
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    files = [p for p in ROOT.rglob("*") if p.is_file() and p.suffix in {".py", ".md", ".toml", ".sh", ""}
+             and not {".git", "__pycache__", ".extrap-venv", "out"} & set(p.relative_to(ROOT).parts)]
+    hints = []
+    for path in files:
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        hints += [(path.name, m.group(1)) for m in re.finditer(r"pip install\s+['\"]?([\w.-]+)\[", text)]
+    assert hints and all(name == DISTRIBUTION for _, name in hints), [h for h in hints if h[1] != DISTRIBUTION]
+    assert install_hint("cube") == f"pip install '{DISTRIBUTION}[cube]'" and "cube" in extras
+    from automodel.data.readers.cube import INSTALL
+    from automodel.data.readers.tables import PARQUET_INSTALL
+    from automodel.search.workers import DASK_INSTALL
+
+    assert {INSTALL, PARQUET_INSTALL, DASK_INSTALL} == {install_hint(e) for e in ("cube", "parquet", "dask")}
+    assert not re.search(r"automodel-\*\.whl", (ROOT / ".ci" / "run").read_text())

@@ -64,7 +64,7 @@ def test_the_serial_runs_have_both_kinds_of_group(serial):
 def test_tasks_are_cut_by_cost_largest_first(frames):
     from automodel.kernels.groups import groups
 
-    _, found, _ = groups(frames["staged"], "kernel", "time", ["n"], "t", 0, "median")
+    _, found, _, _ = groups(frames["staged"], "kernel", "time", ["n"], "t", 0, "median")
     tasks = by_cost([(g, None, "t", i) for i, g in enumerate(found)], 2)
     costs = [len(t[0].names) * len(t[0].points) for t in tasks]
     assert costs == sorted(costs, reverse=True) and max(costs) <= 2 * sum(costs) / 8
@@ -97,19 +97,19 @@ def test_the_joblib_backend_the_caller_chose_is_used(frames, serial, monkeypatch
 def test_no_dask_is_a_one_line_error(frames, monkeypatch, capsys, tmp_path):
     frame = frames["batched"]
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # import fails as without the extra
-    with pytest.raises(DataError, match=r"pip install 'automodel\[dask\]'"):
+    with pytest.raises(DataError, match=r"pip install 'automodel-hpc\[dask\]'"):
         fit_many(frame, scheduler="tcp://127.0.0.1:1")
     csv = tmp_path / "runs.csv"
     frame.to_csv(csv, index=False)
     assert main(["kernels", str(csv), "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "pip install 'automodel[dask]'" in err
+    assert "\n" not in err and "pip install 'automodel-hpc[dask]'" in err
 
 
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("dask.distributed", reason="dask's distributed scheduler is not installed "
-                                                                 "(pip install 'automodel[dask]')")
+                                                                 "(pip install 'automodel-hpc[dask]')")
     import dask
 
     with dask.config.set({"distributed.nanny.pre-spawn-environ": workers_mod.DASK_WORKER_ENVIRON}), \
@@ -250,4 +250,4 @@ def test_fit_jobs_on_the_command_line(runs, serial_fit, parallel_path, tmp_path,
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # without the extra: a one-line error
     assert main(["fit", str(csv), "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and "pip install 'automodel[dask]'" in err
+    assert "\n" not in err and "pip install 'automodel-hpc[dask]'" in err

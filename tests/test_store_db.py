@@ -49,7 +49,7 @@ def test_urls():
 def test_a_missing_driver_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg raises ImportError
     with pytest.raises(StoreError, match=r"u:\*\*\*@127.0.0.1:1/db: the database driver is missing .*"
-                                         r"pip install 'automodel\[postgres\]'"):
+                                         r"pip install 'automodel-hpc\[postgres\]'"):
         S.Store("postgresql://u:secret@127.0.0.1:1/db")
 
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
@@ -17,8 +17,8 @@ INPUT_FORMATS = ("csv", "tsv", "parquet", "text", "json", "jsonl", "talpas", "ex
 INPUT_HELP = ("runs (CSV, TSV, Parquet), an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p) or a "
               "folder of CUBE profiles")
 #: what ``--store`` takes, for every command that has it
-STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs pip install "
-              "'automodel[postgres]'); observe and load record create a missing store")
+STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs "
+              f"{install_hint('postgres')}); observe and load record create a missing store")
 
 
 def add_role_options(parser: argparse.ArgumentParser) -> None:
@@ -43,14 +43,35 @@ def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> N
                                  "'main->solve [time]' (automodel kernels lists them)")
 
 
-def read_input(args: argparse.Namespace, out=None):  # noqa: ANN001, ANN201  (a DataFrame)
+def add_pooling_options(parser: argparse.ArgumentParser, unit: bool = True) -> None:
+    """``--where EXPR``, ``--ignore COL ...`` and (``unit``) ``--unit UNIT``: which rows, which undeclared
+    columns may differ between repetitions (:func:`automodel.data.dataset.check_pooling`), and the
+    unit of the times."""
+    parser.add_argument("--where", metavar="EXPR", default=None,
+                        help="model only the rows where this pandas condition holds, e.g. "
+                             "\"collective == 'MPI_Bcast' and P >= 4\"")
+    if unit:
+        parser.add_argument("--unit", metavar="UNIT", default=None,
+                            help="unit of the times: s, ms, us, ns, or a label for a value that is not a "
+                                 "time (default: the data's 'unit' column, else s); printed times and plots "
+                                 "use it")
+    parser.add_argument("--ignore", metavar="COL", nargs="+", action="extend", default=[],
+                        help="undeclared column(s) whose values may differ between repetitions (pooled "
+                             "knowingly); any other such column is an error")
+
+
+def read_input(args: argparse.Namespace, out=None, kernel: bool = True):  # noqa: ANN001, ANN201  (a DataFrame)
     """The runs of ``args.data`` (:func:`automodel.data.read` with ``args.format``; ``-``: standard
-    input), cut to the kernel ``args.kernel``; the reader's notes printed as ``note: ...`` on ``out``
-    (default stdout)."""
+    input), cut to the rows of ``args.where`` and (``kernel``) to the kernel ``args.kernel``; the
+    reader's notes printed as ``note: ...`` on ``out`` (default stdout)."""
     from automodel.data import one_kernel, read
+    from automodel.data.tidy import select_rows
     from automodel.names import printable
 
-    frame = one_kernel(read(args.data, args.format), args.kernel)
+    frame = read(args.data, args.format)
+    if getattr(args, "where", None):
+        frame = select_rows(frame, args.where)
+    frame = one_kernel(frame, args.kernel) if kernel else frame
     for note in frame.attrs.get("notes", ()):
         print(f"note: {printable(note)}", file=out)
     return frame
@@ -60,7 +81,8 @@ def role_kwargs(args: argparse.Namespace) -> dict:
     """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}
     return {**kwargs, "params": list(args.param), "aggregate": args.aggregate,
-            "explicit": [role for role in kwargs]}
+            "explicit": [role for role in kwargs], "ignore": list(getattr(args, "ignore", [])),
+            **({"unit": args.unit} if getattr(args, "unit", None) is not None else {})}
 
 
 def add_forecast_options(parser: argparse.ArgumentParser) -> None:

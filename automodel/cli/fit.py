@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (INPUT_HELP, add_input_options, add_role_options, print_json, read_input,
+from automodel.cli.common import (INPUT_HELP, add_input_options, add_pooling_options, add_role_options, print_json, read_input,
                                   role_kwargs, warn)
 from automodel.files import check_output, write_text
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("data", metavar="FILE", help=INPUT_HELP)
     add_input_options(p)
     add_role_options(p)
+    add_pooling_options(p)
     p.add_argument("--space", default="default", metavar="NAME|FILE",
                    help="search space: a shipped one (default, pmnf) or a TOML file (default: default)")
     p.add_argument("--metric", default=None,
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "none); used on large data only, the result unchanged")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="send that work to this dask.distributed cluster (e.g. tcp://host:8786) instead; "
-                        "needs pip install 'automodel[dask]'")
+                        f"needs {install_hint('dask')}")
     p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json",
                    help="write the chosen model here ('-': on standard output, the report on standard error)")

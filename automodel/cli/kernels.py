@@ -8,9 +8,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from automodel.cli.common import INPUT_HELP, add_input_options, print_json
+from automodel.cli.common import INPUT_HELP, add_input_options, add_pooling_options, print_json, read_input
 from automodel.files import check_output, write_atomic
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 OUT_SUFFIXES = (".json", ".csv")
@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kernel", default="kernel", metavar="COL", help="kernel column of a CSV (default: kernel)")
     p.add_argument("--time", default="time", metavar="COL", help="value column of a CSV (default: time)")
     p.add_argument("--param", metavar="COL", nargs="+", action="extend", default=None,
-                   help="parameter column(s) of a CSV (default: every other column)")
+                   help="parameter column(s) of a CSV (default: those named n, p, cpu, bw, as fit takes them)")
+    add_pooling_options(p)
     p.add_argument("--aggregate", choices=AGGREGATES, default=DEFAULT_AGGREGATE,
                    help="how repetitions are combined (default: %(default)s)")
     p.add_argument("--space", default="default", metavar="NAME|FILE", help="search space (default: default)")
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="worker processes at most (default: all cores; used only when the work pays for them)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on this dask.distributed cluster (e.g. tcp://host:8786) with as many tasks as it "
-                        "has worker threads; needs pip install 'automodel[dask]'")
+                        f"has worker threads; needs {install_hint('dask')}")
     p.add_argument("--out", metavar="models.json|summary.csv",
                    help="write every model (.json, one object per kernel) or the summary table (.csv); "
                         "'-': the models file on standard output, the report on standard error")
@@ -88,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
 def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
     from automodel.kernels.fit_many import fit_many
 
-    return fit_many(args.data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
+    data = read_input(args, sys.stderr, kernel=False) if args.where else args.data
+    return fit_many(data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
-                    scheduler=args.scheduler, format=args.format, progress=sys.stderr.isatty())
+                    scheduler=args.scheduler, format=args.format, progress=sys.stderr.isatty(),
+                    ignore=args.ignore, unit=args.unit)

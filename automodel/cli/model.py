@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     e = sub.add_parser("evaluate", help="score a model on measured runs: errors, rank order, band coverage")
     add_model_options(e)
-    e.add_argument("runs", metavar="RUNS.csv", help="measured runs, the model's column names, one row per run")
+    e.add_argument("runs", metavar="RUNS.csv",
+                   help="measured runs, the model's column names, one row per run (any input format); with a "
+                        "models file, a 'kernel' column says which model scores each row (--kernel: only its rows)")
     e.add_argument("--level", type=float, default=0.9, help="level of the bands whose coverage is counted (default 0.9)")
     e.add_argument("--json", action="store_true", help="print the scores as one JSON object")
     e.set_defaults(handler=evaluate)
@@ -96,16 +98,38 @@ def best_p(args: argparse.Namespace) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
+    """Score a model on measured runs; a models file scores each row with its kernel's model (the
+    rows' ``kernel`` column, as ``predict`` does), ``--kernel K`` only K's rows."""
     import json
-    from pathlib import Path
 
-    from automodel.data import read_csv
+    from automodel.data import read
     from automodel.errors import DataError
-    from automodel.evaluation import evaluate as score
+    from automodel.evaluation import evaluate as score, evaluate_kernels
+    from automodel.names import printable
 
     if not 0 < args.level < 1:
         raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")
-    model = next(iter(load_chosen(args, one=True).values()))
-    result = score(model, read_csv(Path(args.runs)), args.level, source=str(args.runs))
-    print(json.dumps(result.to_dict()) if args.json else "\n".join(result.lines()))
+    models = load_chosen(args)
+    runs = read(args.runs)
+    if args.kernel is not None and "kernel" in runs.columns:
+        runs = runs[runs["kernel"] == args.kernel]
+        if not len(runs):
+            raise DataError(f"{args.runs}, column 'kernel': no row of kernel {printable(args.kernel)!r}")
+    if len(models) == 1:
+        result = score(next(iter(models.values())), runs, args.level, source=str(args.runs))
+        print(json.dumps(result.to_dict()) if args.json else "\n".join(result.lines()))
+        return 0
+    by_kernel, overall = evaluate_kernels(models, runs, args.level, source=str(args.runs))
+    if args.json:
+        print_json({"kernels": {k: v.to_dict() for k, v in by_kernel.items()}, "all": overall.to_dict()})
+        return 0
+    print(f"{'kernel':<38} {'runs':>6} {'median':>7} {'mean':>7} {'worst':>7} {'inside':>6}")
+    for name, result in by_kernel.items():
+        label = printable(name)
+        label = label if len(label) <= 38 else label[:35] + "..."
+        inside = "-" if result.coverage != result.coverage else f"{result.coverage:.0%}"
+        print(f"{label:<38} {result.runs:>6} {result.median_error:>7.1%} {result.mean_error:>7.1%} "
+              f"{result.worst_error:>7.1%} {inside:>6}")
+    print(f"all {len(by_kernel)} kernels, each row scored with its kernel's model:")
+    print("\n".join("  " + line for line in overall.lines()))
     return 0

@@ -142,9 +142,9 @@ def predict_from_store(args: argparse.Namespace) -> int:
     t = float(model.predict(point)[0])
     print(f"model: T = {model.formula}")
     print("\n".join(lines))
-    print(f"predicted time at {', '.join(f'{q} = {values[q]:g}' for q in model.params)}: {t:.6g} s")
+    print(f"predicted time at {', '.join(f'{q} = {values[q]:g}' for q in model.params)}: {t:.6g} {model.unit}")
     band = model.predict_interval(point, level=args.level, kind=args.band)
     if band is not None and np.isfinite(band[0][0]):
         print(f"{args.level:.0%} band ({'one run' if args.band == 'run' else 'expected time'}): "
-              f"{band[0][0]:.4g} to {band[1][0]:.4g} s")
+              f"{band[0][0]:.4g} to {band[1][0]:.4g} {model.unit}")
     return 0

@@ -6,7 +6,7 @@ import argparse
 
 from automodel.options import AGGREGATES
 from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
-                                  print_json, read_input, role_kwargs)
+                                  print_json, read_input, role_kwargs, add_pooling_options)
 
 __all__ = ["register"]
 
@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("data", metavar="FILE", help=INPUT_HELP)
     add_input_options(o)
     add_role_options(o)
+    add_pooling_options(o, unit=False)  # the store keeps no unit yet
     o.add_argument("--aggregate", choices=AGGREGATES, default=None,
                    help="combine repetitions (identical parameters) of FILE into one run each "
                         "(default: store every run)")
@@ -76,7 +77,7 @@ def observe(args: argparse.Namespace) -> int:
     kwargs = role_kwargs(args)
     aggregate = kwargs.pop("aggregate")
     if not kwargs["explicit"] and not kwargs["params"]:
-        kwargs = {}  # the application's remembered columns
+        kwargs = {"ignore": kwargs["ignore"]} if kwargs["ignore"] else {}  # the application's remembered columns
     report = do_observe(args.store, args.app, read_input(args), space=args.space, aggregate=aggregate,
                         allow_duplicates=args.allow_duplicates, **kwargs)
     print("\n".join(report.lines()))

@@ -20,14 +20,15 @@ from typing import Iterable, Literal, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import numeric, rows_of
+from automodel.data.cells import located, numeric, rows_of
 from automodel.data.readers import read
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
-from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, MAD_TO_SIGMA, ROLE_NAMES
+from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, MAD_TO_SIGMA, ROLE_NAMES, is_time_unit,
+                               unit_name)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "aggregate_groups", "aggregate_se", "configuration_se",
+__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "data_unit", "floor_zeros", "aggregate_groups", "aggregate_se", "configuration_se",
            "robust_means"]
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ class Dataset:
         Canonical name -> column name in the source.
     source : str
         Where the data came from (file name or ``"<DataFrame>"``), for messages.
+    unit : str
+        The unit of the times (:func:`automodel.options.unit_name`: ``s``, ``ms``, ``us``, ``ns`` or
+        a label for a value that is not a time).
     """
 
     runs: pd.DataFrame
@@ -57,6 +61,7 @@ class Dataset:
     aggregate: str = DEFAULT_AGGREGATE
     notes: tuple[str, ...] = field(default=())
     covariates: tuple[str, ...] = ()
+    unit: str = DEFAULT_UNIT
 
     @property
     def n_points(self) -> int:
@@ -148,6 +153,8 @@ def load(
     explicit: Iterable[str] = (),
     source: str | None = None,
     covariates: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    unit: str | None = None,
 ) -> Dataset:
     """Read and validate measurements.
 
@@ -175,6 +182,12 @@ def load(
         Columns carried along when the data have them (checked numbers, the median per configuration
         in ``frame``), but not parameters of the search: what a template needs besides the parameters
         (FiM-Cal's hardware counters U, TC, SC, F).
+    ignore : iterable of str
+        Columns whose values may differ between repetitions (pooled knowingly); any other column that
+        is neither a role, a parameter nor a covariate must not (:func:`check_pooling`).
+    unit : str, optional
+        The unit of the times (:func:`automodel.options.unit_name`); default: the one value of the
+        data's ``unit`` column, else seconds. A ``unit`` column that disagrees is an error.
 
     Raises
     ------
@@ -183,11 +196,52 @@ def load(
     """
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    data = data if isinstance(data, pd.DataFrame) else read(Path(data))
+    found = data_unit(one_kernel(data), source or data.attrs.get("source", "<DataFrame>"), unit)
     runs, params_present, roles, src, notes, carried = _runs(
         data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit, source=source,
-        covariates=covariates)
+        covariates=covariates, ignore=ignore, counts=not is_time_unit(found))
     frame = _aggregate(runs, params_present, aggregate, carried)
-    return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried)
+    return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried,
+                   unit=found)
+
+
+def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None) -> str:
+    """The unit of the times: ``unit`` (checked, :func:`automodel.options.unit_name`), else the one
+    value of the ``unit`` column of ``raw`` (the shared OSU data say ``us`` so), else seconds.
+
+    Raises
+    ------
+    DataError
+        A unit that is not a unit, a ``unit`` column of several values, or one that disagrees with
+        ``unit``.
+    """
+    given = None
+    if unit is not None:
+        try:
+            given = unit_name(unit)
+        except ValueError as exc:
+            raise DataError(f"--unit {printable(str(unit))}: {exc}") from None
+    column = raw["unit"] if raw is not None and "unit" in raw.columns else None
+    if column is None:  # a profile's metric that is not a time (visits, PAPI_L3_TCM) is its own unit
+        metrics = list(pd.unique(raw["metric"].dropna())) if raw is not None and "metric" in raw.columns else []
+        if given is None and len(metrics) == 1 and "time" not in str(metrics[0]).lower():
+            try:
+                return unit_name(str(metrics[0]))
+            except ValueError:
+                pass
+        return given or DEFAULT_UNIT
+    values = [str(v) for v in pd.unique(column.dropna())]
+    try:
+        names = sorted({unit_name(v) for v in values})
+    except ValueError as exc:
+        raise DataError(f"{where(src, column='unit')}: {exc}") from None
+    if len(names) > 1:
+        raise DataError(f"{where(src, column='unit')}: {len(names)} units ({', '.join(names)}); expected one "
+                        "(select rows with --where, e.g. \"unit == 'us'\")")
+    if given is not None and names and names[0] != given:
+        raise DataError(f"{where(src, column='unit')}: the data say {names[0]}, --unit says {given}")
+    return given or (names[0] if names else DEFAULT_UNIT)
 
 
 class Runs(NamedTuple):
@@ -203,20 +257,22 @@ class Runs(NamedTuple):
 
 def load_runs(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
               cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
-              explicit: Iterable[str] = (), source: str | None = None, covariates: Iterable[str] = ()) -> Runs:
+              explicit: Iterable[str] = (), source: str | None = None, covariates: Iterable[str] = (),
+              ignore: Iterable[str] = ()) -> Runs:
     """The runs of :func:`load` (read, mapped to roles, validated), not aggregated: for a caller that
     keeps every run (``automodel.store.observe``), without the cost of grouping the repetitions.
     The same arguments (but ``aggregate``), the same errors, the same :attr:`Dataset.runs`."""
     return Runs(*_runs(data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit,
-                       source=source, covariates=covariates))
+                       source=source, covariates=covariates, ignore=ignore))
 
 
 def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str | None, cpu: str | None,
           bw: str | None, params: Iterable[str], explicit: Iterable[str], source: str | None,
-          covariates: Iterable[str]) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
+          covariates: Iterable[str], ignore: Iterable[str] = (), counts: bool = False) -> tuple[pd.DataFrame, tuple[str, ...], dict[str, str], str, tuple[str, ...],
                                               tuple[str, ...]]:
     """:func:`load` up to the aggregation: the runs, the parameters, the roles, the source, the notes and
-    the covariates carried."""
+    the covariates carried. With ``counts`` (values that are not times) a value may be 0: zeros are
+    fitted as half the smallest value (:func:`floor_zeros`, as ``automodel kernels`` does)."""
     raw = data if isinstance(data, pd.DataFrame) else read(Path(data))
     src = source or raw.attrs.get("source", "<DataFrame>")
     if raw.empty:
@@ -262,14 +318,96 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
     if len(set(used)) != len(used):
         raise DataError(f"{src}: one column is mapped to two roles ({mapping})")
 
-    canon = {role: numeric(raw, col, role, src, row_offset, measured=True) for role, col in mapping.items()}
+    canon = {role: numeric(raw, col, "value" if counts and role == "time" else role, src, row_offset, measured=True)
+             for role, col in mapping.items()}
+    if counts:
+        canon["time"], note = _counts(canon["time"], src, mapping["time"], row_offset)
+        notes = [*notes, *note]
     params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
         q for q in mapping if q not in ROLE_NAMES and q != "time")
     carried = tuple(c for c in dict.fromkeys(covariates) if c in available and c not in used)
+    check_pooling(raw, [c for r, c in mapping.items() if r != "time"], [mapping["time"], *carried, *ignore], src)
     canon.update({c: numeric(raw, c, c, src, row_offset) for c in carried})
     runs = pd.DataFrame({q: canon[q] for q in params_present + carried + ("time",)})
     return (runs, params_present, {r: mapping[r] for r in params_present + ("time",)}, src, tuple(notes),
             carried)
+
+
+def _counts(y: np.ndarray, src: str, column: str, row_offset: int | np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Values that are counts: 0 or more, each zero fitted as half the smallest value (:func:`floor_zeros`)."""
+    if (y < 0).any():
+        i = int(np.argmax(y < 0))
+        raise DataError(f"{located(src, i, column, row_offset)}: expected a count of 0 or more, got {y[i]:g}")
+    if not (y > 0).any():
+        raise DataError(f"{where(src, column=column)}: every value is 0, so the model is T = 0 (automodel "
+                        "kernels writes it so); nothing to search")
+    floored, found = floor_zeros(y, np.zeros(len(y), int), 1)
+    return floored, [f"{n} value(s) of 0 fitted as {v:.3g}, half the smallest measured" for n, v in found.values()]
+
+
+def floor_zeros(y: np.ndarray, codes: np.ndarray, n_kernels: int) -> tuple[np.ndarray, dict[int, tuple[int, float]]]:
+    """The values with each kernel's zeros raised to half its smallest positive value, and, by kernel,
+    ``(zeros raised, the value they were raised to)``; a kernel of zeros only gets 1 everywhere and
+    the value 0 (its model, a constant, is scaled to 0 afterwards:
+    :func:`automodel.kernels.groups.zero_model`).
+
+    Counters (cache misses, visits) are 0 where a time never is. Extra-P fits them on absolute errors;
+    here every fit weight, relative metric and log-normal band divides by the value or takes its log,
+    so a zero is read as "below the resolution": half the smallest value measured. A fit on counts of
+    0, 1, 2 then sees 0.5, 1, 2; a kernel of zeros only is the constant 0, as in Extra-P.
+    """
+    zero = y == 0
+    if not zero.any():
+        return y, {}
+    y = y.copy()
+    smallest = np.full(n_kernels, np.inf)
+    np.minimum.at(smallest, codes[~zero], y[~zero])
+    counts = np.bincount(codes[zero], minlength=n_kernels)
+    floor = np.where(np.isfinite(smallest), smallest / 2, 0.0)
+    y[zero] = np.where(floor[codes[zero]] > 0, floor[codes[zero]], 1.0)
+    return y, {int(j): (int(counts[j]), float(floor[j])) for j in np.flatnonzero(counts)}
+
+
+#: columns that say which run a row is, never a parameter: repetition indices, the kernel of a tidy
+#: profile, the bookkeeping of ``automodel run`` and of the store's runs
+BOOKKEEPING = frozenset({"rep", "reps", "repetition", "repetitions", "series", "seed", "trial", "kernel",
+                         "callpath", "metric", "status", "error", "started", "start", "end", "unit"})
+
+
+def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src: str) -> None:
+    """Refuse to pool as repetitions rows that differ in a column nobody declared.
+
+    Rows whose parameter columns ``keys`` are equal are repetitions of one configuration. A further column whose values differ within a configuration and recur across rows
+    (at most half as many distinct values as rows: a factor such as ``theta`` or ``collective``, not a
+    per-run value such as ``time_min`` or a job id) would be averaged away silently; so would every
+    column that varies with it. Columns in ``ignore`` and :data:`BOOKKEEPING` names are not checked.
+
+    Raises
+    ------
+    DataError
+        One line naming each such column, its number of distinct values, and the options.
+    """
+    skip = set(ignore) | set(keys)
+    others = [c for c in raw.columns if str(c) not in skip and str(c).lower() not in BOOKKEEPING]
+    if not others or len(raw) < 2:
+        return
+    group = raw.groupby(keys, sort=False, dropna=False).ngroup().to_numpy() if keys else np.zeros(len(raw), int)
+    if group.max() + 1 == len(raw):
+        return  # no repetitions at all
+    found = []
+    for c in others:
+        column = raw[c]
+        distinct = column.nunique(dropna=True)
+        if distinct < 2 or distinct > len(raw) / 2:
+            continue
+        pairs = pd.DataFrame({"g": group, "v": column}).dropna().drop_duplicates()
+        if len(pairs) > pairs["g"].nunique():
+            found.append(f"'{printable(str(c))}' ({distinct} values)")
+    if found:
+        same = ", ".join(printable(k) for k in keys) or "parameters"
+        raise DataError(f"{src}: rows with the same {same} differ in undeclared column(s) {', '.join(found)}; "
+                        "pooling them as repetitions would average them away: declare a parameter with "
+                        "--param COL, select rows with --where EXPR, or pool knowingly with --ignore COL")
 
 
 def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, list[str]]:

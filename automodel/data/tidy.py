@@ -28,7 +28,7 @@ from automodel.data.cells import finite_number, place, shown
 from automodel.errors import DataError
 from automodel.names import parameter_problem
 
-__all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "RESERVED",
+__all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "RESERVED",
            "ROOT"]
 
 #: columns of the tidy table that cannot be parameter names
@@ -175,10 +175,40 @@ def one_kernel(frame: pd.DataFrame, name: str | None = None) -> pd.DataFrame:
                         "(automodel fit --kernel NAME) or model every kernel (automodel kernels)")
     if name not in labels:
         raise DataError(f"{src}: no kernel {shown(name)}; expected one of {_listing(labels)}")
-    keep = (frame["kernel"] == name).to_numpy()
+    return keep_rows(frame, (frame["kernel"] == name).to_numpy())
+
+
+def keep_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
+    """The rows of ``frame`` where ``keep`` (booleans) holds, its ``attrs`` kept and each row's file
+    line with it (a CSV's rows get ``lines`` from ``first_row``), so that errors still name the file's lines."""
     out = frame[keep].reset_index(drop=True)
     out.attrs = dict(frame.attrs)
     lines = frame.attrs.get("lines")
-    if lines is not None and len(lines) == len(frame):
-        out.attrs["lines"] = np.asarray(lines)[keep].tolist()
+    if lines is None or len(lines) != len(frame):
+        lines = np.arange(len(frame)) + int(frame.attrs.get("first_row", 0))
+    out.attrs["lines"] = np.asarray(lines)[keep].tolist()
     return out
+
+
+def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
+    """The rows of ``frame`` for which the pandas expression ``expr`` holds (``--where``), e.g.
+    ``"collective == 'MPI_Bcast' and mpi == 'IntelMPI'"`` or ``"theta == 0.3"``.
+
+    Raises
+    ------
+    DataError
+        An expression pandas cannot evaluate on the columns, one that is not a condition, or one no
+        row satisfies: one line naming the file and the expression.
+    """
+    src = frame.attrs.get("source", "<DataFrame>")
+    try:
+        keep = frame.eval(expr, engine="python")
+    except Exception as exc:  # noqa: BLE001  (pandas raises many kinds for a bad expression)
+        why = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise DataError(f"{src}: --where {shown(expr)}: {why}; expected a condition on the columns "
+                        f"({_listing([str(c) for c in frame.columns])})") from None
+    if not isinstance(keep, pd.Series) or keep.dtype != bool:
+        raise DataError(f"{src}: --where {shown(expr)}: expected a condition (true or false for each row)")
+    if not keep.any():
+        raise DataError(f"{src}: --where {shown(expr)}: no row of the {len(frame)} satisfies it")
+    return keep_rows(frame, keep.to_numpy())

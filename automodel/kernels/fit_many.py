@@ -59,10 +59,10 @@ from automodel.kernels.choice import best_per_kernel, choose
 from automodel.search.choice import description_lengths, log_predictions, probe_values
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
-from automodel.kernels.groups import Group, groups, noise
+from automodel.kernels.groups import Group, groups, noise, zero_model
 from automodel.model import Model, TermModel
 from automodel.space.config import SearchSpace
-from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
+from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES
 from automodel.space.terms import Term
 
 __all__ = ["ManyResult", "fit_many", "load_kernels", "by_cost", "SUMMARY_COLUMNS"]
@@ -113,10 +113,12 @@ class ManyResult:
         out = []
         for row in self.summary.itertuples(index=False):
             label = f"{row.kernel:<{width}}"
-            if row.note:
+            if not row.formula:
                 out.append(f"{label}  no model: {row.note}")
-            else:
-                out.append(f"{label}  {metric} {getattr(row, metric):<9.3g} T = {row.formula}")
+                continue
+            out.append(f"{label}  {metric} {getattr(row, metric):<9.3g} T = {row.formula}")
+            if row.note:  # a modelled kernel's note (zeros raised) on its own line
+                out.append(f"    ({row.note})")
         return out
 
 
@@ -133,15 +135,23 @@ def load_kernels(data: str | Path | pd.DataFrame, format: str | None = None  # n
     return frame, frame.attrs.get("source", "<DataFrame>"), rows_of(frame)
 
 
-def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] | None, source: str
-             ) -> list[str]:
+def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] | None, source: str,
+             ignore: Iterable[str] = ()) -> list[str]:
+    """The parameter columns: ``params``, else those of a profile (``attrs["params"]``), else the
+    columns named ``n``, ``p``, ``cpu``, ``bw``, as :func:`automodel.fit` takes them; any other column
+    that differs between the repetitions of a kernel's point is an error, as in ``fit``
+    (:func:`automodel.data.dataset.check_pooling`)."""
     for col, role in ((kernel, "kernel"), (time, "time")):
         if col not in frame.columns:
             raise DataError(f"{source}, column '{col}': missing (the {role} column); the table has "
                             f"{', '.join(map(str, frame.columns))}")
-    if params is None:  # the tidy frame's descriptive columns are not parameters
-        params = frame.attrs.get("params") or [c for c in frame.columns if c not in (kernel, time, *DESCRIPTIVE)]
+    if params is None:
+        params = frame.attrs.get("params") or [q for q in ROLE_NAMES if q in frame.columns]
     params = [str(q) for q in params]
+    from automodel.data.dataset import check_pooling
+
+    check_pooling(frame, [kernel, *(q for q in params if q in frame.columns)], [time, *DESCRIPTIVE, *ignore],
+                  source)
     for q in params:
         if q not in frame.columns:
             raise DataError(f"{source}, column '{q}': no such parameter column; the table has "
@@ -341,7 +351,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
              aggregate: str = DEFAULT_AGGREGATE, metric: str | None = None, weighting: str | None = None,
              nonnegative: bool | None = None, selection: str | None = None, jobs: int | None = None,
              parallel_after: float = 5.0, scheduler: Any = None, format: str | None = None,  # noqa: A002
-             progress: bool = False) -> ManyResult:
+             progress: bool = False, ignore: Iterable[str] = (), unit: str | None = None) -> ManyResult:
     """Model every kernel of a profile; see the module docstring for how the work is shared.
 
     Parameters
@@ -354,8 +364,14 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         The kernel and value columns.
     params : iterable of str, optional
         Parameter columns (default: ``data.attrs["params"]`` of a frame read from an Extra-P format, else
-        every other column but ``callpath`` and ``metric``). ``n``, ``p``, ``cpu``, ``bw`` take their
-        roles; others are extra parameters.
+        the columns named ``n``, ``p``, ``cpu``, ``bw``, as :func:`automodel.fit` takes them). ``n``,
+        ``p``, ``cpu``, ``bw`` take their roles; others are extra parameters.
+    ignore : iterable of str
+        Undeclared columns whose values may differ between the repetitions of a kernel's point (pooled
+        knowingly); any other such column is an error naming it, as in :func:`automodel.fit`.
+    unit : str, optional
+        The unit of the values (as for :func:`automodel.fit`; default: the data's ``unit`` column, else
+        seconds), kept by every model.
     space, aggregate, metric, weighting, nonnegative, selection :
         As for :func:`automodel.fit`.
     jobs : int, optional
@@ -388,12 +404,13 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         without dask installed, or one that cannot be reached.
     """
     frame, source, offset = load_kernels(data, format)
-    cols = _columns(frame, kernel, time, params, source)
+    cols = _columns(frame, kernel, time, params, source, ignore)
+    unit = data_mod.data_unit(frame, source, unit)
     from automodel.fitting import with_options
 
     sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
                       selection=selection)
-    names, found, bad = groups(frame, kernel, time, cols, source, offset, aggregate)
+    names, found, bad, floors = groups(frame, kernel, time, cols, source, offset, aggregate)
     rows: dict[int, dict] = {j: _row(names[j], None, n, note) for j, (n, note) in bad.items()}
     models: dict[int, Model] = {}
     kinds: dict[int, str] = {}  # group number -> how it was fitted
@@ -435,6 +452,17 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         interrupted = True
     finally:
         bar.close()
+    if unit != DEFAULT_UNIT:
+        for model in models.values():
+            model.options = {**model.options, "unit": unit}
+    for j, (zeros, value) in floors.items():  # counters of 0 (groups.floor_zeros)
+        if j not in models:
+            continue
+        if value == 0.0:
+            models[j] = zero_model(models[j])
+            rows[j] = {**rows[j], "formula": models[j].formula, "note": "every value is 0"}
+        else:
+            rows[j]["note"] = f"{zeros} value(s) of 0 fitted as {value:.3g}, half the smallest measured"
     for g in found:  # after Ctrl-C: the kernels whose tasks had not finished
         for i in g.index:
             rows.setdefault(int(i), _row(names[int(i)], None, len(g.points), INTERRUPTED))

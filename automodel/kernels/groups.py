@@ -6,7 +6,8 @@ same points; :mod:`automodel.kernels.choice` then fits every candidate to every 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ from automodel.data.cells import located
 from automodel.errors import DataError
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
-__all__ = ["Group", "groups", "noise"]
+__all__ = ["Group", "groups", "noise", "zero_model"]
 
 
 @dataclass(frozen=True)
@@ -34,11 +35,13 @@ class Group:
 
 
 def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], source: str,
-           offset: int | np.ndarray, aggregate: str) -> tuple[list[str], list[Group], dict[int, tuple[int, str]]]:
+           offset: int | np.ndarray, aggregate: str
+           ) -> tuple[list[str], list[Group], dict[int, tuple[int, str]], dict[int, tuple[int, float]]]:
     """Aggregate repetitions per (kernel, point); group kernels by their point set.
 
-    Returns every kernel name (input order), the groups, and kernel index -> (points, note) for the
-    kernels that cannot be modelled.
+    Returns every kernel name (input order), the groups, kernel index -> (points, note) for the
+    kernels that cannot be modelled, and kernel index -> (zeros, value) for the kernels whose zeros
+    were raised (:func:`automodel.data.dataset.floor_zeros`).
     """
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
@@ -51,10 +54,11 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
         raise DataError(f"{located(source, i, kernel, offset)}: expected a kernel name, got an empty cell")
     points, pcode = np.unique(P, axis=0, return_inverse=True)
     bad: dict[int, tuple[int, str]] = {}
-    nonpos = np.flatnonzero(y <= 0)  # every run must have a positive time, as automodel.fit requires
-    for j, i in zip(*np.unique(codes[nonpos], return_index=True)):
-        at = ", ".join(f"{q} = {v:g}" for q, v in zip(params, P[nonpos[i]]))
-        bad[int(j)] = (0, f"value {y[nonpos[i]]:g} at {at} is not positive (times must be > 0)")
+    negative = np.flatnonzero(y < 0)  # a metric of a profile is a time or a count: 0 or more
+    for j, i in zip(*np.unique(codes[negative], return_index=True)):
+        at = ", ".join(f"{q} = {v:g}" for q, v in zip(params, P[negative[i]]))
+        bad[int(j)] = (0, f"value {y[negative[i]]:g} at {at} is negative (expected 0 or more)")
+    y, floors = data_mod.floor_zeros(y, codes, len(names))
     key = codes.astype(np.int64) * len(points) + pcode.reshape(-1)
     order = np.argsort(key, kind="stable")
     key, y = key[order], y[order]
@@ -85,10 +89,17 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
         rows = starts[idx][:, None] + np.arange(m)  # (K, m)
         out.append(Group(tuple(params), points[pt[rows[0]]], tuple(str(names[j]) for j in idx), idx,
                          y[rows].T.copy(), spread[rows].T.copy(), count[rows].T.copy(), aggregate))
-    return [str(n) for n in names], out, bad
+    return [str(n) for n in names], out, bad, floors
 
 
 def noise(g: Group, aggregate: str) -> tuple[np.ndarray, np.ndarray]:
     """Pooled standard error of each kernel's aggregated values, relative and absolute (K,) each
     (:func:`automodel.data.aggregate_se`, as :meth:`automodel.data.Dataset.aggregate_se` for one dataset)."""
     return data_mod.aggregate_se(g.values, g.spread, g.count, aggregate)
+
+
+def zero_model(model: Any) -> Any:
+    """``model`` (fitted to the ones :func:`automodel.data.dataset.floor_zeros` put in place of a
+    kernel of zeros) scaled to 0: the same terms with coefficient 0, so ``T = 0`` and a band of width 0 about it."""
+    core = model.core
+    return replace(model, core=replace(core, coefficients=(0.0,) * len(core.coefficients)))

@@ -25,7 +25,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 
 __all__ = ["DASK_WORKER_ENVIRON", "DASK_INSTALL", "Workers", "cluster", "n_workers", "default_jobs", "use",
            "active"]
@@ -35,7 +35,7 @@ __all__ = ["DASK_WORKER_ENVIRON", "DASK_INSTALL", "Workers", "cluster", "n_worke
 #: afresh and a task of the staged search took twice the CPU (measured: 1.53 s against 0.85 s)
 DASK_WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 #: how to get dask's distributed scheduler (``scheduler=``, ``--scheduler``)
-DASK_INSTALL = "pip install 'automodel[dask]'"
+DASK_INSTALL = install_hint("dask")
 #: a shared-memory file system is used for the shared files when it has this much free space (joblib's rule)
 SHARED_MEMORY_MIN_FREE = 2 << 30
 

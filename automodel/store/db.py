@@ -16,7 +16,7 @@ they have lasted :data:`NOTE_AFTER_S`; then, as every other database error, it i
 A permanent failure (an unknown database or user, a refused password) is not retried.
 
 PostgreSQL URLs (``postgresql://user@host/db``) use the psycopg 3 driver (``pip install
-'automodel[postgres]'``).
+'automodel-hpc[postgres]'``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 
-from automodel.errors import StoreError
+from automodel.errors import StoreError, install_hint
 from automodel.names import printable
 from automodel.store import schema
 
@@ -283,7 +283,7 @@ class Store:
             self.engine = _sqlite_engine(url, self.read_only) if self.is_sqlite else _server_engine(url)
         except ImportError as exc:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
-                             "pip install 'automodel[postgres]'") from None
+                             f"{install_hint('postgres')}") from None
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"{self.target}: not a database URL ({_url_problem(url) or self._cause(exc)})") from None
         try:

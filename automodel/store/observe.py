@@ -122,8 +122,8 @@ def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], l
 
 def _roles(app: App | None, roles: dict) -> dict:
     """The column options: those given, else the columns the application was first observed with."""
-    if app is not None and not roles:
-        roles = {r: app.roles.get(r) for r in ("time", "n", "p", "cpu", "bw")}
+    if app is not None and not set(roles) - {"ignore"}:
+        roles = {**roles, **{r: app.roles.get(r) for r in ("time", "n", "p", "cpu", "bw")}}
         roles.update(params=[q for q in app.params if q not in ("n", "p", "cpu", "bw")],
                      explicit=[r for r in ("time", "n", "p", "cpu", "bw") if r in app.roles])
     return roles

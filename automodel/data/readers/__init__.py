@@ -5,13 +5,13 @@ format         what it is (reader)
 =============  =========================================================================================
 ``csv``        a table of runs, comma-separated (:mod:`~automodel.data.readers.tables`)
 ``tsv``        the same, tab-separated
-``parquet``    the same as Parquet (needs pyarrow: ``pip install 'automodel[parquet]'``)
+``parquet``    the same as Parquet (needs pyarrow: ``pip install 'automodel-hpc[parquet]'``)
 ``text``       Extra-P text input (:mod:`automodel.data.extrap_text`)
 ``json``       Extra-P JSON, new or old form (:mod:`~automodel.data.readers.extrap_json`)
 ``jsonl``      Extra-P JSON Lines (:mod:`~automodel.data.readers.json_lines`)
 ``talpas``     Talpas (:mod:`~automodel.data.readers.json_lines`)
 ``experiment`` a saved Extra-P experiment, ``.extra-p`` (:mod:`~automodel.data.readers.experiment`)
-``cube``       a folder of Score-P CUBE4 profiles (needs pycubexr: ``pip install 'automodel[cube]'``)
+``cube``       a folder of Score-P CUBE4 profiles (needs pycubexr: ``pip install 'automodel-hpc[cube]'``)
 =============  =========================================================================================
 
 Tables keep their columns; every Extra-P format gives the tidy frame of :mod:`automodel.data.tidy`

@@ -13,7 +13,7 @@ must name the same parameters in the same order; a parameter that has one value 
 dropped, as Extra-P does (it cannot be modelled), and ``attrs["notes"]`` says so. Each ``.cubex`` file is
 one repetition (hidden files and folders without one are skipped).
 
-Each profile is read with ``pycubexr`` (an optional dependency: ``pip install 'automodel[cube]'``). Every
+Each profile is read with ``pycubexr`` (an optional dependency: ``pip install 'automodel-hpc[cube]'``). Every
 metric with data at every call path gives one kernel per call path (``main->solve [time]``); values are
 *exclusive* (the call path's own share, not its callees'), and each location (process or thread) is one
 row, as in Extra-P's default "weak scaling" reading, so a point's median runs over repetitions and
@@ -31,12 +31,12 @@ import pandas as pd
 
 from automodel.data.cells import shown
 from automodel.data.tidy import tidy
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 from automodel.files import check_input
 
 __all__ = ["read_cube", "folder_point", "INSTALL"]
 
-INSTALL = "pip install 'automodel[cube]'"
+INSTALL = install_hint("cube")
 LAYOUT = "<prefix>.<param><value>...[.r<repetition>]/<name>.cubex"
 _REPETITION = re.compile(r"\.r(\d+)$")
 _PAIRS = re.compile(r"(?:[A-Za-z_]+[0-9][0-9.,]*)+")

@@ -3,7 +3,7 @@
 These keep the columns as they are (roles are mapped later, by :func:`automodel.data.load` or
 :func:`automodel.fit_many`). ``attrs["first_row"]`` is the line of the first data row (2 after a CSV
 header; 1 for the first record of a Parquet file), so a message names the row a person would look at.
-Parquet needs ``pyarrow``, an optional dependency (``pip install 'automodel[parquet]'``).
+Parquet needs ``pyarrow``, an optional dependency (``pip install 'automodel-hpc[parquet]'``).
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 
 from automodel.data.cells import read_csv
-from automodel.errors import DataError
+from automodel.errors import DataError, install_hint
 from automodel.files import check_input
 
 __all__ = ["read_csv_table", "read_tsv_table", "read_parquet_table", "PARQUET_INSTALL"]
 
-PARQUET_INSTALL = "pip install 'automodel[parquet]'"
+PARQUET_INSTALL = install_hint("parquet")
 
 
 def _table(frame: pd.DataFrame, source: str, first_row: int) -> pd.DataFrame:

@@ -1,0 +1,94 @@
+"""No silent pooling: rows of one configuration that differ in an undeclared column are refused, the
+same way by ``fit``, ``kernels`` and ``observe`` (:func:`automodel.data.dataset.check_pooling`).
+
+The real cases of issue 32 are read in place from the shared datasets: ``relearn.csv`` (five values
+of ``theta`` and of ``n_per_rank`` under each ``p``, pooled before into ``T = 7.058*log2(p)`` with a
+repetition noise of 929 %) and ``extrap_mpi_collectives.csv`` (14 collectives under each ``P``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import automodel
+from automodel.cli import main
+from automodel.data.dataset import check_pooling
+from automodel.errors import DataError
+
+DATASETS = Path(os.environ.get("AUTOMODEL_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
+needs_data = pytest.mark.skipif(not DATASETS.is_dir(), reason=f"no shared datasets at {DATASETS}")
+
+
+def _runs() -> pd.DataFrame:
+    p = np.tile([1.0, 2, 4, 8], 4)
+    theta = np.repeat([0.1, 0.1, 0.5, 0.5], 4)
+    return pd.DataFrame({"p": p, "theta": theta, "rep": np.repeat([1, 2, 1, 2], 4), "time": theta * 10 / p,
+                         "time_min": np.arange(16) + 0.5, "jobid": np.arange(16)})
+
+
+def test_a_factor_hidden_in_the_repetitions_is_an_error_naming_it_and_the_options():
+    with pytest.raises(DataError) as info:
+        automodel.fit(_runs(), progress=False)
+    text = str(info.value)
+    assert "\n" not in text and "rows with the same p differ in undeclared column(s) 'theta' (2 values)" in text
+    assert "--param COL" in text and "--where EXPR" in text and "--ignore COL" in text
+    # per-run values (time_min, jobid: as many values as rows) and repetition indices are not factors
+    assert "time_min" not in text and "jobid" not in text and "'rep'" not in text
+
+
+def test_declared_ignored_or_constant_columns_are_not_refused():
+    runs = _runs()
+    assert "theta" in automodel.fit(runs, params=["theta"], templates="none", progress=False).best.params
+    pooled = automodel.fit(runs, ignore=["theta"], templates="none", progress=False)
+    assert pooled.dataset.n_points == 4  # knowingly: 4 repetitions per p
+    check_pooling(runs[runs["theta"] == 0.1], ["p"], [], "x")  # one value of theta: nothing hidden
+    check_pooling(runs.drop_duplicates("p"), ["p"], [], "x")  # no repetitions at all
+
+
+def test_the_estimator_makes_every_column_of_X_a_parameter():
+    from automodel import AutomodelRegressor
+
+    runs = _runs()
+    est = AutomodelRegressor(templates="none").fit(runs[["p", "theta"]], runs["time"])
+    assert set(est.model_.params) <= {"p", "theta"} and "theta" in est.model_.params
+
+
+@needs_data
+@pytest.mark.parametrize("args, named", [
+    (["relearn.csv"], ["'n_per_rank' (5 values)", "'theta' (5 values)"]),
+    (["extrap_mpi_collectives.csv", "--p", "P"], ["'mpi' (2 values)", "'collective' (7 values)"]),
+])
+def test_the_issues_datasets_are_refused_in_one_line(args, named, capsys):
+    assert main(["fit", str(DATASETS / args[0]), *args[1:], "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and all(name in err for name in named)
+
+
+@needs_data
+def test_where_selects_one_collective_of_the_issues_dataset(capsys):
+    expr = "mpi == 'IntelMPI' and collective == 'MPI_Bcast'"
+    assert main(["fit", str(DATASETS / "extrap_mpi_collectives.csv"), "--p", "P", "--where", expr,
+                 "--templates", "none", "--quiet", "--json"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out)["runs"] == 5
+    assert main(["fit", str(DATASETS / "relearn.csv"), "--where", "theta >"]) == 2
+    assert capsys.readouterr().err.startswith(f"automodel: error: {DATASETS / 'relearn.csv'}: --where 'theta >'")
+
+
+def test_kernels_and_observe_refuse_as_fit_does(tmp_path, capsys):
+    runs = _runs()
+    csv = tmp_path / "runs.csv"
+    runs.assign(kernel="k").to_csv(csv, index=False)
+    assert main(["kernels", str(csv)]) == 2
+    assert "'theta' (2 values)" in capsys.readouterr().err
+    assert main(["kernels", str(csv), "--param", "p", "theta"]) == 0
+    capsys.readouterr()
+    runs.to_csv(csv, index=False)
+    assert main(["observe", "--store", str(tmp_path / "s.db"), "--app", "a", str(csv)]) == 2
+    assert "'theta' (2 values)" in capsys.readouterr().err

@@ -1,0 +1,76 @@
+"""Every code block of the README and of docs/*.md runs as written, and the outputs they show are true.
+
+Each page runs in a fresh folder, its ``bash`` and ``python`` blocks in order (a block may use the
+files an earlier one wrote), with ``automodel`` and ``python3`` on the PATH running this checkout. A
+``text`` block shows output: each of its lines must appear in the output of the code block before it.
+A block may be skipped only with a reason, in a comment right above it:
+``<!-- readme-test: skip (installs the package) -->``. Blocks without a language are pictures (the
+layout tree), never commands.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(r"(?:<!-- readme-test: skip \((?P<why>[^)]+)\) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```$",
+                   re.S | re.M)
+
+
+def blocks(page: Path) -> list[tuple[str, str, str | None, int]]:
+    """``(language, body, reason to skip or None, line)`` of every fenced block of ``page``."""
+    text = page.read_text()
+    return [(m["lang"], m["body"], m["why"], text.count("\n", 0, m.start("body"))) for m in BLOCK.finditer(text)]
+
+
+def _bin(folder: Path) -> Path:
+    """A folder with ``automodel`` and ``python3`` that run this interpreter on this checkout."""
+    folder.mkdir()
+    for name, command in (("automodel", f'exec "{sys.executable}" -m automodel "$@"'),
+                          ("python3", f'exec "{sys.executable}" "$@"')):
+        path = folder / name
+        path.write_text(f"#!/bin/sh\n{command}\n")
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return folder
+
+
+def test_every_page_has_blocks_and_every_skip_a_reason():
+    found = {page.name: blocks(page) for page in PAGES}
+    assert len([b for b in found["README.md"] if b[0] in ("bash", "python") and b[2] is None]) >= 6
+    for page, items in found.items():
+        for lang, body, why, line in items:
+            assert lang in ("bash", "python", "text", ""), f"{page}:{line}: block of {lang!r}"
+            if lang == "":  # a picture, not a command
+                assert not re.match(r"\s*(automodel|python3?|pip) ", body), f"{page}:{line}: a command without a language"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_the_code_blocks_run_as_written(page, tmp_path):
+    env = {**os.environ, "PATH": f"{_bin(tmp_path / '.bin')}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "COLUMNS": "80"}
+    work = tmp_path / "work"
+    work.mkdir()
+    output = None
+    for lang, body, why, line in blocks(page):
+        if why is not None or lang == "":
+            output = None
+            continue
+        if lang == "text":
+            if output is None:
+                continue  # output of a skipped block
+            lines = [ln.rstrip() for ln in output.splitlines()]
+            for shown in filter(None, (ln.rstrip() for ln in body.splitlines())):
+                assert shown in lines, f"{page.name}:{line}: shown {shown!r}, not printed:\n{output}"
+            continue
+        command = ["bash", "-e", "-o", "pipefail", "-c", body] if lang == "bash" else [sys.executable, "-c", body]
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        output = done.stdout + done.stderr
+        assert done.returncode == 0, f"{page.name}:{line}: exit {done.returncode}:\n{body}\n{output}"
