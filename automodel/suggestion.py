@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -50,7 +51,7 @@ from automodel.model import Model
 from automodel.solve import band
 from automodel.space.terms import term_values
 
-__all__ = ["Suggestion", "Plan", "suggest", "plan_runs", "candidate_grid", "check_target", "MIN_NOISE",
+__all__ = ["Suggestion", "Plan", "NothingToRun", "suggest", "plan_runs", "candidate_grid", "check_target", "MIN_NOISE",
            "LOAD_ROLES"]
 
 #: the least relative noise a run is assumed to have (1 %): a simulator's deterministic times would
@@ -60,6 +61,15 @@ MIN_NOISE = 0.01
 LOAD_ROLES = ("cpu", "bw")
 #: at most this many candidate configurations are weighed (a grid beyond it is a typo)
 MAX_CANDIDATES = 100_000
+
+
+class NothingToRun(DataError):
+    """No configuration meets the constraints (``why == "constraints"``) or fits the budget
+    (``why == "budget"``): a one-line :class:`DataError` on the command line, a stop for a campaign."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -236,13 +246,40 @@ def candidate_grid(model: Model, target: Mapping[str, float], grid: Mapping[str,
     if size > MAX_CANDIDATES:
         raise DataError(f"the grid has {size:,} configurations, more than the {MAX_CANDIDATES:,} weighed")
     frame = pd.DataFrame(list(itertools.product(*axes.values())), columns=list(axes), dtype=float)
-    if measured is not None and len(frame):
-        known = measured[list(model.params)].drop_duplicates()
-        hit = frame.merge(known.assign(_measured=True), how="left", on=list(model.params))["_measured"]
-        frame["measured"] = hit.fillna(False).astype(bool).to_numpy()
-    else:
-        frame["measured"] = False
-    return frame
+    return _mark(frame, measured, model.params)
+
+
+def _mark(frame: pd.DataFrame, measured: pd.DataFrame | None, params: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with a column ``measured``: whether each configuration is one of ``measured``'s."""
+    if measured is None or not len(frame):
+        return frame.assign(measured=False)
+    known = measured[list(params)].drop_duplicates().assign(_measured=True)
+    hit = frame.merge(known, how="left", on=list(params))["_measured"]
+    return frame.assign(measured=hit.notna().to_numpy())
+
+
+def _listed(model: Model, target: Mapping[str, float], configurations: pd.DataFrame, p: Sequence[float] | None,
+           max_p: float | None, measured: pd.DataFrame | None) -> pd.DataFrame:
+    """The rows of ``configurations`` (canonical columns, ``cpu`` and ``bw`` the target's when absent)
+    that the allowed ``p`` and ``max_p`` admit, each once, marked ``measured`` as :func:`candidate_grid`."""
+    frame = configurations.rename(columns={model.roles.get(q, q): q for q in model.params})
+    out = {}
+    for q in model.params:
+        if q in frame:
+            out[q] = pd.to_numeric(frame[q], errors="coerce").to_numpy(float)
+        elif q in LOAD_ROLES:
+            out[q] = np.full(len(frame), float(target[q]))
+        else:
+            raise DataError(f"configurations: no column {model.roles.get(q, q)}")
+    table = pd.DataFrame(out).dropna().drop_duplicates().reset_index(drop=True)
+    if "p" in table:
+        ok = np.ones(len(table), bool)
+        if p is not None:
+            ok &= table["p"].isin([float(v) for v in p]).to_numpy()
+        if max_p is not None:
+            ok &= table["p"].to_numpy(float) <= max_p
+        table = table[ok].reset_index(drop=True)
+    return _mark(table, measured, model.params)
 
 
 @dataclass
@@ -444,7 +481,7 @@ def _reason(model: Model, x: pd.Series, before: tuple, after: tuple, state: _Sta
 def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequence[float] | None = None,
             max_p: float | None = None, grid: Mapping[str, Sequence[float]] | None = None,
             budget: float | None = None, reps: int = 1, level: float = 0.9, new_only: bool = False,
-            **fit_options: Any) -> Plan:
+            configurations: pd.DataFrame | None = None, **fit_options: Any) -> Plan:
     """The next ``count`` configurations to run for the narrowest band at ``target`` per core-hour.
 
     Parameters
@@ -466,6 +503,10 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
         Repetitions each run will have (its cost is multiplied by it).
     new_only : bool
         Leave out configurations already measured (a campaign that never repeats a run).
+    configurations : DataFrame, optional
+        The configurations that can be run, one per row (columns: the parameters, canonical or user
+        names), instead of a grid: e.g. the measured ones of a replayed campaign. ``p`` and ``max_p``
+        still apply.
 
     Returns
     -------
@@ -486,9 +527,9 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
     """
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
         raise DataError(f"count must be a whole number >= 1, got {shown(count)}")
-    if budget is not None and not (isinstance(budget, (int, float)) and math.isfinite(budget) and budget > 0):
+    if budget is not None and not (_real(budget) and math.isfinite(budget) and budget > 0):
         raise DataError(f"budget must be a positive number of core-hours, got {shown(budget)}")
-    if max_p is not None and not (isinstance(max_p, (int, float)) and max_p >= 1):
+    if max_p is not None and not (_real(max_p) and max_p >= 1):
         raise DataError(f"max_p must be a number >= 1, got {shown(max_p)}")
     if isinstance(reps, bool) or not isinstance(reps, (int, np.integer)) or reps < 1:
         raise DataError(f"reps must be a whole number >= 1, got {shown(reps)}")
@@ -496,12 +537,15 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
     if model.interval is None:
         raise DataError("the model has no prediction band (fit it with intervals, or give the runs)")
     goal = check_target(model, target, max_p)
-    candidates = candidate_grid(model, goal, grid, p, max_p, measured)
+    if configurations is not None:
+        candidates = _listed(model, goal, configurations, p, max_p, measured)
+    else:
+        candidates = candidate_grid(model, goal, grid, p, max_p, measured)
     if new_only:
         candidates = candidates[~candidates["measured"]]
     if not len(candidates):
-        raise DataError("no configuration meets the constraints (allowed p, max p, grid"
-                        f"{', not yet measured' if new_only else ''})")
+        raise NothingToRun("no configuration meets the constraints (allowed p, max p, grid"
+                           f"{', not yet measured' if new_only else ''})", "constraints")
     notes: list[str] = []
     inside = candidates["measured"].to_numpy(bool) if measured is not None else None
     suggestions, now = plan_runs(model, goal, candidates, count, budget, reps, level, inside)
@@ -511,12 +555,17 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
         cost = reps * (candidates["p"].to_numpy(float) if "p" in candidates else 1.0) * y / 3600
         if not (np.isfinite(cost) & (cost <= budget)).any():
             cheapest = float(np.nanmin(np.where(np.isfinite(cost) & (cost > 0), cost, np.nan)))
-            raise DataError(f"no configuration fits the budget of {budget:g} core-hours: the cheapest of "
-                            f"{len(candidates)} costs {cheapest:.3g}")
+            raise NothingToRun(f"no configuration fits the budget of {budget:g} core-hours: the cheapest of "
+                               f"{len(candidates)} costs {cheapest:.3g}", "budget")
     if "p" in model.params and max_p is None and p is None:
         notes.append("process counts up to the target's; --max-p or --p limit them")
     return Plan(goal, now["predicted"], now["lower"], now["upper"], now["width"], level, tuple(suggestions),
                 len(candidates), {q: model.roles.get(q, q) for q in model.params}, tuple(notes))
+
+
+def _real(value: Any) -> bool:
+    """A real number (numpy's too), not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _model_of(source: Any, fit_options: Mapping[str, Any]) -> tuple[Model, pd.DataFrame | None]:

@@ -111,3 +111,10 @@ def test_from_runs_fits_and_never_repeats_with_new_only(tmp_path):
     assert not measured & {(s.config["n"], s.config["p"]) for s in plan.suggestions}
     assert all(len(line) <= 80 for line in plan.lines())
     assert list(plan.frame().columns[:2]) == ["n", "p"]
+
+
+def test_listed_configurations_only():
+    listed = pd.DataFrame({"procs": [2, 16, 16, 128]})
+    plan = suggest(hand_model(), {"p": 64}, count=5, configurations=listed, max_p=64)
+    assert plan.n_candidates == 2  # 16 once, 128 beyond max p
+    assert {s.config["p"] for s in plan.suggestions} <= {2.0, 16.0}
