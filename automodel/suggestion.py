@@ -478,7 +478,7 @@ def _reason(model: Model, x: pd.Series, before: tuple, after: tuple, state: _Sta
     return "; ".join(said[:2]) if said else "a small narrowing of the coefficients' part"
 
 
-def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequence[float] | None = None,
+def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p: Sequence[float] | None = None,
             max_p: float | None = None, grid: Mapping[str, Sequence[float]] | None = None,
             budget: float | None = None, reps: int = 1, level: float = 0.9, new_only: bool = False,
             configurations: pd.DataFrame | None = None, **fit_options: Any) -> Plan:
@@ -493,7 +493,7 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
         Parameter -> value where the prediction matters, e.g. ``{"n": 1e6, "p": 1024}``.
     count : int
         Suggestions at most.
-    p, max_p : optional
+    allowed_p, max_p : optional
         The process counts that may be run, and the largest (the target's p may not exceed it).
     grid : mapping, optional
         Levels of any parameter (default: measured levels, doublings towards the target, the target).
@@ -505,8 +505,8 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
         Leave out configurations already measured (a campaign that never repeats a run).
     configurations : DataFrame, optional
         The configurations that can be run, one per row (columns: the parameters, canonical or user
-        names), instead of a grid: e.g. the measured ones of a replayed campaign. ``p`` and ``max_p``
-        still apply.
+        names), instead of a grid: e.g. the measured ones of a replayed campaign. ``allowed_p`` and
+        ``max_p`` still apply.
 
     Returns
     -------
@@ -538,9 +538,9 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
         raise DataError("the model has no prediction band (fit it with intervals, or give the runs)")
     goal = check_target(model, target, max_p)
     if configurations is not None:
-        candidates = _listed(model, goal, configurations, p, max_p, measured)
+        candidates = _listed(model, goal, configurations, allowed_p, max_p, measured)
     else:
-        candidates = candidate_grid(model, goal, grid, p, max_p, measured)
+        candidates = candidate_grid(model, goal, grid, allowed_p, max_p, measured)
     if new_only:
         candidates = candidates[~candidates["measured"]]
     if not len(candidates):
@@ -557,7 +557,7 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, p: Sequen
             cheapest = float(np.nanmin(np.where(np.isfinite(cost) & (cost > 0), cost, np.nan)))
             raise NothingToRun(f"no configuration fits the budget of {budget:g} core-hours: the cheapest of "
                                f"{len(candidates)} costs {cheapest:.3g}", "budget")
-    if "p" in model.params and max_p is None and p is None:
+    if "p" in model.params and max_p is None and allowed_p is None:
         notes.append("process counts up to the target's; --max-p or --p limit them")
     return Plan(goal, now["predicted"], now["lower"], now["upper"], now["width"], level, tuple(suggestions),
                 len(candidates), {q: model.roles.get(q, q) for q in model.params}, tuple(notes))

@@ -41,8 +41,8 @@ def test_growth_drives_runs_towards_the_target_and_costs_are_p_times_time():
 def test_the_candidates_disagreement_beyond_the_data_picks_where_a_run_tells_them_apart():
     # the alternative agrees on p <= 8 (within 1 %) and parts ways beyond: 1 + 8/p + 0.01 p
     alternative = TermModel((ONE, power("p", -1), power("p", 1)), (1.0, 8.0, 0.01))
-    alone = suggest(hand_model(growth=0.0), {"p": 256}, count=1, p=[1, 2, 4, 8, 16, 32], max_p=256)
-    tied = suggest(hand_model([alternative], growth=0.0), {"p": 256}, count=2, p=[1, 2, 4, 8, 16, 32], max_p=256)
+    alone = suggest(hand_model(growth=0.0), {"p": 256}, count=1, allowed_p=[1, 2, 4, 8, 16, 32], max_p=256)
+    tied = suggest(hand_model([alternative], growth=0.0), {"p": 256}, count=2, allowed_p=[1, 2, 4, 8, 16, 32], max_p=256)
     assert not alone.suggestions  # no growth, no alternative, no covariance: nothing to learn
     assert tied.width > alone.width
     first, second = tied.suggestions
@@ -56,7 +56,7 @@ def test_the_candidates_disagreement_beyond_the_data_picks_where_a_run_tells_the
 
 def test_the_coefficient_part_shrinks_by_sherman_morrison():
     cov = np.diag([1e-4, 1e-2])
-    plan = suggest(hand_model(covariance=cov, growth=0.0), {"p": 4}, count=1, p=[1, 2, 4, 8])
+    plan = suggest(hand_model(covariance=cov, growth=0.0), {"p": 4}, count=1, allowed_p=[1, 2, 4, 8])
     (best,) = plan.suggestions
     assert "pins the coefficients" in best.reason
     assert best.width_after < plan.width
@@ -73,11 +73,11 @@ def test_budget_limits_the_total_cost():
     ({"target": {"p": 512}, "max_p": 256}, "outside the allowed p"),
     ({"target": {"p": 64}, "budget": 0}, "budget must be a positive"),
     ({"target": {"p": 64}, "budget": 1e-9}, "no configuration fits the budget"),
-    ({"target": {"p": 64}, "p": [1000], "max_p": 100}, "no configuration meets the constraints"),
+    ({"target": {"p": 64}, "allowed_p": [1000], "max_p": 100}, "no configuration meets the constraints"),
     ({"target": {"p": 64}, "count": 0}, "count must be"),
     ({"target": {"q": 64}}, "unknown parameter"),
     ({"target": {"p": 6.5}}, "whole number"),
-    ({"target": {"p": 64}, "p": [0.5]}, "whole numbers >= 1"),
+    ({"target": {"p": 64}, "allowed_p": [0.5]}, "whole numbers >= 1"),
 ])
 def test_bad_input_is_one_line(kwargs, message):
     target = kwargs.pop("target")

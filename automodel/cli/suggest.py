@@ -115,7 +115,7 @@ def handle(args: argparse.Namespace) -> int:
         if any(isinstance(v, str) for v in values):
             raise DataError(f"--p {args.p!r}: the process counts must be numbers")
         allowed = [float(v) for v in values]
-    plan = suggest(_source(args.data), target, count=args.count, p=allowed, max_p=args.max_p,
+    plan = suggest(_source(args.data), target, count=args.count, allowed_p=allowed, max_p=args.max_p,
                    grid=_grid(args.grid), budget=args.budget, reps=args.reps, level=args.level,
                    new_only=args.new_only)
     if args.json:

@@ -100,7 +100,7 @@ class Outcome:
 
 def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame], target: Mapping[str, float], *,
              until: float | None = None, budget: float | None = None, count: int = 3,
-             p: Sequence[float] | None = None, max_p: float | None = None,
+             allowed_p: Sequence[float] | None = None, max_p: float | None = None,
              grid: Mapping[str, Sequence[float]] | None = None, configurations: pd.DataFrame | None = None,
              level: float = 0.9, max_steps: int = 50, on_step: Callable[[Step], None] | None = None,
              **fit_options: Any) -> Outcome:
@@ -120,7 +120,7 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         Core-hours the whole campaign may spend, the runs given included.
     count : int
         Runs per step.
-    p, max_p, grid, configurations, level :
+    allowed_p, max_p, grid, configurations, level :
         As :func:`automodel.suggest`.
 
     Raises
@@ -147,7 +147,7 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         plan = None
         if left is None or left > 0:
             try:
-                plan = suggest(result, target, count=count, p=p, max_p=max_p, grid=grid, budget=left, level=level,
+                plan = suggest(result, target, count=count, allowed_p=allowed_p, max_p=max_p, grid=grid, budget=left, level=level,
                                new_only=True, configurations=configurations)
             except NothingToRun as exc:  # all run, or nothing left fits the budget: a stop, not an error
                 if exc.why == "constraints" and index == 0:
