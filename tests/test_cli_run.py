@@ -126,7 +126,7 @@ def test_cli_adaptive_campaign_resumes_without_repeating(tmp_path: Path, capsys:
     assert len(keys) == len(set(keys)) < 35  # fewer runs than the grid, none twice
     assert main(args + ["--until", "15%"]) == 0  # resumed: the band is already narrow, nothing runs
     assert len(list(iter_rows(out))) == len(rows)
-    assert "step 0: " + f"{len(rows)} runs" in capsys.readouterr().out
+    assert f"step 0: {len(rows)} runs" in capsys.readouterr().out
     assert (tmp_path / "a.csv.history.csv").read_text().count("\n") >= 3
     for extra, message in ((["--until", "15%", "--max-p", "32"], "outside the allowed p"),
                            (["--budget", "0"], "budget must be a positive"), ([], "--until WIDTH% or --budget")):

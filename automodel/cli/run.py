@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import shlex
+import textwrap
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,9 @@ def register(subparsers: Any) -> None:
     adaptive.add_argument("--budget", type=float, metavar="CORE_HOURS",
                           help="stop when the campaign (seed included) has spent this many core-hours")
     adaptive.add_argument("--per-step", type=int, default=3, help="runs per step (default 3)")
-    adaptive.add_argument("--max-p", type=float, help="the largest p that can be run (default: the grid's)")
+    adaptive.add_argument("--max-p", type=float, help="the largest p the machine has: the target's p may not exceed it")
+    adaptive.add_argument("--plot", metavar="FIG", help="draw the band at the target against the core-hours "
+                          "spent, step by step (.png, .svg, .pdf)")
     parser.set_defaults(handler=handle)
 
 
@@ -196,6 +199,12 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     if args.until is None and args.budget is None:
         raise DataError("--adaptive needs --until WIDTH% or --budget CORE_HOURS (or both)")
     until = None if args.until is None else _width(args.until)
+    if args.plot:
+        from automodel.files import check_output
+        from automodel.plot import figure_format
+
+        figure_format(args.plot)
+        check_output(args.plot)
     if args.budget is not None and not (args.budget > 0 and args.budget != float("inf")):
         raise DataError(f"budget must be a positive number of core-hours, got {args.budget:g}")
     target = parse_target(args.target)
@@ -203,7 +212,7 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
                if all(isinstance(v, (int, float)) for v in values)}
     if set(numeric) != set(campaign.axes):
         raise DataError("--adaptive needs numeric values on every axis")
-    max_p = args.max_p if args.max_p is not None else (max(numeric["p"]) if "p" in numeric else None)
+    max_p = args.max_p  # the grid limits the runs; the target may lie beyond it
     if "p" in target and max_p is not None and target["p"] > max_p:
         raise DataError(f"target p={target['p']:g} is outside the allowed p (at most {max_p:g}); raise --max-p "
                         "or choose a smaller target")
@@ -237,8 +246,14 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     _, roles = _fit_frame(args.output, campaign)
     outcome = adaptive(runs(), measure, target, until=until, budget=args.budget, count=args.per_step,
                        grid=numeric, max_p=max_p, on_step=on_step, space=args.space, **roles)
-    print(f"stopped: {STOPS[outcome.stop]}; {len(outcome.runs)} runs; history in {history}")
-    print(f"model: T = {outcome.result.best.formula}")
+    print(f"stopped: {STOPS[outcome.stop]} ({len(outcome.runs)} runs)")
+    print(f"history: {history}")
+    print("\n".join(textwrap.wrap(f"model: T = {outcome.result.best.formula}", 80, subsequent_indent="    ",
+                                  break_on_hyphens=False)))
+    if args.plot:
+        from automodel.plot import plot_campaign
+
+        print(f"plot: {plot_campaign(pd.read_csv(history), args.plot, until=until)}")
     return 0
 
 

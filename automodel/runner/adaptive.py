@@ -12,6 +12,7 @@ the same runs asks for the same next ones and never runs one twice.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,15 +68,17 @@ class Step:
     formula: str
     next: tuple[dict[str, float], ...] = ()
 
-    def line(self, roles: Mapping[str, str] | None = None) -> str:
-        """``step 2: 16 runs, 0.0021 core-h; target 0.0121 s, 90% band +-35%; next n=4e5 p=16``."""
+    def line(self, roles: Mapping[str, str] | None = None, width: int = 80) -> str:
+        """``step 2: 16 runs, 0.0021 core-h; target 0.0121 s (+-35%)`` and, on lines of at most ``width``
+        columns below it, ``  next: n=4e+05 p=16, ...``."""
         roles = roles or {}
         head = (f"step {self.index}: {self.n_runs} runs, {self.core_hours:.3g} core-h; target "
                 f"{self.predicted:.4g} s (+-{self.width:.0%})")
-        if self.next:
-            head += "; next " + ", ".join(" ".join(f"{roles.get(q, q)}={v:g}" for q, v in c.items())
-                                          for c in self.next)
-        return head
+        if not self.next:
+            return head
+        runs = ", ".join(" ".join(f"{roles.get(q, q)}={v:g}" for q, v in c.items()) for c in self.next)
+        return "\n".join([head, *textwrap.wrap(f"next: {runs}", width, initial_indent="  ",
+                                                subsequent_indent="    ", break_on_hyphens=False)])
 
     def record(self) -> dict[str, Any]:
         return {"step": self.index, "runs": self.n_runs, "core_hours": self.core_hours,
