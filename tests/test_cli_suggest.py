@@ -43,3 +43,19 @@ def test_bad_input_exits_2_in_one_line(model_file, capsys, args, message):
     assert main(["suggest", model_file, *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_plan_for_the_leader_of_a_store(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    from automodel.store import observe
+
+    runs = pd.DataFrame([(n, p, 1e-8 * n * np.log2(n) / p + 1e-4 * np.log2(p) + 1e-3)
+                         for n in (1e4, 2e4, 4e4) for p in (1, 2, 4, 8)], columns=["n", "p", "time"])
+    observe(str(tmp_path / "s.db"), "toy", runs)
+    assert main(["suggest", "--store", str(tmp_path / "s.db"), "--app", "toy", "--target", "n=3.2e5,p=64",
+                 "--max-p", "64", "--count", "2"]) == 0
+    assert "next 2 run(s)" in capsys.readouterr().out
+    assert main(["suggest", "--store", str(tmp_path / "s.db"), "--target", "n=3.2e5,p=64"]) == 2
+    assert "--app NAME" in capsys.readouterr().err

@@ -6,6 +6,7 @@ Examples
 
     automodel suggest runs.csv --target n=1600000,p=256 --max-p 256 --count 3
     automodel suggest model.json --target n=1e6,p=1024 --p 1:1024:*2 --budget 0.5 --json
+    automodel suggest --store runs.db --app cg --target n=1e6,p=1024 --max-p 1024
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ def register(sub: Any) -> None:
                     "extend the measured range towards the target, and runs where the candidates the "
                     "data cannot tell apart disagree most. Each comes with its expected cost (p x "
                     "predicted time) and the reason.")
-    s.add_argument("data", metavar="RUNS", help="runs (CSV, ...) with columns n, p, time, or a model file")
+    s.add_argument("data", metavar="RUNS", nargs="?",
+                   help="runs (CSV, ...) with columns n, p, time, or a model file")
+    s.add_argument("--store", metavar="PATH|URL", help="plan for the leading model of --app in this store "
+                   "instead (automodel observe)")
+    s.add_argument("--app", help="the application of --store")
     s.add_argument("--target", required=True, metavar="NAME=V,...",
                    help="where the prediction matters, e.g. n=1000000,p=1024")
     s.add_argument("--count", type=int, default=5, help="configurations to suggest (default 5)")
@@ -115,7 +120,17 @@ def handle(args: argparse.Namespace) -> int:
         if any(isinstance(v, str) for v in values):
             raise DataError(f"--p {args.p!r}: the process counts must be numbers")
         allowed = [float(v) for v in values]
-    plan = suggest(_source(args.data), target, count=args.count, allowed_p=allowed, max_p=args.max_p,
+    if args.store:
+        if not args.app or args.data:
+            raise DataError("suggest --store needs --app NAME and no RUNS")
+        from automodel.store import leader_model
+
+        source = leader_model(args.store, args.app)
+    elif args.data:
+        source = _source(args.data)
+    else:
+        raise DataError("suggest needs RUNS (or a model file), or --store S --app NAME")
+    plan = suggest(source, target, count=args.count, allowed_p=allowed, max_p=args.max_p,
                    grid=_grid(args.grid), budget=args.budget, reps=args.reps, level=args.level,
                    new_only=args.new_only)
     if args.json:
