@@ -296,14 +296,15 @@ def _noise(interval: Interval) -> float:
 
 
 def plan_runs(model: Model, target: Mapping[str, float], candidates: pd.DataFrame, count: int = 5,
-              budget: float | None = None, reps: int = 1, level: float = 0.9, inside: np.ndarray | None = None
+              budget: float | None = None, reps: int = 1, level: float = 0.9, tested: pd.DataFrame | None = None
               ) -> tuple[list[Suggestion], dict]:
     """The greedy batch of the module doc: up to ``count`` distinct rows of ``candidates`` (canonical
-    columns), each with the largest expected narrowing per core-hour given the ones before it, within
-    ``budget`` core-hours in total. ``inside`` marks the candidates the data already test (the measured
-    ones; default: those inside every training range): the alternatives' disagreement there is what
-    they already survived (:func:`_untested`). Returns the suggestions and the band now
-    (``predicted``, ``lower``, ``upper``, ``width``)."""
+    columns; a ``measured`` column marks the ones already run), each with the largest expected
+    narrowing per core-hour given the ones before it, within ``budget`` core-hours in total.
+    ``tested`` are the configurations the data already test (the measured ones; default: the
+    candidates inside every training range): the alternatives' disagreement there is what they already
+    survived (:func:`_untested`). Returns the suggestions and the band now (``predicted``, ``lower``,
+    ``upper``, ``width``)."""
     iv = model.interval
     params = list(model.params)
     t_cols = pd.DataFrame({q: [float(target[q])] for q in params})
@@ -324,15 +325,16 @@ def plan_runs(model: Model, target: Mapping[str, float], candidates: pd.DataFram
     usable = np.isfinite(y_x) & (y_x > 0)
     # the alternatives' log ratios at the candidates and at the target
     alts = list(iv.alternatives)
-    with np.errstate(all="ignore"):
-        D = np.column_stack([band.log_ratio(np.asarray(a.predict(X), float), y_x) for a in alts]) if alts else \
-            np.zeros((len(X), 0))
-        r_t = np.array([float(band.log_ratio(np.asarray(a.predict(t_cols), float), np.array([y_t]))[0])
-                        for a in alts])
+    D = _log_ratios(alts, X, model.core, y_x)
+    r_t = _log_ratios(alts, t_cols, model.core, np.array([y_t]))[0]
     counted = np.isfinite(r_t)
     r_t = np.where(counted, r_t, 0.0)
     D = np.where(np.isfinite(D), D, 10.0)  # an alternative with no time there is told apart at once
-    D = _untested(D, inside if inside is not None else _inside(X, iv.ranges))
+    if tested is None:
+        tested = X[_inside(X, iv.ranges)]
+    survived = _log_ratios(alts, tested[params].reset_index(drop=True), model.core)
+    measured = candidates["measured"].to_numpy(bool) if "measured" in candidates else np.zeros(len(X), bool)
+    D = _untested(D, survived, measured)
     keep = np.exp(-D ** 2 / (2 * sigma ** 2))  # (X, A): expected weight each run leaves each alternative
     # term values for the coefficient part
     terms = getattr(model.core, "terms", None)
@@ -434,19 +436,33 @@ def _inside(X: pd.DataFrame, ranges: Mapping[str, tuple[float, float]]) -> np.nd
     return ok
 
 
-def _untested(D: np.ndarray, inside: np.ndarray) -> np.ndarray:
+def _log_ratios(alternatives: Sequence[Any], X: pd.DataFrame, core: Any, yhat: np.ndarray | None = None
+                ) -> np.ndarray:
+    """(rows, alternatives) ``log(a(x) / yhat(x))``; ``yhat`` defaults to ``core``'s prediction. NaN where
+    either is not a positive time."""
+    if not alternatives or not len(X):
+        return np.zeros((len(X), len(alternatives)))
+    with np.errstate(all="ignore"):
+        y = np.asarray(core.predict(X), float) if yhat is None else yhat
+        return np.column_stack([band.log_ratio(np.asarray(a.predict(X), float), y) for a in alternatives])
+
+
+def _untested(D: np.ndarray, survived: np.ndarray, measured: np.ndarray) -> np.ndarray:
     """The alternatives' log ratios ``D`` (rows x alternatives) less what the data already tested: the
-    largest ``|D|`` of each alternative at the ``inside`` rows is the disagreement it survived (the
-    misfit absorbs it), so only the excess tells it apart; 0 at the inside rows themselves.
+    largest ``|log ratio|`` of each alternative at the tested configurations (``survived``, rows x
+    alternatives) is the disagreement it survived (the misfit absorbs it), so only the excess tells it
+    apart; 0 at the ``measured`` rows themselves (a repeat tests nothing new).
 
     Examples
     --------
-    >>> _untested(np.array([[0.02], [0.30], [-0.05]]), np.array([True, False, False])).round(2).tolist()
+    >>> _untested(np.array([[0.02], [0.30], [-0.05]]), np.array([[0.02]]), np.array([True, False, False])
+    ...           ).round(2).tolist()
     [[0.0], [0.28], [-0.03]]
     """
-    tested = np.max(np.abs(np.where(inside[:, None], D, 0.0)), axis=0) if inside.any() else np.zeros(D.shape[1])
+    finite = np.where(np.isfinite(survived), np.abs(survived), 0.0)
+    tested = finite.max(axis=0) if len(finite) else np.zeros(D.shape[1])
     out = np.sign(D) * np.maximum(np.abs(D) - tested[None, :], 0.0)
-    return np.where(inside[:, None], 0.0, out)
+    return np.where(measured[:, None], 0.0, out)
 
 
 def _reason(model: Model, x: pd.Series, before: tuple, after: tuple, state: _State, keep: np.ndarray | None,
@@ -547,8 +563,8 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p
         raise NothingToRun("no configuration meets the constraints (allowed p, max p, grid"
                            f"{', not yet measured' if new_only else ''})", "constraints")
     notes: list[str] = []
-    inside = candidates["measured"].to_numpy(bool) if measured is not None else None
-    suggestions, now = plan_runs(model, goal, candidates, count, budget, reps, level, inside)
+    tested = None if measured is None else measured[list(model.params)].drop_duplicates()
+    suggestions, now = plan_runs(model, goal, candidates, count, budget, reps, level, tested)
     if budget is not None and not suggestions:
         with np.errstate(all="ignore"):
             y = np.asarray(model.core.predict(candidates[list(model.params)]), float)

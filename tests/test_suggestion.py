@@ -95,10 +95,24 @@ def test_target_by_user_name_and_grid_defaults():
 
 def test_untested_removes_what_the_data_already_survived():
     D = np.array([[0.05, 0.0], [0.2, -0.3], [0.01, 0.0]])
-    out = _untested(D, np.array([True, False, False]))
+    out = _untested(D, np.array([[0.05, 0.0], [np.nan, 0.0]]), np.array([True, False, False]))
     assert out[0].tolist() == [0.0, 0.0]
     assert out[1].tolist() == pytest.approx([0.15, -0.3])
     assert out[2].tolist() == [0.0, 0.0]
+
+
+def test_a_disagreement_the_measured_runs_already_tested_buys_nothing():
+    from automodel.suggestion import plan_runs
+
+    # the alternative is 4 % above the model everywhere, at the measured p = 8 too: a run at p = 16 tells
+    # nothing new (without the measured runs, 4 % against 2 % noise would look decisive)
+    alternative = TermModel((ONE, power("p", -1)), (1.04, 8.32))
+    model = hand_model([alternative], growth=0.0)
+    grid = candidate_grid(model, {"p": 16.0}, {"p": [16.0]})
+    tested, _ = plan_runs(model, {"p": 16.0}, grid, count=1, tested=pd.DataFrame({"p": [1.0, 2.0, 4.0, 8.0]}))
+    untested, _ = plan_runs(model, {"p": 16.0}, grid, count=1, tested=pd.DataFrame({"p": []}))
+    assert not tested
+    assert len(untested) == 1 and "equivalent candidates" in untested[0].reason
 
 
 def test_from_runs_fits_and_never_repeats_with_new_only(tmp_path):
