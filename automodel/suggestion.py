@@ -497,7 +497,8 @@ def _reason(model: Model, x: pd.Series, before: tuple, after: tuple, state: _Sta
 def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p: Sequence[float] | None = None,
             max_p: float | None = None, grid: Mapping[str, Sequence[float]] | None = None,
             budget: float | None = None, reps: int = 1, level: float = 0.9, new_only: bool = False,
-            configurations: pd.DataFrame | None = None, **fit_options: Any) -> Plan:
+            configurations: pd.DataFrame | None = None, exclude: pd.DataFrame | None = None,
+            **fit_options: Any) -> Plan:
     """The next ``count`` configurations to run for the narrowest band at ``target`` per core-hour.
 
     Parameters
@@ -523,6 +524,8 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p
         The configurations that can be run, one per row (columns: the parameters, canonical or user
         names), instead of a grid: e.g. the measured ones of a replayed campaign. ``allowed_p`` and
         ``max_p`` still apply.
+    exclude : DataFrame, optional
+        Configurations never to suggest (e.g. runs of a campaign that failed).
 
     Returns
     -------
@@ -559,6 +562,10 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p
         candidates = candidate_grid(model, goal, grid, allowed_p, max_p, measured)
     if new_only:
         candidates = candidates[~candidates["measured"]]
+    if exclude is not None and len(exclude):
+        gone = _mark(candidates[list(model.params)], exclude.rename(
+            columns={model.roles.get(q, q): q for q in model.params}).astype(float), model.params)["measured"]
+        candidates = candidates[~gone.to_numpy()]
     if not len(candidates):
         raise NothingToRun("no configuration meets the constraints (allowed p, max p, grid"
                            f"{', not yet measured' if new_only else ''})", "constraints")

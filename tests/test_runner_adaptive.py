@@ -45,3 +45,16 @@ def test_stops_when_the_budget_is_spent():
 def test_needs_a_stop():
     with pytest.raises(DataError, match="--until WIDTH% or --budget"):
         adaptive(truth(seed_design({"n": NS, "p": PS})), truth, {"n": 6.4e4, "p": 256})
+
+
+def test_a_configuration_that_fails_is_not_asked_for_again():
+    asked = []
+
+    def measure(configs):
+        asked.extend(map(tuple, configs[["n", "p"]].to_numpy()))
+        return truth(configs[configs["p"] != 16])  # every run at p = 16 fails
+
+    out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
+                   budget=1.0, count=3, grid={"n": NS, "p": PS}, max_steps=6)
+    assert len(asked) == len(set(asked))
+    assert not (out.runs["p"] == 16).any()

@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from automodel.errors import DataError
+from automodel.fitting import fit
 from automodel.suggestion import NothingToRun, check_target, suggest
 
 __all__ = ["Step", "Outcome", "adaptive", "core_hours", "seed_design", "STOPS"]
@@ -95,7 +96,6 @@ class Outcome:
     stop: str
     runs: pd.DataFrame
     result: Any = None
-    notes: list[str] = field(default_factory=list)
 
     def history(self) -> pd.DataFrame:
         return pd.DataFrame([s.record() for s in self.steps])
@@ -141,17 +141,17 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
     steps: list[Step] = []
     result = None
     stop = "steps"
+    failed = pd.DataFrame()  # configurations run that gave no time: never asked for again
     for index in range(max_steps):
-        from automodel.fitting import fit
-
         spent = core_hours(runs)
         result = fit(runs, **{"progress": False, **fit_options})
         left = None if budget is None else budget - spent
         plan = None
         if left is None or left > 0:
             try:
-                plan = suggest(result, target, count=count, allowed_p=allowed_p, max_p=max_p, grid=grid, budget=left, level=level,
-                               new_only=True, configurations=configurations)
+                plan = suggest(result, target, count=count, allowed_p=allowed_p, max_p=max_p, grid=grid,
+                               budget=left, level=level, new_only=True, configurations=configurations,
+                               exclude=failed)
             except NothingToRun as exc:  # all run, or nothing left fits the budget: a stop, not an error
                 if exc.why == "constraints" and index == 0:
                     raise
@@ -174,7 +174,10 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         if not chosen:
             stop = "nothing"
             break
-        new = measure(pd.DataFrame(list(chosen)))
+        asked = pd.DataFrame(list(chosen))
+        new = measure(asked)
+        got = asked.merge(new[list(asked.columns)].drop_duplicates(), how="left", indicator=True)
+        failed = pd.concat([failed, asked[(got["_merge"] == "left_only").to_numpy()]], ignore_index=True)
         runs = pd.concat([runs, new[[c for c in runs.columns if c in new]]], ignore_index=True)
     return Outcome(steps, stop, runs, result)
 
