@@ -22,10 +22,11 @@ _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
          "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.extrap_text",
          "read": "automodel.data.readers",
-         "AutomodelRegressor": "automodel.sklearn"}
+         "AutomodelRegressor": "automodel.sklearn", "suggest": "automodel.suggestion",
+         "Plan": "automodel.suggestion"}
 
 __all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "BestP", "Interval", "load_model", "load_space",
-           "SearchSpace", "fit_many", "ManyResult", "read", "read_extrap_text", "AutomodelRegressor", "AutomodelError",
+           "SearchSpace", "fit_many", "ManyResult", "suggest", "Plan", "read", "read_extrap_text", "AutomodelRegressor", "AutomodelError",
            "DataError", "SpaceError", "ModelFileError", "StoreError"]
 __version__ = "0.1.0"
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from automodel.model_file import load_model
     from automodel.sklearn import AutomodelRegressor
     from automodel.space.config import SearchSpace, load_space
+    from automodel.suggestion import Plan, suggest
 
 
 __getattr__, __dir__ = lazy_names(globals(), _LAZY)

@@ -22,7 +22,7 @@ from automodel.errors import AutomodelError, OutputError
 from automodel.files import write_atomic
 from automodel.options import TIME_UNITS
 
-__all__ = ["plot_model", "plot_candidates", "figure_format", "BAND_LEVEL", "MAX_CURVES", "FORMATS"]
+__all__ = ["plot_model", "plot_candidates", "plot_campaign", "figure_format", "BAND_LEVEL", "MAX_CURVES", "FORMATS"]
 
 #: level of the prediction band drawn around each curve
 BAND_LEVEL = 0.9
@@ -258,5 +258,39 @@ def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[st
         ax.set_title(f"against {first.roles.get(x, x)}{where} (grey: beyond the data)", fontsize=8)
         ax.legend(fontsize=6.5, loc="best")
     fig.suptitle(title or f"top {len(models)} candidates (solid: inside the data, dashed: beyond)", fontsize=9)
+    fig.tight_layout()
+    return _finish(fig, path, fmt)
+
+
+def plot_campaign(history: pd.DataFrame, path: str | Path, truth: float | None = None, until: float | None = None,
+                  title: str = "") -> Path:
+    """Save the band at the target against the core-hours an adaptive campaign had spent at each step
+    (``history``: the columns of :meth:`automodel.runner.adaptive.Step.record`): the prediction, its band
+    shaded, the width aimed at (``until``, dotted about the last prediction) and the measured ``truth``
+    when known."""
+    fmt = figure_format(path)
+    missing = [c for c in ("core_hours", "predicted", "lower", "upper") if c not in history]
+    if missing or not len(history):
+        raise OutputError(f"{path}: a campaign history with columns core_hours, predicted, lower, upper is needed"
+                          f" (missing {', '.join(missing) or 'rows'})")
+    plt = _pyplot()
+    x = history["core_hours"].to_numpy(float)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    y = history["predicted"].to_numpy(float)
+    spread = np.vstack([y - history["lower"].to_numpy(float), history["upper"].to_numpy(float) - y])
+    ax.errorbar(x, y, yerr=spread, fmt="o-", capsize=4, label="predicted at the target, 90% band")
+    for i, step in enumerate(history.get("step", range(len(x)))):
+        ax.annotate(f"{step}", (x[i], y[i]), textcoords="offset points", xytext=(5, 5), fontsize=7)
+    if until is not None:
+        for j, edge in enumerate((y[-1] / (1 + until), y[-1] * (1 + until))):
+            ax.axhline(edge, color="0.4", ls=":", lw=1, label=f"+-{until:.0%} of the last prediction" if j else None)
+    if truth is not None:
+        ax.axhline(truth, color="black", lw=1, label="measured at the target")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("core-hours spent")
+    ax.set_ylabel("time at the target (s)")
+    ax.set_title(title or "adaptive campaign: the band at the target", fontsize=9)
+    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return _finish(fig, path, fmt)

@@ -106,3 +106,30 @@ def test_cause13_run_checks_its_options_and_output_before_creating_files(tmp_pat
         out, err = capsys.readouterr()
         assert err == f"automodel: error: {message}\n" and out == ""
         assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_adaptive_campaign_resumes_without_repeating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from automodel.cli import main
+
+    app = tmp_path / "app.py"
+    app.write_text("import sys, math; n, p = float(sys.argv[1]), float(sys.argv[2]); "
+                   "print(f'time={1e-7 * n * math.log2(n) / p + 2e-3 * math.log2(p) + 1e-3:.9f}')")
+    out = tmp_path / "a.csv"
+    args = ["run", "--cmd", f"{sys.executable} {app} {{n}} {{p}}", "--n", "1000:16000:*2", "--p", "1:64:*2",
+            "--time-regex", r"time=(\S+)", "--no-cpu", "--no-progress", "-o", str(out), "--adaptive",
+            "--target", "n=16000,p=64"]
+    assert main(args + ["--until", "15%"]) == 0
+    printed = capsys.readouterr().out
+    assert "step 0: 12 runs" in printed and "stopped: the band at the target is narrow enough" in printed
+    rows = list(iter_rows(out))
+    keys = [(r["n"], r["p"]) for r in rows]
+    assert len(keys) == len(set(keys)) < 35  # fewer runs than the grid, none twice
+    assert main(args + ["--until", "15%"]) == 0  # resumed: the band is already narrow, nothing runs
+    assert len(list(iter_rows(out))) == len(rows)
+    assert f"step 0: {len(rows)} runs" in capsys.readouterr().out
+    assert (tmp_path / "a.csv.history.csv").read_text().count("\n") >= 3
+    for extra, message in ((["--until", "15%", "--max-p", "32"], "outside the allowed p"),
+                           (["--budget", "0"], "budget must be a positive"), ([], "--until WIDTH% or --budget")):
+        assert main(args + extra) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1

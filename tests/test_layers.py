@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("model", "interval"),
     ("templates",),
     ("model_file", "fitting", "calibration", "evaluation"),
-    ("kernels", "sklearn"),
+    ("kernels", "sklearn", "suggestion"),
     ("export", "plot", "store", "runner"),
     ("cli", "__main__"),
 )

@@ -7,7 +7,7 @@ import pytest
 
 import automodel
 from automodel.cli import main
-from automodel.plot import plot_candidates, plot_model
+from automodel.plot import plot_campaign, plot_candidates, plot_model
 from tests.conftest import make_runs
 
 
@@ -60,3 +60,16 @@ def test_cli_plot(fitted, tmp_path, capsys):
     train.drop(columns="p").to_csv(runs, index=False)
     assert main(["plot", str(model), str(runs), "-o", str(tmp_path / "fit.png")]) == 2
     assert "column 'p': missing" in capsys.readouterr().err
+
+
+def test_plot_campaign_draws_the_band_per_step(tmp_path):
+    import pandas as pd
+
+    from automodel.errors import OutputError
+
+    history = pd.DataFrame({"step": [0, 1], "core_hours": [1e-4, 3e-4], "predicted": [0.004, 0.007],
+                            "lower": [0.001, 0.0065], "upper": [0.016, 0.0075]})
+    out = plot_campaign(history, tmp_path / "band.png", truth=0.0071, until=0.15)
+    assert matplotlib.image.imread(out).shape[1] > 300
+    with pytest.raises(OutputError, match="missing lower"):
+        plot_campaign(history.drop(columns="lower"), tmp_path / "x.png")

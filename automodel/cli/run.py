@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import shlex
+import textwrap
 import sys
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--space", default="default", help="search space for the fit (default 'default')")
     parser.add_argument("--store", metavar="PATH|URL", help="also record the runs in this store: " + STORE_HELP)
     parser.add_argument("--app", help="application name under which runs are stored (with --store)")
+    adaptive = parser.add_argument_group(
+        "adaptive campaign", "with --adaptive the grid is what may be run: a seed of its smallest levels (3 of "
+        "each, 4 of p) is run, then after each fit the runs automodel suggest ranks best (the most narrowing "
+        "of the band at --target per core-hour), until the band is within --until or --budget is spent; "
+        "each step is printed and appended to OUTPUT.history.csv; a re-run resumes")
+    adaptive.add_argument("--adaptive", action="store_true", help="run suggested points, not the whole grid")
+    adaptive.add_argument("--target", metavar="NAME=V,...", help="where the prediction matters, e.g. n=1e6,p=1024")
+    adaptive.add_argument("--until", metavar="WIDTH%", help="stop when the 90%% band at the target is within "
+                          "+-WIDTH, e.g. 15%%")
+    adaptive.add_argument("--budget", type=float, metavar="CORE_HOURS",
+                          help="stop when the campaign (seed included) has spent this many core-hours")
+    adaptive.add_argument("--per-step", type=int, default=3, help="runs per step (default 3)")
+    adaptive.add_argument("--max-p", type=float, help="the largest p the machine has: the target's p may not exceed it")
+    adaptive.add_argument("--plot", metavar="FIG", help="draw the band at the target against the core-hours "
+                          "spent, step by step (.png, .svg, .pdf)")
     parser.set_defaults(handler=handle)
 
 
@@ -158,9 +174,101 @@ def _store(path: str, campaign: Campaign, url: str, app: str | None, space: str)
     print("\n".join(report.lines()))
 
 
+def _width(text: str) -> float:
+    """``"15%"`` or ``"0.15"`` -> 0.15; a one-line DataError otherwise."""
+    try:
+        value = float(text[:-1]) / 100 if text.strip().endswith("%") else float(text)
+    except ValueError:
+        raise DataError(f"--until {text!r}: expected a width such as 15%") from None
+    if not value > 0:
+        raise DataError(f"--until {text!r}: the width must be positive")
+    return value
+
+
+def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
+    """``run --adaptive``: the seed, then suggested runs until the band or the budget (the group's help)."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from automodel.cli.suggest import parse_target
+    from automodel.runner.adaptive import STOPS, adaptive, seed_design
+
+    if not args.target:
+        raise DataError("--adaptive needs --target NAME=V,..., e.g. n=1000000,p=1024")
+    if args.until is None and args.budget is None:
+        raise DataError("--adaptive needs --until WIDTH% or --budget CORE_HOURS (or both)")
+    until = None if args.until is None else _width(args.until)
+    if args.plot:
+        from automodel.files import check_output
+        from automodel.plot import figure_format
+
+        figure_format(args.plot)
+        check_output(args.plot)
+    if args.budget is not None and not (args.budget > 0 and args.budget != float("inf")):
+        raise DataError(f"budget must be a positive number of core-hours, got {args.budget:g}")
+    target = parse_target(args.target)
+    numeric = {q: [float(v) for v in values] for q, values in campaign.axes.items()
+               if all(isinstance(v, (int, float)) for v in values)}
+    if set(numeric) != set(campaign.axes):
+        raise DataError("--adaptive needs numeric values on every axis")
+    max_p = args.max_p  # the grid limits the runs; the target may lie beyond it
+    if "p" in target and max_p is not None and target["p"] > max_p:
+        raise DataError(f"target p={target['p']:g} is outside the allowed p (at most {max_p:g}); raise --max-p "
+                        "or choose a smaller target")
+    seed = seed_design(numeric)
+    first = replace(campaign, axes={q: sorted(seed[q].unique()) for q in seed})
+    progress = not args.no_progress
+    counts = run_campaign(first, args.output, progress=progress, retry_failed=args.retry_failed)
+    print(f"seed: {counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in "
+          f"{args.output}")
+
+    def runs() -> pd.DataFrame:
+        frame, _ = _fit_frame(args.output, campaign)
+        frame.attrs.clear()  # the lines of the file: concatenated runs have none
+        return frame.astype({q: float for q in campaign.axes})
+
+    def measure(configs: pd.DataFrame) -> pd.DataFrame:
+        """Run each configuration (resumable: a run already in the CSV is skipped) and return its rows."""
+        for row in configs.to_dict(orient="records"):
+            point = replace(campaign, axes={q: [_axis_value(campaign.axes[q], row[q])] for q in campaign.axes})
+            run_campaign(point, args.output, progress=False)
+        return runs().merge(configs[list(campaign.axes)].astype(float), on=list(campaign.axes))
+
+    history = Path(str(args.output) + ".history.csv")
+    offset = len(pd.read_csv(history)) if history.exists() and history.stat().st_size else 0
+
+    def on_step(step) -> None:  # noqa: ANN001  (a Step)
+        print(step.line())
+        pd.DataFrame([{**step.record(), "step": offset + step.index}]).to_csv(
+            history, mode="a", header=not history.exists() or history.stat().st_size == 0, index=False)
+
+    _, roles = _fit_frame(args.output, campaign)
+    outcome = adaptive(runs(), measure, target, until=until, budget=args.budget, count=args.per_step,
+                       grid=numeric, max_p=max_p, on_step=on_step, space=args.space, **roles)
+    print(f"stopped: {STOPS[outcome.stop]} ({len(outcome.runs)} runs)")
+    print(f"history: {history}")
+    print("\n".join(textwrap.wrap(f"model: T = {outcome.result.best.formula}", 80, subsequent_indent="    ",
+                                  break_on_hyphens=False)))
+    if args.plot:
+        from automodel.plot import plot_campaign
+
+        print(f"plot: {plot_campaign(pd.read_csv(history), args.plot, until=until)}")
+    return 0
+
+
+def _axis_value(values: Any, value: float) -> object:
+    """The value of an axis equal to ``value`` as the axis spells it (``8``, not ``8.0``, in the command)."""
+    return next((v for v in values if float(v) == value), value)
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the campaign described by ``args``; exit code 0 if at least one run succeeded."""
     campaign = build_campaign(args)
+    if args.adaptive and not args.dry_run:
+        return _adaptive(args, campaign)
+    if args.target or args.until or args.budget is not None:
+        raise DataError("--target, --until and --budget are for --adaptive campaigns")
     if args.dry_run:
         return _dry_run(campaign)
     if args.store and not args.app:

@@ -3,7 +3,8 @@
 Three modules, in the order a campaign uses them: :mod:`~automodel.runner.grid` (axes, their
 Cartesian product, command templates), :mod:`~automodel.runner.measure` (one timed run and the
 machine load around it) and :mod:`~automodel.runner.campaign` (every run of the grid, appended
-to a CSV as it finishes and resumed after an interruption).
+to a CSV as it finishes and resumed after an interruption). :mod:`~automodel.runner.adaptive` runs
+what :func:`automodel.suggest` asks for instead of the whole grid (``automodel run --adaptive``).
 """
 
 from automodel.runner.campaign import (MAX_RUNS, Campaign, columns_for, count_runs, iter_plan, iter_rows, plan,

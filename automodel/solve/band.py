@@ -128,22 +128,25 @@ def doublings_beyond(columns: Mapping[str, np.ndarray], ranges: Mapping[str, tup
 
     0 inside the range; ``log2(x / high)`` above it, ``log2(low / x)`` below it. Parameters that are
     not positive on both sides (an offset, a fraction that may be 0) count in units of the range's
-    width instead.
+    width instead. ``low`` and ``high`` may be arrays that broadcast with the rows (one range per row:
+    the ranges a candidate run would leave, :mod:`automodel.suggestion`).
 
     Examples
     --------
     >>> doublings_beyond({"p": np.array([4.0, 64.0, 1.0])}, {"p": (2.0, 16.0)})["p"].tolist()
     [0.0, 2.0, 1.0]
+    >>> doublings_beyond({"p": np.array([64.0, 64.0])}, {"p": (1.0, np.array([16.0, 32.0]))})["p"].tolist()
+    [2.0, 1.0]
     """
     out = {}
     for q, (low, high) in ranges.items():
         x = np.asarray(columns[q], float)
-        if low > 0:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                d = np.maximum(np.log2(np.maximum(x, 1e-300) / high), np.log2(low / np.maximum(x, 1e-300)))
-        else:
-            width = max(high - low, 1e-300)
-            d = np.maximum(x - high, low - x) / width
+        low, high = np.asarray(low, float), np.asarray(high, float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            safe = np.maximum(x, 1e-300)
+            logs = np.maximum(np.log2(safe / np.where(high > 0, high, 1.0)), np.log2(np.where(low > 0, low, 1.0) / safe))
+            width = np.maximum(high - low, 1e-300)
+            d = np.where(low > 0, logs, np.maximum(x - high, low - x) / width)
         out[q] = np.maximum(np.nan_to_num(d, nan=0.0, posinf=1e3), 0.0)
     return out
 

@@ -1,0 +1,190 @@
+"""An adaptive campaign: fit the runs, ask :func:`automodel.suggest` what to run next, run it, repeat.
+
+It stops when the band at the target is no wider than ``until`` (a relative half-width, 0.15 for
++-15 %), when the core-hours spent (the seed runs included) reach ``budget``, or when no allowed run
+is expected to narrow the band within what is left. Running is a callback (``measure``), so the same
+loop drives ``automodel run --adaptive`` (:mod:`automodel.cli.run`: each run appended to the CSV and
+resumed as a grid campaign is) and the replays of measured sweeps in ``benchmarks/adaptive.py``.
+Suggestions never repeat a measured configuration (``new_only``), so a resumed campaign that refits
+the same runs asks for the same next ones and never runs one twice.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from automodel.errors import DataError
+from automodel.fitting import fit
+from automodel.suggestion import NothingToRun, check_target, suggest
+
+__all__ = ["Step", "Outcome", "adaptive", "core_hours", "seed_design", "STOPS"]
+
+#: why a campaign stopped
+STOPS = {"until": "the band at the target is narrow enough", "budget": "the budget is spent",
+         "nothing": "no allowed run is expected to narrow the band within the budget",
+         "steps": "the most steps allowed were made"}
+
+
+def core_hours(runs: pd.DataFrame) -> float:
+    """Core-hours the runs took: the sum of ``p x time`` (``p = 1`` without a p column) / 3600."""
+    t = runs["time"].to_numpy(float)
+    p = runs["p"].to_numpy(float) if "p" in runs else np.ones(len(t))
+    return float(np.nansum(p * t) / 3600.0)
+
+
+def seed_design(levels: Mapping[str, Sequence[float]], first: Mapping[str, int] | None = None) -> pd.DataFrame:
+    """The cheap first runs of a campaign: the smallest levels of each parameter, crossed (``first``:
+    how many of each; default the 3 smallest of every parameter and the 4 smallest p, the seed's
+    single-processor, 2, 4 and 8 process runs, adaptive-model-sanjay-slides.txt, slide 19).
+
+    Examples
+    --------
+    >>> seed_design({"n": [4, 1, 2, 3], "p": [1, 2, 4, 8, 16]}).shape
+    (12, 2)
+    """
+    first = {**{q: (4 if q == "p" else 3) for q in levels}, **(first or {})}
+    axes = {q: sorted(float(v) for v in set(values))[:first[q]] for q, values in levels.items()}
+    index = pd.MultiIndex.from_product(list(axes.values()), names=list(axes))
+    return index.to_frame(index=False)
+
+
+@dataclass(frozen=True)
+class Step:
+    """The campaign after one fit: its runs, cost, the band at the target and what it runs next."""
+
+    index: int
+    n_runs: int
+    core_hours: float
+    predicted: float
+    lower: float
+    upper: float
+    width: float
+    formula: str
+    next: tuple[dict[str, float], ...] = ()
+
+    def line(self, roles: Mapping[str, str] | None = None, width: int = 80) -> str:
+        """``step 2: 16 runs, 0.0021 core-h; target 0.0121 s (+-35%)`` and, on lines of at most ``width``
+        columns below it, ``  next: n=4e+05 p=16, ...``."""
+        roles = roles or {}
+        head = (f"step {self.index}: {self.n_runs} runs, {self.core_hours:.3g} core-h; target "
+                f"{self.predicted:.4g} s (+-{self.width:.0%})")
+        if not self.next:
+            return head
+        runs = ", ".join(" ".join(f"{roles.get(q, q)}={v:g}" for q, v in c.items()) for c in self.next)
+        return "\n".join([head, *textwrap.wrap(f"next: {runs}", width, initial_indent="  ",
+                                                subsequent_indent="    ", break_on_hyphens=False)])
+
+    def record(self) -> dict[str, Any]:
+        return {"step": self.index, "runs": self.n_runs, "core_hours": self.core_hours,
+                "predicted": self.predicted, "lower": self.lower, "upper": self.upper, "width": self.width,
+                "formula": self.formula,
+                "next": "; ".join(" ".join(f"{q}={v:g}" for q, v in c.items()) for c in self.next)}
+
+
+@dataclass
+class Outcome:
+    """What :func:`adaptive` did: every step, why it stopped, the runs and the last fit."""
+
+    steps: list[Step]
+    stop: str
+    runs: pd.DataFrame
+    result: Any = None
+
+    def history(self) -> pd.DataFrame:
+        return pd.DataFrame([s.record() for s in self.steps])
+
+
+def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame], target: Mapping[str, float], *,
+             until: float | None = None, budget: float | None = None, count: int = 3,
+             allowed_p: Sequence[float] | None = None, max_p: float | None = None,
+             grid: Mapping[str, Sequence[float]] | None = None, configurations: pd.DataFrame | None = None,
+             level: float = 0.9, max_steps: int = 50, on_step: Callable[[Step], None] | None = None,
+             **fit_options: Any) -> Outcome:
+    """Fit ``runs``, run the suggested configurations through ``measure``, refit, until a stop (module doc).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        The runs so far (canonical columns ``n``, ``p``, ... and ``time``): the seed, or a resumed
+        campaign's.
+    measure : callable
+        Takes the configurations to run (a DataFrame of parameter columns) and returns their runs
+        (the same columns and ``time``; a failed run may be left out).
+    until : float, optional
+        Stop when the band's relative half-width at the target is at most this (0.15: +-15 %).
+    budget : float, optional
+        Core-hours the whole campaign may spend, the runs given included.
+    count : int
+        Runs per step.
+    allowed_p, max_p, grid, configurations, level :
+        As :func:`automodel.suggest`.
+
+    Raises
+    ------
+    DataError
+        Neither ``until`` nor ``budget``, or one that is not a positive number; and what
+        :func:`automodel.suggest` refuses.
+    """
+    if until is None and budget is None:
+        raise DataError("an adaptive campaign needs --until WIDTH% or --budget CORE_HOURS (or both)")
+    if until is not None and not (math.isfinite(until) and until > 0):
+        raise DataError(f"until must be a positive width, e.g. 15%, got {until:g}")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise DataError(f"budget must be a positive number of core-hours, got {budget:g}")
+    steps: list[Step] = []
+    result = None
+    stop = "steps"
+    failed = pd.DataFrame()  # configurations run that gave no time: never asked for again
+    for index in range(max_steps):
+        spent = core_hours(runs)
+        result = fit(runs, **{"progress": False, **fit_options})
+        left = None if budget is None else budget - spent
+        plan = None
+        if left is None or left > 0:
+            try:
+                plan = suggest(result, target, count=count, allowed_p=allowed_p, max_p=max_p, grid=grid,
+                               budget=left, level=level, new_only=True, configurations=configurations,
+                               exclude=failed)
+            except NothingToRun as exc:  # all run, or nothing left fits the budget: a stop, not an error
+                if exc.why == "constraints" and index == 0:
+                    raise
+        if plan is None:  # the band without a plan: the fitted model's own
+            band = _band(result.best, target, level)
+        else:
+            band = (plan.predicted, plan.lower, plan.upper, plan.width)
+        reached = until is not None and band[3] <= until
+        chosen = () if reached or plan is None else tuple(s.config for s in plan.suggestions)
+        step = Step(index, len(runs), spent, *band, result.best.formula, chosen)
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+        if reached:
+            stop = "until"
+            break
+        if left is not None and left <= 0:
+            stop = "budget"
+            break
+        if not chosen:
+            stop = "nothing"
+            break
+        asked = pd.DataFrame(list(chosen))
+        new = measure(asked)
+        got = asked.merge(new[list(asked.columns)].drop_duplicates(), how="left", indicator=True)
+        failed = pd.concat([failed, asked[(got["_merge"] == "left_only").to_numpy()]], ignore_index=True)
+        runs = pd.concat([runs, new[[c for c in runs.columns if c in new]]], ignore_index=True)
+    return Outcome(steps, stop, runs, result)
+
+
+def _band(model: Any, target: Mapping[str, float], level: float) -> tuple[float, float, float, float]:
+    """Prediction, band ends and relative half-width at the target, from the model itself."""
+    frame = pd.DataFrame({q: [v] for q, v in check_target(model, target).items()})
+    y = float(model.predict(frame)[0])
+    lo, hi = model.predict_interval(frame, level=level)
+    return y, float(lo[0]), float(hi[0]), float(hi[0] / y - 1.0)

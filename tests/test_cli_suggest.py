@@ -1,0 +1,61 @@
+"""``automodel suggest``: the plan at 80 columns, JSON, and bad input as one line with exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from automodel.cli import main
+from tests.test_suggestion import hand_model
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    path = tmp_path / "model.json"
+    hand_model().save(path)
+    return str(path)
+
+
+def test_plan_from_a_model_file_at_80_columns(model_file, capsys):
+    assert main(["suggest", model_file, "--target", "procs=64", "--count", "3", "--max-p", "64"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("target procs=64: predicted 1.125 s")
+    assert "next 3 run(s)" in out and "extends procs to" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_json_and_allowed_p(model_file, capsys):
+    assert main(["suggest", model_file, "--target", "p=64", "--p", "1:16:*2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {row["procs"] for row in doc["suggestions"]} <= {1, 2, 4, 8, 16}
+    assert doc["core_hours"] == pytest.approx(sum(row["core_hours"] for row in doc["suggestions"]))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "p=512", "--max-p", "256"], "outside the allowed p"),
+    (["--target", "p=64", "--budget", "0"], "budget must be a positive"),
+    (["--target", "p=64", "--p", "100,200", "--max-p", "64"], "no configuration meets the constraints"),
+    (["--target", "p"], "expected NAME=NUMBER"),
+    (["--target", "p=64", "--grid", "n"], "expected NAME=SPEC"),
+])
+def test_bad_input_exits_2_in_one_line(model_file, capsys, args, message):
+    assert main(["suggest", model_file, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_plan_for_the_leader_of_a_store(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    from automodel.store import observe
+
+    runs = pd.DataFrame([(n, p, 1e-8 * n * np.log2(n) / p + 1e-4 * np.log2(p) + 1e-3)
+                         for n in (1e4, 2e4, 4e4) for p in (1, 2, 4, 8)], columns=["n", "p", "time"])
+    observe(str(tmp_path / "s.db"), "toy", runs)
+    assert main(["suggest", "--store", str(tmp_path / "s.db"), "--app", "toy", "--target", "n=3.2e5,p=64",
+                 "--max-p", "64", "--count", "2"]) == 0
+    assert "next 2 run(s)" in capsys.readouterr().out
+    assert main(["suggest", "--store", str(tmp_path / "s.db"), "--target", "n=3.2e5,p=64"]) == 2
+    assert "--app NAME" in capsys.readouterr().err

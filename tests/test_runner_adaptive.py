@@ -1,0 +1,61 @@
+"""automodel.runner.adaptive: the loop of fit, suggest and measure, its stops, and no run made twice."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from automodel.errors import DataError
+from automodel.runner.adaptive import adaptive, core_hours, seed_design
+
+NS, PS = [1e3, 2e3, 4e3, 8e3, 1.6e4, 3.2e4, 6.4e4], [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+
+def truth(frame: pd.DataFrame) -> pd.DataFrame:
+    n, p = frame["n"].to_numpy(float), frame["p"].to_numpy(float)
+    return frame.assign(time=1e-7 * n * np.log2(n) / p + 2e-3 * np.log2(p) + 1e-3)
+
+
+def test_reaches_the_width_without_repeating_a_run():
+    made = []
+
+    def measure(configs):
+        made.extend(map(tuple, configs[["n", "p"]].to_numpy()))
+        return truth(configs)
+
+    out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
+                   budget=1.0, count=3, grid={"n": NS, "p": PS})
+    assert out.stop == "until" and out.steps[-1].width <= 0.15
+    assert len(made) == len(set(made)) and not set(made) & {(n, p) for n in NS[:3] for p in PS[:4]}
+    widths = [s.width for s in out.steps]
+    assert widths[-1] < widths[0]
+    assert [s.n_runs for s in out.steps] == [12 + sum(len(s.next) for s in out.steps[:i]) for i in range(len(widths))]
+    assert core_hours(out.runs) == pytest.approx(out.steps[-1].core_hours)
+
+
+def test_stops_when_the_budget_is_spent():
+    seed = truth(seed_design({"n": NS, "p": PS}))
+    budget = core_hours(seed) * 1.5
+    out = adaptive(seed, truth, {"n": 6.4e4, "p": 256}, budget=budget, count=2, grid={"n": NS, "p": PS})
+    assert out.stop in ("budget", "nothing")
+    assert out.steps[-1].core_hours <= budget * 1.2  # the last batch is chosen within what is left, by prediction
+
+
+def test_needs_a_stop():
+    with pytest.raises(DataError, match="--until WIDTH% or --budget"):
+        adaptive(truth(seed_design({"n": NS, "p": PS})), truth, {"n": 6.4e4, "p": 256})
+
+
+def test_a_configuration_that_fails_is_not_asked_for_again():
+    asked = []
+
+    def measure(configs):
+        asked.extend(map(tuple, configs[["n", "p"]].to_numpy()))
+        return truth(configs[configs["p"] != 16])  # every run at p = 16 fails
+
+    out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
+                   budget=1.0, count=3, grid={"n": NS, "p": PS}, max_steps=3)
+    assert any(p == 16 for _, p in asked)  # asked for, failed
+    assert len(asked) == len(set(asked))
+    assert not (out.runs["p"] == 16).any()
