@@ -1,6 +1,6 @@
 """Every code block of the README and of docs/*.md runs as written, and the outputs they show are true.
 
-Each page runs in a fresh folder, its ``bash`` and ``python`` blocks in order (a block may use the
+Each page runs in a fresh folder (with the checkout's ``examples/``), its ``bash`` and ``python`` blocks in order (a block may use the
 files an earlier one wrote), with ``automodel`` and ``python3`` on the PATH running this checkout. A
 ``text`` block shows output: each of its lines must appear in the output of the code block before it.
 A block may be skipped only with a reason, in a comment right above it:
@@ -58,6 +58,7 @@ def test_the_code_blocks_run_as_written(page, tmp_path):
            "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "COLUMNS": "80"}
     work = tmp_path / "work"
     work.mkdir()
+    (work / "examples").symlink_to(ROOT / "examples")  # the blocks run from a checkout: its examples/ is there
     output = None
     for lang, body, why, line in blocks(page):
         if why is not None or lang == "":
