@@ -2,7 +2,8 @@
 
 The server is made by ``initdb`` in a temporary directory and started by ``pg_ctl`` on a free port of
 127.0.0.1 (its socket in the same directory, ``fsync`` off), once per test session, and stopped
-(``pg_ctl stop -m immediate``) and deleted at the end. ``initdb`` refuses to run as root, so as root
+(``pg_ctl stop -m immediate``) and deleted at the end. Under ``pytest -n 2`` each worker that runs a
+store test has its own server, directory and port (a start that finds its port taken tries another). ``initdb`` refuses to run as root, so as root
 the server runs as ``nobody``. Each test gets a fresh database (``CREATE DATABASE``). Without the
 binaries (on ``PATH`` or under ``/usr/lib/postgresql/*/bin``) or the psycopg driver, the PostgreSQL
 parameter is skipped with the reason.
@@ -31,6 +32,8 @@ BACKENDS = ("sqlite", "postgresql")
 USER = "automodel"
 #: who runs the server when the tests run as root
 UNPRIVILEGED = "nobody"
+#: tries to start the server, each on a new free port (the workers of ``pytest -n 2`` each start one)
+STARTS = 3
 
 
 def bindir() -> Path | None:
@@ -94,7 +97,14 @@ class Server:
             owner = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
         server = cls(bindir(), root, free_port(), owner)
         server._run("initdb", "-D", str(server.data), "-U", USER, "--auth=trust", "--encoding=UTF8", "--no-sync")
-        server.start()
+        for attempt in range(STARTS):
+            try:
+                server.start()
+                return server
+            except RuntimeError:  # the port was taken between free_port() and the server's bind
+                if attempt == STARTS - 1:
+                    raise
+                server.port = free_port()
         return server
 
     def start(self) -> None:

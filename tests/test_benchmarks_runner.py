@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -13,7 +15,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/ is not installed
 
 from benchmarks import __main__ as runner  # noqa: E402
-from benchmarks import contenders, records, report, speed  # noqa: E402
+from benchmarks import bands, contenders, known_formulas, records, report, selection, speed, workloads  # noqa: E402
+from benchmarks.bands import known_noise_tasks  # noqa: E402
 from benchmarks.contenders import OK, Outcome, template_contender  # noqa: E402
 from benchmarks.tasks import Task, bundled_tasks, tasks_or_bundled  # noqa: E402
 
@@ -24,14 +27,27 @@ EXPECTED = {"automodel", "automodel/holdout", "extrap-default", "extrap-refining
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    """Run the quick pipeline once (Extra-P made absent, no speed part) into a temporary folder."""
+    """Run the quick pipeline once (Extra-P made absent, no speed part) into a temporary folder.
+
+    Every section runs, on less than ``--quick`` gives it (CI runs the whole quick benchmark): two
+    known formulas (one of one parameter, one of two), the SMPI workload sweeps of one workload, one
+    model-selection task, two known-noise band tasks and a band of 1,000 rows timed once.
+    """
     out = tmp_path_factory.mktemp("bench")
     (out / "RESULTS.md").write_text(f"old\n{report.ANALYSIS_START}\n{HAND_WRITTEN}\n{report.ANALYSIS_END}\n")
+    sweeps = tmp_path_factory.mktemp("sweeps")
+    for path in workloads.sweep_files()[:2]:
+        shutil.copy(path, sweeps / path.name)
     absent = lambda *a, **k: (None, "extrap unavailable: no virtual environment")  # noqa: E731
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(runner, "ensure_extrap", absent)
         mp.setattr(contenders, "ensure_extrap", absent)
         mp.setattr(runner, "extrap_version", lambda: None)
+        mp.setattr(known_formulas, "QUICK_FUNCTIONS", ("1-x3", "2-prod"))
+        mp.setattr(workloads, "collect", functools.partial(workloads.collect, folder=sweeps))
+        mp.setattr(selection, "QUICK_TASKS", 1)
+        mp.setattr(bands, "known_noise_tasks", lambda seeds: known_noise_tasks(seeds)[:2])
+        mp.setattr(bands, "band_seconds", functools.partial(bands.band_seconds, rows=1000, repeats=1))
         code = runner.main(["--quick", "--bundled", "--no-speed", "--metrics", "holdout", "--out", str(out)])
     assert code == 0
     return out, json.loads((out / "results.json").read_text()), (out / "RESULTS.md").read_text()
@@ -63,6 +79,8 @@ def test_json_has_every_contender_and_traceable_errors(quick_run):
     assert headline["n_ok"] == 2 and headline["n_points"] == 40 and headline["best_p_slices"] == 8
     (goal,) = results["goal"]
     assert goal["met"] is not True and "median not compared" in goal["text"]
+    assert results["workloads"]["status"] == "ok" and results["selection"]["status"] == "ok"
+    assert [g["group"] for g in results["bands"]] == ["canonical", "known-noise", "smpi", "speed"]
 
 
 def test_report_tables_plots_and_analysis(quick_run):

@@ -76,6 +76,20 @@ def test_rank_one_updates_equal_a_rebuild_and_warm_start_equals_cold():
     np.testing.assert_allclose(pool.score, cold.score, rtol=1e-6)
 
 
+def test_formulas_of_many_candidates_are_each_its_formula():
+    """The batched text (one sympy call for the order of every set of terms) of candidates with zero,
+    non-negative and never-fitted coefficients is what :meth:`LivePool.formula` prints for each."""
+    rng = np.random.default_rng(4)
+    terms, values, y, index, width = _pool(rng, n_cand=120)
+    pool = LivePool(terms, index, width, np.ones(len(index), bool),
+                    PoolStats.from_runs(values, y, run_weights(y, "relative")), values, y)
+    pool.refit()
+    pool.coef[5, 0] = np.nan
+    rows = np.r_[pool.ranking(), 5]
+    assert (pool.coef[rows] == 0).any()  # non-negative fits with a term set to zero
+    assert pool.formulas(rows) == [pool.formula(i) for i in rows]
+
+
 def test_anomaly_rule_flags_only_what_no_leader_explains():
     rng = np.random.default_rng(5)
     m = 60

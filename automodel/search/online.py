@@ -372,6 +372,14 @@ class LivePool:
         """The fitted formula of candidate ``i`` as text (:func:`automodel.printing.formula`)."""
         return printing.formula(self.terms_of(i), self.coefficients_of(i))
 
+    def formulas(self, rows: np.ndarray) -> list[str]:
+        """The fitted formulas of candidates ``rows``, each :meth:`formula` of its row, with the order of
+        every set of terms found in one sympy call (:func:`automodel.printing.formulas`) instead of one
+        per set."""
+        rows = np.asarray(rows, dtype=int)
+        coef = np.where(np.isfinite(self.coef[rows]), self.coef[rows], 0.0)
+        return printing.formulas([self.terms_of(i) for i in rows], np.arange(len(rows)), coef)
+
     def structure(self, i: int) -> str:
         """Candidate ``i`` without its coefficients (:func:`automodel.printing.terms_text`)."""
         return printing.terms_text(self.terms_of(i))

@@ -40,8 +40,9 @@ def ranking(store: str | Path | Store, app: str, top: int | None = 10, pruned: b
 def _live(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
     pool, ids = load_pool(conn, a)
     order = pool.ranking()[:top]
+    texts = pool.formulas(order)
     return pd.DataFrame([{"rank": r + 1, "id": int(ids[i]), "score": float(pool.score[i]),
-                          "n_terms": int(pool.width[i]), "formula": pool.formula(i)} for r, i in enumerate(order)],
+                          "n_terms": int(pool.width[i]), "formula": texts[r]} for r, i in enumerate(order)],
                         columns=["rank", "id", "score", "n_terms", "formula"])
 
 
