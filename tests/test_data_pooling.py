@@ -92,3 +92,12 @@ def test_kernels_and_observe_refuse_as_fit_does(tmp_path, capsys):
     runs.to_csv(csv, index=False)
     assert main(["observe", "--store", str(tmp_path / "s.db"), "--app", "a", str(csv)]) == 2
     assert "'theta' (2 values)" in capsys.readouterr().err
+
+
+def test_a_frame_naming_two_columns_alike_is_checked_without_a_traceback():
+    """The property suite's example: two undeclared columns named ``k`` (a frame may have them)."""
+    frame = pd.DataFrame([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]], columns=["time", "k", "k"])
+    assert automodel.load(frame).frame["count"].tolist() == [2]
+    frame.iloc[1, 2] = 5.0  # the second k varies within the one configuration, the first does not
+    with pytest.raises(automodel.DataError, match="undeclared column"):
+        automodel.load(pd.concat([frame] * 3, ignore_index=True))

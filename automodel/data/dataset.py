@@ -388,15 +388,15 @@ def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src
         One line naming each such column, its number of distinct values, and the options.
     """
     skip = set(ignore) | set(keys)
-    others = [c for c in raw.columns if str(c) not in skip and str(c).lower() not in BOOKKEEPING]
+    others = [i for i, c in enumerate(raw.columns) if str(c) not in skip and str(c).lower() not in BOOKKEEPING]
     if not others or len(raw) < 2:
         return
     group = raw.groupby(keys, sort=False, dropna=False).ngroup().to_numpy() if keys else np.zeros(len(raw), int)
     if group.max() + 1 == len(raw):
         return  # no repetitions at all
     found = []
-    for c in others:
-        column = raw[c]
+    for i in others:  # by position: a frame may name two columns alike
+        c, column = raw.columns[i], raw.iloc[:, i]
         distinct = column.nunique(dropna=True)
         if distinct < 2 or distinct > len(raw) / 2:
             continue
