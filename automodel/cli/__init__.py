@@ -13,7 +13,7 @@ from automodel.names import printable
 __all__ = ["main", "build_parser"]
 
 #: modules under automodel/cli/ that add subcommands, in the order ``--help`` lists them
-COMMAND_MODULES = ("fit", "predict", "model", "plot", "kernels", "demo", "templates", "run", "store")
+COMMAND_MODULES = ("fit", "predict", "model", "plot", "kernels", "demo", "templates", "run", "store", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,6 +17,9 @@ INPUT_FORMATS = ("csv", "tsv", "parquet", "text", "json", "jsonl", "talpas", "ex
 INPUT_HELP = ("runs (CSV, TSV, Parquet), an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p) or a "
               "folder of CUBE profiles")
 #: what ``--store`` takes, for every command that has it
+#: ``automodel serve``: the environment variable of its bearer token, and its default bounds (bytes of a
+#: request body, seconds a connection may stay silent); here so that building the parser imports no http.server
+TOKEN_ENV, MAX_BYTES, TIMEOUT_S = "AUTOMODEL_SERVE_TOKEN", 1 << 20, 10.0
 STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs pip install "
               "'automodel[postgres]'); observe and load record create a missing store")
 
