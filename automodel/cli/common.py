@@ -138,8 +138,10 @@ def jsonable(value: Any) -> Any:
     import numpy as np
     import pandas as pd
 
-    if isinstance(value, pd.DataFrame):
-        return [jsonable(r) for r in value.to_dict(orient="records")]
+    if isinstance(value, pd.DataFrame):  # column by column: to_dict(orient="records") costs ms per row
+        names = [str(k) for k in value.columns]
+        columns = [jsonable(value.iloc[:, j].tolist()) for j in range(value.shape[1])]
+        return [dict(zip(names, row)) for row in zip(*columns)] if names else [{} for _ in range(len(value))]
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):

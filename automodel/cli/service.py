@@ -331,11 +331,18 @@ def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, token:
     if not token and not _loopback(host):
         raise DataError(f"--host {host}: binding beyond loopback needs a token ({TOKEN_ENV} or --token-file); "
                         "and put the service behind a TLS proxy")
-    server = ThreadingHTTPServer((host, port), _handler(service, token or None, max_bytes, timeout,
-                                                        threading.Semaphore(MAX_ACTIVE)))
-    server.daemon_threads = False
-    server.block_on_close = True
-    return server
+    return _Server((host, port), _handler(service, token or None, max_bytes, timeout,
+                                          threading.Semaphore(MAX_ACTIVE)))
+
+
+class _Server(ThreadingHTTPServer):
+    """The standard library's threading server with a listen queue for many clients at once (the
+    default 5 resets connections under 50 concurrent clients) and request threads that are joined at
+    close (not daemons), so that a shutdown answers every request it accepted."""
+
+    request_queue_size = 256
+    daemon_threads = False
+    block_on_close = True
 
 
 def _loopback(host: str) -> bool:

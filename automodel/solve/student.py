@@ -1,4 +1,4 @@
-"""Student's t distribution in numpy alone: its upper tail and its quantile, for the prediction band.
+"""Student's t distribution without scipy: its upper tail and its quantile, for the prediction band.
 
 :func:`automodel.solve.band.quantile` needs the t quantile at every predicted row. scipy's
 ``stdtrit`` gives it, but importing ``scipy.special`` costs about 0.2 s of CPU, two thirds of what
@@ -7,68 +7,63 @@
 
 The upper tail is ``Q(t; nu) = I_x(nu/2, 1/2) / 2`` with ``x = nu / (nu + t^2)`` (Abramowitz and
 Stegun 26.7.1 and 26.5.27), the regularised incomplete beta function ``I`` evaluated by its
-continued fraction (A&S 26.5.8, modified Lentz). The quantile solves ``Q(t) = 1 - prob`` by Newton's
-method from the normal quantile: ``Q`` is convex and decreasing for ``t > 0`` and the t quantile
-lies above the normal one, so the iterates rise monotonically to the root and never overshoot. Above
-:data:`LARGE_DOF` degrees of freedom the Cornish-Fisher expansion of the t quantile about the normal
-one (A&S 26.7.5) is exact to double precision and the continued fraction would be slow.
+continued fraction (A&S 26.5.8, modified Lentz), in plain floats: a band needs few distinct degrees
+of freedom, and numpy's cost per call on one number is what a service's request cannot afford. The
+quantile solves ``Q(t) = 1 - prob`` by Newton's method from the Cornish-Fisher expansion of the t quantile about the normal one (A&S 26.7.5), or
+below 5 degrees of freedom from the normal quantile: ``Q`` is convex and decreasing for ``t > 0``, so
+from the left of the root the iterates rise monotonically to it, and from the right the first step
+lands left of it. From :data:`LARGE_DOF` degrees of freedom on the expansion itself is exact to 1e-12
+and the continued fraction would be slow.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
 
 __all__ = ["t_upper", "t_quantile", "LARGE_DOF"]
 
-#: degrees of freedom from which the quantile is the Cornish-Fisher expansion (error below 1e-13)
-LARGE_DOF = 2000.0
+#: degrees of freedom from which the quantile is the Cornish-Fisher expansion (relative error below 1e-12)
+LARGE_DOF = 500.0
 _TINY = 1e-300
 _EPS = 1e-15
 
 
-def _lgamma(x: np.ndarray) -> np.ndarray:
-    return np.array([math.lgamma(v) for v in np.ravel(x)]).reshape(np.shape(x))
-
-
-def _beta_fraction(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The continued fraction of ``I_x(a, b)`` (A&S 26.5.8), converging for ``x < (a + 1) / (a + b + 2)``."""
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of ``I_x(a, b)`` (A&S 26.5.8, modified Lentz), converging for
+    ``x < (a + 1) / (a + b + 2)``."""
     qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c = np.ones_like(x)
-    d = 1.0 - qab * x / qap
-    d = 1.0 / np.where(np.abs(d) < _TINY, _TINY, d)
-    h = d.copy()
-    live = np.ones(x.shape, bool)
-    for m in range(1, 400):
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    h = d
+    for m in range(1, 1000):
         m2 = 2 * m
         for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
             d = 1.0 + aa * d
-            d = 1.0 / np.where(np.abs(d) < _TINY, _TINY, d)
+            d = 1.0 / (d if abs(d) > _TINY else _TINY)
             c = 1.0 + aa / c
-            c = np.where(np.abs(c) < _TINY, _TINY, c)
+            c = c if abs(c) > _TINY else _TINY
             step = d * c
-            h = np.where(live, h * step, h)
-        live &= np.abs(step - 1.0) > _EPS
-        if not live.any():
+            h *= step
+        if abs(step - 1.0) <= _EPS:
             break
     return h
 
 
-def _betainc(a: np.ndarray, b: np.ndarray, x: np.ndarray, one_minus_x: np.ndarray) -> np.ndarray:
-    """The regularised incomplete beta ``I_x(a, b)`` for ``0 < x < 1`` (``1 - x`` given, to keep its
-    digits)."""
-    with np.errstate(divide="ignore"):
-        front = np.exp(_lgamma(a + b) - _lgamma(a) - _lgamma(b) + a * np.log(x) + b * np.log(one_minus_x))
-    direct = x < (a + 1.0) / (a + b + 2.0)
-    out = np.empty_like(x)
-    if direct.any():
-        out[direct] = front[direct] * _beta_fraction(a[direct], b[direct], x[direct]) / a[direct]
-    if (~direct).any():
-        s = ~direct
-        out[s] = 1.0 - front[s] * _beta_fraction(b[s], a[s], one_minus_x[s]) / b[s]
-    return out
+def _upper(t: float, dof: float) -> float:
+    """``P(T > t)`` on ``dof`` degrees of freedom, ``t >= 0``: ``I_x(dof/2, 1/2) / 2``, ``x = dof/(dof + t^2)``."""
+    if t == 0.0:
+        return 0.5
+    t2 = t * t
+    x, rest = dof / (dof + t2), t2 / (dof + t2)
+    a, b = dof / 2.0, 0.5
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(rest))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return 0.5 * front * _beta_fraction(a, b, x) / a
+    return 0.5 * (1.0 - front * _beta_fraction(b, a, rest) / b)
 
 
 def t_upper(t: np.ndarray | float, dof: np.ndarray | float) -> np.ndarray:
@@ -80,22 +75,10 @@ def t_upper(t: np.ndarray | float, dof: np.ndarray | float) -> np.ndarray:
     0.25
     """
     t, dof = np.broadcast_arrays(np.asarray(t, float), np.asarray(dof, float))
-    t2 = np.square(t)
-    x, rest = dof / (dof + t2), t2 / (dof + t2)
-    out = np.full(t.shape, 0.5)
-    positive = t2 > 0
-    if positive.any():
-        a = dof[positive] / 2.0
-        out[positive] = 0.5 * _betainc(a, np.full_like(a, 0.5), x[positive], rest[positive])
-    return out
+    return np.array([_upper(float(a), float(b)) for a, b in zip(t.ravel(), dof.ravel())]).reshape(t.shape)
 
 
-def _t_density(t: np.ndarray, dof: np.ndarray) -> np.ndarray:
-    log_c = _lgamma((dof + 1.0) / 2.0) - _lgamma(dof / 2.0) - 0.5 * np.log(dof * math.pi)
-    return np.exp(log_c - (dof + 1.0) / 2.0 * np.log1p(np.square(t) / dof))
-
-
-def _cornish_fisher(z: np.ndarray, dof: np.ndarray) -> np.ndarray:
+def _cornish_fisher(z: float, dof: float) -> float:
     """The t quantile from the normal quantile ``z`` (A&S 26.7.5, four terms)."""
     z2 = z * z
     g1 = (z2 + 1.0) * z / 4.0
@@ -105,9 +88,30 @@ def _cornish_fisher(z: np.ndarray, dof: np.ndarray) -> np.ndarray:
     return z + g1 / dof + g2 / dof ** 2 + g3 / dof ** 3 + g4 / dof ** 4
 
 
+@lru_cache(maxsize=4096)
+def _quantile(tail: float, dof: float) -> float:
+    """The ``t > 0`` with ``P(T > t) = tail`` (``tail < 1/2``) on ``dof`` degrees of freedom."""
+    z = NormalDist().inv_cdf(1.0 - tail)
+    if math.isinf(dof):
+        return z
+    if dof >= LARGE_DOF:
+        return _cornish_fisher(z, dof)
+    log_c = math.lgamma((dof + 1.0) / 2.0) - math.lgamma(dof / 2.0) - 0.5 * math.log(dof * math.pi)
+    t = _cornish_fisher(z, dof) if dof >= 5.0 else z  # within 1e-3 from 5 dof on: two or three steps
+    for _ in range(200):
+        density = math.exp(log_c - (dof + 1.0) / 2.0 * math.log1p(t * t / dof))
+        step = (_upper(t, dof) - tail) / density
+        t += step
+        if abs(step) <= 1e-13 * max(abs(t), 1.0):
+            break
+    return t
+
+
 def t_quantile(prob: float, dof: np.ndarray | float) -> np.ndarray:
     """The ``prob`` quantile of Student's t on ``dof`` (>= 1) degrees of freedom, as scipy's
     ``stdtrit(dof, prob)``; ``prob`` in (0, 1), ``dof`` a number or an array (infinite: the normal).
+    Each distinct ``(prob, dof)`` is solved once per process (bands ask again and again for the few
+    degrees of freedom of one model).
 
     Examples
     --------
@@ -119,23 +123,9 @@ def t_quantile(prob: float, dof: np.ndarray | float) -> np.ndarray:
     if not 0 < prob < 1:
         raise ValueError(f"prob must be in (0, 1), got {prob}")
     dof = np.asarray(dof, float)
-    upper = prob >= 0.5
-    tail = 1.0 - prob if upper else prob  # the upper tail beyond the positive quantile
-    z = NormalDist().inv_cdf(1.0 - tail)
-    t = np.full(dof.shape, z)
-    large = dof >= LARGE_DOF
-    t[large & np.isfinite(dof)] = _cornish_fisher(np.float64(z), dof[large & np.isfinite(dof)])
-    small = ~large
-    if small.any() and z > 0:
-        nu = dof[small]
-        x = t[small]
-        live = np.ones(nu.shape, bool)
-        for _ in range(200):
-            step = (t_upper(x[live], nu[live]) - tail) / _t_density(x[live], nu[live])
-            x[live] = x[live] + step
-            done = np.abs(step) <= 1e-13 * np.maximum(np.abs(x[live]), 1.0)
-            live[np.flatnonzero(live)[done]] = False
-            if not live.any():
-                break
-        t[small] = x
-    return t if upper else -t
+    if prob == 0.5:
+        return np.zeros(dof.shape)
+    tail = 1.0 - prob if prob > 0.5 else prob
+    values, where = np.unique(dof, return_inverse=True)
+    t = np.array([_quantile(tail, float(v)) for v in values])[where.reshape(dof.shape)]
+    return t if prob > 0.5 else -t
