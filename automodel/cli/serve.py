@@ -28,8 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--port", type=int, default=8035, help="port (default 8035; 0: any free port)")
     s.add_argument("--token-file", default=None, metavar="FILE",
                    help=f"a file holding the bearer token (else {TOKEN_ENV}); required off loopback")
-    s.add_argument("--max-bytes", type=int, default=MAX_BYTES, help=f"largest request body (default {MAX_BYTES})")
-    s.add_argument("--timeout", type=float, default=TIMEOUT_S,
+    s.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N", help=f"largest request body (default {MAX_BYTES})")
+    s.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="SECONDS",
                    help=f"seconds a connection may stay silent (default {TIMEOUT_S:g})")
     s.set_defaults(handler=serve)
 
