@@ -30,3 +30,12 @@ def test_closed_forms_and_the_band_multiplier():
     assert quantile(0.9, np.array([0.5, 3.0])).tolist() == pytest.approx([6.313751514675, 2.353363434801])
     with pytest.raises(ValueError):
         t_quantile(1.0, 3.0)
+
+
+def test_many_distinct_dofs_are_solved_together_as_one_by_one():
+    from automodel.solve.student import FEW
+
+    dofs = np.linspace(1.0, 900.0, 4 * FEW)
+    together = t_quantile(0.95, dofs)
+    np.testing.assert_allclose(together, [float(t_quantile(0.95, d)) for d in dofs], rtol=1e-12)
+    np.testing.assert_allclose(together, stdtrit(dofs, 0.95), rtol=1e-10)
