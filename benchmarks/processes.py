@@ -9,7 +9,8 @@ baseline / this tree (pairing keeps a ratio meaningful while the machine's speed
 
 Byte code is cached as an installed package caches it (``PYTHONPYCACHEPREFIX``, one folder per tree,
 filled by the warm-up), even where ``PYTHONDONTWRITEBYTECODE`` is set: otherwise every run would
-compile automodel's sources again, a cost no installed copy pays.
+compile automodel's sources again, a cost no installed copy pays. So is what :mod:`automodel.printing`
+learns about terms (``AUTOMODEL_CACHE_DIR``, the same folder): the warm-up is the first run of a user.
 
 The inputs (issue 35): a model file fitted on the bundled ``cg_fast.csv`` and two rows to predict; the
 4-parameter, 64-run data of :func:`benchmarks.speed.fit_seconds`; a store holding 32 runs of
@@ -65,7 +66,7 @@ def prepare(folder: Path) -> None:
     pd.DataFrame({"n": [400000, 800000], "p": [16, 32]}).to_csv(folder / "rows.csv", index=False)
     _four_parameter_runs().to_csv(folder / "four.csv", index=False)
     tool = [sys.executable, "-m", "automodel"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOMODEL_CACHE_DIR": "off"}
     subprocess.run(tool + ["fit", str(folder / "cg.csv"), "--quiet", "-o", str(folder / "model.json")],
                    env=env, check=True, capture_output=True)
     subprocess.run(tool + ["observe", "--store", str(folder / "base.db"), "--app", "cg", str(folder / "base.csv")],
@@ -76,7 +77,7 @@ def run_once(tree: Path, arguments: list[str], folder: Path, cache: Path) -> flo
     """CPU seconds of one ``python -m automodel ARGUMENTS`` with the code of ``tree``."""
     shutil.copy(folder / "base.db", folder / "run.db")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(PYTHONPATH=str(tree), PYTHONPYCACHEPREFIX=str(cache))
+    env.update(PYTHONPATH=str(tree), PYTHONPYCACHEPREFIX=str(cache), AUTOMODEL_CACHE_DIR=str(cache))
     command = [sys.executable, "-m", "automodel", *[a.format(dir=folder) for a in arguments]]
     before = _children_cpu()
     done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=folder)

@@ -42,9 +42,10 @@ def _post(url: str, body: dict) -> tuple[int, float]:
         return answer.status, time.perf_counter() - start
 
 
-def start_server(arguments: list[str]) -> tuple[subprocess.Popen, str]:
-    """``python -m automodel serve ARGUMENTS --port 0`` in a new process, and its URL."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def start_server(arguments: list[str], cache: Path) -> tuple[subprocess.Popen, str]:
+    """``python -m automodel serve ARGUMENTS --port 0`` in a new process (its printing cache in the
+    folder ``cache``), and its URL."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOMODEL_CACHE_DIR": str(cache)}
     server = subprocess.Popen([sys.executable, "-m", "automodel", "serve", *arguments, "--port", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     return server, server.stdout.readline().split()[2]
@@ -107,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="automodel-service-") as tmp:
         folder = Path(tmp)
         (folder / "models").mkdir()
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOMODEL_CACHE_DIR": str(folder)}
+        os.environ["AUTOMODEL_CACHE_DIR"] = str(folder)  # this process's observes too
         subprocess.run([sys.executable, "-m", "automodel", "fit", str(DEMO), "--quiet", "-o",
                         str(folder / "models" / "cg.json")], check=True, env=env, capture_output=True)
         stores = {"sqlite": str(folder / "store.db")}
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for kind, store in stores.items():
                 S.observe(store, "cg", pd.read_csv(DEMO))
-                server, url = start_server(["--store", store, "--models", str(folder / "models")])
+                server, url = start_server(["--store", store, "--models", str(folder / "models")], folder)
                 try:
                     if kind == "sqlite":
                         r = predict_load(url, args.requests, args.clients)
