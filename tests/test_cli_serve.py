@@ -96,6 +96,20 @@ def test_observe_predict_and_ranking_against_the_store(served):
     assert answer["rows"][0]["predicted"] == pytest.approx(leader.predict({"n": [4e5], "p": [64.0]})[0], rel=1e-12)
 
 
+def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
+    url, folder, _ = served
+    before = len(S.runs(str(folder / "store.db"), "cg"))
+    rows = [{"n": 60000.0 + 1000 * i, "p": 4.0, "time": 0.003 + 1e-5 * i} for i in range(8)]
+    rows[3]["time"] = -1.0
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda r: _call(url, "/observe", {"app": "cg", "runs": [r]}), rows))
+    assert [status for status, _ in answers] == [200] * 3 + [400] + [200] * 4
+    assert all(len(a["run_ids"]) == 1 for status, a in answers if status == 200)
+    assert len({a["run_ids"][0] for status, a in answers if status == 200}) == 7
+    stored = S.runs(str(folder / "store.db"), "cg")
+    assert len(stored) == before + 7 and -1.0 not in stored["time"].tolist()
+
+
 @pytest.mark.parametrize("path, body, status, text", [
     ("/predict", {"model": "m", "rows": [{"n": 1000}]}, 400, "column 'p': missing"),
     ("/predict", {"model": "nope", "rows": [{"n": 1, "p": 1}]}, 400, "no model 'nope'"),

@@ -56,6 +56,7 @@ class Service:
             from automodel.store import open_store
 
             self.store = open_store(store)
+        self.batches = _Batches()
         self.models: dict[str, Any] = {}
         if models is not None:
             folder = Path(models)
@@ -149,6 +150,9 @@ class Service:
         return jsonable({**asdict(found), "formula": model.formula, "notes": said})
 
     def observe(self, body: dict) -> dict:
+        """Store the runs of one request. Requests for the same application and options that arrive
+        while an observe of it is being stored are stored together by the next one (:class:`_Batches`):
+        the application's lock is taken once for all of them."""
         from dataclasses import asdict
 
         import pandas as pd
@@ -164,9 +168,18 @@ class Service:
         roles = body.get("roles", {})
         if not isinstance(roles, dict) or not all(isinstance(v, str) for v in roles.values()):
             raise DataError("'roles' must map roles (time, n, p, cpu, bw) to column names")
-        report = observe(self._store(), app, pd.DataFrame(runs), aggregate=body.get("aggregate"),
-                         allow_duplicates=bool(body.get("allow_duplicates", False)), **roles)
-        return jsonable({**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()})
+        store, aggregate, duplicates = self._store(), body.get("aggregate"), bool(body.get("allow_duplicates", False))
+
+        def work(frame: pd.DataFrame) -> Any:
+            return observe(store, app, frame, aggregate=aggregate, allow_duplicates=duplicates, **roles)
+
+        frame = pd.DataFrame(runs)
+        if aggregate is not None:  # repetitions combined: the runs of one request are not its rows
+            report, share = work(frame), slice(None)
+        else:
+            report, share = self.batches.run(json.dumps([app, roles, duplicates], sort_keys=True), frame, work)
+        out = {**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()}
+        return jsonable({**out, "run_ids": report.run_ids[share]})
 
     def ranking(self, query: dict) -> dict:
         from automodel.cli.common import jsonable
@@ -179,6 +192,81 @@ class Service:
         except ValueError:
             raise DataError(f"'top' must be a whole number, got {query['top'][:40]!r}") from None
         return jsonable({"app": query["app"], "rows": ranking(self._store(), query["app"], top or None)})
+
+
+class _Pending:
+    """One request's runs waiting in :class:`_Batches`: what it gets back, and when."""
+
+    def __init__(self, frame: Any) -> None:
+        self.frame, self.lead, self.result, self.error = frame, False, None, None
+        self.wake = threading.Event()
+
+
+class _Batches:
+    """Group commit: the requests that queue for one key while a request of it is being stored are
+    stored by the next one together (one observe of all their rows), each answered with that observe's
+    report and its own run ids. A batch that fails is stored request by request, so bad input fails
+    its own request only."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.queues: dict[str, list[_Pending]] = {}
+        self.busy: set[str] = set()
+
+    def run(self, key: str, frame: Any, work: Any) -> tuple[Any, slice]:
+        """``work(rows)`` of ``frame`` with the rows that queued with it; the report and the slice of its
+        ``run_ids`` that are this request's."""
+        entry = _Pending(frame)
+        with self.lock:
+            self.queues.setdefault(key, []).append(entry)
+            if key not in self.busy:
+                self.busy.add(key)
+                entry.lead = True
+        if not entry.lead:
+            entry.wake.wait()  # answered, or handed the lead
+        if entry.result is None and entry.error is None:
+            with self.lock:
+                batch = self.queues.pop(key)
+            try:
+                self._store(batch, work)
+            finally:
+                with self.lock:
+                    waiting = self.queues.get(key)
+                    if waiting:
+                        waiting[0].lead = True
+                        waiting[0].wake.set()
+                    else:
+                        self.busy.discard(key)
+        if entry.error is not None:
+            raise entry.error
+        return entry.result
+
+    @staticmethod
+    def _store(batch: list[_Pending], work: Any) -> None:
+        import pandas as pd
+
+        try:
+            report = work(pd.concat([e.frame for e in batch], ignore_index=True) if len(batch) > 1 else batch[0].frame)
+            sizes = [len(e.frame) for e in batch]
+            whole = len(report.run_ids) == sum(sizes)  # ids follow the rows when none was skipped
+            start = 0
+            for e, size in zip(batch, sizes):
+                e.result = (report, slice(start, start + size) if whole else slice(None))
+                start += size
+        except Exception as exc:  # noqa: BLE001  (handed to the requests; each is answered)
+            if len(batch) == 1:
+                batch[0].error = exc
+            else:
+                for e in batch:
+                    try:
+                        e.result = (work(e.frame), slice(None))
+                    except Exception as own:  # noqa: BLE001
+                        e.error = own
+        finally:
+            for e in batch:
+                if e.result is None and e.error is None:
+                    e.error = RuntimeError("not stored")
+                e.wake.set()
 
 
 #: path -> (method, the :class:`Service` method that answers)
