@@ -113,19 +113,18 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, "-m", "automodel", "fit", str(DEMO), "--quiet", "-o",
                         str(folder / "models" / "cg.json")], check=True, env=env, capture_output=True)
         stores = {"sqlite": str(folder / "store.db")}
-        postgres = None
-        if args.postgres:
-            sys.path.insert(0, str(ROOT / "tests"))
-            from postgres_server import Server, unavailable
-
-            reason = unavailable()
-            if reason is None:
-                postgres = Server.create()
-                postgres.start()
-                stores["postgresql"] = postgres.url(postgres.fresh_database())
-            else:
-                print(f"postgresql: skipped ({reason})")
+        postgres: list = []
         try:
+            if args.postgres:
+                sys.path.insert(0, str(ROOT / "tests"))
+                from postgres_server import Server, unavailable
+
+                reason = unavailable()
+                if reason is None:
+                    postgres.append(Server.create())
+                    stores["postgresql"] = postgres[0].fresh_database()
+                else:
+                    print(f"postgresql: skipped ({reason})")
             for kind, store in stores.items():
                 S.observe(store, "cg", pd.read_csv(DEMO))
                 server, url = start_server(["--store", store, "--models", str(folder / "models")], folder)
@@ -141,9 +140,8 @@ def main(argv: list[str] | None = None) -> int:
                 finally:
                     stop_server(server)
         finally:
-            if postgres is not None:
-                postgres.stop()
-                postgres.remove()
+            for server in postgres:
+                server.remove()
     return 0
 
 
