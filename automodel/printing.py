@@ -97,7 +97,8 @@ CACHE_VERSION = 1
 #: term -> (the text after its coefficient or None, whether ``c*term`` is two factors, the text of the
 #: term's expression); found with sympy (:func:`_found`) or read from :func:`cache_file`
 _FACTS: dict[Term, tuple[str | None, bool, str]] = {}
-#: term -> its place in the printer's order of the sum of all the terms that have one (:func:`prime_orders`)
+#: term -> its place in the printer's order of the sum of all the terms that have one (:func:`prime_orders`);
+#: replaced whole, never changed in place, so a thread that reads it (automodel serve) sees one ordering
 _RANK: dict[Term, int] = {}
 #: whether the cache file was read (``"read"``) and whether this process found facts it lacks (``"new"``)
 _STATE = {"read": False, "new": False}
@@ -119,6 +120,7 @@ def _read_cache() -> None:
     """Add the facts of :func:`cache_file` to :data:`_FACTS` (and its places to :data:`_RANK` when it has
     none yet: places are only comparable within one ordering), once per process. A missing, unreadable
     or malformed file, or one written with another sympy than the one loaded, is ignored."""
+    global _RANK
     if _STATE["read"]:
         return
     _STATE["read"] = True
@@ -142,7 +144,7 @@ def _read_cache() -> None:
     for term, found in facts.items():
         _FACTS.setdefault(term, found)
     if not _RANK:
-        _RANK.update(ranks)
+        _RANK = ranks
 
 
 def _write_cache() -> None:
@@ -228,17 +230,19 @@ def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
     none, the sum of all of them is ordered again, once, with coefficients 2, 3, ... that name each
     term; each sum's order is read off from the places.
     """
+    global _RANK
     todo = [s for s in dict.fromkeys(sums) if s not in _ORDERS and _printable(s)]
     if not todo:
         return
     _read_cache()
-    new = [t for t in dict.fromkeys(t for s in todo for t in s) if t not in _RANK]
+    rank = _RANK
+    new = [t for t in dict.fromkeys(t for s in todo for t in s) if t not in rank]
     if new:
         import sympy
 
         from automodel.printers import TextPrinter
 
-        terms = list(_RANK) + new
+        terms = list(rank) + new
         exprs = list(dict.fromkeys(t.expr for t in terms))
         if len(exprs) < 2:
             ordered_exprs = exprs
@@ -249,11 +253,10 @@ def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
                 return
             ordered_exprs = [exprs[int(a.as_coeff_Mul()[0]) - 2] for a in ordered]
         position = {e: r for r, e in enumerate(ordered_exprs)}
-        _RANK.clear()
-        _RANK.update({t: position[t.expr] for t in terms})
+        rank = _RANK = {t: position[t.expr] for t in terms}
         _learnt()
     for s in todo:
-        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: _RANK[s[i]]))
+        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: rank[s[i]]))
 
 
 @lru_cache(maxsize=65536)
