@@ -103,9 +103,11 @@ class Interval:
             coefficients = np.asarray(posterior, float)
         choice = np.zeros(len(yhat))
         if self.alternatives:
+            arrays = {q: columns[q].to_numpy(float) for q in columns}  # what a term model reads, made once
             with np.errstate(all="ignore"):
-                ratios = np.column_stack([band.log_ratio(np.asarray(a.predict(columns), float), yhat)
-                                          for a in self.alternatives])
+                ratios = np.column_stack([band.log_ratio(np.asarray(a.predict(
+                    arrays if getattr(a, "terms", None) is not None else columns), float), yhat)
+                    for a in self.alternatives])
             ratios = np.where(np.isfinite(ratios), ratios, np.nan)
             counted = np.isfinite(ratios).sum(axis=1)
             choice = np.sqrt(np.nansum(ratios ** 2, axis=1) / np.maximum(counted, 1))
@@ -128,10 +130,9 @@ class Interval:
         freedom (the equivalent candidates' spread) dominates, adding the well-estimated run noise can
         raise the degrees of freedom more than the scale."""
         parts = self.parts(columns, core, yhat, kind)
-        dof = band.satterthwaite(parts) * np.ones(len(yhat))
-        lo, hi = band.bounds(yhat, band.combine(*[sd for sd, _ in parts]), level, dof)
-        if kind == "run":
-            mean_lo, mean_hi = self.bounds(columns, core, yhat, level, "mean")
+        lo, hi = _bounds(parts, yhat, level)
+        if kind == "run":  # the parts of the expected time: the same without the run's
+            mean_lo, mean_hi = _bounds([(0.0, parts[0][1]), *parts[1:]], yhat, level)
             lo, hi = np.fmin(lo, mean_lo), np.fmax(hi, mean_hi)
         zero = np.asarray(yhat) == 0  # a log-normal band about 0 is 0 (a counter of zeros only: T = 0)
         return np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
@@ -203,6 +204,13 @@ class Interval:
                    noise_seconds=_nonnegative(d, "noise_seconds"),
                    run_dof=int(_nonnegative(d, "run_dof", whole=True)),
                    growth_dof={str(q): _finite(g, f"growth_dof of {q}") for q, g in growth_dof.items()})
+
+
+def _bounds(parts: list[tuple[np.ndarray | float, float]], yhat: np.ndarray, level: float
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` band about ``yhat`` of the parts ``(standard deviation, dof)``."""
+    dof = band.satterthwaite(parts) * np.ones(len(yhat))
+    return band.bounds(yhat, band.combine(*[sd for sd, _ in parts]), level, dof)
 
 
 def _finite(value: Any, what: str, nan_ok: bool = False) -> float:

@@ -14,19 +14,20 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import pandas as pd
-import sympy
 
 from automodel.data.cells import MAGNITUDE, RULES, as_float, finite_number, numeric, shown, violation
 from automodel.errors import DataError, ModelFileError
 from automodel.options import ROW_BUDGET
 from automodel.files import write_text
-from automodel import printing
 from automodel.interval import Interval
 from automodel.space.terms import Term, term_from_dict, term_sum, term_values
+
+if TYPE_CHECKING:  # sympy and the printers (0.5 s) are imported by the expressions and formulas only
+    import sympy
 
 __all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR",
            "term_batches", "predict_many",
@@ -406,6 +407,8 @@ class Model:
     @property
     def formula(self) -> str:
         """The formula as one line of text (:mod:`automodel.printing`)."""
+        from automodel import printing
+
         if isinstance(self.core, TermModel):
             return printing.formula(self.core.terms, self.core.coefficients)
         return printing.to_text(self.expr)

@@ -20,7 +20,7 @@ from automodel.files import check_input, read_text, write_text
 from automodel.interval import Interval
 from automodel.names import label_problem, parameter_problem, printable, space_problem
 from automodel.model import FORMAT, VERSION, Core, Model, TermModel
-from automodel.templates import TEMPLATES
+from automodel.templates import MODULE_OF, template as find_template
 
 __all__ = ["load_model", "load_models", "save_models", "models_body", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES",
            "MODELS_FORMAT"]
@@ -44,9 +44,9 @@ def core_from_dict(body: Any, params: frozenset[str]) -> Core:
         return TermModel.from_dict(body, params)
     if kind == "template":
         name = body.get("template")
-        template = TEMPLATES.get(name) if isinstance(name, str) else None
+        template = find_template(name) if isinstance(name, str) else None
         if template is None:
-            raise ModelFileError(f"unknown template {shown(name)}; known: {', '.join(TEMPLATES)}")
+            raise ModelFileError(f"unknown template {shown(name)}; known: {', '.join(MODULE_OF)}")
         return template.from_dict(body)
     raise ModelFileError(f"unknown model kind {shown(kind)} (expected terms or template)")
 

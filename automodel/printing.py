@@ -2,8 +2,8 @@
 
 Every formula automodel shows goes through this module: the leaderboard of ``automodel fit``, the
 kernel summary of ``automodel kernels``, the store's ranking, the ``formula`` of a model file and
-``automodel show``. :data:`PRINTERS` holds the printer classes (sympy's printer protocol, one
-``_print_<Node>`` method per change from sympy's defaults):
+``automodel show``. :data:`PRINTERS` holds the printer classes (:mod:`automodel.printers`, imported on
+first use; sympy's printer protocol, one ``_print_<Node>`` method per change from sympy's defaults):
 
 ``text``
     :class:`TextPrinter`, a :class:`~sympy.printing.str.StrPrinter` with ``^`` for powers and
@@ -24,149 +24,183 @@ coefficients, with the text printer's own number format. The result is the text 
 the model's expression (tested on random models) at a small fraction of the cost, which is what lets
 ``automodel kernels`` print thousands of formulas; every path that shows a term model's formula
 (``Model.formula``, the leaderboard, the kernel summary, the store) goes through :func:`formula`.
+
+What sympy found about each term (its text, its place in the printer's order of a sum) is kept in a
+file (:func:`cache_file`) and read back by the next process, so that a process that prints the
+formulas of terms printed before imports no sympy (issue 35: ``automodel observe`` and the first fit
+of a process paid 0.5 s to import sympy and 0.2 s to order the terms again).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import sys
 from functools import lru_cache
-from typing import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import sympy
-from mpmath.libmp import dps_to_prec, from_float, round_nearest, to_str
-from sympy.printing.c import C99CodePrinter
-from sympy.printing.latex import LatexPrinter
-from sympy.printing.precedence import precedence
-from sympy.printing.pycode import PythonCodePrinter
-from sympy.printing.str import StrPrinter
 
-from automodel.space.terms import ONE, Term, term_sum
+from automodel.coefficient_text import number
+from automodel.lazy import lazy_names
+from automodel.space.terms import ONE, Term, term_from_dict, term_sum
+
+if TYPE_CHECKING:  # pragma: no cover
+    import sympy
+
+    from automodel.printers import PRINTERS, CFormulaPrinter, LatexFormulaPrinter, PythonFormulaPrinter, TextPrinter
 
 __all__ = ["TextPrinter", "PRINTERS", "to_text", "to_latex", "to_python", "to_c", "formula", "formulas", "prime_orders",
-           "term_text", "terms_text"]
+           "term_text", "terms_text", "number", "cache_file", "CACHE_ENV"]
 
-
-class TextPrinter(StrPrinter):
-    """One-line formulas: ``1.0e-6*n^2/p + 0.0001*p``.
-
-    Settings: ``digits``, the significant digits of every coefficient (default 4); trailing zeros are
-    stripped (``full_prec=False``) wherever the number stands.
-
-    Examples
-    --------
-    >>> from automodel.space.symbols import symbol
-    >>> n, p = symbol("n"), symbol("p")
-    >>> TextPrinter().doprint(sympy.Float(1.23456e-6) * n ** 2 / p + sympy.Float(0.5) * sympy.sqrt(p))
-    '1.235e-6*n^2/p + 0.5*sqrt(p)'
-    """
-
-    _default_settings = {**StrPrinter._default_settings, "digits": 4, "full_prec": False}
-
-    def number(self, value: float) -> str:
-        """``value`` as this printer prints a coefficient: ``0.0032``, ``1.235e-6``, ``2.0``.
-
-        The text of :meth:`_print_Float` of ``sympy.Float(value)``, made by the function sympy's own
-        float printing calls (``mpmath.libmp.to_str``) without building two sympy numbers per
-        coefficient (a third of the time of ``automodel kernels`` on 1000 kernels); the tests check
-        that both give the same text.
-        """
-        digits = self._settings["digits"]
-        text = to_str(from_float(float(value), dps_to_prec(digits), round_nearest), digits, strip_zeros=True)
-        if text.startswith("-.0"):
-            text = "-0." + text[3:]
-        elif text.startswith(".0"):
-            text = "0." + text[2:]
-        return text.removeprefix("+")
-
-    def _print_Float(self, expr: sympy.Float) -> str:
-        """sympy's own format of ``expr`` rounded to ``digits`` significant digits, zeros stripped."""
-        return super()._print_Float(sympy.Float(expr, self._settings["digits"]))
-
-    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
-        special = expr.exp is sympy.S.Half or (expr.is_commutative and (-expr.exp is sympy.S.Half
-                                                                      or expr.exp is sympy.S.NegativeOne))
-        if special and not rational:
-            return super()._print_Pow(expr, rational)  # sqrt(x), 1/sqrt(x), 1/x
-        prec = precedence(expr)
-        return f"{self.parenthesize(expr.base, prec, strict=False)}^{self.parenthesize(expr.exp, prec, strict=False)}"
-
-
-class LatexFormulaPrinter(LatexPrinter):
-    """LaTeX with ``\\log_{2}`` and coefficients rounded to ``digits`` significant digits."""
-
-    _default_settings = {**LatexPrinter._default_settings, "digits": 4}
-
-    def _print_Float(self, expr: sympy.Float) -> str:
-        return super()._print_Float(sympy.Float(expr, self._settings["digits"]))
-
-    def _print_log2(self, expr: sympy.Expr, exp: str | None = None) -> str:
-        base = rf"\log_{{2}}\left({self._print(expr.args[0])}\right)"
-        return rf"{base}^{{{exp}}}" if exp else base
-
-
-class _ExactFloats:
-    """Code printers' floats: ``repr``, which reads back as the same double (sympy's code printers
-    print ``0.0032000000000000002``)."""
-
-    def _print_Float(self, expr: sympy.Float) -> str:
-        return repr(float(expr))
-
-
-class _Names:
-    """Code printers' symbols: the name each has in the code (setting ``names``, a dict from the
-    parameter to its name, :func:`automodel.names.code_names`), so that a parameter named ``lambda``,
-    ``math`` or ``double`` prints as a name the code can hold; a symbol not in it prints as itself."""
-
-    def _print_Symbol(self, expr: sympy.Symbol) -> str:
-        names = self._settings.get("names") or {}
-        return names[expr.name] if expr.name in names else super()._print_Symbol(expr)
-
-
-class CFormulaPrinter(_Names, _ExactFloats, C99CodePrinter):
-    """C99 (``<math.h>``) with floats that round-trip exactly."""
-
-    _default_settings = {**C99CodePrinter._default_settings, "names": {}}
-
-
-class PythonFormulaPrinter(_Names, _ExactFloats, PythonCodePrinter):
-    """Python (``math`` module) with floats that round-trip exactly."""
-
-    _default_settings = {**PythonCodePrinter._default_settings, "names": {}}
-
-
-#: format name -> printer class
-PRINTERS: dict[str, type] = {"text": TextPrinter, "latex": LatexFormulaPrinter, "python": PythonFormulaPrinter,
-                             "c": CFormulaPrinter}
+__getattr__, __dir__ = lazy_names(globals(), {name: "automodel.printers" for name in (
+    "TextPrinter", "LatexFormulaPrinter", "CFormulaPrinter", "PythonFormulaPrinter", "PRINTERS")})
 
 
 def to_text(expr: sympy.Expr, digits: int = 4) -> str:
     """A readable one-line formula with ``digits`` significant digits per coefficient."""
+    from automodel.printers import TextPrinter
+
     return TextPrinter({"digits": digits}).doprint(expr)
 
 
 def to_latex(expr: sympy.Expr, digits: int = 4) -> str:
     """LaTeX of ``expr`` with ``digits`` significant digits per coefficient."""
+    from automodel.printers import LatexFormulaPrinter
+
     return LatexFormulaPrinter({"digits": digits}).doprint(expr)
 
 
 def to_python(expr: sympy.Expr, names: dict[str, str] | None = None) -> str:
     """A Python expression (``math.log2``, ``math.sqrt``, ...) that reproduces ``expr`` exactly; each
     symbol under its name in ``names`` (:func:`automodel.names.code_names`), if there."""
+    from automodel.printers import PythonFormulaPrinter
+
     return PythonFormulaPrinter({"names": dict(names or {})}).doprint(expr)
 
 
 def to_c(expr: sympy.Expr, names: dict[str, str] | None = None) -> str:
     """A C99 expression (``log2``, ``pow``, ``exp``, ``ceil`` from ``<math.h>``); each symbol under
     its name in ``names``, if there."""
+    from automodel.printers import CFormulaPrinter
+
     return CFormulaPrinter({"names": dict(names or {})}).doprint(expr)
 
 
 # -- term models --------------------------------------------------------------------------------
-_PRINTER = TextPrinter()  # the default settings: 4 digits
+#: the environment variable naming the folder of :func:`cache_file` ("off": no file)
+CACHE_ENV = "AUTOMODEL_CACHE_DIR"
+#: the version of the cache file's layout
+CACHE_VERSION = 1
+#: term -> (the text after its coefficient or None, whether ``c*term`` is two factors, the text of the
+#: term's expression); found with sympy (:func:`_found`) or read from :func:`cache_file`
+_FACTS: dict[Term, tuple[str | None, bool, str]] = {}
+#: term -> its place in the printer's order of the sum of all the terms that have one (:func:`prime_orders`);
+#: replaced whole, never changed in place, so a thread that reads it (automodel serve) sees one ordering
+_RANK: dict[Term, int] = {}
+#: whether the cache file was read (``"read"``) and whether this process found facts it lacks (``"new"``)
+_STATE = {"read": False, "new": False}
 
 
-@lru_cache(maxsize=None)
+def cache_file() -> Path | None:
+    """The file that keeps what sympy found about each term between processes: under the folder named
+    by ``AUTOMODEL_CACHE_DIR`` (``off``: none), else ``$XDG_CACHE_HOME/automodel``, else
+    ``~/.cache/automodel``."""
+    folder = os.environ.get(CACHE_ENV)
+    if folder == "off":
+        return None
+    if not folder:
+        folder = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "automodel")
+    return Path(folder) / f"printing-{CACHE_VERSION}.json"
+
+
+def _read_cache() -> None:
+    """Add the facts of :func:`cache_file` to :data:`_FACTS` (and its places to :data:`_RANK` when it has
+    none yet: places are only comparable within one ordering), once per process. A missing, unreadable
+    or malformed file, or one written with another sympy than the one loaded, is ignored."""
+    global _RANK
+    if _STATE["read"]:
+        return
+    _STATE["read"] = True
+    path = cache_file()
+    facts: dict[Term, tuple[str | None, bool, str]] = {}
+    ranks: dict[Term, int] = {}
+    try:
+        body = json.loads(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else None
+        if not isinstance(body, dict) or body.get("version") != CACHE_VERSION:
+            return
+        if "sympy" in sys.modules and body.get("sympy") != sys.modules["sympy"].__version__:
+            return
+        for data, text, lone, key, rank in body["terms"]:
+            names = {f.get("param") for f in data} | {f.get("center_param") for f in data if f.get("center_param")}
+            term = term_from_dict(data, names)
+            facts[term] = (None if text is None else str(text), bool(lone), str(key))
+            if rank is not None:
+                ranks[term] = int(rank)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return
+    for term, found in facts.items():
+        _FACTS.setdefault(term, found)
+    if not _RANK:
+        _RANK = ranks
+
+
+def _write_cache() -> None:
+    """Write :data:`_FACTS` and :data:`_RANK` to :func:`cache_file` when this process found facts the file
+    lacked (at exit; atomically: a reader sees the old file or the new one, and the last writer wins)."""
+    path = cache_file()
+    if path is None or not _STATE["new"]:
+        return
+    try:
+        import sympy
+
+        from automodel.files import write_text
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = {"version": CACHE_VERSION, "sympy": sympy.__version__,
+                "terms": [[t.to_dict(), text, lone, key, _RANK.get(t)] for t, (text, lone, key) in _FACTS.items()]}
+        write_text(path, json.dumps(body, separators=(",", ":")))
+        _STATE["new"] = False
+    except Exception:  # noqa: BLE001  (a cache: a command never fails for it)
+        pass
+
+
+def _learnt() -> None:
+    """Note that this process found facts that :func:`cache_file` lacks: it is written at exit."""
+    if not _STATE["new"]:
+        import atexit
+
+        atexit.register(_write_cache)
+        _STATE["new"] = True
+
+
+def _found(term: Term) -> tuple[str | None, bool, str]:
+    """What the printer makes of ``term`` (:data:`_FACTS`), found with sympy when not known."""
+    facts = _FACTS.get(term)
+    if facts is None:
+        _read_cache()
+        facts = _FACTS.get(term)
+    if facts is None:
+        import sympy
+
+        from automodel.printers import TextPrinter
+
+        printer = TextPrinter()
+        text = None
+        if term == ONE:
+            text = ""
+        else:
+            product = sympy.Float(1.5) * term.expr
+            if product.is_Mul and product.as_coeff_Mul() == (sympy.Float(1.5), term.expr):
+                printed = printer.doprint(product)
+                text = printed[3:] if printed.startswith("1.5") and printed[3:4] in ("*", "/") else None
+        facts = _FACTS[term] = (text, not isinstance(term.expr, sympy.Mul), printer.doprint(term.expr))
+        _learnt()
+    return facts
+
+
 def term_text(term: Term) -> str | None:
     """The text after the coefficient in ``c*term`` (``"*n^2/p"``; ``""`` for the constant), printed once
     per term; None when the printer does not print ``c*term`` as the coefficient and the term (a number
@@ -178,13 +212,7 @@ def term_text(term: Term) -> str | None:
     >>> term_text(power("n", 2) * power("p", -1))
     '*n^2/p'
     """
-    if term == ONE:
-        return ""
-    product = sympy.Float(1.5) * term.expr
-    if not (product.is_Mul and product.as_coeff_Mul() == (sympy.Float(1.5), term.expr)):
-        return None
-    text = _PRINTER.doprint(product)
-    return text[3:] if text.startswith("1.5") and text[3:4] in ("*", "/") else None
+    return _found(term)[0]
 
 
 #: terms (with nonzero coefficients) -> the printer's order of their sum; filled by :func:`prime_orders`
@@ -192,25 +220,43 @@ _ORDERS: dict[tuple[Term, ...], tuple[int, ...]] = {}
 
 
 def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
-    """The printer's order of many sums of terms, from one sympy call.
+    """The printer's order of many sums of terms, from at most one sympy call.
 
     The order of a sum (:meth:`~sympy.core.expr.Expr.as_ordered_terms`) compares the terms' exponent
     vectors lexicographically, over the generators of the whole sum in one fixed order; a generator
     that two terms both lack does not change how they compare, so the order of any subset of terms is
-    the order of the whole set restricted to it. The sum of all distinct terms is ordered once, with
-    coefficients 2, 3, ... that name each term; each sum's order is read off from it.
+    the order of the whole set restricted to it. Every term gets its place in the order of the sum of
+    all the terms known (:data:`_RANK`, kept in :func:`cache_file`); when some term of ``sums`` has
+    none, the sum of all of them is ordered again, once, with coefficients 2, 3, ... that name each
+    term; each sum's order is read off from the places.
     """
+    global _RANK
     todo = [s for s in dict.fromkeys(sums) if s not in _ORDERS and _printable(s)]
-    exprs = list(dict.fromkeys(t.expr for s in todo for t in s))
-    if len(exprs) < 2:
-        _ORDERS.update(dict.fromkeys(todo, (0,)))
+    if not todo:
         return
-    ordered = _PRINTER._as_ordered_terms(sympy.Add(*[sympy.Float(2 + i) * e for i, e in enumerate(exprs)]))
-    if len(ordered) != len(exprs):  # term_text() rules this out; formula() then prints the expression
-        return
-    position = {exprs[int(a.as_coeff_Mul()[0]) - 2]: r for r, a in enumerate(ordered)}
+    _read_cache()
+    rank = _RANK
+    new = [t for t in dict.fromkeys(t for s in todo for t in s) if t not in rank]
+    if new:
+        import sympy
+
+        from automodel.printers import TextPrinter
+
+        terms = list(rank) + new
+        exprs = list(dict.fromkeys(t.expr for t in terms))
+        if len(exprs) < 2:
+            ordered_exprs = exprs
+        else:
+            ordered = TextPrinter()._as_ordered_terms(
+                sympy.Add(*[sympy.Float(2 + i) * e for i, e in enumerate(exprs)]))
+            if len(ordered) != len(exprs):  # term_text() rules this out; formula() then prints the expression
+                return
+            ordered_exprs = [exprs[int(a.as_coeff_Mul()[0]) - 2] for a in ordered]
+        position = {e: r for r, e in enumerate(ordered_exprs)}
+        rank = _RANK = {t: position[t.expr] for t in terms}
+        _learnt()
     for s in todo:
-        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: position[s[i].expr]))
+        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: rank[s[i]]))
 
 
 @lru_cache(maxsize=65536)
@@ -218,13 +264,12 @@ def _printable(terms: tuple[Term, ...]) -> bool:
     """Whether the sum of these terms (nonzero coefficients) prints as each coefficient and its term's
     text: every term has a text, no two terms are equal, and it is not the constant alone."""
     return (bool(terms) and terms != (ONE,) and all(term_text(t) is not None for t in terms)
-            and len({t.expr for t in terms}) == len(terms))
+            and len({_found(t)[2] for t in terms}) == len(terms))
 
 
-@lru_cache(maxsize=4096)
 def _lone_factor(term: Term) -> bool:
     """Whether ``c*term`` is a product of two factors, the coefficient and one more."""
-    return not isinstance(term.expr, sympy.Mul)
+    return _found(term)[1]
 
 
 def _layout(terms: tuple[Term, ...]) -> tuple[tuple[int, ...], int] | None:
@@ -254,7 +299,7 @@ def _render(terms: tuple[Term, ...], coefficients: Sequence[float], layout: tupl
     for j in order:
         c = coefficients[j]
         text += (" - " if c < 0 else " + ") if text else ("-" if c < 0 else "")
-        text += _PRINTER.number(abs(c)) + term_text(terms[j])
+        text += number(abs(c)) + term_text(terms[j])
     return text
 
 
@@ -304,4 +349,4 @@ def formulas(terms: list[tuple[Term, ...]], best: np.ndarray, coefs: np.ndarray)
 
 def terms_text(terms: Iterable[Term]) -> str:
     """The structure of a candidate without its coefficients, in its own order: ``n^2/p + log2(p)``."""
-    return " + ".join(_PRINTER.doprint(t.expr) for t in terms)
+    return " + ".join(_found(t)[2] for t in terms)

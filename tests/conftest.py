@@ -3,13 +3,21 @@ least-squares problem."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+
+#: what automodel.printing learns about terms is kept in a folder of this test session, not the user's
+os.environ["AUTOMODEL_CACHE_DIR"] = tempfile.mkdtemp(prefix="automodel-tests-cache-")
+atexit.register(shutil.rmtree, os.environ["AUTOMODEL_CACHE_DIR"], ignore_errors=True)
 
 
 def make_runs(formula, ns, ps, reps=1, noise=0.02, seed=0, load=False):

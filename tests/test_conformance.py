@@ -104,6 +104,21 @@ def test_every_module_is_registered_and_described() -> None:
     assert [n for n, t in TEMPLATES.items() if t.cost == "slow"] == ["fim_com"]
 
 
+def test_the_name_map_of_the_registry_agrees_with_the_modules() -> None:
+    from importlib import import_module
+
+    from automodel.templates import MODULE_OF, MODULES, template
+
+    declared = {}
+    for module in MODULES:
+        mod = import_module(f"automodel.templates.{module}")
+        declared.update({t.name: module for t in getattr(mod, "TEMPLATES", None) or [mod.TEMPLATE]})
+    assert list(MODULE_OF.items()) == list(declared.items())
+    assert list(MODULE_OF) == list(TEMPLATES)
+    assert all(template(name) is t for name, t in TEMPLATES.items())
+    assert template("nope") is None
+
+
 def test_slow_templates_run_when_named_or_within_the_budget(frames: dict[str, pd.DataFrame], monkeypatch) -> None:
     runs = frames["runs"]
     board = automodel.fit(runs, progress=False).leaderboard.set_index("kind")

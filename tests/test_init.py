@@ -58,3 +58,48 @@ def test_version_and_help_unchanged(capsys):
     out = capsys.readouterr().out
     for command in ("fit", "predict", "show", "best-p", "kernels", "demo", "templates", "run", "observe"):
         assert command in out
+
+
+#: what ``automodel predict MODEL.json ROWS.csv`` must not import (issue 35): the expressions, the fitters
+PREDICT_NEVER = ("sympy", "scipy", "sklearn", "matplotlib", "sqlalchemy", "optuna", "joblib")
+
+
+def _modules_after_predict(model: str, rows: str) -> tuple[str, list[str]]:
+    """What ``automodel predict model rows`` prints, and the modules it imported (a new process)."""
+    probe = ("import json, runpy, sys\n"
+             f"sys.argv = ['automodel', 'predict', {model!r}, {rows!r}]\n"
+             "try:\n    runpy.run_module('automodel', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    *printed, modules = done.stdout.splitlines()
+    return "\n".join(printed), json.loads(modules)
+
+
+def test_predict_from_a_model_file_imports_no_expression_library_nor_other_templates(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from automodel.interval import Interval
+    from automodel.model import Model, TermModel
+    from automodel.space.terms import ONE, power
+    from automodel.templates import TEMPLATES
+
+    ranges = {"n": [1000.0, 8000.0], "p": [1.0, 8.0]}
+    interval = Interval(run=0.02, misfit=0.01, dof=20, ranges={q: tuple(r) for q, r in ranges.items()},
+                        growth={"n": 0.1, "p": 0.2}, covariance=np.diag([1e-18, 1e-6]),
+                        alternatives=(TermModel((power("n") * power("p", -1), ONE), (1.1e-6, 0.4)),))
+    core = TermModel((power("n") * power("p", -1), ONE), (1e-6, 0.5))
+    Model(core, ("n", "p"), {"n": "n", "p": "p", "time": "time"}, ranges, interval=interval).save(
+        tmp_path / "terms.json")
+    runs = pd.DataFrame({"p": [1.0, 2.0, 4.0, 8.0], "time": [8.0, 4.2, 2.3, 1.4]})
+    Model(TEMPLATES["amdahl"].fit(runs), ("p",), {"p": "p", "time": "time"}, {"p": [1.0, 8.0]}).save(
+        tmp_path / "amdahl.json")
+    (tmp_path / "rows.csv").write_text("n,p\n16000,16\n32000,32\n")
+
+    printed, modules = _modules_after_predict(str(tmp_path / "terms.json"), str(tmp_path / "rows.csv"))
+    assert "predicted" in printed and "lower" in printed and "upper" in printed
+    assert [m for m in modules if m.split(".")[0] in PREDICT_NEVER] == []
+    assert [m for m in modules if m.startswith("automodel.templates.")] == []
+    printed, modules = _modules_after_predict(str(tmp_path / "amdahl.json"), str(tmp_path / "rows.csv"))
+    assert "predicted" in printed
+    assert [m for m in modules if m.startswith("automodel.templates.")] == ["automodel.templates.baselines"]

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "names", "options", "files", "lazy"),
     ("data",),
     ("space", "forecast"),
-    ("printing", "solve"),
+    ("printing", "printers", "coefficient_text", "solve"),
     ("search",),
     ("model", "interval"),
     ("templates",),

@@ -136,3 +136,28 @@ def test_number_is_the_printers_float_text():
         printer = TextPrinter({"digits": digits})
         for v in values:
             assert printer.number(v) == printer._print_Float(sympy.Float(float(v))), (digits, v)
+
+
+def test_a_later_process_prints_known_terms_without_sympy(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom automodel.printing import formula, terms_text\nfrom automodel.space.parse import parse_term\n"
+            "terms = (parse_term('n^2/p'), parse_term('log2(p)'), parse_term('1'))\n"
+            "print(formula(terms, (1.5e-6, -2.0, 0.25)), '|', terms_text(terms), '|', 'sympy' in sys.modules)")
+    env = {**__import__("os").environ, "AUTOMODEL_CACHE_DIR": str(tmp_path)}
+    first, second = (subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                    check=True).stdout.strip() for _ in range(2))
+    assert first.rsplit("|", 1)[0] == second.rsplit("|", 1)[0]
+    assert first.endswith("True") and second.endswith("False")
+    assert first.split(" | ")[0] == to_text(TermModel((parse_term('n^2/p'), parse_term('log2(p)'), ONE),
+                                                      (1.5e-6, -2.0, 0.25)).expr)
+    cache = tmp_path / f"printing-{printing.CACHE_VERSION}.json"
+    assert len(json.loads(cache.read_text())["terms"]) == 3
+    cache.write_text("{not json")  # a damaged file is ignored, and written again
+    third = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert third.stdout.strip() == first and json.loads(cache.read_text())["version"] == printing.CACHE_VERSION
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**env, "AUTOMODEL_CACHE_DIR": "off"})
+    assert off.stdout.strip() == first

@@ -62,3 +62,16 @@ def test_effect_pvalue_tells_an_effect_from_noise():
         assert (p[0] < 1e-6) if significant else (p[0] > 1e-3)
     assert np.isnan(effect_pvalue(np.array([1.0]), np.array([2.0]), 16, 8)[0])  # no residual dof
     assert effect_pvalue(np.array([0.0]), np.array([0.0]), 40, 8)[0] == 1.0   # exactly constant lines
+
+
+def test_a_column_whose_squares_overflow_fits_nothing_and_warns_nothing():
+    import warnings
+
+    from automodel.solve.lines import line_rss
+
+    x = np.array([1.0, 1.0, 1.0, 2.0, 1.059669017922105e-93])  # the property suite's example: k^-3 ~ 1e279
+    y = np.ones((5, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rss, constant = line_rss(np.c_[x, x ** -3.0], y, np.ones_like(y), np.zeros(5, int))
+    assert rss.shape == (2, 1) and np.all(rss >= 0)

@@ -76,17 +76,9 @@ def show(args: argparse.Namespace) -> int:
 def best_p(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from automodel.errors import DataError
-
     model = next(iter(load_chosen(args, one=True).values()))
-    extras = parse_param_values(args.param)
-    if "n" in model.params and args.n is None:
-        raise DataError("this model depends on n: give --n N")
-    load, said = load_values(model.params, {"cpu": args.cpu, "bw": args.bw}, args.load_from, args.error,
-                             args.window)
-    found = model.best_p(n=args.n, cpu=load.get("cpu", 1.0) if args.cpu is None else args.cpu,
-                         bw=load.get("bw", 1.0) if args.bw is None else args.bw, p_max=args.p_max,
-                         p_min=args.p_min, level=args.level, **extras)
+    found, said = best_p_of(model, args.n, args.cpu, args.bw, parse_param_values(args.param), args.p_max,
+                            args.p_min, args.level, args.load_from, args.error, args.window)
     warn(said)
     if args.json:
         print_json(asdict(found))
@@ -95,6 +87,23 @@ def best_p(args: argparse.Namespace) -> int:
         print(f"best {head}\n  {time}")
     warn(found.warnings)
     return 0
+
+
+def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extras: dict,  # noqa: ANN001
+              p_max: int | float | None = None, p_min: int | float = 1, level: float = 0.9,
+              load_from=None, error: str = "mse", window: int | None = None):  # noqa: ANN001, ANN201
+    """:meth:`Model.best_p <automodel.model.Model.best_p>` of ``model`` with cpu and bw not given
+    forecast from the load samples of the store ``load_from`` (else 1: a dedicated machine); the
+    answer (a :class:`~automodel.model.BestP`) and the lines that say how cpu and bw were found."""
+    from automodel.errors import DataError
+
+    if "n" in model.params and n is None:
+        raise DataError("this model depends on n: give --n N")
+    load, said = load_values(model.params, {"cpu": cpu, "bw": bw}, load_from, error, window)
+    found = model.best_p(n=n, cpu=load.get("cpu", 1.0) if cpu is None else cpu,
+                         bw=load.get("bw", 1.0) if bw is None else bw, p_max=p_max, p_min=p_min, level=level,
+                         **extras)
+    return found, said
 
 
 def evaluate(args: argparse.Namespace) -> int:

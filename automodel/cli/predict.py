@@ -8,7 +8,7 @@ from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen,
                                   print_json, warn)
 from automodel.files import check_output, write_atomic
 
-__all__ = ["register", "predict", "add_predict_options", "predict_from_store"]
+__all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,7 +78,7 @@ def predict(args: argparse.Namespace) -> int:
     for name, rows in groups:
         if name is not None and name not in models:
             raise DataError(f"{args.data}, column 'kernel': no model for kernel {name!r} in {args.model}")
-        parts.append(_predict_rows(args, models[name] if name is not None else next(iter(models.values())),
+        parts.append(predict_rows(args, models[name] if name is not None else next(iter(models.values())),
                                    rows))
     out = pd.concat(parts).loc[frame.index]
     if args.json:
@@ -94,8 +94,10 @@ def predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _predict_rows(args: argparse.Namespace, model, frame):  # noqa: ANN001, ANN202  (Model, DataFrame)
-    """``frame`` with the columns ``predicted``, ``lower``/``upper`` and with ``--parts`` the parts."""
+def predict_rows(args: argparse.Namespace, model, frame):  # noqa: ANN001, ANN201  (Model, DataFrame)
+    """``frame`` with the columns ``predicted``, ``lower``/``upper`` and with ``--parts`` the parts
+    (``args``: ``data``, the rows' source for messages, ``load_from``, ``error``, ``window``, ``level``,
+    ``band``, ``parts``; the service passes the same)."""
     missing = [q for q in ("cpu", "bw") if q in model.params and model.roles.get(q, q) not in frame.columns
                and q not in frame.columns]
     load: dict[str, float] = {}
@@ -119,32 +121,60 @@ def _predict_rows(args: argparse.Namespace, model, frame):  # noqa: ANN001, ANN2
 
 def predict_from_store(args: argparse.Namespace) -> int:
     """Predict the next run of ``--app`` with its leading model; forecast cpu/bw when not given."""
-    import numpy as np
+    import math
 
     from automodel.errors import DataError
-    from automodel.store import forecast_load, leader_model
 
     if not args.app:
         raise DataError("predict --store needs --app NAME")
-    model = leader_model(args.store, args.app, None if args.rank is None else max(args.rank, 1) - 1)
     values = parse_param_values(getattr(args, "param", []))
-    lines = []
-    for q in model.params:
-        given = getattr(args, q, None) if q in ("n", "p", "cpu", "bw") else values.get(q)
-        if given is None and q in ("cpu", "bw"):
-            f, src = forecast_load(args.store, q, args.app, None, args.error, args.window)
-            given = f.value
-            lines.append(f"{q} forecast: {f.line()}; history: {src}")
-        if given is None:
-            raise DataError(f"the model of {args.app!r} depends on {q}: give --{q if q in ('n', 'p') else 'param'}")
-        values[q] = float(given)
-    point = {q: [values[q]] for q in model.params}
-    t = float(model.predict(point)[0])
-    print(f"model: T = {model.formula}")
-    print("\n".join(lines))
-    print(f"predicted time at {', '.join(f'{q} = {values[q]:g}' for q in model.params)}: {t:.6g} {model.unit}")
-    band = model.predict_interval(point, level=args.level, kind=args.band)
-    if band is not None and np.isfinite(band[0][0]):
+    given = {**values, **{q: getattr(args, q, None) for q in ("n", "p", "cpu", "bw")}}
+    found = store_prediction(args.store, args.app, args.rank, given, args.level, args.band, args.error, args.window)
+    print(f"model: T = {found['formula']}")
+    print("\n".join(found["forecasts"]))
+    point = found["values"]
+    at = ", ".join(f"{q} = {v:g}" for q, v in point.items())
+    print(f"predicted time at {at}: {found['predicted']:.6g} {found['unit']}")
+    if found["lower"] is not None and math.isfinite(found["lower"]):
         print(f"{args.level:.0%} band ({'one run' if args.band == 'run' else 'expected time'}): "
-              f"{band[0][0]:.4g} to {band[1][0]:.4g} {model.unit}")
+              f"{found['lower']:.4g} to {found['upper']:.4g} {found['unit']}")
     return 0
+
+
+def store_prediction(store, app: str, rank: int | None, given: dict, level: float = 0.9,  # noqa: ANN001 (a Store)
+                     band: str = "run", error: str = "mse", window: int | None = None) -> dict:
+    """The predicted time of the next run of ``app`` with its leading model (the candidate at ``rank``
+    by score when given) at the parameter values ``given`` (name -> value; ``cpu`` and ``bw`` forecast
+    from the store when None or missing).
+
+    Returns
+    -------
+    dict
+        ``formula``, ``values`` (every parameter's value), ``forecasts`` (lines saying how cpu and bw
+        were forecast), ``predicted``, ``lower``/``upper`` (None without a band) and ``unit``.
+
+    Raises
+    ------
+    DataError
+        A parameter of the model without a value.
+    """
+    from automodel.errors import DataError
+    from automodel.store import forecast_load, leader_model
+
+    model = leader_model(store, app, None if rank is None else max(rank, 1) - 1)
+    values, lines = {}, []
+    for q in model.params:
+        value = given.get(q)
+        if value is None and q in ("cpu", "bw"):
+            f, src = forecast_load(store, q, app, None, error, window)
+            value = f.value
+            lines.append(f"{q} forecast: {f.line()}; history: {src}")
+        if value is None:
+            raise DataError(f"the model of {app!r} depends on {q}: give --{q if q in ('n', 'p') else 'param'}")
+        values[q] = float(value)
+    point = {q: [values[q]] for q in model.params}
+    predicted = float(model.predict(point)[0])
+    found = model.predict_interval(point, level=level, kind=band)
+    lower, upper = (None, None) if found is None else (float(found[0][0]), float(found[1][0]))
+    return {"formula": model.formula, "values": values, "forecasts": lines, "predicted": predicted,
+            "lower": lower, "upper": upper, "unit": model.unit}

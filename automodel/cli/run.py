@@ -17,12 +17,13 @@ import shlex
 import textwrap
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from automodel.cli.common import STORE_HELP
 from automodel.errors import DataError
-from automodel.runner import (MAX_RUNS, Campaign, count_runs, format_value, iter_plan, parse_values, run_campaign,
-                              substitute)
+
+if TYPE_CHECKING:  # the runner is imported when the command runs: building the parser stays cheap
+    from automodel.runner import Campaign
 
 __all__ = ["register", "handle"]
 
@@ -95,6 +96,8 @@ def _pairs(items: list[str], flag: str) -> dict[str, str]:
 
 def build_campaign(args: argparse.Namespace) -> Campaign:
     """The :class:`~automodel.runner.Campaign` described by parsed ``run`` arguments."""
+    from automodel.runner import Campaign, parse_values
+
     axes: dict[str, list[object]] = {}
     if args.n:
         axes["n"] = parse_values(args.n, "n")
@@ -118,6 +121,8 @@ DRY_RUN_SHOWN = 50
 
 
 def _dry_run(campaign: Campaign) -> int:
+    from automodel.runner import MAX_RUNS, count_runs, format_value, iter_plan, substitute
+
     total = count_runs(campaign)
     names = list(campaign.axes) + ["rep"]
     print("\t".join(names + ["command"]))
@@ -264,6 +269,8 @@ def _axis_value(values: Any, value: float) -> object:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the campaign described by ``args``; exit code 0 if at least one run succeeded."""
+    from automodel.runner import run_campaign
+
     campaign = build_campaign(args)
     if args.adaptive and not args.dry_run:
         return _adaptive(args, campaign)

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from scipy.special import stdtrit
+
+from automodel.solve.student import t_quantile
 
 __all__ = ["quantile", "satterthwaite", "log_ratio", "coefficient_covariance", "quadratic_form", "doublings_beyond", "combine",
            "bounds"]
@@ -48,7 +49,7 @@ def quantile(level: float, dof: float | np.ndarray) -> float | np.ndarray:
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    q = stdtrit(np.maximum(np.asarray(dof, float), 1.0), (1.0 + level) / 2.0)
+    q = t_quantile((1.0 + level) / 2.0, np.maximum(np.asarray(dof, float), 1.0))
     return float(q) if np.ndim(q) == 0 else q
 
 

@@ -81,11 +81,11 @@ def line_rss(values: np.ndarray, Y: np.ndarray, W: np.ndarray, line: np.ndarray)
         f = np.ascontiguousarray(values[:, c])  # rows contiguous: the sparse products read them so
         f -= f.mean(axis=0)
         t = len(c)
-        wf = (W[:, None, :] * f[:, :, None]).reshape(m, t * K)
-        sf = (E @ wf).reshape(G, t, K)
-        sff = (E @ (wf * np.repeat(f, K, axis=1))).reshape(G, t, K)
-        sfy = (E @ (f[:, :, None] * wyc[:, None, :]).reshape(m, t * K)).reshape(G, t, K)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # a column near 1e300: no fit
+            wf = (W[:, None, :] * f[:, :, None]).reshape(m, t * K)
+            sf = (E @ wf).reshape(G, t, K)
+            sff = (E @ (wf * np.repeat(f, K, axis=1))).reshape(G, t, K)
+            sfy = (E @ (f[:, :, None] * wyc[:, None, :]).reshape(m, t * K)).reshape(G, t, K)
             sff = sff - sf * sf / sw[:, None, :]
             explained = np.where(sff > 0, sfy * sfy / np.where(sff > 0, sff, 1.0), 0.0)
         rss[c] = np.maximum(syy[:, None, :] - explained, 0.0).sum(axis=0)

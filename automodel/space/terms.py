@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
 import numpy as np
-import sympy
 
 from automodel.data.cells import shown
 from automodel.errors import ModelFileError
-from automodel.space.symbols import log2, symbol
+
+if TYPE_CHECKING:  # sympy (0.4 s) is imported by the expressions only: evaluating terms needs none of it
+    import sympy
 
 __all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan",
            "MAX_EXPONENT_PART", "exponent_problem"]
@@ -94,6 +95,10 @@ class PowerLog:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+
+        from automodel.space.symbols import log2, symbol
+
         x = symbol(self.param)
         e = sympy.Rational(self.exponent.numerator, self.exponent.denominator)
         return (x + self.offset) ** e * log2(x) ** self.log_exponent
@@ -132,6 +137,10 @@ class Sigmoid:
     center_scale: float = 0.0
 
     def _pc_expr(self) -> sympy.Expr:
+        import sympy
+
+        from automodel.space.symbols import symbol
+
         pc = sympy.Float(self.center) if self.center else sympy.Integer(0)
         if self.center_param:
             pc = pc + sympy.Float(self.center_scale) * symbol(self.center_param)
@@ -144,6 +153,10 @@ class Sigmoid:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+
+        from automodel.space.symbols import symbol
+
         x = symbol(self.param)
         return x / (1 + sympy.exp(-(x - self._pc_expr())))
 
@@ -175,6 +188,10 @@ class CeilLog2:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+
+        from automodel.space.symbols import log2, symbol
+
         return sympy.ceiling(log2(symbol(self.param)))
 
     def evaluate(self, columns: Columns) -> np.ndarray:
@@ -202,6 +219,10 @@ class Over1:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+
+        from automodel.space.symbols import symbol
+
         return sympy.Min(1, symbol(self.param) - 1)
 
     def evaluate(self, columns: Columns) -> np.ndarray:
@@ -282,6 +303,8 @@ class Term:
     @property
     def expr(self) -> sympy.Expr:
         if self._expr is None:
+            import sympy
+
             e = sympy.Mul(*[f.expr for f in self.factors]) if self.factors else sympy.Integer(1)
             object.__setattr__(self, "_expr", e)
         return self._expr
@@ -375,6 +398,8 @@ class TermPlan:
 
 def term_sum(terms: Iterable[Term], coefficients: Iterable[float]) -> sympy.Expr:
     """The sympy expression ``sum(c * t)`` of a term model (terms with coefficient 0 left out)."""
+    import sympy
+
     parts = [sympy.Float(c) * t.expr for c, t in zip(coefficients, terms) if c != 0.0]
     return sympy.Add(*parts) if parts else sympy.Float(0.0)
 

@@ -1,0 +1,184 @@
+"""automodel serve: the answers equal the commands' on 127.0.0.1, bad input is a one-line JSON error,
+the bounds and the token hold, and SIGTERM loses no accepted observe (a server in a new process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from automodel import store as S
+from automodel.cli.service import Service, make_server, openapi
+from automodel.errors import DataError
+from automodel.model_file import load_model
+
+DEMO = Path(__file__).resolve().parents[1] / "automodel" / "demo" / "cg_fast.csv"
+
+
+def _call(url: str, path: str, body: object = None, token: str | None = None, raw: bytes | None = None
+          ) -> tuple[int, object]:
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(url + path, data=data, method="GET" if data is None else "POST")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=20) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture(scope="module")
+def served(model_json, tmp_path_factory):
+    """A service of ``model_json`` (as model ``m``) and a store with the first 32 runs of the demo, on
+    127.0.0.1 at a free port, in a thread; its URL, folder and service."""
+    folder = tmp_path_factory.mktemp("serve")
+    (folder / "models").mkdir()
+    (folder / "models" / "m.json").write_bytes(Path(model_json).read_bytes())
+    S.observe(str(folder / "store.db"), "cg", pd.read_csv(DEMO).iloc[:32])
+    service = Service(str(folder / "store.db"), folder / "models")
+    server = make_server(service, "127.0.0.1", 0, max_bytes=4096)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", folder, service
+    server.shutdown()
+    server.server_close()
+
+
+def test_health_models_and_the_openapi_description(served):
+    url, _, _ = served
+    assert _call(url, "/health") == (200, {"status": "ok", "version": "0.1.0", "models": 1, "store": True})
+    status, described = _call(url, "/openapi.json")
+    assert status == 200 and described == json.loads(json.dumps(openapi()))
+    assert set(described["paths"]) == {"/health", "/openapi.json", "/models", "/predict", "/best-p", "/observe",
+                                       "/ranking"}
+    assert _call(url, "/models")[1]["models"][0]["name"] == "m"
+
+
+def test_predict_and_best_p_are_the_models_answers(served, model_json):
+    url, _, _ = served
+    model = load_model(model_json)
+    rows = [{"n": 2000, "p": 16}, {"n": 4000, "p": 32}]
+    status, answer = _call(url, "/predict", {"model": "m", "rows": rows, "level": 0.8})
+    frame = pd.DataFrame(rows)
+    lower, upper = model.predict_interval(frame, level=0.8)
+    assert status == 200 and answer["formula"] == model.formula
+    np.testing.assert_allclose([r["predicted"] for r in answer["rows"]], model.predict(frame), rtol=1e-12)
+    np.testing.assert_allclose([r["lower"] for r in answer["rows"]], lower, rtol=1e-12)
+    np.testing.assert_allclose([r["upper"] for r in answer["rows"]], upper, rtol=1e-12)
+    status, best = _call(url, "/best-p", {"model": "m", "n": 3000})
+    found = model.best_p(n=3000)
+    assert status == 200 and (best["p"], best["p_low"], best["p_high"]) == (found.p, found.p_low, found.p_high)
+
+
+def test_observe_predict_and_ranking_against_the_store(served):
+    url, folder, _ = served
+    run = pd.read_csv(DEMO).iloc[32]
+    status, report = _call(url, "/observe", {"app": "cg", "runs": [{"n": float(run.n), "p": float(run.p), "time": float(run.time)}]})
+    assert status == 200 and report["update_no"] == 2 and len(report["run_ids"]) == 1
+    assert report["lines"][0].startswith("cg: update 2: 1 run(s) added")
+    status, ranking = _call(url, "/ranking?app=cg&top=3")
+    assert status == 200 and [r["rank"] for r in ranking["rows"]] == [1, 2, 3]
+    leader = S.leader_model(str(folder / "store.db"), "cg")
+    status, answer = _call(url, "/predict", {"app": "cg", "rows": [{"n": 400000, "p": 64}]})
+    assert status == 200 and answer["formula"] == leader.formula
+    assert answer["rows"][0]["predicted"] == pytest.approx(leader.predict({"n": [4e5], "p": [64.0]})[0], rel=1e-12)
+
+
+def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
+    url, folder, _ = served
+    before = len(S.runs(str(folder / "store.db"), "cg"))
+    rows = [{"n": 60000.0 + 1000 * i, "p": 4.0, "time": 0.003 + 1e-5 * i} for i in range(8)]
+    rows[3]["time"] = -1.0
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda r: _call(url, "/observe", {"app": "cg", "runs": [r]}), rows))
+    assert [status for status, _ in answers] == [200] * 3 + [400] + [200] * 4
+    assert all(len(a["run_ids"]) == 1 for status, a in answers if status == 200)
+    assert len({a["run_ids"][0] for status, a in answers if status == 200}) == 7
+    stored = S.runs(str(folder / "store.db"), "cg")
+    assert len(stored) == before + 7 and -1.0 not in stored["time"].tolist()
+
+
+@pytest.mark.parametrize("path, body, status, text", [
+    ("/predict", {"model": "m", "rows": [{"n": 1000}]}, 400, "column 'p': missing"),
+    ("/predict", {"model": "nope", "rows": [{"n": 1, "p": 1}]}, 400, "no model 'nope'"),
+    ("/predict", {"rows": [{"n": 1, "p": 1}]}, 400, "give either 'model'"),
+    ("/predict", {"model": "m", "rows": []}, 400, "'rows' must be"),
+    ("/predict", [1, 2], 400, "one JSON object"),
+    ("/best-p", {"model": "m", "n": "big"}, 400, "'n' must be a number"),
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": -1}]}, 400, "time"),
+    ("/ranking?app=nope", None, 400, "nope"),
+    ("/nope", None, 404, "no endpoint"),
+    ("/health", {}, 405, "takes GET"),
+])
+def test_bad_input_is_a_one_line_json_error(served, path, body, status, text):
+    url, _, _ = served
+    got, answer = _call(url, path, body)
+    assert got == status and set(answer) == {"error"} and text in answer["error"] and "\n" not in answer["error"]
+
+
+def test_bounds_and_unreadable_bodies(served):
+    url, _, _ = served
+    assert _call(url, "/predict", raw=b"{bad")[0] == 400
+    status, answer = _call(url, "/predict", raw=b" " * 5000)
+    assert status == 413 and "more than 4096" in answer["error"]
+
+
+def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
+    with pytest.raises(DataError, match="needs a token"):
+        make_server(Service(), "0.0.0.0", 0)  # refused before anything is bound
+    server = make_server(Service(), "127.0.0.1", 0, token="s3cret")
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        assert _call(url, "/health")[0] == 200  # liveness needs no token
+        assert _call(url, "/models")[0] == 401 and _call(url, "/models", token="wrong")[0] == 401
+        assert _call(url, "/models", token="s3cret") == (200, {"models": []})
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_sigterm_loses_no_accepted_observe(tmp_path):
+    runs = pd.read_csv(DEMO)
+    db = tmp_path / "store.db"
+    S.observe(str(db), "cg", runs.iloc[:8])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    server = subprocess.Popen([sys.executable, "-m", "automodel", "serve", "--store", str(db), "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = server.stdout.readline().split()[2]
+        extra = runs.iloc[8:32]
+
+        def post(i: int) -> int:
+            if i == 8:
+                server.send_signal(signal.SIGTERM)  # while the others are in flight
+            row = extra.iloc[i]
+            try:
+                return _call(url, "/observe", {"app": "cg", "runs": [{"n": float(row.n), "p": float(row.p), "time": float(row.time)}]})[0]
+            except OSError:  # refused or reset once the server stopped accepting: not accepted
+                return 0
+
+        with ThreadPoolExecutor(4) as pool:
+            statuses = list(pool.map(post, range(len(extra))))
+        assert server.wait(timeout=60) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    accepted = [i for i, s in enumerate(statuses) if s == 200]
+    assert accepted and all(s in (0, 200, 503) for s in statuses)
+    stored = S.runs(str(db), "cg")
+    assert len(stored) == 8 + len(accepted)  # each accepted run stored once
+    assert sorted(stored["time"].tolist()[8:]) == sorted(extra["time"].iloc[accepted].tolist())

@@ -1,0 +1,41 @@
+"""Student's t in numpy (automodel.solve.student) against scipy's, which it replaces in the bands."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import stdtr, stdtrit
+
+from automodel.solve.band import quantile
+from automodel.solve.student import LARGE_DOF, t_quantile, t_upper
+
+DOFS = np.concatenate([np.linspace(1.0, 10.0, 37), np.geomspace(10.0, 1e9, 60), [LARGE_DOF], [np.inf]])
+
+
+@pytest.mark.parametrize("prob", [0.05, 0.25, 0.55, 0.75, 0.9, 0.95, 0.975, 0.995, 0.9995])
+def test_the_quantile_is_scipys(prob):
+    np.testing.assert_allclose(t_quantile(prob, DOFS), stdtrit(DOFS, prob), rtol=1e-10)
+
+
+def test_the_upper_tail_is_scipys():
+    t = np.linspace(0.0, 40.0, 81)
+    for dof in (1.0, 2.5, 7.0, 100.0, 1500.0):
+        np.testing.assert_allclose(t_upper(t, dof), stdtr(dof, -t), rtol=1e-12, atol=1e-300)
+
+
+def test_closed_forms_and_the_band_multiplier():
+    assert t_quantile(0.95, 1.0) == pytest.approx(np.tan(0.45 * np.pi), rel=1e-13)
+    assert t_quantile(0.975, 2.0) == pytest.approx(4.302652729749464, rel=1e-13)  # (2p - 1) / sqrt(2p(1 - p)) on 2 dof
+    assert float(t_quantile(0.5, 3.0)) == 0.0
+    assert quantile(0.9, np.array([0.5, 3.0])).tolist() == pytest.approx([6.313751514675, 2.353363434801])
+    with pytest.raises(ValueError):
+        t_quantile(1.0, 3.0)
+
+
+def test_many_distinct_dofs_are_solved_together_as_one_by_one():
+    from automodel.solve.student import FEW
+
+    dofs = np.linspace(1.0, 900.0, 4 * FEW)
+    together = t_quantile(0.95, dofs)
+    np.testing.assert_allclose(together, [float(t_quantile(0.95, d)) for d in dofs], rtol=1e-12)
+    np.testing.assert_allclose(together, stdtrit(dofs, 0.95), rtol=1e-10)
