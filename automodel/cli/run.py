@@ -197,6 +197,7 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     import pandas as pd
 
     from automodel.cli.suggest import parse_target
+    from automodel.runner import run_campaign
     from automodel.runner.adaptive import STOPS, adaptive, seed_design
 
     if not args.target:
