@@ -30,9 +30,10 @@ def test_simplest_rule_stops_high_powers_from_exploding_beyond_the_data():
         for rule in ratios:
             result = automodel.fit(runs, selection=rule, templates=[], progress=False)
             ratios[rule].append(result.best.predict(big)[0] / truth)
-    # the chosen model extrapolates the linear law within 50 % on every seed (it takes the tied candidate
-    # that changes least beyond the data, so at 15 % noise it errs low: 0.57-0.98 of the truth) ...
-    assert np.all(np.abs(np.array(ratios["simplest"]) - 1) < 0.5), ratios["simplest"]
+    # the chosen model extrapolates the linear law within 15 % on every seed (the tied candidate nearest
+    # their weighted median: 0.92-1.04 of the truth at 15 % noise; the least change it replaced erred
+    # low, 0.57-0.98) ...
+    assert np.all(np.abs(np.array(ratios["simplest"]) - 1) < 0.15), ratios["simplest"]
     # ... while the best-ranked one picks an n^3 or n^4 term on some seeds and is off by 10x or more
     assert max(ratios["best"]) > 10, ratios["best"]
 
