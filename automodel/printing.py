@@ -225,10 +225,10 @@ def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
     The order of a sum (:meth:`~sympy.core.expr.Expr.as_ordered_terms`) compares the terms' exponent
     vectors lexicographically, over the generators of the whole sum in one fixed order; a generator
     that two terms both lack does not change how they compare, so the order of any subset of terms is
-    the order of the whole set restricted to it. Every term gets its place in the order of the sum of
-    all the terms known (:data:`_RANK`, kept in :func:`cache_file`); when some term of ``sums`` has
-    none, the sum of all of them is ordered again, once, with coefficients 2, 3, ... that name each
-    term; each sum's order is read off from the places.
+    the order of the whole set restricted to it. The terms first ordered get their places in the order
+    of their sum (:data:`_RANK`, kept in :func:`cache_file`); when some term of ``sums`` has none, the
+    terms of ``sums`` alone are ordered, once (:func:`_sympy_rank`), and each sum's order is read off
+    from the places (ordering every term known again cost a sympy call that grew with each new term).
     """
     global _RANK
     todo = [s for s in dict.fromkeys(sums) if s not in _ORDERS and _printable(s)]
@@ -236,27 +236,38 @@ def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
         return
     _read_cache()
     rank = _RANK
-    new = [t for t in dict.fromkeys(t for s in todo for t in s) if t not in rank]
-    if new:
-        import sympy
-
-        from automodel.printers import TextPrinter
-
-        terms = list(rank) + new
-        exprs = list(dict.fromkeys(t.expr for t in terms))
-        if len(exprs) < 2:
-            ordered_exprs = exprs
-        else:
-            ordered = TextPrinter()._as_ordered_terms(
-                sympy.Add(*[sympy.Float(2 + i) * e for i, e in enumerate(exprs)]))
-            if len(ordered) != len(exprs):  # term_text() rules this out; formula() then prints the expression
-                return
-            ordered_exprs = [exprs[int(a.as_coeff_Mul()[0]) - 2] for a in ordered]
-        position = {e: r for r, e in enumerate(ordered_exprs)}
-        rank = _RANK = {t: position[t.expr] for t in terms}
+    if any(t not in rank for s in todo for t in s):
+        # order the terms these sums use, once: not every term ever seen (that grew with each new term)
+        local = _sympy_rank(list(dict.fromkeys(t for s in todo for t in s)))
+        if local is None:  # term_text() rules this out; formula() then prints the expression
+            return
+        if rank:
+            for s in todo:
+                _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: local[s[i]]))
+            return
+        rank = _RANK = local  # the first terms of a process (or a cache) give the places kept
         _learnt()
     for s in todo:
         _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: rank[s[i]]))
+
+
+def _sympy_rank(terms: list[Term]) -> dict[Term, int] | None:
+    """Each of ``terms``' place in the text printer's order of their sum (one sympy call; coefficients
+    2, 3, ... name the terms); None when the printer merges two of them."""
+    import sympy
+
+    from automodel.printers import TextPrinter
+
+    exprs = list(dict.fromkeys(t.expr for t in terms))
+    if len(exprs) < 2:
+        ordered_exprs = exprs
+    else:
+        ordered = TextPrinter()._as_ordered_terms(sympy.Add(*[sympy.Float(2 + i) * e for i, e in enumerate(exprs)]))
+        if len(ordered) != len(exprs):
+            return None
+        ordered_exprs = [exprs[int(a.as_coeff_Mul()[0]) - 2] for a in ordered]
+    position = {e: r for r, e in enumerate(ordered_exprs)}
+    return {t: position[t.expr] for t in terms}
 
 
 @lru_cache(maxsize=65536)
