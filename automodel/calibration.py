@@ -29,7 +29,7 @@ from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
 from automodel.options import MAD_TO_SIGMA, METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
-from automodel.search.choice import choose, description_lengths, log_predictions, probe_values
+from automodel.search.choice import choose, description_lengths, log_predictions, probe_values, term_lengths
 from automodel.search.staged import holdout_rows
 from automodel.solve import band
 
@@ -148,6 +148,7 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
     term_columns = np.full((len(structures), max((len(s.terms) for s in structures), default=0)), -1, np.intp)
     for i, s in enumerate(structures):  # each structure's terms in the cache, for the chooser's probes
         term_columns[i, :len(s.terms)] = [cache.index(t) for t in s.terms]
+    lengths = term_lengths(cache.terms)
     sums: dict[str, list[float]] = {}
     with_loo = METRICS[opt.metric].leverages
     for q in ds.params:
@@ -175,8 +176,7 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             at = probe_values(cache.terms, kept_frame, ds.params)  # the choice fit makes, on the kept runs alone
             columns = term_columns[fits, :sc.coefficients.shape[1]]
             logs = log_predictions(at, columns, sc.coefficients)
-            length = description_lengths(np.array([t.description_length for t in cache.terms], int), columns,
-                                         sc.coefficients)
+            length = description_lengths(lengths, columns, sc.coefficients)
             chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, logs, length)
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])

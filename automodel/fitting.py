@@ -20,7 +20,7 @@ from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS
 from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
-                                     probe_values)
+                                     probe_values, term_lengths)
 from automodel.search.selection import Selection
 from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
 from automodel.space.config import SearchSpace, load_space
@@ -334,7 +334,7 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     return {"ids": ids, "values": sc.metrics[metric][ids],
             "logs": log_predictions(at, columns, np.where(columns >= 0, coefs, 0.0)),
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
-            "lengths": description_lengths(np.array([t.description_length for t in outcome.terms], int), columns,
+            "lengths": description_lengths(term_lengths(outcome.terms), columns,
                                            np.where(columns >= 0, coefs, 0.0))}
 
 

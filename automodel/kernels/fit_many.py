@@ -56,7 +56,7 @@ from automodel.errors import DataError
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
-from automodel.search.choice import description_lengths, log_predictions, probe_values
+from automodel.search.choice import description_lengths, log_predictions, probe_values, term_lengths
 from automodel.search.workers import cluster, default_jobs
 from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise, zero_model
@@ -217,7 +217,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
                                         probe_values(cache.terms, ds.frame, ds.params),
-                                        np.array([t.description_length for t in cache.terms], int))
+                                        term_lengths(cache.terms))
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
@@ -245,7 +245,7 @@ def _lengths(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficien
     """(K, L) description lengths (:func:`automodel.search.choice.description_lengths`) of every kernel's
     ranked candidates, in the layout of :func:`_beyond`."""
     cols = _padded(columns, coefficients.shape[2])
-    return description_lengths(np.array([t.description_length for t in terms], int), cols[np.maximum(ids, 0)],
+    return description_lengths(term_lengths(terms), cols[np.maximum(ids, 0)],
                                coefficients)
 
 

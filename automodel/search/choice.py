@@ -54,8 +54,8 @@ from automodel.search.select import comparable, thresholds, tolerance
 from automodel.search.selection import Selection
 from automodel.space.terms import Term, term_values
 
-__all__ = ["PROBE_FACTOR", "FAR_FACTOR", "LOADS", "probe_points", "probe_values", "log_predictions", "description_lengths",
-           "core_length", "weighted_median", "first_of_equals", "central_rows", "choose_rows", "choose"]
+__all__ = ["PROBE_FACTOR", "FAR_FACTOR", "LOADS", "probe_points", "probe_values", "log_predictions", "term_lengths",
+           "description_lengths", "core_length", "weighted_median", "first_of_equals", "central_rows", "choose_rows", "choose"]
 
 #: how far beyond the largest measured value of each parameter the chooser looks
 PROBE_FACTOR = 4.0
@@ -110,10 +110,16 @@ def probe_values(terms: Sequence[Term], frame: pd.DataFrame, params: Sequence[st
     return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
 
 
+def term_lengths(terms: Sequence[Term]) -> np.ndarray:
+    """(T,) each term's :attr:`~automodel.space.terms.Term.description_length`: the input of
+    :func:`description_lengths` for every candidate drawn from ``terms``."""
+    return np.fromiter((t.description_length for t in terms), int, len(terms))
+
+
 def description_lengths(term_lengths: np.ndarray, columns: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
     """(...) description length of candidates with term ``columns`` (..., w) (indices into
-    ``term_lengths`` (T,), each term's :attr:`~automodel.space.terms.Term.description_length`; -1: no
-    term) and ``coefficients`` (..., w): the sum over the terms the fit kept (nonzero coefficients).
+    ``term_lengths`` (T,), :func:`term_lengths`; -1: no term) and ``coefficients`` (..., w): the sum
+    over the terms the fit kept (nonzero coefficients).
 
     >>> description_lengths(np.array([0, 1, 5]), np.array([[0, 1], [0, 2], [2, -1]]), np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 0.0]])).tolist()
     [1, 0, 5]
@@ -123,14 +129,15 @@ def description_lengths(term_lengths: np.ndarray, columns: np.ndarray, coefficie
 
 
 def core_length(core) -> int:
-    """The description length of a fitted model: that of its terms (a term model), else its number of
-    coefficients (a template's closed form: each coefficient a real number inside a nonlinear form,
-    as long to write as a fractional exponent at least)."""
+    """The description length of a fitted model: that of its terms (a term model,
+    :func:`description_lengths`), else its number of coefficients (a template's closed form: each
+    coefficient a real number inside a nonlinear form, as long to write as a fractional exponent at
+    least)."""
     terms = getattr(core, "terms", None)
     if terms is None:
         return int(core.n_coefficients)
     coefficients = np.asarray(getattr(core, "coefficients", np.ones(len(terms))), float)
-    return int(sum(t.description_length for t, c in zip(terms, coefficients) if c != 0.0))
+    return int(description_lengths(term_lengths(terms), np.arange(len(terms)), coefficients))
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray) -> np.ndarray:

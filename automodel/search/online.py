@@ -42,7 +42,7 @@ from automodel import printing
 from automodel.options import MAD_TO_SIGMA, WEIGHTINGS, FitOptions, weights
 from automodel.search import score
 from automodel.search.prune import prune, rank
-from automodel.search.choice import choose, description_lengths
+from automodel.search.choice import choose, description_lengths, term_lengths
 from automodel.search.select import thresholds
 from automodel.solve import lstsq, metrics
 from automodel.solve.design import from_stats
@@ -356,8 +356,11 @@ class LivePool:
 
         # only the candidates within the threshold can be chosen: count their terms, not everyone's
         near = np.flatnonzero(s <= thresholds(s[best], metric, self.stats.n_runs - n_terms(best)))
-        length = description_lengths(np.array([t.description_length for t in self.terms], int), self.index[near],
-                                     np.where(self.index[near] >= 0, self.coef[near], 0.0))
+        used = np.unique(self.index[near])
+        used = used[used >= 0]
+        lengths = np.zeros(len(self.terms), int)  # only the terms of the near candidates are read
+        lengths[used] = term_lengths([self.terms[j] for j in used])
+        length = description_lengths(lengths, self.index[near], np.where(self.index[near] >= 0, self.coef[near], 0.0))
         return int(near[choose(s[near], n_terms(near), self.stats.n_runs, metric, length=length).index])
 
     def terms_of(self, i: int) -> tuple[Term, ...]:
