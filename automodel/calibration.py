@@ -164,9 +164,9 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             usable = [s for s, ok in zip(structures, fits) if ok]
             if not usable:
                 continue
-            sc = score(cache, keep, y, usable, opt.weighting, opt.nonnegative, with_loo=with_loo,
-                       holdout=holdout_rows(ds, keep) if METRICS[opt.metric].holdout else None,
-                       names=(opt.metric,))
+            hold = holdout_rows(ds, keep)  # the chooser's out-of-range validation, on the kept runs alone
+            sc = score(cache, keep, y, usable, opt.weighting, opt.nonnegative, with_loo=with_loo, holdout=hold,
+                       names=tuple(dict.fromkeys((opt.metric, *(["holdout"] if hold is not None else [])))))
             values = sc.metric(opt.metric)
             if not np.isfinite(values).any():
                 continue
@@ -177,7 +177,8 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             columns = term_columns[fits, :sc.coefficients.shape[1]]
             logs = log_predictions(at, columns, sc.coefficients)
             length = description_lengths(lengths, columns, sc.coefficients)
-            chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, logs, length)
+            chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, logs, length,
+                            None if hold is None else sc.metric("holdout"), 0 if hold is None else int(hold.sum()))
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}

@@ -266,10 +266,12 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     n_terms = np.concatenate([pool["n_terms"], [t_rows[i]["n_terms"] for i in t_ok]]).astype(int)
     logs = np.concatenate([pool["logs"], t_logs])
     lengths = np.concatenate([pool["lengths"], [core_length(t_models[i].core) for i in t_ok]]).astype(int)
+    holdout = np.concatenate([pool["holdout"], [t_rows[i].get("holdout", np.nan) for i in t_ok]])
     if not np.isfinite(values).any():
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
+    held = holdout_rows(ds)
     chosen = choose(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, *ds.aggregate_se(), logs,
-                    lengths)
+                    lengths, holdout, 0 if held is None or np.isnan(pool["holdout"]).all() else int(held.sum()))
     picked = int(candidates[chosen.index])
     shown = list(outcome.order[:max_rows])
     sizes = outcome.scores.n_terms[outcome.order]  # and the best-ranked candidate of every size
@@ -322,7 +324,7 @@ def _distinct_formulas(formulas: list[str], keep: int = -1) -> list[int]:
 
 def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) -> dict[str, np.ndarray]:
     """What the chooser needs of every distinct searched candidate (``outcome.order``): its position
-    (``ids``), ranking metric, coefficients left nonzero (``n_terms``), description length
+    (``ids``), ranking metric, ``holdout`` error (NaN where the search did not compute it), coefficients left nonzero (``n_terms``), description length
     (:func:`~automodel.search.choice.description_lengths`) and log predictions at the chooser's probes
     (:func:`~automodel.search.choice.probe_points`, one batched product,
     :func:`~automodel.search.choice.log_predictions`)."""
@@ -332,6 +334,7 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     columns = outcome.columns[ids]
     at = probe_values(outcome.terms, ds.frame, ds.params)
     return {"ids": ids, "values": sc.metrics[metric][ids],
+            "holdout": sc.metrics["holdout"][ids] if "holdout" in sc.metrics else np.full(len(ids), np.nan),
             "logs": log_predictions(at, columns, np.where(columns >= 0, coefs, 0.0)),
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
             "lengths": description_lengths(term_lengths(outcome.terms), columns,

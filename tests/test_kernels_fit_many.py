@@ -90,7 +90,7 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
     from automodel.fitting import model_context
     from automodel.kernels.choice import choose
     from automodel.kernels.fit_many import _beyond, _lengths, _model
-    from automodel.search.staged import all_metrics, staged_search
+    from automodel.search.staged import all_metrics, holdout_rows, staged_search
     from automodel.space.config import load_space
 
     sp = load_space("default")
@@ -107,8 +107,10 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
             columns[i, :len(s.terms)] = [terms.index(t) for t in s.terms]
         beyond = _beyond(terms, columns, order[None], sc.coefficients[order][None], ds)
         length = _lengths(terms, columns, order[None], sc.coefficients[order][None])
+        held = holdout_rows(ds)
         pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), ds.n_points,
-                      sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond, length=length)[0]
+                      sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond, length=length,
+                      holdout=sc.metric("holdout")[order][None], n_holdout=0 if held is None else int(held.sum()))[0]
         top = int(order[pick])
         mets = {k: float(v[0]) for k, v in all_metrics(sc, [top], ds, sp.fit).items()}
         out[name] = _model(sc.structures[top].terms, sc.coefficients[top], mets, model_context(ds, sp))

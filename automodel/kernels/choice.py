@@ -26,7 +26,8 @@ def _needs_holdout(names: tuple[str, ...]) -> bool:
 def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], sp: SearchSpace,
                     hold: np.ndarray | None, noise_se: tuple[np.ndarray, np.ndarray],
                     signed: np.ndarray | None = None, probe_values: np.ndarray | None = None,
-                    term_lengths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                    term_lengths: np.ndarray | None = None, forward: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Per kernel: the candidate automodel.fit chooses among the searched ones, its coefficients and all
     its metrics (index -1 when none can be fitted).
 
@@ -53,12 +54,17 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     term_lengths : (T,) int array, optional
         Each term's :attr:`~automodel.space.terms.Term.description_length`: with them the choice
         prefers the shortest of the simplest tied candidates, as automodel.fit's does.
+    forward : bool
+        Weigh the choice by each candidate's ``holdout`` error on the rows ``hold``, as automodel.fit
+        does when its search computed that metric.
     """
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
     signed = np.zeros(N, bool) if signed is None else np.asarray(signed, bool)
-    need = (opt.metric,)
+    forward = forward and hold is not None
+    need = tuple(dict.fromkeys((opt.metric, *(["holdout"] if forward else []))))
     rows = prepare(values, Y, opt.weighting, hold if _needs_holdout(need) else None)
+    held = np.full((K, N), np.nan)  # each candidate's holdout error, when forward
     widths = np.array([len(t) for t in term_idx])
     score = np.full((K, N), np.inf)
     n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
@@ -78,6 +84,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
             cand, kern = pairs(len(part), K)
             coef, mets = score_pairs(rows, part[cand], kern, opt.nonnegative and not sign, need)
             score[:, members[lo:lo + step]] = mets[opt.metric].reshape(K, len(part))
+            if forward:
+                held[:, members[lo:lo + step]] = mets["holdout"].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
             if P:
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part, coef.reshape(K, len(part), k))
@@ -86,7 +94,8 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
                                                                        coef.reshape(K, len(part), k))
     score = np.where(np.isfinite(score) & valid, score, np.inf)
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None,
-                  None if term_lengths is None else length)
+                  None if term_lengths is None else length, held if forward else None,
+                  int(np.count_nonzero(hold)) if forward else 0)
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
@@ -105,7 +114,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
            noise_se: tuple[np.ndarray, np.ndarray], beyond: np.ndarray | None = None,
-           length: np.ndarray | None = None) -> np.ndarray:
+           length: np.ndarray | None = None, holdout: np.ndarray | None = None, n_holdout: int = 0) -> np.ndarray:
     """Each kernel's candidate by the one chooser (:func:`automodel.search.choice.choose_rows`, the rule
     automodel.fit applies to its ranked candidates, for all kernels at once); the first valid one when
     no score is finite, as the staged search ranks them.
@@ -124,13 +133,16 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         Each candidate's log prediction at the chooser's probes (the edge of the data first).
     length : (K, N) int array, optional
         Each candidate's :func:`~automodel.search.choice.description_lengths`.
+    holdout : (K, N) array, optional
+        Each candidate's ``holdout`` error, measured on ``n_holdout`` held-out configurations.
 
     Returns
     -------
     (K,) int array
         The chosen candidate of each kernel, -1 when none is valid.
     """
-    best, _, _ = choose_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond, length)
+    best, _, _ = choose_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond, length,
+                             holdout, n_holdout)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():
         best[~finite] = int(np.argmax(valid))

@@ -217,7 +217,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
                                         noise(g, g.aggregate),
                                         np.array([s.signed for s in structures], bool),
                                         probe_values(cache.terms, ds.frame, ds.params),
-                                        term_lengths(cache.terms))
+                                        term_lengths(cache.terms), "holdout" in first.outcome(0).scores.metrics)
     out = _models(g, terms, best, coefs, mets, ctx, {})
     _bands(out, g, ds, sp)
     return out, "batched"
@@ -254,7 +254,7 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     scored for all kernels at once (:func:`automodel.search.staged.search_kernels`); each kernel's
     ranked final candidates chosen from by the rule automodel.fit applies (:func:`choose`), the chosen
     ones scored with every metric."""
-    from automodel.search.staged import search_kernels
+    from automodel.search.staged import holdout_rows, search_kernels
 
     many = search_kernels(ds, g.values, sp)
     K, L = many.order.shape
@@ -266,7 +266,11 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     n_terms = np.where(present, np.maximum((np.nan_to_num(many.coefficients[rows, at]) != 0.0).sum(axis=2), 1), 1)
     beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
     length = _lengths(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at])
-    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), beyond, length)
+    held = holdout_rows(ds)
+    holdout = (np.where(present, many.metrics["holdout"][rows, at], np.nan)
+               if "holdout" in many.metrics and held is not None else None)
+    pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), beyond, length,
+                  holdout, 0 if holdout is None else int(held.sum()))
     pick = np.where(present.any(axis=1), pick, -1)
     chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
     coefs, mets = many.rescore(chosen)

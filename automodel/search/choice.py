@@ -24,7 +24,14 @@ The choice is therefore made in three steps, each with a reason that does not de
    fractional exponent counts its denominator less 1, a logarithm its power, so ``n log2 n`` weighs
    more than ``n^(3/4) log2(n)^2``): the prior of minimum description length (Rissanen 1978), since
    the laws of parallel cost are short ones (``n``, ``n log n``, ``n^2``, ``log p``, ``1/p``: the
-   classes of Extra-P's normal form, Calotoiu et al., SC13, sec. 3). The median of the predictions
+   classes of Extra-P's normal form, Calotoiu et al., SC13, sec. 3), times the evidence of
+   out-of-range validation where the search measured it (:func:`forward_weights`): each candidate
+   refitted without the largest configurations predicts them, and weighs the likelihood of its
+   errors there, Gaussian with the relative error the tie allows (the predictive weights of
+   pseudo-Bayesian model averaging, Geisser and Eddy 1979; Yao et al. 2018, sec. 3.4, with a forward
+   split in place of leave-one-out, since the question is extrapolation). ``x^2`` and ``x log2 x``
+   may fit seven runs alike, but only one of them predicted the largest from the six below it. The
+   median of the predictions
    minimises the expected absolute log error when each tied candidate is the truth with its weight
    (Bayesian model averaging, Hoeting et al. 1999, with its point estimate taken by one of the
    candidates, so that the model stays a formula to export); the band then covers what they
@@ -49,13 +56,14 @@ import numpy as np
 import pandas as pd
 
 from automodel.errors import DataError
-from automodel.options import SELECTIONS, check_choice
+from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
 from automodel.search.select import comparable, thresholds, tolerance
 from automodel.search.selection import Selection
 from automodel.space.terms import Term, term_values
 
 __all__ = ["PROBE_FACTOR", "FAR_FACTOR", "LOADS", "probe_points", "probe_values", "log_predictions", "term_lengths",
-           "description_lengths", "core_length", "weighted_median", "first_of_equals", "central_rows", "choose_rows", "choose"]
+           "description_lengths", "core_length", "weighted_median", "first_of_equals", "relative_scale", "forward_weights",
+           "central_rows", "choose_rows", "choose"]
 
 #: how far beyond the largest measured value of each parameter the chooser looks
 PROBE_FACTOR = 4.0
@@ -181,10 +189,56 @@ def first_of_equals(values: np.ndarray, rank: np.ndarray | None = None, decimals
     return first
 
 
-def central_rows(logs: np.ndarray, among: np.ndarray, length: np.ndarray | None = None) -> np.ndarray:
+def relative_scale(threshold, metric: str, noise_relative=0.0) -> np.ndarray:
+    """The tie's width as a relative error: ``threshold`` (:func:`~automodel.search.select.thresholds`)
+    where ``metric`` is relative, a hundredth of it where it is in percent, NaN for the other scales
+    (seconds, information), and never below ``noise_relative``.
+
+    >>> relative_scale(0.08, "rel_s").tolist(), relative_scale(8.0, "smape").tolist(), relative_scale(2.0, "aic").tolist()
+    (0.08, 0.08, nan)
+    """
+    scale = {"relative": 1.0, "percent": 0.01}.get(METRICS[metric].scale, np.nan)
+    floor = np.maximum(noise_relative, RELATIVE_RESOLUTION)
+    return np.where(np.isnan(scale), np.nan, np.maximum(np.asarray(threshold, float) * scale, floor))
+
+
+def forward_weights(holdout: np.ndarray, among: np.ndarray, scale, n_holdout: int) -> np.ndarray:
+    """(K, N) the weight the out-of-range validation gives every candidate ``among`` (K, N): the
+    likelihood of its errors on the held-out largest configurations (``holdout`` (K, N), the relative
+    root mean square error over ``n_holdout`` configurations of a refit without them, the
+    ``holdout`` metric) were the candidate the law, ``exp(-n_holdout (holdout / scale)^2 / 2)`` with
+    ``scale`` (K,) the standard deviation of such an error (where NaN, the least holdout error among
+    them), divided by the largest among them; 1 where a candidate's holdout error is not known (NaN), 0
+    where its refit failed (infinite).
+
+    :func:`choose_rows` takes for ``scale`` the relative error the tie allows (:func:`relative_scale`)
+    times ``sqrt(1 + k)`` for candidates of ``k`` coefficients: a held-out error is that of a new run
+    plus the refit's own error there, whose variance is the leverage of the held-out configuration
+    times the noise; a leverage averages ``k / m`` inside ``m`` configurations and grows beyond them
+    (a straight line in ``n`` through six doubling sizes gives the seventh a leverage of 4.2, with
+    ``k = 2``). ``k`` is a modest stand-in for it, computed without a second solve, so that a candidate
+    is not judged by the scatter of one noisy run.
+
+    >>> forward_weights(np.array([[0.01, 0.03, 0.24, np.nan]]), np.ones((1, 4), bool), np.array([0.08]), 1).round(3).tolist()
+    [[1.0, 0.939, 0.011, 1.0]]
+    """
+    holdout = np.asarray(holdout, float)
+    known = among & ~np.isnan(holdout)
+    least = np.where(known, holdout, np.inf).min(axis=-1)
+    scale = np.asarray(scale, float)
+    scale = np.where(np.isnan(scale), least, scale)
+    with np.errstate(all="ignore"):
+        log_like = -0.5 * n_holdout * (holdout / np.maximum(scale, RELATIVE_RESOLUTION)[..., None]) ** 2
+        top = np.where(known & np.isfinite(log_like), log_like, -np.inf).max(axis=-1, keepdims=True)
+        weight = np.exp(log_like - np.where(np.isfinite(top), top, 0.0))
+    return np.where(np.isnan(holdout), 1.0, np.nan_to_num(weight))
+
+
+def central_rows(logs: np.ndarray, among: np.ndarray, length: np.ndarray | None = None,
+                 evidence: np.ndarray | None = None) -> np.ndarray:
     """(K, N) distance of every candidate's log predictions beyond the data (``logs`` (K, N, P) at the
     :func:`probe_points`: column 0 the edge of the data, the last the far point, left out) from the weighted median (:func:`weighted_median`,
-    weights ``2^-length``) of the candidates ``among`` (K, N): the largest absolute difference over the
+    weights ``2^-length`` times ``evidence`` (K, N), :func:`forward_weights`) of the candidates ``among`` (K, N): the largest absolute difference over the
     points beyond; infinite outside ``among`` or where a prediction is not finite. Candidates that
     predict alike (the same model reached twice, as a sum whose extra coefficient the fit set to 0)
     count once in the median, with the weight of the shortest of them. Step 3 of the module docstring.
@@ -198,7 +252,7 @@ def central_rows(logs: np.ndarray, among: np.ndarray, length: np.ndarray | None 
     length = np.zeros(beyond.shape[:-1]) if length is None else np.broadcast_to(length, beyond.shape[:-1])
     usable = among & np.isfinite(beyond).all(axis=-1)
     distinct = first_of_equals(np.where(usable[..., None], beyond, np.inf), length)
-    weight = np.where(usable & distinct, 0.5 ** length, 0.0)
+    weight = np.where(usable & distinct, 0.5 ** length * (1.0 if evidence is None else evidence), 0.0)
     median = weighted_median(np.where(usable[..., None], beyond, 0.0), weight)
     with np.errstate(invalid="ignore"):
         distance = np.abs(beyond - median[..., None, :]).max(axis=-1, initial=0.0)
@@ -207,7 +261,8 @@ def central_rows(logs: np.ndarray, among: np.ndarray, length: np.ndarray | None 
 
 def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
                 noise_relative=0.0, noise_absolute=0.0, logs: np.ndarray | None = None,
-                length: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                length: np.ndarray | None = None, holdout: np.ndarray | None = None,
+                n_holdout: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The choice of the module docstring for every row of ``values`` (K, N) at once (K targets, N
     candidates; lower scores are better).
 
@@ -230,6 +285,12 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
         best-scored of the simplest tied candidates.
     length : (K, N) or (N,) int array, optional
         :func:`description_lengths` of every candidate; without it every candidate weighs alike.
+    holdout : (K, N) or (N,) array, optional
+        Every candidate's ``holdout`` error (refitted without the largest configurations, scored on
+        them); with ``n_holdout`` > 0 held-out configurations, it weighs the median
+        (:func:`forward_weights`).
+    n_holdout : int
+        How many configurations the ``holdout`` errors were measured on.
 
     Returns
     -------
@@ -264,7 +325,12 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
         logs = np.broadcast_to(np.asarray(logs, float), scores.shape + np.shape(logs)[-1:])
         positive = np.isfinite(logs).all(axis=-1)
         simplest &= positive | ~(simplest & positive).any(axis=1, keepdims=True)
-        distance = central_rows(logs, simplest, length)
+        evidence = None
+        if holdout is not None and n_holdout > 0:
+            spread = relative_scale(thr, metric, noise_relative) * np.sqrt(1.0 + fewest)  # forward_weights
+            evidence = forward_weights(np.broadcast_to(np.asarray(holdout, float), scores.shape), simplest, spread,
+                                       n_holdout)
+        distance = central_rows(logs, simplest, length, evidence)
         nearest = np.where(simplest, distance, np.inf).min(axis=1, keepdims=True)
         central = simplest & ((distance <= nearest) | ~np.isfinite(nearest))
         if length is not None:  # of candidates alike there, the shortest to write
@@ -276,7 +342,7 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
 
 def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
            noise_relative: float = 0.0, noise_absolute: float = 0.0, logs: np.ndarray | None = None,
-           length: np.ndarray | None = None) -> Selection:
+           length: np.ndarray | None = None, holdout: np.ndarray | None = None, n_holdout: int = 0) -> Selection:
     """:func:`choose_rows` of one target, with the reason in words.
 
     Examples
@@ -292,7 +358,8 @@ def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
         raise DataError(f"no candidate has a finite {metric} (every fit failed)")
     (index,), (thr,), (tied,) = choose_rows(values[None], n_terms, n_points, metric, rule, noise_relative,
                                             noise_absolute, None if logs is None else np.asarray(logs)[None],
-                                            None if length is None else np.asarray(length)[None])
+                                            None if length is None else np.asarray(length)[None],
+                                            None if holdout is None else np.asarray(holdout, float)[None], n_holdout)
     scores = comparable(np.where(np.isfinite(values), values, np.inf), n_terms, n_points)
     best = int(np.argmin(scores))
     index = int(index)
@@ -304,7 +371,10 @@ def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
     reason = (f"{count} candidate(s) tied with the best (within {why}); the fewest terms among them "
               f"({int(n_terms[index])}, {simplest} candidate(s))")
     if logs is not None and simplest > 1 and np.shape(logs)[-1] > 1:
-        weights = "weighted by 2^-description length; " if length is not None else ""
+        weighed = [*(["2^-description length"] if length is not None else []),
+                   *([f"how well a refit without the {n_holdout} largest configuration(s) predicts them"]
+                     if holdout is not None and n_holdout > 0 else [])]
+        weights = f"weighted by {' and by '.join(weighed)}; " if weighed else ""
         reason += (f"; of those, the one nearest the median of their predictions at {PROBE_FACTOR:g}x the "
                    f"largest measured values ({weights}neither the steepest nor the flattest)")
     return Selection(index, best, float(thr), tied, reason)
