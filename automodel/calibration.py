@@ -30,7 +30,7 @@ from automodel.model import Core, TermModel, predict_many, term_batches
 from automodel.options import MAD_TO_SIGMA, METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
 from automodel.search.score import Structure, TermCache, score
 from automodel.search.choice import choose, description_lengths, log_predictions, probe_values, term_lengths
-from automodel.search.staged import holdout_rows
+from automodel.data.splits import holdout_rows
 from automodel.solve import band
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
+from automodel.data.splits import holdout_rows
 from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
@@ -18,11 +19,12 @@ from automodel.model import Model, TermModel, predict_many
 from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, METRICS, ROLE_NAMES, weights
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
-from automodel.search.score import PARALLEL_ROWS
+from automodel.search.score import PARALLEL_ROWS, all_metrics
 from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
                                      probe_values, term_lengths)
 from automodel.search.selection import Selection
-from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
+from automodel.search.engine import staged_search
+from automodel.search.outcome import SearchOutcome, StageReport
 from automodel.space.config import SearchSpace, load_space
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]

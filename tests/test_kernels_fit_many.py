@@ -90,7 +90,8 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
     from automodel.fitting import model_context
     from automodel.kernels.choice import choose
     from automodel.kernels.fit_many import _beyond, _lengths, _model
-    from automodel.search.staged import all_metrics, staged_search
+    from automodel.search.engine import staged_search
+    from automodel.search.score import all_metrics
     from automodel.space.config import load_space
 
     sp = load_space("default")

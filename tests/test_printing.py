@@ -22,7 +22,7 @@ n, p, cpu = symbol("n"), symbol("p"), symbol("cpu")
 def _terms() -> list[Term]:
     """The default space's terms, some products of them, a sigmoid and a ceiling."""
     space = load_space("default")
-    terms = {t for stage in space.stages.values() for v in stage.values() if isinstance(v, tuple)
+    terms = {t for stage in space.stages.values() for v in stage.settings().values() if isinstance(v, tuple)
              for t in v if hasattr(t, "factors")}
     terms |= {t * parse_term(f) for t in list(terms) for f in ("1/p", "log2(p)", "1/cpu")}
     terms |= {parse_term("sigmoid(p, n/48)"), parse_term("ceil_log2(p)")}

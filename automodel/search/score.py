@@ -18,14 +18,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from automodel.options import METRICS, RELATIVE_RESOLUTION, ROW_BUDGET, weights
+from automodel.data import Dataset
+from automodel.data.splits import holdout_rows
+from automodel.options import METRICS, RELATIVE_RESOLUTION, ROW_BUDGET, FitOptions, weights
 from automodel.search import workers
 from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics
 from automodel.space.terms import Term, term_values
 
 __all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "fitted", "predict", "score",
-           "PARALLEL_PAIR_ROWS", "PARALLEL_ROWS"]
+           "all_metrics", "PARALLEL_PAIR_ROWS", "PARALLEL_ROWS"]
 
 #: rows x pairs of one :func:`score_pairs` call from which its per-row work (residuals, metrics) goes to
 #: the active workers (:func:`automodel.search.workers.active`), cut into one piece per worker. Measured
@@ -382,3 +384,20 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
     for name in set(out) - asked:
         out[name][:] = np.nan
     return Scores(list(structures), coefs, out, k_arr, n_fits, valid)
+
+
+def all_metrics(sc: Scores, shown: list[int], ds: Dataset, opt: FitOptions) -> dict[str, np.ndarray]:
+    """Every metric of the candidates ``shown`` (positions in ``sc``, a search of ``ds`` with the fit
+    options ``opt``). The search computes the leverages of ``loo`` (and ``forward``) only when it ranks
+    by them, the costliest per-row work on large data, so they are computed here for the candidates
+    shown: the same fits on all runs, scored again."""
+    metrics = {m: v[shown] for m, v in sc.metrics.items()}
+    missing = [m for m, v in metrics.items() if METRICS[m].leverages and np.isnan(v).any()]
+    if not missing or not shown:
+        return metrics
+    again = score(TermCache(ds.columns(), ds.n_points), np.ones(ds.n_points, bool), ds.frame["time"].to_numpy(float),
+                  [sc.structures[i] for i in shown], opt.weighting, opt.nonnegative, with_loo=True,
+                  holdout=holdout_rows(ds))
+    for m in missing:
+        metrics[m] = np.where(np.isnan(metrics[m]), again.metric(m), metrics[m])
+    return metrics

@@ -104,7 +104,7 @@ def load_variants(structures: Iterable[Structure], params: Iterable[str]) -> lis
 
 def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], list[Structure], list[str]]:
     """The staged search's candidates scored on all runs (every final stage) plus their load variants."""
-    from automodel.search.staged import staged_search  # a new application only: observe starts without it
+    from automodel.search.engine import staged_search  # a new application only: observe starts without it
 
     outcome = staged_search(ds, space, progress=False)
     sc = outcome.scores
