@@ -20,7 +20,7 @@ _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "
          "BestP": "automodel.model", "Interval": "automodel.interval",
          "load_model": "automodel.model_file", "load_space": "automodel.space.config",
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
-         "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.extrap_text",
+         "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.readers.extrap_text",
          "read": "automodel.data.readers",
          "AutomodelRegressor": "automodel.sklearn", "suggest": "automodel.suggestion",
          "Plan": "automodel.suggestion"}
@@ -33,7 +33,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:  # pragma: no cover
     from automodel.fitting import FitResult, fit
     from automodel.data import Dataset, load
-    from automodel.data.extrap_text import read_extrap_text
+    from automodel.data.readers.extrap_text import read_extrap_text
     from automodel.data.readers import read
     from automodel.kernels.fit_many import ManyResult, fit_many
     from automodel.interval import Interval

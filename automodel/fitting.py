@@ -522,7 +522,7 @@ def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, p
                    ) -> tuple[list[dict], list[Model | None]]:
     """One leaderboard row per template of the space's fit options (and its model, None when none).
 
-    A template of cost ``"slow"`` (:data:`automodel.model.COSTS`) runs when ``named`` or when its
+    A template of cost ``"slow"`` (:data:`automodel.templates.base.COSTS`) runs when ``named`` or when its
     estimated time on these data is within :data:`TEMPLATE_BUDGET_SECONDS`; otherwise its row says so,
     with the estimate. Slow templates show their own progress bar.
     """

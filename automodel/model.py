@@ -1,9 +1,8 @@
 """A fitted model: predictions, the best process count, its sympy expression and its JSON form.
 
 :class:`Core` is the protocol every fitted core satisfies: a searched :class:`TermModel` (terms and
-coefficients) or a seeded template's fit. :class:`Template` is the protocol of a seeded template (the
-registry is :mod:`automodel.templates`). :class:`Model` wraps any core with what a user needs around
-it: the mapping from parameter roles to the user's column names, the training ranges, the metrics,
+coefficients) or a seeded template's fit (a template is :class:`automodel.templates.base.Template`).
+:class:`Model` wraps any core with what a user needs around it: the mapping from parameter roles to the user's column names, the training ranges, the metrics,
 and a versioned JSON form (:meth:`Model.to_dict`; read back by :mod:`automodel.model_file`, which
 executes nothing from the file).
 """
@@ -29,19 +28,12 @@ from automodel.space.terms import Term, term_from_dict, term_sum, term_values
 if TYPE_CHECKING:  # sympy and the printers (0.5 s) are imported by the expressions and formulas only
     import sympy
 
-__all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR",
+__all__ = ["Core", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR",
            "term_batches", "predict_many",
            "PARTS"]
 
 FORMAT = "automodel-model"
 VERSION = 1
-
-#: cost classes of a template's fit: name -> what it means for ``automodel fit``
-COSTS: dict[str, str] = {
-    "fast": "well under a second on typical data; runs by default",
-    "slow": "a simulation or a posterior, whose time grows with the data (to seconds or more); runs "
-            "when named, or by default when its estimate on the data is within a second",
-}
 
 
 @runtime_checkable
@@ -184,42 +176,6 @@ def _argument(name: str, value: Any) -> float:
             what = f"{what if name in RULES else '0 or a number'} of magnitude {low:g} to {high:g}"
         raise DataError(f"{name} must be {what}, got {number:g}")
     return number
-
-
-@runtime_checkable
-class Template(Protocol):
-    """A seeded model of the literature that enters the leaderboard beside the searched candidates.
-
-    Attributes
-    ----------
-    name, title, source : str
-        Registry key, one-line description, and the seed (file, section, equation) it implements.
-    requires : tuple of str
-        Columns it needs (``applicable`` says why it does not apply otherwise).
-    cost : str
-        A key of :data:`COSTS`: ``"fast"`` templates run in every fit, ``"slow"`` ones when named
-        (``automodel fit --templates NAME``) or when their estimate is within the budget of
-        :mod:`automodel.fitting`; a slow template's ``fit`` takes ``progress=True`` and
-        shows a progress bar once it has run for a second.
-    """
-
-    name: str
-    title: str
-    source: str
-    requires: tuple[str, ...]
-    cost: str
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        """``None`` when it can be fitted on ``frame``, else the reason (``"not applicable: ..."``)."""
-
-    def seconds(self, frame: pd.DataFrame) -> float:
-        """Estimated CPU seconds of ``fit(frame)`` on one core (for the leaderboard's note)."""
-
-    def fit(self, frame: pd.DataFrame, **options: Any) -> Core:
-        """The fitted core on ``frame`` (canonical columns and ``time``)."""
-
-    def from_dict(self, d: dict[str, Any]) -> Core:
-        """The fitted core from its :meth:`Core.to_dict` form, every field validated."""
 
 
 @dataclass(frozen=True)

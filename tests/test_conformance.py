@@ -14,7 +14,8 @@ import pytest
 import automodel
 from automodel.errors import DataError
 from automodel.export import FORMATS, export
-from automodel.model import COSTS, Core, Model, Template
+from automodel.model import Core, Model
+from automodel.templates.base import COSTS, Template
 from automodel.model_file import model_from_dict
 from automodel.templates import TEMPLATES, describe
 from automodel.templates._fim_markov import first_step_time

@@ -223,7 +223,7 @@ DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "extrap
 @pytest.mark.skipif(not DATASETS.is_dir(), reason="shared Extra-P text files not available")
 @pytest.mark.parametrize("name", sorted(p.name for p in DATASETS.glob("*.txt")) if DATASETS.is_dir() else [])
 def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
-    from automodel.data.extrap_text import read_extrap_text
+    from automodel.data.readers.extrap_text import read_extrap_text
 
     frame = read_extrap_text(DATASETS / name)
     result = fit_many(DATASETS / name, jobs=1)

@@ -137,7 +137,8 @@ def test_processor_stage_on_p_from_p_min_as_the_slides_say(tmp_path):
 
 def test_template_lists_reuse_the_best_additions_of_a_family_leader():
     """Slide 26: the first seed of a family gets every addition, the others its best ``size`` only."""
-    from automodel.search.score import Scores, Structure
+    from automodel.search.score import Scores
+    from automodel.space.structure import Structure
     from automodel.search.family_lists import FamilyLists
     from automodel.space.parse import parse_term
 

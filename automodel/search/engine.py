@@ -38,7 +38,7 @@ from automodel.errors import DataError
 from automodel.options import METRICS
 from automodel.search.outcome import ManyOutcome, SearchOutcome
 from automodel.search.registry import compact, hstack, labels, sorted_groups
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.search.stages.communication import communication_rows, stage_communication
 from automodel.search.stages.computation import stage_computation
 from automodel.search.stages.p_only import stage_p_only

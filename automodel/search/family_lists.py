@@ -13,7 +13,8 @@ import numpy as np
 
 from automodel.search.prune import rank
 from automodel.search.registry import Registry
-from automodel.search.score import Scores, Structure
+from automodel.search.score import Scores
+from automodel.space.structure import Structure
 
 __all__ = ["FamilyLists", "TargetFamilyLists"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from automodel.search.score import Scores
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.space.terms import Term
 
 __all__ = ["StageReport", "SearchOutcome", "ManyOutcome"]

@@ -12,7 +12,8 @@ from itertools import chain
 import numpy as np
 import pandas as pd
 
-from automodel.search.score import Scores, Structure, TermCache
+from automodel.search.score import Scores, TermCache
+from automodel.space.structure import Structure
 
 __all__ = ["Registry", "Batch", "ragged", "sorted_groups", "labels", "compact", "hstack", "put"]
 

@@ -24,15 +24,16 @@ from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
 from automodel.options import DEFAULT_AGGREGATE
 from automodel.search.online import ANOMALY_WINDOW, LivePool, OnlineOptions, PoolStats, Update
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.space.config import SearchSpace, load_space
-from automodel.space.terms import Term, power
+from automodel.space.terms import Term
+from automodel.space.variants import load_variants
 from automodel.store import schema
 from automodel.store.db import Store, now, open_store
 from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
                                    load_recent, require_app, run_columns, save_pool, stored_identities, window_rows)
 
-__all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants"]
+__all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool"]
 
 
 @dataclass
@@ -80,26 +81,6 @@ class ObserveReport:
             out.append(f"  leader unchanged: T = {self.leader_after}")
         out.append(f"  leader score {self.leader_score:.4g}")
         return out
-
-
-def load_variants(structures: Iterable[Structure], params: Iterable[str]) -> list[Structure]:
-    """Each structure plus its variants with the computation part divided (or not) by ``cpu`` and the
-    communication part divided (or not) by ``bw`` (rational-polynomial-yagnik-icpp2006.txt, eq. 5):
-    a load that was constant so far may change, so both forms stay alive."""
-    params = set(params)
-
-    def toggle(part: tuple[Term, ...], load: str) -> tuple[Term, ...]:
-        return tuple(t * power(load, 1 if load in t.params else -1) for t in part)
-
-    out: dict = {}
-    for s in structures:
-        comps = [s.comp, toggle(s.comp, "cpu")] if "cpu" in params and s.comp else [s.comp]
-        comms = [s.comm, toggle(s.comm, "bw")] if "bw" in params and s.comm else [s.comm]
-        for c in comps:
-            for g in comms:
-                v = Structure(c, g, s.extra)
-                out.setdefault(v.key, v)
-    return list(out.values())
 
 
 def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], list[Structure], list[str]]:

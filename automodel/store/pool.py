@@ -23,7 +23,7 @@ from automodel.errors import DataError, ModelFileError, StoreError
 from automodel.names import label_problem, normal_label, printable
 from automodel.options import weights
 from automodel.search.online import LazyValues, LivePool, OnlineOptions, PoolStats
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.space.terms import Term, TermPlan, term_from_dict
 from automodel.store import schema
 from automodel.store.schema import stored_json, stored_json_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from automodel.search.canonical import subsets
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.search.state import Search
 
 __all__ = ["stage_p_only"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from automodel.search.canonical import rename_param, times
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.search.state import Search
 from automodel.space.stages import ParametersConfig
 

@@ -15,7 +15,7 @@ from automodel.printing import terms_text
 from automodel.search.canonical import canonical, subsets, times, uses_only
 from automodel.search.family_lists import TargetFamilyLists
 from automodel.search.registry import compact, hstack, put
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.search.state import Search
 from automodel.space.stages import CommunicationConfig, ComputationConfig, Group
 from automodel.space.terms import ONE, Term

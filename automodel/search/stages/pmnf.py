@@ -11,7 +11,7 @@ from automodel.options import weights
 from automodel.search.canonical import rename_param
 from automodel.search.outcome import StageReport
 from automodel.search.registry import ragged
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.search.state import Search
 from automodel.solve.lines import effect_pvalue, line_rss
 from automodel.space.config import MAX_PMNF_PARAMETERS

@@ -13,7 +13,7 @@ import numpy as np
 from automodel.search.canonical import times
 from automodel.search.family_lists import TargetFamilyLists
 from automodel.search.registry import hstack, put
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.search.stages.parts import family_of, stage_groups
 from automodel.search.state import Search
 from automodel.space.stages import ProcessorsConfig
