@@ -16,7 +16,8 @@ from automodel.calibration import calibrate
 from automodel.errors import DataError, SpaceError
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
-from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, METRICS, ROLE_NAMES, weights
+from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES, weights
+from automodel.solve.metrics import METRICS
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS, all_metrics
@@ -375,13 +376,15 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
 
 def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:
     """The search space (a name, file or SearchSpace) with the fit ``options`` that are not None replaced;
-    an unknown metric, selection or weighting is a one-line :class:`SpaceError` (:meth:`FitOptions.check`)."""
+    an unknown metric, selection or weighting is a one-line :class:`SpaceError` (:meth:`FitOptions.check`,
+    :func:`automodel.solve.metrics.check_metric`)."""
     sp = space if isinstance(space, SearchSpace) else load_space(space)
     options = {k: v for k, v in options.items() if v is not None}
     if not options:
         return sp
     fit_options = replace(sp.fit, **options)
     fit_options.check()
+    metrics_mod.check_metric(fit_options.metric)
     return replace(sp, fit=fit_options)
 
 

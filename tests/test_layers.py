@@ -22,8 +22,9 @@ import automodel
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "names", "options", "files", "lazy"),
     ("data",),
+    ("solve",),  # the numbers only (least squares, metrics): below space, whose loader checks a metric name
     ("space", "forecast"),
-    ("printing", "printers", "coefficient_text", "solve"),
+    ("printing", "printers", "coefficient_text"),
     ("search",),
     ("model", "interval"),
     ("templates",),

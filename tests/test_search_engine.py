@@ -187,7 +187,7 @@ def test_many_targets_are_each_searched_as_alone(tmp_path, change):
     from dataclasses import replace
 
     from automodel import data
-    from automodel.options import METRICS
+    from automodel.solve.metrics import METRICS
     from automodel.search.engine import search_kernels, staged_search
 
     space = automodel.load_space("default")
@@ -261,7 +261,7 @@ def test_chosen_candidates_are_rescored_as_the_search_of_their_own_targets():
     """ManyOutcome.rescore solves every target's candidate at once and computes the metrics of each
     candidate's targets apart: the numbers of one scoring per candidate, bit for bit."""
     from automodel import data
-    from automodel.options import METRICS
+    from automodel.solve.metrics import METRICS
     from automodel.data.splits import holdout_rows
     from automodel.search.engine import search_kernels
     from automodel.search.targets import score_targets

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from automodel.options import METRICS
+from automodel.solve.metrics import METRICS
 from automodel.search.score import TermCache, prepare, score, score_pairs
 from automodel.space.structure import Structure
 from automodel.solve.design import pairs

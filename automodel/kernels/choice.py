@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from automodel.options import METRICS
+from automodel.solve.metrics import METRICS
 from automodel.search.choice import choose_rows, description_lengths, log_predictions
 from automodel.search.score import prepare, score_pairs
 from automodel.search.targets import CHUNK_PAIRS

@@ -35,7 +35,7 @@ import numpy as np
 
 from automodel.data import Dataset
 from automodel.errors import DataError
-from automodel.options import METRICS
+from automodel.solve.metrics import METRICS
 from automodel.search.outcome import ManyOutcome, SearchOutcome
 from automodel.search.registry import compact, hstack, labels, sorted_groups
 from automodel.space.structure import Structure

@@ -20,7 +20,8 @@ import numpy as np
 
 from automodel.data import Dataset
 from automodel.data.splits import holdout_rows
-from automodel.options import METRICS, RELATIVE_RESOLUTION, ROW_BUDGET, FitOptions, weights
+from automodel.options import RELATIVE_RESOLUTION, ROW_BUDGET, FitOptions, weights
+from automodel.solve.metrics import METRICS
 from automodel.search import workers
 from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics

@@ -7,7 +7,7 @@ from tqdm.auto import tqdm
 
 from automodel.data import Dataset
 from automodel.data.splits import holdout_rows
-from automodel.options import METRICS
+from automodel.solve.metrics import METRICS
 from automodel.search.canonical import canonical, unit_factor, uses_only
 from automodel.search.family_lists import TargetFamilyLists
 from automodel.search.outcome import StageReport

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from automodel.options import METRICS
+from automodel.solve.metrics import METRICS
 from automodel.search.registry import Batch, Registry
 from automodel.search.score import TermCache, fitted, prepare, score_pairs
 

@@ -23,6 +23,7 @@ from automodel.errors import SpaceError
 from automodel.files import read_text
 from automodel.names import space_problem
 from automodel.options import FitOptions
+from automodel.solve.metrics import check_metric
 from automodel.space.parse import parse_term
 from automodel.space.stages import STAGE_CONFIGS, Group, StageConfig, kind_of, lowest_of
 from automodel.space.terms import Term
@@ -139,6 +140,7 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
     if not isinstance(fit.nonnegative, bool):
         raise SpaceError(f"{src}: [fit] nonnegative must be true or false")
     fit.check(f"{src}: [fit]")
+    check_metric(fit.metric, f"{src}: [fit]")
     pct = fit.prune_percentile
     if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 100:
         raise SpaceError(f"{src}: [fit] prune_percentile must be a number in (0, 100], got {pct!r}")
