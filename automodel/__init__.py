@@ -17,7 +17,7 @@ from automodel.lazy import lazy_names
 #: public name -> module that defines it
 _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "automodel.data.dataset",
          "Dataset": "automodel.data.dataset", "Model": "automodel.model", "TermModel": "automodel.model",
-         "BestP": "automodel.model", "Interval": "automodel.interval",
+         "BestP": "automodel.best_p", "Interval": "automodel.interval",
          "load_model": "automodel.model_file", "load_space": "automodel.space.config",
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
          "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.readers.extrap_text",
@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from automodel.data.readers import read
     from automodel.kernels.fit_many import ManyResult, fit_many
     from automodel.interval import Interval
-    from automodel.model import BestP, Model, TermModel
+    from automodel.best_p import BestP
+    from automodel.model import Model, TermModel
     from automodel.model_file import load_model
     from automodel.sklearn import AutomodelRegressor
     from automodel.space.config import SearchSpace, load_space

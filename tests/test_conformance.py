@@ -124,7 +124,7 @@ def test_slow_templates_run_when_named_or_within_the_budget(frames: dict[str, pd
     runs = frames["runs"]
     board = automodel.fit(runs, progress=False).leaderboard.set_index("kind")
     assert np.isfinite(board.loc["template:fim_com", "rel_s"])  # its estimate is within the 1 s budget
-    monkeypatch.setattr("automodel.fitting.TEMPLATE_BUDGET_SECONDS", 0.0)
+    monkeypatch.setattr("automodel.templates.evaluate.TEMPLATE_BUDGET_SECONDS", 0.0)
     board = automodel.fit(runs, progress=False).leaderboard.set_index("kind")
     assert board.loc["template:fim_com", "note"].startswith("not run by default: ~")
     assert "--templates fim_com runs it" in board.loc["template:fim_com", "note"]

@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("space", "forecast"),
     ("printing", "printers", "coefficient_text"),
     ("search",),
-    ("model", "interval"),
+    ("model", "interval", "best_p"),
     ("templates",),
     ("model_file", "fitting", "calibration", "evaluation"),
     ("kernels", "sklearn", "suggestion"),
