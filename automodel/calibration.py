@@ -27,10 +27,12 @@ import pandas as pd
 from automodel.data import Dataset, aggregate_se, configuration_se
 from automodel.interval import DEFAULT_GROWTH, MAX_ALTERNATIVES, Interval
 from automodel.model import Core, TermModel, predict_many, term_batches
-from automodel.options import MAD_TO_SIGMA, METRICS, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
-from automodel.search.score import Structure, TermCache, score
+from automodel.options import MAD_TO_SIGMA, ROLE_NAMES, ROW_BUDGET, FitOptions, weights
+from automodel.solve.metrics import METRICS
+from automodel.search.score import TermCache, score
+from automodel.space.structure import Structure
 from automodel.search.choice import choose, description_lengths, log_predictions, probe_values, term_lengths
-from automodel.search.staged import holdout_rows
+from automodel.data.splits import holdout_rows
 from automodel.solve import band
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",

@@ -1,21 +1,27 @@
-"""Exports of a fitted model: its formula in every format, a Python or C function, its JSON.
+"""Exports of a fitted model, one registry of formats: its formula, a Python or C function, its JSON.
+
+:data:`FORMATS` is the one list of export formats: ``automodel show --format`` reads its choices and
+help from it, :func:`export` renders through it. Each :class:`ExportFormat` carries its name, a
+one-line description and how it renders a model; a new format is one :class:`ExportFormat` and one
+:func:`register` call.
 
 The formulas come from the printers of :mod:`automodel.printing` (``text`` is ``Model.formula``, the
-string every other view shows); this module adds what needs the model around them (the function
-signature, the default load of a dedicated machine, the JSON file).
+string every other view shows), imported when a format renders: the command line builds its parser
+from this module without sympy, numpy or pandas. This module adds what needs the model around them
+(the function signature, the default load of a dedicated machine, the JSON file).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from automodel.names import code_names
-from automodel.printing import to_c, to_latex, to_python
 
 if TYPE_CHECKING:
     from automodel.model import Model
 
-__all__ = ["FORMATS", "export", "python_function", "c_function"]
+__all__ = ["ExportFormat", "FORMATS", "register", "export", "python_function", "c_function"]
 
 
 def _comment(text: str) -> str:
@@ -48,6 +54,8 @@ def python_function(model: "Model") -> str:
     NFKC changes) are renamed (:func:`automodel.names.code_names`), with a comment saying so; the space
     name is a comment of :func:`ascii` text. Nothing of the model file is written as code.
     """
+    from automodel.printing import to_python
+
     names = code_names(model.params, "python")
     body = to_python(model.expr, names)
     return (f"import math\n\n\ndef predicted_time({_signature(model, names)}):\n"
@@ -60,6 +68,8 @@ def python_function(model: "Model") -> str:
 def c_function(model: "Model") -> str:
     """Source of a C99 function ``double predicted_time(...)`` (``<math.h>`` only); parameters whose
     names C cannot hold (keywords, ``<math.h>`` names, names beyond ASCII) are renamed, with a comment."""
+    from automodel.printing import to_c
+
     names = code_names(model.params, "c")
     args = ", ".join(f"double {names[q]}" for q in model.params) or "void"
     return (f"#include <math.h>\n\n/* Predicted run time in seconds (automodel). */\n"
@@ -67,18 +77,46 @@ def c_function(model: "Model") -> str:
             f"double predicted_time({args})\n{{\n    return {to_c(model.expr, names)};\n}}\n")
 
 
-FORMATS: dict[str, Callable[["Model"], str]] = {
-    "text": lambda m: m.formula,
-    "latex": lambda m: to_latex(m.expr),
-    "python": python_function,
-    "c": c_function,
-    "json": lambda m: m.to_json(),
-}
+def latex_formula(model: "Model") -> str:
+    """The model's formula in LaTeX (:func:`automodel.printing.to_latex`)."""
+    from automodel.printing import to_latex
+
+    return to_latex(model.expr)
+
+
+@dataclass(frozen=True)
+class ExportFormat:
+    """An export format: its name (``show --format NAME``), one line for the help, and how it renders."""
+
+    name: str
+    description: str
+    render: Callable[["Model"], str]
+
+
+#: export formats by name, in the order the help lists them
+FORMATS: dict[str, ExportFormat] = {}
+
+
+def register(fmt: ExportFormat) -> ExportFormat:
+    """Add ``fmt`` to :data:`FORMATS` and return it; a name already taken is a :class:`ValueError`."""
+    if fmt.name in FORMATS:
+        raise ValueError(f"export format {fmt.name!r} is registered already")
+    FORMATS[fmt.name] = fmt
+    return fmt
+
+
+for _fmt in (ExportFormat("text", "the formula as every view prints it", lambda m: m.formula),
+             ExportFormat("latex", "the formula in LaTeX", latex_formula),
+             ExportFormat("python", "a self-contained Python function (standard library only)", python_function),
+             ExportFormat("c", "a C99 function (math.h only)", c_function),
+             ExportFormat("json", "the model file", lambda m: m.to_json())):
+    register(_fmt)
 
 
 def export(model: "Model", fmt: str) -> str:
     """The model in format ``fmt`` (one of :data:`FORMATS`)."""
     try:
-        return FORMATS[fmt](model)
+        render = FORMATS[fmt].render
     except KeyError:
         raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
+    return render(model)

@@ -12,26 +12,23 @@ import pandas as pd
 
 from automodel import data as data_mod
 from automodel.calibration import calibrate
-from automodel.errors import DataError, SpaceError
+from automodel.errors import DataError
+from automodel.data.splits import holdout_rows
 from automodel.solve import metrics as metrics_mod
 from automodel.model import Model, TermModel, predict_many
-from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, METRICS, ROLE_NAMES, weights
+from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES
 from automodel.search import workers
 from automodel.search.online import OnlineOptions, unexplained
-from automodel.search.score import PARALLEL_ROWS
+from automodel.search.score import PARALLEL_ROWS, all_metrics
 from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
                                      probe_values, term_lengths)
 from automodel.search.selection import Selection
-from automodel.search.staged import SearchOutcome, StageReport, all_metrics, holdout_rows, staged_search
+from automodel.search.engine import staged_search
+from automodel.search.outcome import SearchOutcome, StageReport
 from automodel.space.config import SearchSpace, load_space
+from automodel.templates.evaluate import NOT_RUN, template_columns, template_names, template_rows
 
-__all__ = ["FitResult", "fit", "screen", "with_options", "model_context", "template_names"]
-
-_NOT_RUN = "not run by default"  # the note of a slow template that was not named
-#: a slow template whose estimated time on the data is at most this runs by default too
-TEMPLATE_BUDGET_SECONDS = 1.0
-#: templates are scored by leave-one-out refits up to this many configurations, by this many folds above
-LOO_REFITS = 100
+__all__ = ["FitResult", "fit", "screen", "with_options", "model_context"]
 
 LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "choice", "note"]
 
@@ -161,7 +158,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     templates : None, "none", "all", "NAME,..." or list of names
         Seeded templates beside the search (:func:`template_names`). ``None``: the space's, of which
         a slow one (a simulation, a posterior) runs when its estimate on the data is within
-        :data:`TEMPLATE_BUDGET_SECONDS` and is otherwise listed with that estimate; named templates
+        :data:`automodel.templates.evaluate.TEMPLATE_BUDGET_SECONDS` and is otherwise listed with that estimate; named templates
         all run.
     template_options : mapping, optional
         Template name -> option -> value, over the space's ``[fit.template_options]``: e.g.
@@ -252,7 +249,7 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     ``max_rows`` shows: the leaderboard lists the best ``max_rows`` searched candidates, the best of
     every size and the chosen one."""
     outcome = staged_search(ds, sp, progress=progress)
-    t_rows, t_models = _template_rows(ds, sp, named, progress)
+    t_rows, t_models = template_rows(ds, sp, model_context(ds, sp), named, progress)
     probes = probe_points(ds.frame, ds.params)
     pool = _searched_pool(outcome, ds, sp.fit.metric)
     t_ok = [i for i, m in enumerate(t_models) if m is not None]
@@ -299,7 +296,7 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     board["choice"] = ""
     board.loc[board["rank"].notna().to_numpy(), "choice"] = choice
     board = board[LEADERBOARD_COLUMNS]
-    skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(_NOT_RUN)]
+    skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(NOT_RUN)]
     return FitResult(board, models_out[position], models_out, ds, sp, outcome.reports,
                      [*ds.notes, *outcome.notes, *skipped], selection), outcome
 
@@ -376,13 +373,15 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
 
 def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:
     """The search space (a name, file or SearchSpace) with the fit ``options`` that are not None replaced;
-    an unknown metric, selection or weighting is a one-line :class:`SpaceError` (:meth:`FitOptions.check`)."""
+    an unknown metric, selection or weighting is a one-line :class:`SpaceError` (:meth:`FitOptions.check`,
+    :func:`automodel.solve.metrics.check_metric`)."""
     sp = space if isinstance(space, SearchSpace) else load_space(space)
     options = {k: v for k, v in options.items() if v is not None}
     if not options:
         return sp
     fit_options = replace(sp.fit, **options)
     fit_options.check()
+    metrics_mod.check_metric(fit_options.metric)
     return replace(sp, fit=fit_options)
 
 
@@ -409,168 +408,4 @@ def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace
         models.append(Model(core, metrics=mets, **ctx))
         rows.append({"formula": models[-1].formula, "n_terms": len(core.terms), **mets, "kind": "searched",
                      "note": "", "route": "pmnf" if sc.structures[i].signed else "staged"})
-    return rows, models
-
-
-def template_columns() -> tuple[str, ...]:
-    """The columns some template needs that are not parameter roles (FiM-Cal's counters): carried along
-    by :func:`fit` when the data have them, and seen only by the templates that need them."""
-    from automodel.templates import TEMPLATES
-    return tuple(dict.fromkeys(c for t in TEMPLATES.values() for c in t.requires
-                               if c not in (*ROLE_NAMES, "time")))
-
-
-def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[str] = ()
-                   ) -> tuple[tuple[str, ...], bool]:
-    """The templates a fit considers, and whether they were named (so the slow ones run too).
-
-    ``spec`` is ``None`` (the space's templates; a slow one runs only within the time budget), ``"none"``,
-    ``"all"`` (every registered template), a comma-separated string or a list of names.
-
-    Examples
-    --------
-    >>> template_names("hockney,kohashi")
-    (('hockney', 'kohashi'), True)
-    >>> template_names(None, ("amdahl",))
-    (('amdahl',), False)
-    """
-    if spec is None:
-        return tuple(space_templates), False
-    if isinstance(spec, str):
-        if spec.strip() in ("none", ""):
-            return (), True
-        if spec.strip() == "all":
-            from automodel.templates import TEMPLATES
-            return tuple(TEMPLATES), True
-        spec = [name.strip() for name in spec.split(",") if name.strip()]
-    return tuple(spec), True
-
-
-def _template_note(fitted: Any, ds: data_mod.Dataset) -> str:
-    """A fitted template's own notes, the parameters of the data its formula does not use, and how far
-    its formula is from its predictions when that is more than :data:`FORMULA_TOLERANCE`."""
-    notes = list(getattr(fitted, "notes", ()) or ())
-    used = {str(symbol) for symbol in fitted.expr.free_symbols}
-    ignored = [ds.roles.get(q, q) for q in ds.params if q not in used]
-    if ignored:
-        notes.append(f"ignores {', '.join(ignored)}")
-    gap = formula_gap(fitted, ds.frame)
-    if gap > FORMULA_TOLERANCE:
-        notes.append(f"its formula (the exports) differs from its predictions by up to {gap:.0%} on the runs")
-    return "; ".join(notes)
-
-
-#: a template whose formula and predictions differ by more than this on the runs says so
-FORMULA_TOLERANCE = 0.01
-
-
-def formula_gap(core: Any, frame: pd.DataFrame) -> float:
-    """The largest relative difference between ``core.expr`` evaluated at the rows of ``frame`` and
-    ``core.predict`` there (a simulated or posterior prediction against its closed form); 0 when they
-    agree, inf when the formula cannot be evaluated."""
-    import sympy
-
-    symbols = sorted(core.expr.free_symbols, key=str)
-    try:
-        evaluate = sympy.lambdify(symbols, core.expr, modules="numpy")
-        with np.errstate(all="ignore"):
-            formula = np.broadcast_to(np.asarray(evaluate(*[frame[str(s)].to_numpy(float) for s in symbols]),
-                                                 float), (len(frame),))
-            pred = np.asarray(core.predict(frame), float)
-            gap = np.abs(formula - pred) / np.abs(pred)
-    except (KeyError, TypeError, ValueError, NameError):
-        return float("inf")
-    return float(np.nanmax(gap)) if np.isfinite(gap).any() else float("inf")
-
-
-def refit_errors(template: Any, options: Mapping[str, Any], frame: pd.DataFrame, hold: np.ndarray | None,
-                 n_coefficients: int, loo: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Relative errors of ``template`` refitted without rows, for its ``loo`` and ``holdout`` scores.
-
-    With ``loo``: leave-one-out refits up to :data:`LOO_REFITS` configurations, else :data:`LOO_REFITS`
-    folds of a fixed random partition (each row predicted by a refit without its fold); ``automodel.fit``
-    asks for them when its ranking metric uses ``loo`` (``loo``, ``forward``): they cost one fit per
-    configuration. Always one refit without the ``hold`` rows (the largest configurations, as the
-    searched candidates'). A refit that fails leaves ``inf`` (the template cannot be judged without
-    those rows). Returns ``(m, 1)`` (or None) and ``(h, 1)`` (or None when nothing is held out).
-    """
-    y = frame["time"].to_numpy(float)
-    m = len(y)
-    folds = np.arange(m) if m <= LOO_REFITS else np.random.default_rng(0).permutation(m) % LOO_REFITS
-
-    def refit_predict(train: np.ndarray, test: np.ndarray) -> np.ndarray:
-        try:
-            with np.errstate(all="ignore"):
-                got = np.asarray(template.fit(frame[train].reset_index(drop=True), **options).predict(
-                    frame[test].reset_index(drop=True)), float)
-        except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError):
-            return np.full(int(test.sum()), np.inf)
-        return np.where(np.isfinite(got), got, np.inf)
-
-    errors = None
-    if loo:
-        errors = np.full(m, np.inf)
-        for fold in np.unique(folds):
-            out = folds == fold
-            errors[out] = refit_predict(~out, out) / y[out] - 1.0
-    held = None
-    if hold is not None:
-        held = metrics_mod.holdout_errors(refit_predict(~hold, hold), y[hold], m - int(hold.sum()), n_coefficients)
-    return None if errors is None else errors[:, None], None if held is None else held[:, None]
-
-
-def _template_rows(ds: data_mod.Dataset, sp: SearchSpace, named: bool = False, progress: bool = False
-                   ) -> tuple[list[dict], list[Model | None]]:
-    """One leaderboard row per template of the space's fit options (and its model, None when none).
-
-    A template of cost ``"slow"`` (:data:`automodel.model.COSTS`) runs when ``named`` or when its
-    estimated time on these data is within :data:`TEMPLATE_BUDGET_SECONDS`; otherwise its row says so,
-    with the estimate. Slow templates show their own progress bar.
-    """
-    if not sp.fit.templates:
-        return [], []
-    from automodel.templates import TEMPLATES
-    from automodel.templates.options import check_options
-    unknown = [t for t in sp.fit.templates if t not in TEMPLATES]
-    if unknown:
-        where = "templates" if named else sp.source
-        raise SpaceError(f"{where}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
-    options = check_options(TEMPLATES, sp.fit.template_options, "template options")
-    y = ds.frame["time"].to_numpy(float)
-    w = weights(y, sp.fit.weighting)
-    ctx = model_context(ds, sp)
-    rows: list[dict] = []
-    models: list[Model | None] = []
-    blank = {m: np.nan for m in metrics_mod.METRICS}
-    hold = holdout_rows(ds)
-    for name in sp.fit.templates:
-        template = TEMPLATES[name]
-        own = [c for c in template.requires if c in ds.covariates]  # its columns that are not parameters
-        frame = ds.frame[[*ds.params, *own, "time"]]  # a template sees the parameters, its own columns, time
-        reason = template.applicable(frame)
-        if reason is None and template.cost == "slow" and not named:
-            seconds = template.seconds(frame)
-            if seconds > TEMPLATE_BUDGET_SECONDS:
-                reason = f"{_NOT_RUN}: ~{seconds:.2g} s; --templates {name} runs it"
-        if reason is None:
-            try:
-                given = options.get(name, {})
-                fitted = (template.fit(frame, progress=progress, **given) if template.cost == "slow"
-                          else template.fit(frame, **given))
-                pred = np.asarray(fitted.predict(frame), float)
-            except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
-                reason = f"fit failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-        if reason is not None:
-            rows.append({"formula": "", "n_terms": 0, **blank, "kind": f"template:{name}", "note": reason})
-            models.append(None)
-            continue
-        k = fitted.n_coefficients
-        e = (y - pred) * np.sqrt(w)
-        loo_rel, hold_rel = (None, None) if template.cost == "slow" else refit_errors(
-            template, given, frame, hold, k, loo=METRICS[sp.fit.metric].leverages)
-        mets = {m: float(v[0]) for m, v in metrics_mod.compute(
-            y, pred[:, None], k, np.array([e @ e]), holdout_rel=hold_rel, loo_rel=loo_rel).items()}
-        models.append(Model(fitted, metrics=mets, **ctx))  # a template predicts from the parameters alone
-        rows.append({"formula": models[-1].formula, "n_terms": k, **mets, "kind": f"template:{name}",
-                     "note": _template_note(fitted, ds)})
     return rows, models

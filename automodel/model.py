@@ -1,9 +1,8 @@
 """A fitted model: predictions, the best process count, its sympy expression and its JSON form.
 
 :class:`Core` is the protocol every fitted core satisfies: a searched :class:`TermModel` (terms and
-coefficients) or a seeded template's fit. :class:`Template` is the protocol of a seeded template (the
-registry is :mod:`automodel.templates`). :class:`Model` wraps any core with what a user needs around
-it: the mapping from parameter roles to the user's column names, the training ranges, the metrics,
+coefficients) or a seeded template's fit (a template is :class:`automodel.templates.base.Template`).
+:class:`Model` wraps any core with what a user needs around it: the mapping from parameter roles to the user's column names, the training ranges, the metrics,
 and a versioned JSON form (:meth:`Model.to_dict`; read back by :mod:`automodel.model_file`, which
 executes nothing from the file).
 """
@@ -14,34 +13,26 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import MAGNITUDE, RULES, as_float, finite_number, numeric, shown, violation
+from automodel.data.cells import finite_number, numeric, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.options import ROW_BUDGET
 from automodel.files import write_text
+from automodel.best_p import BEYOND_FACTOR, MAX_P, RANGE_GRID, BestP, best_integer, float_argument, whole_number
 from automodel.interval import Interval
 from automodel.space.terms import Term, term_from_dict, term_sum, term_values
 
 if TYPE_CHECKING:  # sympy and the printers (0.5 s) are imported by the expressions and formulas only
     import sympy
 
-__all__ = ["Core", "Template", "COSTS", "TermModel", "Model", "BestP", "FORMAT", "VERSION", "BEYOND_FACTOR",
-           "term_batches", "predict_many",
-           "PARTS"]
+__all__ = ["Core", "TermModel", "Model", "FORMAT", "VERSION", "term_batches", "predict_many", "PARTS"]
 
 FORMAT = "automodel-model"
 VERSION = 1
-
-#: cost classes of a template's fit: name -> what it means for ``automodel fit``
-COSTS: dict[str, str] = {
-    "fast": "well under a second on typical data; runs by default",
-    "slow": "a simulation or a posterior, whose time grows with the data (to seconds or more); runs "
-            "when named, or by default when its estimate on the data is within a second",
-}
 
 
 @runtime_checkable
@@ -71,157 +62,6 @@ class Core(Protocol):
 #: computation and communication models times their processor functions, plus an overhead P-term and
 #: the serial constant); ``other`` is what a template's equations do not assign to either
 PARTS = ("computation", "communication", "overhead", "other")
-#: the widest range of process counts :meth:`Model.best_p` searches exhaustively (in chunks of
-#: :data:`CHUNK_P`); a term model takes about 25 ms for all of them
-EXHAUSTIVE_P = 2 ** 20
-#: process counts evaluated at once
-CHUNK_P = 2 ** 16
-#: the largest process count it accepts: every integer up to it is exact in a float
-MAX_P = 2 ** 53
-#: a best p more than this factor beyond the measured p range is reported as an extrapolation
-BEYOND_FACTOR = 2.0
-#: process counts evaluated for the range of :class:`BestP` (every one when the range is this narrow)
-RANGE_GRID = 4096
-
-
-@dataclass(frozen=True)
-class BestP:
-    """The best process count, how sure the model is of it, and what a user should know.
-
-    Attributes
-    ----------
-    p : int
-        The process count with the least predicted time.
-    time : float
-        Its predicted time; ``lower`` and ``upper`` the ``level`` band of one run there (NaN when the
-        model has no band).
-    p_low, p_high : int
-        The contiguous range of process counts around ``p`` whose predicted time is within the
-        ``level`` band of the expected time at ``p`` (statistically indistinguishable from the best;
-        ``p`` itself when the model has no band). Searched on every count up to :data:`RANGE_GRID`
-        counts, else on that many geometrically spaced ones.
-    warnings : tuple of str
-        An answer far outside the measured p range (:data:`BEYOND_FACTOR`), at the edge of the
-        searched range, below the noise of the fit, or counts where the model predicts no positive time.
-    """
-
-    p: int
-    time: float
-    lower: float = math.nan
-    upper: float = math.nan
-    p_low: int = 0
-    p_high: int = 0
-    level: float = 0.9
-    warnings: tuple[str, ...] = ()
-    unit: str = "s"
-
-    def lines(self) -> list[str]:
-        """``["p = 44 (36 to 58 at 90%)", "predicted 0.52 s (90% band 0.41 to 0.66 s)"]``: the answer and
-        its time in the model's unit, each well within 80 columns."""
-        head = f"p = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
-                                  if self.p_low != self.p_high else "")
-        time = f"predicted {self.time:.4g} {self.unit}"
-        if math.isfinite(self.lower):
-            time += f" ({self.level:.0%} band {self.lower:.3g} to {self.upper:.3g} {self.unit})"
-        return [head, time]
-
-
-def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
-    """The integer ``x`` in ``[low, high]`` with the least ``times(x)`` (vectorised), and that value.
-
-    Exhaustive over ranges of at most :data:`EXHAUSTIVE_P` integers (the first least one, as ``np.argmin``),
-    :data:`CHUNK_P` at a time; wider ranges coarse to fine: the least of about 2000 geometrically spaced
-    integers, then the same inside the bracket of its two neighbours, until the bracket is narrow
-    enough to search whole. The work is ``O(log(high - low))`` evaluations of 2000 points plus one
-    exhaustive search, the memory that of :data:`CHUNK_P` points. Beyond :data:`EXHAUSTIVE_P` the answer is
-    exact for a cost with one minimum between the grid points around the coarse one (the usual U shape
-    of run time over p); a narrower dip elsewhere, or a near tie between distant plateaus, may be missed.
-    """
-    while high - low + 1 > EXHAUSTIVE_P:
-        grid = np.unique(np.round(np.geomspace(low, high, 2048)).astype(np.int64))
-        i = int(np.argmin(times(grid.astype(float))))
-        low, high = int(grid[max(i - 1, 0)]), int(grid[min(i + 1, len(grid) - 1)])
-    best, least = low, math.inf
-    for start in range(low, high + 1, CHUNK_P):
-        ps = np.arange(start, min(start + CHUNK_P, high + 1), dtype=float)
-        t = times(ps)
-        i = int(np.argmin(t))
-        if t[i] < least:
-            best, least = int(ps[i]), float(t[i])
-    return best, least
-
-
-def _whole(name: str, value: Any, low: int) -> int:
-    """``value`` as an int when it is a whole number in ``[low, MAX_P]`` (an int exactly, not through a
-    float); else a one-line DataError."""
-    number: int | float = math.nan
-    text = shown(value)
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        number = int(value)
-        text = f"{number}" if abs(number) < 10 ** 20 else text
-    elif not isinstance(value, bool) and not math.isnan(as_float(value)):
-        number = as_float(value)
-        text = f"{number:g}"
-    if not (low <= number <= MAX_P and number == math.floor(number)):
-        raise DataError(f"{name} must be a whole number from {low} to 2^53, got {text}")
-    return int(number)
-
-
-def _argument(name: str, value: Any) -> float:
-    """A parameter value given to :meth:`Model.best_p`, checked as a cell of its role is: finite, its
-    role's rule (:data:`automodel.data.cells.RULES`: ``n`` positive, ``cpu`` and ``bw`` in (0, 1]) and
-    0 or of a magnitude in :data:`automodel.data.cells.MAGNITUDE`; else a one-line DataError."""
-    number = as_float(value)
-    if math.isnan(number) and not isinstance(value, (float, np.floating)):
-        raise DataError(f"{name} must be a number, got {shown(value)}")
-    if not math.isfinite(number):
-        raise DataError(f"{name} must be a finite number, got {number:g}")
-    found = violation(np.array([number]), name)
-    if found is not None:
-        _, what, magnitude = found
-        if magnitude:
-            low, high = MAGNITUDE
-            what = f"{what if name in RULES else '0 or a number'} of magnitude {low:g} to {high:g}"
-        raise DataError(f"{name} must be {what}, got {number:g}")
-    return number
-
-
-@runtime_checkable
-class Template(Protocol):
-    """A seeded model of the literature that enters the leaderboard beside the searched candidates.
-
-    Attributes
-    ----------
-    name, title, source : str
-        Registry key, one-line description, and the seed (file, section, equation) it implements.
-    requires : tuple of str
-        Columns it needs (``applicable`` says why it does not apply otherwise).
-    cost : str
-        A key of :data:`COSTS`: ``"fast"`` templates run in every fit, ``"slow"`` ones when named
-        (``automodel fit --templates NAME``) or when their estimate is within the budget of
-        :mod:`automodel.fitting`; a slow template's ``fit`` takes ``progress=True`` and
-        shows a progress bar once it has run for a second.
-    """
-
-    name: str
-    title: str
-    source: str
-    requires: tuple[str, ...]
-    cost: str
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        """``None`` when it can be fitted on ``frame``, else the reason (``"not applicable: ..."``)."""
-
-    def seconds(self, frame: pd.DataFrame) -> float:
-        """Estimated CPU seconds of ``fit(frame)`` on one core (for the leaderboard's note)."""
-
-    def fit(self, frame: pd.DataFrame, **options: Any) -> Core:
-        """The fitted core on ``frame`` (canonical columns and ``time``)."""
-
-    def from_dict(self, d: dict[str, Any]) -> Core:
-        """The fitted core from its :meth:`Core.to_dict` form, every field validated."""
-
-
 @dataclass(frozen=True)
 class TermModel:
     """``T = sum_k coefficients[k] * terms[k]``."""
@@ -544,11 +384,11 @@ class Model:
         default = p_max is None
         if default:
             p_max = min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
-        p_min, p_max = _whole("p_min", p_min, 1), _whole("p_max", p_max, 1)
+        p_min, p_max = whole_number("p_min", p_min, 1), whole_number("p_max", p_max, 1)
         if p_max < p_min:
             raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}"
                             f"{' (the default: 4x the largest trained p, at least 64)' if default else ''}")
-        values: dict[str, Any] = {"n": n, "cpu": _argument("cpu", cpu), "bw": _argument("bw", bw), **extras}
+        values: dict[str, Any] = {"n": n, "cpu": float_argument("cpu", cpu), "bw": float_argument("bw", bw), **extras}
         fixed = {}
         for q in self.params:
             if q == "p":
@@ -556,7 +396,7 @@ class Model:
             v = values.get(q)
             if v is None:
                 raise DataError(f"best p needs a value for '{self.roles.get(q, q)}'")
-            fixed[q] = _argument(q, v)
+            fixed[q] = float_argument(q, v)
 
         def frame(ps: np.ndarray) -> pd.DataFrame:
             return pd.DataFrame({q: np.full(len(ps), fixed[q]) if q != "p" else ps for q in self.params})

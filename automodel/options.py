@@ -2,9 +2,9 @@
 
 This module sits at the bottom of the package (it imports nothing from automodel but the errors), so
 the data reader, the search-space loader, the solver and the search all agree on the same names. Each
-strategy chosen by name has one registry: the names are here, the implementations live in the module
-that owns them and are keyed by the same names (metrics in :mod:`automodel.solve.metrics`, selection
-rules in :mod:`automodel.search.select`, weightings here).
+strategy chosen by name has one registry: the metrics are objects in :mod:`automodel.solve.metrics`
+(the registry checks the names), the selection rules are named here and implemented in
+:mod:`automodel.search.select`, the weightings are here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # numpy is imported by the weightings when they run: the CLI'
 
 from automodel.errors import SpaceError
 
-__all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "is_time_unit", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "Metric", "METRICS", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+__all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "is_time_unit", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
            "FitOptions", "check_choice"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
@@ -41,27 +41,6 @@ AGGREGATES: tuple[str, ...] = ("median", "mean", "min", "robust")
 #: the default: the mean of the runs that are not outliers, the median where the noise is heavy-tailed
 #: (:func:`automodel.data.dataset.robust_means`)
 DEFAULT_AGGREGATE = "robust"
-
-@dataclass(frozen=True)
-class Metric:
-    """What the rest of the engine needs to know about a ranking metric (all are "lower is better").
-
-    ``scale`` is the unit of its values: ``"seconds"`` (an absolute error), ``"relative"`` (a fraction
-    of the time), ``"percent"`` or ``"information"`` (AIC: only differences mean something).
-    ``leverages`` and ``holdout``: it needs the hat-matrix diagonal or a refit without the largest runs.
-    """
-
-    name: str
-    scale: str
-    leverages: bool = False
-    holdout: bool = False
-
-
-#: ranking metrics by name (:mod:`automodel.solve.metrics` computes each one)
-METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("s", "seconds"), Metric("rel_s", "relative"), Metric("loo", "relative", leverages=True),
-    Metric("aic", "information"), Metric("smape", "percent"), Metric("holdout", "relative", holdout=True),
-    Metric("forward", "relative", leverages=True, holdout=True))}
 
 #: selection rules by name (:mod:`automodel.search.select` implements them)
 SELECTIONS: dict[str, str] = {
@@ -138,9 +117,9 @@ class FitOptions:
     template_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def check(self, where: str = "") -> None:
-        """Validate every named strategy (one-line :class:`SpaceError`)."""
+        """Validate the weighting and the selection rule (one-line :class:`SpaceError`); the metric is the
+        metric registry's to check (:func:`automodel.solve.metrics.check_metric`)."""
         check_choice("weighting", self.weighting, WEIGHTINGS, where)
-        check_choice("metric", self.metric, METRICS, where)
         check_choice("selection", self.selection, SELECTIONS, where)
 
     @classmethod

@@ -16,7 +16,7 @@ from sympy.printing.str import StrPrinter
 
 from automodel.coefficient_text import number
 
-__all__ = ["TextPrinter", "LatexFormulaPrinter", "CFormulaPrinter", "PythonFormulaPrinter", "PRINTERS"]
+__all__ = ["TextPrinter", "LatexFormulaPrinter", "CFormulaPrinter", "PythonFormulaPrinter"]
 
 
 class TextPrinter(StrPrinter):
@@ -94,8 +94,3 @@ class PythonFormulaPrinter(_Names, _ExactFloats, PythonCodePrinter):
     """Python (``math`` module) with floats that round-trip exactly."""
 
     _default_settings = {**PythonCodePrinter._default_settings, "names": {}}
-
-
-#: format name -> printer class
-PRINTERS: dict[str, type] = {"text": TextPrinter, "latex": LatexFormulaPrinter, "python": PythonFormulaPrinter,
-                             "c": CFormulaPrinter}

@@ -2,8 +2,8 @@
 
 Every formula automodel shows goes through this module: the leaderboard of ``automodel fit``, the
 kernel summary of ``automodel kernels``, the store's ranking, the ``formula`` of a model file and
-``automodel show``. :data:`PRINTERS` holds the printer classes (:mod:`automodel.printers`, imported on
-first use; sympy's printer protocol, one ``_print_<Node>`` method per change from sympy's defaults):
+``automodel show`` (whose formats are the registry :data:`automodel.export.FORMATS`). The printer
+classes are in :mod:`automodel.printers` (imported on first use; sympy's printer protocol, one ``_print_<Node>`` method per change from sympy's defaults):
 
 ``text``
     :class:`TextPrinter`, a :class:`~sympy.printing.str.StrPrinter` with ``^`` for powers and
@@ -50,13 +50,13 @@ from automodel.space.terms import ONE, Term, term_from_dict, term_sum
 if TYPE_CHECKING:  # pragma: no cover
     import sympy
 
-    from automodel.printers import PRINTERS, CFormulaPrinter, LatexFormulaPrinter, PythonFormulaPrinter, TextPrinter
+    from automodel.printers import CFormulaPrinter, LatexFormulaPrinter, PythonFormulaPrinter, TextPrinter
 
-__all__ = ["TextPrinter", "PRINTERS", "to_text", "to_latex", "to_python", "to_c", "formula", "formulas", "prime_orders",
+__all__ = ["TextPrinter", "to_text", "to_latex", "to_python", "to_c", "formula", "formulas", "prime_orders",
            "term_text", "terms_text", "number", "cache_file", "CACHE_ENV"]
 
 __getattr__, __dir__ = lazy_names(globals(), {name: "automodel.printers" for name in (
-    "TextPrinter", "LatexFormulaPrinter", "CFormulaPrinter", "PythonFormulaPrinter", "PRINTERS")})
+    "TextPrinter", "LatexFormulaPrinter", "CFormulaPrinter", "PythonFormulaPrinter")})
 
 
 def to_text(expr: sympy.Expr, digits: int = 4) -> str:

@@ -53,7 +53,7 @@ N_BLOCKS = ((0.5, 0), (1.0, 0), (1.0, 1), (1.5, 0), (2.0, 0), (0.0, 1))
 TRAIN_P, TRAIN_N = 2.0 ** np.arange(1, 6), 2.0 ** np.arange(10, 15)
 TEST_P, TEST_N = (64.0, 128.0), (2.0 ** 15, 2.0 ** 16)
 #: what fit_many uses, imported before timing so that the measurement is the modelling, not imports
-_MODULES = ("automodel.kernels.fit_many", "automodel.data.extrap_text", "automodel.fitting", "automodel.search.staged",
+_MODULES = ("automodel.kernels.fit_many", "automodel.data.readers.extrap_text", "automodel.fitting", "automodel.search.engine",
             "automodel.search.score", "automodel.export", "sympy", "mpmath.libmp",
             "sympy.combinatorics", "sympy.sets.setexpr")  # the last two: sympy imports them on first use
 
@@ -234,7 +234,7 @@ def _sample(frame_path: Path, result, names: list[str], truths: list[dict], test
     """automodel.fit on a sample of kernels: its error, and whether fit_many chose the model
     ``automodel.fit(..., templates=())`` chooses."""
     import automodel
-    from automodel.data.extrap_text import read_extrap_text
+    from automodel.data.readers.extrap_text import read_extrap_text
 
     frame = read_extrap_text(frame_path)
     picks = np.unique(np.linspace(0, len(names) - 1, size).round().astype(int))

@@ -33,7 +33,7 @@ def space_with_lists(size: int) -> automodel.SearchSpace:
     space = load_space("default")
     if not size:
         return space
-    stages = {name: ({**body, "template_list": size} if name in ("communication", "processors") else body)
+    stages = {name: (replace(body, template_list=size) if name in ("communication", "processors") else body)
               for name, body in space.stages.items()}
     return replace(space, stages=stages)
 

@@ -28,6 +28,8 @@ import pytest
 
 #: the backends every store test runs on
 BACKENDS = ("sqlite", "postgresql")
+#: the backends of the store's interface that the observe contract runs on: the SQL ones and memory
+STORAGES = (*BACKENDS, "memory")
 #: the server's superuser
 USER = "automodel"
 #: who runs the server when the tests run as root
@@ -144,6 +146,19 @@ def postgres():
     server = Server.create()
     yield server
     server.remove()
+
+
+@pytest.fixture(params=STORAGES)
+def storage(request: pytest.FixtureRequest, tmp_path: Path):
+    """A new, empty store on each backend of the store's interface (:mod:`automodel.store.storage`): a
+    SQLite file path, a PostgreSQL URL of a fresh database, or an in-memory store."""
+    if request.param == "memory":
+        from automodel.store.memory import MemoryStorage
+
+        return MemoryStorage()
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    return request.getfixturevalue("postgres").fresh_database()
 
 
 @pytest.fixture(params=BACKENDS)

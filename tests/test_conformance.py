@@ -14,7 +14,8 @@ import pytest
 import automodel
 from automodel.errors import DataError
 from automodel.export import FORMATS, export
-from automodel.model import COSTS, Core, Model, Template
+from automodel.model import Core, Model
+from automodel.templates.base import COSTS, Template
 from automodel.model_file import model_from_dict
 from automodel.templates import TEMPLATES, describe
 from automodel.templates._fim_markov import first_step_time
@@ -123,7 +124,7 @@ def test_slow_templates_run_when_named_or_within_the_budget(frames: dict[str, pd
     runs = frames["runs"]
     board = automodel.fit(runs, progress=False).leaderboard.set_index("kind")
     assert np.isfinite(board.loc["template:fim_com", "rel_s"])  # its estimate is within the 1 s budget
-    monkeypatch.setattr("automodel.fitting.TEMPLATE_BUDGET_SECONDS", 0.0)
+    monkeypatch.setattr("automodel.templates.evaluate.TEMPLATE_BUDGET_SECONDS", 0.0)
     board = automodel.fit(runs, progress=False).leaderboard.set_index("kind")
     assert board.loc["template:fim_com", "note"].startswith("not run by default: ~")
     assert "--templates fim_com runs it" in board.loc["template:fim_com", "note"]

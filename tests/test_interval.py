@@ -14,7 +14,7 @@ from automodel.calibration import forward_growth, run_noise
 from automodel.cli import main
 from automodel.errors import DataError, ModelFileError
 from automodel.model_file import load_model, model_from_dict
-from automodel.search.staged import staged_search
+from automodel.search.engine import staged_search
 from automodel.solve import band
 
 NOISE = 0.05

@@ -90,7 +90,9 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
     from automodel.fitting import model_context
     from automodel.kernels.choice import choose
     from automodel.kernels.fit_many import _beyond, _lengths, _model
-    from automodel.search.staged import all_metrics, holdout_rows, staged_search
+    from automodel.search.engine import staged_search
+    from automodel.search.score import all_metrics
+    from automodel.data.splits import holdout_rows
     from automodel.space.config import load_space
 
     sp = load_space("default")
@@ -224,7 +226,7 @@ DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "extrap
 @pytest.mark.skipif(not DATASETS.is_dir(), reason="shared Extra-P text files not available")
 @pytest.mark.parametrize("name", sorted(p.name for p in DATASETS.glob("*.txt")) if DATASETS.is_dir() else [])
 def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
-    from automodel.data.extrap_text import read_extrap_text
+    from automodel.data.readers.extrap_text import read_extrap_text
 
     frame = read_extrap_text(DATASETS / name)
     result = fit_many(DATASETS / name, jobs=1)

@@ -22,10 +22,11 @@ import automodel
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "names", "options", "files", "lazy"),
     ("data",),
+    ("solve",),  # the numbers only (least squares, metrics): below space, whose loader checks a metric name
     ("space", "forecast"),
-    ("printing", "printers", "coefficient_text", "solve"),
+    ("printing", "printers", "coefficient_text"),
     ("search",),
-    ("model", "interval"),
+    ("model", "interval", "best_p"),
     ("templates",),
     ("model_file", "fitting", "calibration", "evaluation"),
     ("kernels", "sklearn", "suggestion"),

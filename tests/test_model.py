@@ -64,7 +64,7 @@ def test_best_p_coarse_to_fine_equals_the_exhaustive_search(formula, p_max):
     times = model.predict({"n": np.full(len(ps), 40.0), "p": ps})
     found = model.best_p(n=40, p_min=3, p_max=p_max)  # wider than EXHAUSTIVE_P: coarse to fine
     p, t = found.p, found.time
-    assert p_max > automodel.model.EXHAUSTIVE_P and t == pytest.approx(times.min(), rel=1e-12)
+    assert p_max > automodel.best_p.EXHAUSTIVE_P and t == pytest.approx(times.min(), rel=1e-12)
     assert times[p - 3] == pytest.approx(times.min(), rel=1e-12)
 
 

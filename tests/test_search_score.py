@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from automodel.options import METRICS
-from automodel.search.score import Structure, TermCache, prepare, score, score_pairs
+from automodel.solve.metrics import METRICS
+from automodel.search.score import TermCache, prepare, score, score_pairs
+from automodel.space.structure import Structure
 from automodel.solve.design import pairs
 from automodel.space.parse import parse_term
 

@@ -63,3 +63,39 @@ def test_standard_error_and_holdout_errors():
     err = metrics.holdout_errors(np.array([[1.1], [1.8]]), np.array([[1.0], [2.0]]), 4, 3)
     np.testing.assert_allclose(err[:, 0], [0.1, -0.1])
     assert np.isinf(metrics.holdout_errors(np.full((1, 1), 1.5), np.ones((1, 1)), 3, 3)).all()
+
+
+@pytest.fixture
+def toy_metric():
+    """A metric registered for one test: the largest relative error (lower is better)."""
+    toy = metrics.register(metrics.Metric("toy_max", "relative", "largest relative error (a test's metric)",
+                                          lambda f: np.abs(f.rel).max(axis=0)))
+    yield toy
+    del metrics.METRICS[toy.name]
+
+
+def test_a_registered_metric_is_computed_checked_and_offered_by_the_command_line(toy_metric, capsys):
+    """A new metric is one Metric and one register call: compute() computes it, a space may name it, and
+    ``fit --metric`` offers it (choices and help read from the registry)."""
+    from automodel.cli import build_parser
+
+    y = np.array([1.0, 2.0, 4.0])
+    pred = np.array([[1.1, 1.0], [2.0, 2.0], [4.0, 3.0]])
+    got = metrics.compute(y, pred, 1, None, names=["toy_max"])
+    np.testing.assert_allclose(got["toy_max"], [0.1, 0.25])
+    metrics.check_metric("toy_max")
+    parser = build_parser()
+    assert parser.parse_args(["fit", "runs.csv", "--metric", "toy_max"]).metric == "toy_max"
+    assert parser.parse_args(["kernels", "runs.csv", "--metric", "toy_max"]).metric == "toy_max"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["fit", "--help"])
+    assert "toy_max: largest relative error (a test's metric)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_register_refuses_a_taken_name_or_an_unknown_scale():
+    from automodel.errors import SpaceError
+
+    with pytest.raises(SpaceError, match="metric name 's'"):
+        metrics.register(metrics.Metric("s", "seconds", "again", lambda f: f.k))
+    with pytest.raises(SpaceError, match="unknown metric scale 'hours'"):
+        metrics.register(metrics.Metric("hours_metric", "hours", "bad scale", lambda f: f.k))

@@ -10,7 +10,35 @@ def test_shipped_spaces_load():
     default = load_space("default")
     assert {"computation", "communication", "processors", "p_only"} <= set(default.stages)
     pmnf = load_space("pmnf")
-    assert len(pmnf.stages["pmnf"]["terms"]) == 42
+    assert len(pmnf.stages["pmnf"].terms) == 42
+
+
+def test_stage_defaults_are_the_default_space():
+    """Every number a stage of the shipped default space sets is the default of its typed config, and
+    the other stages take their defaults: a setting left out of a space file runs as in the default space."""
+    from automodel.space.stages import STAGE_CONFIGS
+
+    default = load_space("default")
+    assert set(default.stages) == set(STAGE_CONFIGS)
+    for name, config in default.stages.items():
+        defaults = STAGE_CONFIGS[name]()
+        for key, value in config.settings().items():
+            if isinstance(value, int):
+                assert value == getattr(defaults, key), f"[stages.{name}] {key}"
+
+
+def test_stage_config_is_typed_and_frozen():
+    import dataclasses
+
+    from automodel.space.stages import PmnfConfig
+
+    pmnf = load_space("pmnf")
+    assert isinstance(pmnf.stages["pmnf"], PmnfConfig)
+    assert (pmnf.stages["pmnf"].exhaustive, pmnf.stages["pmnf"].top) == (20000, 42)  # pmnf.toml's own
+    assert load_space("default").stages["pmnf"].exhaustive == 2000 == PmnfConfig().exhaustive
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        pmnf.stages["pmnf"].top = 1  # type: ignore[misc]
+    assert pmnf.stage("processors") == load_space("pmnf").stage("processors")  # absent: the defaults
 
 
 @pytest.mark.parametrize("text, fragment", [

@@ -1,7 +1,8 @@
 """The store's contract, on every backend (:data:`postgres_server.BACKENDS`: SQLite and a real PostgreSQL
-server): runs stored exactly once whatever the concurrency, update numbers without gaps or repeats, a
-ranking equal to a sequential replay, idempotent observe, old stores migrated, transient failures
-retried, every database failure a one-line error.
+server; the observe contract at the end also on the in-memory store, :data:`postgres_server.STORAGES`):
+runs stored exactly once whatever the concurrency, update numbers without gaps or repeats, a ranking
+equal to a sequential replay, idempotent observe, old stores migrated, transient failures retried, every
+database failure a one-line error.
 
 Concurrency runs N = 4 real processes observing small chunks through the command line
 (:func:`automodel.cli.main`). Each scenario prints its counts (``pytest -rP``).
@@ -47,13 +48,13 @@ WORKER = textwrap.dedent("""
 KILLED = textwrap.dedent("""
     import pathlib, sys, time
     from automodel import store as S
-    obs = sys.modules["automodel.store.observe"]
-    real = obs.save_pool
+    from automodel.store.sql import SqlSession
+    real = SqlSession.save_pool
     def save_and_sleep(*args, **kwargs):
         real(*args, **kwargs)
         pathlib.Path(sys.argv[2]).write_text("inside the transaction")
         time.sleep(60)
-    obs.save_pool = save_and_sleep
+    SqlSession.save_pool = save_and_sleep
     S.observe(sys.argv[1], "app", sys.argv[3])
 """)
 
@@ -293,3 +294,69 @@ def test_an_unreachable_server_is_one_line_within_its_retry_budget(capsys, monke
     assert note.startswith("automodel: note: postgresql://me:***@127.0.0.1") and "retrying for up to 1.5 s" in note
     assert error.startswith("automodel: error:") and "gave up after" in error
     assert "127.0.0.1" in error and "secret" not in note + error
+
+
+# -- the observe contract on every backend of the store's interface, the in-memory store among them -----------
+
+
+def _scenario(target) -> list[S.ObserveReport]:
+    """A search, batches with anomalies, a batch observed again, a re-admission and an exclusion."""
+    reports = [S.observe(target, "app", _grid())]
+    batch = _runs(7, 30)
+    batch.loc[[5, 9, 21], "time"] *= [3.0, 0.2, 4.0]
+    reports += [S.observe(target, "app", batch.iloc[i:i + 5]) for i in range(0, 30, 5)]
+    reports.append(S.observe(target, "app", batch.iloc[:5]))
+    flagged = [run_id for r in reports for run_id, _ in r.flagged]
+    assert flagged, "the scenario flags a run"
+    reports.append(S.readmit(target, "app", flagged[:1]))
+    reports.append(S.exclude(target, "app", reports[1].run_ids[:2]))
+    return reports
+
+
+def test_every_backend_reports_as_a_sqlite_store(storage, tmp_path):
+    """The same observes, re-admissions and exclusions give the same reports (ranking, leaders, flags,
+    pruning, run and candidate ids) on every backend as on a SQLite file."""
+    got = _scenario(storage)
+    assert got == _scenario(str(tmp_path / "reference.db"))
+    assert [r.update_no for r in got] == [1, 2, 3, 4, 5, 6, 7, 7, 8, 9]  # the observe again is no update
+    assert (got[7].run_ids, got[7].n_skipped) == ([], 5)
+
+
+def test_a_failed_transaction_leaves_the_store_as_it_was(storage):
+    """Work that raises inside a session writes nothing: the runs it inserted are gone."""
+    from automodel.store.storage import open_storage
+
+    S.observe(storage, "app", _grid())
+    st = open_storage(storage)
+    identity = schema.run_identities([{"n": 1.0, "p": 1.0, "cpu": 1.0, "bw": 1.0, "time": 1.0}])
+
+    def insert_then_fail(db):
+        app = db.find_app("app", lock=True)
+        db.insert_runs(app, {q: np.ones(1) for q in (*app.params, "time")}, app.n_updates + 1, identity)
+        raise RuntimeError("in the middle of an update")
+
+    with pytest.raises(RuntimeError, match="in the middle"):
+        st.session(insert_then_fail)
+    assert st.session(lambda db: db.stored_identities(db.find_app("app"), identity), write=False) == set()
+    assert S.observe(storage, "app", _runs(3, 2)).update_no == 2
+
+
+def test_threads_observing_disjoint_chunks_store_every_run_once(storage):
+    """Threads sharing one store handle: each run stored once, update numbers 2..N+1 without gaps."""
+    from automodel.store.storage import open_storage
+
+    S.observe(storage, "app", _grid())
+    chunks = [_runs(200 + w, 3) for w in range(N_PROCESSES)]
+    reports: list[S.ObserveReport] = []
+    threads = [threading.Thread(target=lambda c=c: reports.append(S.observe(storage, "app", c))) for c in chunks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert sorted(r.update_no for r in reports) == list(range(2, N_PROCESSES + 2))
+    ids = [i for r in reports for i in r.run_ids]
+    assert len(ids) == len(set(ids)) == 3 * N_PROCESSES
+    st = open_storage(storage)
+    last = st.session(lambda db: db.last_history(db.find_app("app")), write=False)
+    assert (last.update_no, last.n_admitted) == (N_PROCESSES + 1, 32 + 3 * N_PROCESSES - sum(
+        len(r.flagged) for r in reports))

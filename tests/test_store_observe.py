@@ -18,6 +18,7 @@ from automodel.search import online
 from automodel.store import pool as pool_module
 from automodel.store import schema
 from automodel.store.db import pack, unpack
+from automodel.store.sql import SqlSession
 
 observe_module = sys.modules["automodel.store.observe"]  # automodel.store.observe is also the function
 
@@ -109,7 +110,7 @@ def test_a_stream_ranks_as_when_every_update_reads_its_window_from_the_runs(tmp_
 
     kept = stream(tmp_path / "kept.db")
     save = pool_module.save_pool
-    monkeypatch.setattr(observe_module, "save_pool", lambda conn, app, pool, recent=None: save(conn, app, pool))
+    monkeypatch.setattr(SqlSession, "save_pool", lambda db, app, pool, recent=None: save(db.conn, app, pool))
     read = stream(tmp_path / "read.db")
     assert kept == read and sum(len(r.flagged) for r in kept) >= 2
     same = ["update", "event", "added", "admitted", "flagged", "live", "pruned", "cutoff", "leader_id",

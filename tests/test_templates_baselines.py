@@ -11,8 +11,8 @@ import sympy
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
-from automodel.templates.baselines import (AMDAHL, PROPHESY, RBASP, AmdahlModel, PolynomialModel, RbaspModel,
-                                           standard_error)
+from automodel.templates.base import standard_error
+from automodel.templates.baselines import AMDAHL, PROPHESY, RBASP, AmdahlModel, PolynomialModel, RbaspModel
 
 RNG = np.random.default_rng(7)
 

@@ -124,7 +124,7 @@ def test_a_template_whose_formula_differs_from_its_predictions_says_so():
     warning; closed-form templates agree to rounding."""
     from importlib.resources import files
 
-    from automodel.fitting import formula_gap
+    from automodel.templates.evaluate import formula_gap
 
     result = automodel.fit(str(files("automodel") / "demo" / "cg_fast.csv"), progress=False,
                            templates="fim_com,kohashi,amdahl")

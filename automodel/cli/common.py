@@ -1,4 +1,4 @@
-"""Pieces shared by the subcommands: input, data-role and forecast options, NAME=VALUE parameters."""
+"""Pieces shared by the subcommands: input, data-role, metric, jobs and forecast options, NAME=VALUE parameters."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
+from automodel.solve.metrics import METRICS
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
 #: the names of :data:`automodel.data.FORMATS`, spelled out so that building the parser imports no pandas
@@ -22,6 +23,20 @@ INPUT_HELP = ("runs (CSV, TSV, Parquet), an Extra-P file (text, JSON, JSON Lines
 TOKEN_ENV, MAX_BYTES, TIMEOUT_S = "AUTOMODEL_SERVE_TOKEN", 1 << 20, 10.0
 STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (needs "
               f"{install_hint('postgres')}); observe and load record create a missing store")
+
+
+def add_metric_option(parser: argparse.ArgumentParser) -> None:
+    """``--metric NAME``: its choices and help read from the metric registry (:data:`automodel.solve.metrics.METRICS`)."""
+    listed = "; ".join(f"{m.name}: {m.description}" for m in METRICS.values())
+    parser.add_argument("--metric", default=None, choices=list(METRICS), metavar="NAME",
+                        help=f"ranking metric (default: the space's). {listed}")
+
+
+def add_jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--jobs N``, with the same default for every command: all cores, used only when the work pays for them."""
+    parser.add_argument("--jobs", type=int, default=-1, metavar="N",
+                        help=f"worker processes at most for {what} (default: -1, all cores; used only when the "
+                             "work pays for them, the result unchanged)")
 
 
 def add_role_options(parser: argparse.ArgumentParser) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (INPUT_HELP, add_input_options, add_pooling_options, add_role_options, print_json, read_input,
-                                  role_kwargs, warn)
+from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
+                                  add_role_options, print_json, read_input, role_kwargs, warn)
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
 
@@ -20,8 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_pooling_options(p)
     p.add_argument("--space", default="default", metavar="NAME|FILE",
                    help="search space: a shipped one (default, pmnf) or a TOML file (default: default)")
-    p.add_argument("--metric", default=None,
-                   help="ranking metric (s, rel_s, loo, aic, smape, holdout, forward; default: the space's)")
+    add_metric_option(p)
     p.add_argument("--selection", default=None, choices=("simplest", "best"),
                    help="chosen model: the simplest statistically equivalent to rank 1, or rank 1 "
                         "(default: the space's, simplest)")
@@ -35,9 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--drop-anomalies", action="store_true",
                    help="set aside the runs no leading model explains and search again (default: list "
                         "them and keep them)")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
-                   help="worker processes at most for the per-row work of scoring (-1: all cores; default: "
-                        "none); used on large data only, the result unchanged")
+    add_jobs_option(p, "the per-row work of scoring large data")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="send that work to this dask.distributed cluster (e.g. tcp://host:8786) instead; "
                         f"needs {install_hint('dask')}")

@@ -8,7 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from automodel.cli.common import INPUT_HELP, add_input_options, add_pooling_options, print_json, read_input
+from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
+                                  print_json, read_input)
 from automodel.files import check_output, write_atomic
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
@@ -31,11 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--aggregate", choices=AGGREGATES, default=DEFAULT_AGGREGATE,
                    help="how repetitions are combined (default: %(default)s)")
     p.add_argument("--space", default="default", metavar="NAME|FILE", help="search space (default: default)")
-    p.add_argument("--metric", default=None, help="ranking metric (s, rel_s, loo, aic, smape, ...)")
+    add_metric_option(p)
     p.add_argument("--selection", default=None, choices=("simplest", "best"),
                    help="simplest equivalent candidate or rank 1 (default: the space's setting)")
-    p.add_argument("--jobs", type=int, default=-1, metavar="N",
-                   help="worker processes at most (default: all cores; used only when the work pays for them)")
+    add_jobs_option(p, "the kernels")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on this dask.distributed cluster (e.g. tcp://host:8786) with as many tasks as it "
                         f"has worker threads; needs {install_hint('dask')}")

@@ -6,12 +6,14 @@ import argparse
 
 from automodel.cli.common import (add_forecast_options, add_model_options, load_chosen, load_values,
                                   parse_param_values, print_json, warn)
+from automodel.export import FORMATS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("show", help="print a model's formula in a chosen format")
     add_model_options(s)
-    s.add_argument("--format", default="text", choices=("text", "latex", "python", "c", "json"))
+    s.add_argument("--format", default="text", choices=list(FORMATS),
+                   help="; ".join(f"{f.name}: {f.description}" for f in FORMATS.values()) + " (default: text)")
     s.add_argument("--json", action="store_true", help="the model file's JSON (as --format json)")
     s.set_defaults(handler=show)
 

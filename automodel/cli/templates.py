@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from automodel.model import COSTS
+    from automodel.templates.base import COSTS
     from automodel.templates import TEMPLATES, describe
     from automodel.templates.options import template_options
 

@@ -1,6 +1,6 @@
 """The tidy table of a profile: one row per repetition of one kernel (call path, metric) at one point.
 
-Every reader of Extra-P's formats (:mod:`automodel.data.extrap_text`, :mod:`automodel.data.readers`)
+Every reader of Extra-P's formats (:mod:`automodel.data.readers.extrap_text`, :mod:`automodel.data.readers`)
 builds its frame with :func:`tidy`, so they all have the columns ``kernel, callpath, metric, <params...>,
 time`` and the same ``attrs``: ``params`` (the parameter columns, in the file's order), ``source`` (the
 file), ``lines`` (a list: where each row is, its line or a record such as ``measurements[3]``, for

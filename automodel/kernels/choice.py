@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from automodel.options import METRICS
+from automodel.solve.metrics import METRICS
 from automodel.search.choice import choose_rows, description_lengths, log_predictions
 from automodel.search.score import prepare, score_pairs
-from automodel.search.staged import CHUNK_PAIRS
+from automodel.search.targets import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
 

@@ -14,7 +14,7 @@ search space and ranking metric :func:`automodel.fit` uses, but shares the work 
 * a multi-stage search (``n`` present, several parameters) prunes per kernel between stages: every
   kernel has its own search (its candidates come from its own survivors), and the searches of a group
   run together, each stage's (candidate, kernel) pairs scored in one batched pass
-  (:func:`automodel.search.staged.search_kernels`); each kernel then gets the candidate automodel.fit's
+  (:func:`automodel.search.engine.search_kernels`); each kernel then gets the candidate automodel.fit's
   rule chooses among its ranked ones, scored with every metric (the same model as its search alone);
 * the first task of each group runs here: the group whole, or, with several workers, its first
   :data:`PROBE_KERNELS` kernels. When the time taken so far predicts more than ``parallel_after`` seconds
@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from automodel.data.splits import holdout_rows
 from automodel import data as data_mod
 from automodel.data.cells import rows_of
 from automodel.errors import DataError
@@ -194,7 +195,7 @@ def _fit_group(g: Group, sp: SearchSpace, source: str) -> tuple[list, str]:
     multi-stage search per kernel, each stage scored for all kernels at once) or ``"failed"``.
     """
     from automodel.search.score import TermCache
-    from automodel.search.staged import holdout_rows, search_kernels
+    from automodel.search.engine import search_kernels
 
     m = len(g.points)
     try:  # the first kernel's search: do the candidates depend on the measured values?
@@ -251,10 +252,10 @@ def _lengths(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficien
 
 def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str, Any]) -> list:
     """The kernels of a group whose search is multi-stage: every kernel's own staged search, each stage
-    scored for all kernels at once (:func:`automodel.search.staged.search_kernels`); each kernel's
+    scored for all kernels at once (:func:`automodel.search.engine.search_kernels`); each kernel's
     ranked final candidates chosen from by the rule automodel.fit applies (:func:`choose`), the chosen
     ones scored with every metric."""
-    from automodel.search.staged import holdout_rows, search_kernels
+    from automodel.search.engine import search_kernels
 
     many = search_kernels(ds, g.values, sp)
     K, L = many.order.shape

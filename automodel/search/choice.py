@@ -56,7 +56,8 @@ import numpy as np
 import pandas as pd
 
 from automodel.errors import DataError
-from automodel.options import METRICS, RELATIVE_RESOLUTION, SELECTIONS, check_choice
+from automodel.options import RELATIVE_RESOLUTION, SELECTIONS, check_choice
+from automodel.solve.metrics import METRICS
 from automodel.search.select import comparable, thresholds, tolerance
 from automodel.search.selection import Selection
 from automodel.space.terms import Term, term_values

@@ -1,5 +1,5 @@
 """The structures of a staged search interned as integers, and the ragged integer arrays the search of
-many targets keeps them in (:mod:`automodel.search.staged`): what a stage makes of a seed is built once
+many targets keeps them in (:mod:`automodel.search.engine`): what a stage makes of a seed is built once
 for every target that has the seed, and every target's candidates are one row of an (R, C) array, -1
 padded."""
 
@@ -12,7 +12,8 @@ from itertools import chain
 import numpy as np
 import pandas as pd
 
-from automodel.search.score import Scores, Structure, TermCache
+from automodel.search.score import Scores, TermCache
+from automodel.space.structure import Structure
 
 __all__ = ["Registry", "Batch", "ragged", "sorted_groups", "labels", "compact", "hstack", "put"]
 

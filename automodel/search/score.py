@@ -1,6 +1,6 @@
 """Score candidate models on one row set for one or many targets: the column cache, batched solves, metrics.
 
-A candidate is a :class:`Structure`: its computation part, communication part and extra terms
+A candidate is a :class:`~automodel.space.structure.Structure`: its computation part, communication part and extra terms
 (adaptive-model-sanjay-slides.txt, slides 20-21 keep the parts apart so later stages can transform
 each one). Scoring goes through a :class:`TermCache` that evaluates each distinct term once per
 dataset. :func:`prepare` makes the designs of a row set once (``K`` target columns: the one time
@@ -18,14 +18,18 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from automodel.options import METRICS, RELATIVE_RESOLUTION, ROW_BUDGET, weights
+from automodel.data import Dataset
+from automodel.data.splits import holdout_rows
+from automodel.options import RELATIVE_RESOLUTION, ROW_BUDGET, FitOptions, weights
+from automodel.solve.metrics import METRICS
 from automodel.search import workers
 from automodel.solve import design as design_mod
 from automodel.solve import lstsq, metrics
+from automodel.space.structure import Structure
 from automodel.space.terms import Term, term_values
 
-__all__ = ["Structure", "TermCache", "Scores", "Rows", "prepare", "score_pairs", "fitted", "predict", "score",
-           "PARALLEL_PAIR_ROWS", "PARALLEL_ROWS"]
+__all__ = ["TermCache", "Scores", "Rows", "prepare", "score_pairs", "fitted", "predict", "score",
+           "all_metrics", "PARALLEL_PAIR_ROWS", "PARALLEL_ROWS"]
 
 #: rows x pairs of one :func:`score_pairs` call from which its per-row work (residuals, metrics) goes to
 #: the active workers (:func:`automodel.search.workers.active`), cut into one piece per worker. Measured
@@ -41,37 +45,6 @@ PARALLEL_PAIR_ROWS = 1 << 22
 #: costs 0.5 s of CPU each); 10^5 0.92x to 1.24x in three sets of runs (``python -m benchmarks.scale``);
 #: 2 x 10^5 11.6 to 12.2 s against 8.9 to 9.9 s
 PARALLEL_ROWS = 100_000
-
-
-@dataclass(frozen=True)
-class Structure:
-    """A candidate model: ``sum(c * t for t in comp + comm + extra)`` (duplicates merged)."""
-
-    comp: tuple[Term, ...] = ()
-    comm: tuple[Term, ...] = ()
-    extra: tuple[Term, ...] = ()
-    #: fitted with coefficients of any sign (the PMNF route, as Extra-P fits), whatever the space's
-    #: ``nonnegative``
-    signed: bool = False
-
-    @property
-    def terms(self) -> tuple[Term, ...]:
-        return tuple(dict.fromkeys(self.comp + self.comm + self.extra))
-
-    @property
-    def key(self) -> frozenset[Term]:
-        return frozenset(self.terms)
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        """The part of the run time each of :attr:`terms` models (adaptive-model-sanjay-slides.txt,
-        slides 20-21): ``computation``, ``communication``, or ``overhead`` (the serial constant and
-        the overhead P-terms); empty for a structure of extra terms only (the PMNF route)."""
-        if not (self.comp or self.comm):
-            return ()
-        comp, comm = set(self.comp), set(self.comm)
-        return tuple("computation" if t in comp else "communication" if t in comm else "overhead"
-                     for t in self.terms)
 
 
 class TermCache:
@@ -382,3 +355,20 @@ def score(cache: TermCache, rows: np.ndarray, y: np.ndarray, structures: list[St
     for name in set(out) - asked:
         out[name][:] = np.nan
     return Scores(list(structures), coefs, out, k_arr, n_fits, valid)
+
+
+def all_metrics(sc: Scores, shown: list[int], ds: Dataset, opt: FitOptions) -> dict[str, np.ndarray]:
+    """Every metric of the candidates ``shown`` (positions in ``sc``, a search of ``ds`` with the fit
+    options ``opt``). The search computes the leverages of ``loo`` (and ``forward``) only when it ranks
+    by them, the costliest per-row work on large data, so they are computed here for the candidates
+    shown: the same fits on all runs, scored again."""
+    metrics = {m: v[shown] for m, v in sc.metrics.items()}
+    missing = [m for m, v in metrics.items() if METRICS[m].leverages and np.isnan(v).any()]
+    if not missing or not shown:
+        return metrics
+    again = score(TermCache(ds.columns(), ds.n_points), np.ones(ds.n_points, bool), ds.frame["time"].to_numpy(float),
+                  [sc.structures[i] for i in shown], opt.weighting, opt.nonnegative, with_loo=True,
+                  holdout=holdout_rows(ds))
+    for m in missing:
+        metrics[m] = np.where(np.isnan(metrics[m]), again.metric(m), metrics[m])
+    return metrics

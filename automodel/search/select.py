@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from automodel.options import METRICS, RELATIVE_RESOLUTION
+from automodel.options import RELATIVE_RESOLUTION
+from automodel.solve.metrics import METRICS
 
 __all__ = ["noise_floor", "tolerance", "thresholds", "comparable", "MIN_DOF"]
 

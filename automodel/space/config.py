@@ -4,7 +4,9 @@ The shipped spaces are package data, ``automodel/spaces/<name>.toml`` (in the wh
 any other TOML file is given by its path.
 
 Stage definitions, term families, top-K per stage, pruning percentile, ranking metric and fit options
-all live in the file; this module only checks them and turns term strings into :class:`Term` objects.
+all live in the file; this module only checks them, turns term strings into :class:`Term` objects and
+each ``[stages.<name>]`` table into its typed config (:mod:`automodel.space.stages`, where the defaults
+of every setting are).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from automodel.errors import SpaceError
 from automodel.files import read_text
 from automodel.names import space_problem
 from automodel.options import FitOptions
+from automodel.solve.metrics import check_metric
 from automodel.space.parse import parse_term
+from automodel.space.stages import STAGE_CONFIGS, Group, StageConfig, kind_of, lowest_of
 from automodel.space.terms import Term
 
 __all__ = ["SearchSpace", "Group", "load_space", "space_path", "SPACES_DIR", "MAX_SETTING", "MAX_SUBSETS",
@@ -39,37 +43,22 @@ SPACES_DIR = Path(str(files("automodel") / "spaces"))
 
 
 @dataclass(frozen=True)
-class Group:
-    """A group of related terms evaluated only when its representative made the top list."""
-
-    representative: Term
-    members: tuple[Term, ...]
-
-
-@dataclass(frozen=True)
 class SearchSpace:
-    """A validated search space. ``stages`` maps a stage name to its (checked) settings."""
+    """A validated search space. ``stages`` maps the name of each stage the file holds to its typed
+    config (:data:`automodel.space.stages.STAGE_CONFIGS`)."""
 
     name: str
     description: str
     fit: FitOptions
-    stages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stages: dict[str, StageConfig] = field(default_factory=dict)
     source: str = ""
+
+    def stage(self, name: str) -> StageConfig:
+        """The config of stage ``name``: the file's, or the defaults when the file has no such table."""
+        return self.stages.get(name) or STAGE_CONFIGS[name]()
 
 
 _FIT_KEYS = FitOptions.keys()
-# per stage: allowed keys -> kind ("int", "terms", "groups", "names": a list of parameter names)
-_STAGES: dict[str, dict[str, str]] = {
-    "computation": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups"},
-    "communication": {"max_terms": "int", "top": "int", "load": "terms", "base": "terms", "groups": "groups",
-                      "template_list": "int"},
-    "processors": {"top": "int", "computation": "terms", "communication": "terms", "overhead": "terms",
-                   "p_min": "int", "template_list": "int"},
-    "p_only": {"max_terms": "int", "top": "int", "terms": "terms"},
-    "parameters": {"top": "int", "functions": "terms"},
-    "pmnf": {"top": "int", "terms": "terms", "per_parameter": "int", "max_terms": "int", "exhaustive": "int",
-             "unless": "names", "budget": "int"},
-}
 
 
 def space_path(name_or_file: str | Path) -> Path:
@@ -151,6 +140,7 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
     if not isinstance(fit.nonnegative, bool):
         raise SpaceError(f"{src}: [fit] nonnegative must be true or false")
     fit.check(f"{src}: [fit]")
+    check_metric(fit.metric, f"{src}: [fit]")
     pct = fit.prune_percentile
     if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 100:
         raise SpaceError(f"{src}: [fit] prune_percentile must be a number in (0, 100], got {pct!r}")
@@ -166,40 +156,47 @@ def load_space(name_or_file: str | Path = "default") -> SearchSpace:
 
     stages_raw = raw.get("stages", {})
     if not isinstance(stages_raw, dict) or not stages_raw:
-        raise SpaceError(f"{src}: needs at least one [stages.<name>] table; known stages: {sorted(_STAGES)}")
-    stages: dict[str, dict[str, Any]] = {}
-    for sname, body in stages_raw.items():
-        where = f"{src}: [stages.{sname}]"
-        if sname not in _STAGES:
-            raise SpaceError(f"{where}: unknown stage; known stages: {sorted(_STAGES)}")
-        if not isinstance(body, dict):
-            raise SpaceError(f"{where}: expected a table")
-        schema = _STAGES[sname]
-        extra = set(body) - set(schema)
-        if extra:
-            raise SpaceError(f"{where}: unknown key(s) {sorted(extra)}; expected {sorted(schema)}")
-        stage: dict[str, Any] = {}
-        for key, value in body.items():
-            kind = schema[key]
-            if kind == "int":
-                stage[key] = _int(value, f"{where} {key}", 0 if key == "template_list" else 1)
-            elif kind == "terms":
-                stage[key] = _terms(value, f"{where} {key}")
-            elif kind == "names":
-                if not isinstance(value, list) or not all(isinstance(v, str) and v.isidentifier() for v in value):
-                    raise SpaceError(f"{where} {key}: expected a list of parameter names, got {value!r:.60}")
-                stage[key] = tuple(value)
-            else:
-                if not isinstance(value, list):
-                    raise SpaceError(f"{where} {key}: expected [[stages.{sname}.groups]] tables")
-                groups = []
-                for i, g in enumerate(value):
-                    gw = f"{where} group {i + 1}"
-                    if not isinstance(g, dict) or set(g) != {"representative", "members"}:
-                        raise SpaceError(f"{gw}: expected exactly the keys representative and members")
-                    groups.append(Group(_terms([g["representative"]], gw)[0], _terms(g["members"], gw)))
-                stage[key] = tuple(groups)
-        _check_subsets(stage, where, sname)
-        stages[sname] = stage
+        raise SpaceError(f"{src}: needs at least one [stages.<name>] table; known stages: {sorted(STAGE_CONFIGS)}")
+    stages = {sname: _stage(sname, body, f"{src}: [stages.{sname}]") for sname, body in stages_raw.items()}
     description = raw.get("description", "")
     return SearchSpace(name, str(description), fit, stages, src)
+
+
+def _stage(sname: str, body: Any, where: str) -> StageConfig:
+    """The typed config of the ``[stages.<sname>]`` table ``body``; every problem a one-line :class:`SpaceError`."""
+    if sname not in STAGE_CONFIGS:
+        raise SpaceError(f"{where}: unknown stage; known stages: {sorted(STAGE_CONFIGS)}")
+    if not isinstance(body, dict):
+        raise SpaceError(f"{where}: expected a table")
+    config = STAGE_CONFIGS[sname]
+    extra = set(body) - set(config.keys())
+    if extra:
+        raise SpaceError(f"{where}: unknown key(s) {sorted(extra)}; expected {sorted(config.keys())}")
+    stage: dict[str, Any] = {}
+    for key, value in body.items():
+        kind = kind_of(config, key)
+        if kind == "int":
+            stage[key] = _int(value, f"{where} {key}", lowest_of(config, key))
+        elif kind == "terms":
+            stage[key] = _terms(value, f"{where} {key}")
+        elif kind == "names":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.isidentifier() for v in value):
+                raise SpaceError(f"{where} {key}: expected a list of parameter names, got {value!r:.60}")
+            stage[key] = tuple(value)
+        else:
+            stage[key] = _groups(value, where, sname, key)
+    _check_subsets(stage, where, sname)
+    return config(**stage)
+
+
+def _groups(value: Any, where: str, sname: str, key: str) -> tuple[Group, ...]:
+    """The ``[[stages.<sname>.groups]]`` tables ``value`` as :class:`Group` objects."""
+    if not isinstance(value, list):
+        raise SpaceError(f"{where} {key}: expected [[stages.{sname}.groups]] tables")
+    groups = []
+    for i, g in enumerate(value):
+        gw = f"{where} group {i + 1}"
+        if not isinstance(g, dict) or set(g) != {"representative", "members"}:
+            raise SpaceError(f"{gw}: expected exactly the keys representative and members")
+        groups.append(Group(_terms([g["representative"]], gw)[0], _terms(g["members"], gw)))
+    return tuple(groups)

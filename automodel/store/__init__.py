@@ -1,5 +1,7 @@
 """The persistent store: applications, runs, live candidates, ranking history and load samples in SQLite
-(a file) or any SQLAlchemy database URL; online observe / re-rank / prune on top of it.
+(a file) or any SQLAlchemy database URL; online observe / re-rank / prune on top of it, through the
+store's interface (:mod:`automodel.store.storage`), which an in-memory store satisfies too
+(:mod:`automodel.store.memory`).
 
 The readers and the load samples are imported on first use (PEP 562): ``automodel observe`` does not
 load the calibration of the prediction band nor the load forecast (``scipy.signal``).

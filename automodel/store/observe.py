@@ -17,22 +17,20 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import bindparam, insert, select, update
-from sqlalchemy.engine import Connection
-
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
 from automodel.options import DEFAULT_AGGREGATE
 from automodel.search.online import ANOMALY_WINDOW, LivePool, OnlineOptions, PoolStats, Update
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.space.config import SearchSpace, load_space
-from automodel.space.terms import Term, power
+from automodel.space.terms import Term
+from automodel.space.variants import load_variants
 from automodel.store import schema
-from automodel.store.db import Store, now, open_store
-from automodel.store.pool import (ADMITTED, App, check_params, create_app, find_app, insert_runs, load_pool,
-                                   load_recent, require_app, run_columns, save_pool, stored_identities, window_rows)
+from automodel.store.db import Store, now
+from automodel.store.storage import Session, Storage, open_storage
+from automodel.store.pool import ADMITTED, App, check_params, missing_app, run_columns, window_rows
 
-__all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool", "load_variants"]
+__all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool"]
 
 
 @dataclass
@@ -82,29 +80,9 @@ class ObserveReport:
         return out
 
 
-def load_variants(structures: Iterable[Structure], params: Iterable[str]) -> list[Structure]:
-    """Each structure plus its variants with the computation part divided (or not) by ``cpu`` and the
-    communication part divided (or not) by ``bw`` (rational-polynomial-yagnik-icpp2006.txt, eq. 5):
-    a load that was constant so far may change, so both forms stay alive."""
-    params = set(params)
-
-    def toggle(part: tuple[Term, ...], load: str) -> tuple[Term, ...]:
-        return tuple(t * power(load, 1 if load in t.params else -1) for t in part)
-
-    out: dict = {}
-    for s in structures:
-        comps = [s.comp, toggle(s.comp, "cpu")] if "cpu" in params and s.comp else [s.comp]
-        comms = [s.comm, toggle(s.comm, "bw")] if "bw" in params and s.comm else [s.comm]
-        for c in comps:
-            for g in comms:
-                v = Structure(c, g, s.extra)
-                out.setdefault(v.key, v)
-    return list(out.values())
-
-
 def search_pool(ds: data_mod.Dataset, space: SearchSpace) -> tuple[list[Term], list[Structure], list[str]]:
     """The staged search's candidates scored on all runs (every final stage) plus their load variants."""
-    from automodel.search.staged import staged_search  # a new application only: observe starts without it
+    from automodel.search.engine import staged_search  # a new application only: observe starts without it
 
     outcome = staged_search(ds, space, progress=False)
     sc = outcome.scores
@@ -137,7 +115,7 @@ def _needs_loads(frame: pd.DataFrame, roles: dict) -> bool:
 
 
 def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | None,
-          store: Store) -> data_mod.Dataset | data_mod.Runs:
+          store: Storage | None) -> data_mod.Dataset | data_mod.Runs:
     """The runs of ``frame`` with the application's remembered columns (when no role is given); runs
     with ``start`` and ``end`` columns but no load columns get their loads from the load samples.
 
@@ -148,60 +126,52 @@ def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | No
     source = frame.attrs.get("source", "<DataFrame>")
     if _needs_loads(frame, roles):
         from automodel.store.machine_load import fill_run_loads
-        frame = fill_run_loads(store, frame, roles, source)
+        database = getattr(store, "store", None)  # the load samples are tables of a SQL store
+        if database is None:
+            raise StoreError(f"{getattr(store, 'target', 'the store')}: runs without cpu and bw columns take their "
+                             "loads from the load samples, which only a database store keeps")
+        frame = fill_run_loads(database, frame, roles, source)
     if aggregate is None and app is not None:
         return data_mod.load_runs(frame, source=source, **roles)
     return data_mod.load(frame, source=source, aggregate=aggregate or DEFAULT_AGGREGATE, **roles)
 
 
-def _record(conn: Connection, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
+def _record(db: Session, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
             n_added: int, n_flagged: int, upd: Update | None, lead: int, recent: np.ndarray | None = None
             ) -> tuple[str | None, float]:
-    """Mark pruned candidates (one batched statement), write the state (with the ``recent`` runs' rows
-    when given: :func:`~automodel.store.pool.save_pool`) and a history row, bump the update counter;
-    ``lead`` is the leading candidate (:attr:`LivePool.leader`)."""
+    """Mark pruned candidates, write the state (with the ``recent`` runs' rows when given:
+    :meth:`Session.save_pool`) and a history row, bump the update counter; ``lead`` is the leading
+    candidate (:attr:`LivePool.leader`)."""
     at = now()
+    pruned = []
     if upd is not None and len(upd.pruned):
         reason = (f"score above the {app.options.prune_percentile:g}th percentile ({upd.cutoff:.4g}) of the "
                   f"live candidates after update {update_no}")
-        conn.execute(_PRUNE, [  # the score each had when it was deleted
+        pruned = [  # the score each had when it was deleted
             {"cand_id": int(cand_ids[i]), "score": float(pool.score[i]) if np.isfinite(pool.score[i]) else None,
-             "update_no": update_no, "at": at, "reason": reason} for i in upd.pruned])
-    save_pool(conn, app, pool, recent)
+             "update_no": update_no, "at": at, "reason": reason} for i in upd.pruned]
+    db.save_pool(app, pool, recent)
     text = pool.formula(lead) if lead >= 0 else None
     score = float(pool.score[lead]) if lead >= 0 else float("inf")
     top = [[int(cand_ids[i]), float(pool.score[i])] for i in pool.ranking()[:10] if np.isfinite(pool.score[i])]
-    conn.execute(_HISTORY, dict(
-        app_id=app.id, update_no=update_no, at=at, event=event, n_added=n_added, n_admitted=int(pool.stats.n_runs),
+    db.record_update(app, pruned, dict(
+        update_no=update_no, at=at, event=event, n_added=n_added, n_admitted=int(pool.stats.n_runs),
         n_flagged=n_flagged, n_live=int(pool.alive.sum()), n_pruned=len(upd.pruned) if upd else 0,
         cutoff=upd.cutoff if upd is not None and np.isfinite(upd.cutoff) else None,
         leader_id=int(cand_ids[lead]) if lead >= 0 else None, leader_score=score if np.isfinite(score) else None,
         leader_formula=text, top=json.dumps(top)))
-    conn.execute(_COUNT_UPDATE, {"the_app": app.id, "n_updates": update_no})
     return text, score
 
 
-# statements of every update, built once (building one costs more than running it)
-_PRUNE = update(schema.candidates).where(schema.candidates.c.id == bindparam("cand_id")).values(
-    status="pruned", pruned_update=bindparam("update_no"), pruned_at=bindparam("at"),
-    pruned_reason=bindparam("reason"), pruned_score=bindparam("score"))
-_HISTORY = insert(schema.history)
-_COUNT_UPDATE = update(schema.applications).where(schema.applications.c.id == bindparam("the_app"))
-_FLAG = update(schema.runs).where(schema.runs.c.id == bindparam("run_id")).values(status="flagged",
-                                                                                  note=bindparam("why"))
-
-
-def _flag(conn: Connection, run_ids: np.ndarray, pool: LivePool, values: np.ndarray, y: np.ndarray,
+def _flag(db: Session, run_ids: np.ndarray, pool: LivePool, values: np.ndarray, y: np.ndarray,
           flagged: np.ndarray, lead: int) -> list[tuple[int, float]]:
-    """Mark the flagged new runs (one batched statement); each with its relative residual under the
-    leading candidate ``lead``."""
+    """Mark the flagged new runs; each with its relative residual under the leading candidate ``lead``."""
     if not len(flagged):
         return []
     width = pool.width[lead]
     pred = np.nansum(pool.coef[lead, :width] * values[flagged][:, pool.index[lead, :width]], axis=1)
     out = [(int(run_ids[f]), float(r)) for f, r in zip(flagged, (y[flagged] - pred) / y[flagged])]
-    conn.execute(_FLAG, [{"run_id": rid, "why": f"anomaly: relative residual {r:+.3g} under the leading models"}
-                         for rid, r in out])
+    db.flag_runs([(rid, f"anomaly: relative residual {r:+.3g} under the leading models") for rid, r in out])
     return out
 
 
@@ -216,7 +186,7 @@ class _Search(NamedTuple):
     notes: list[str]
 
 
-def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame, *,
+def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd.DataFrame, *,
             space: str | Path | SearchSpace = "default", options: OnlineOptions | None = None,
             aggregate: str | None = None, allow_duplicates: bool = False, **roles) -> ObserveReport:
     """Add runs of ``app``, refit every live candidate, re-rank, prune, set aside anomalous runs.
@@ -226,8 +196,8 @@ def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame
 
     Parameters
     ----------
-    store : path, URL or Store
-        The store; created when it does not exist.
+    store : path, URL, Store or Storage
+        The store (created when it does not exist), or any :class:`~automodel.store.storage.Storage`.
     app : str
         The application's name.
     data : path or DataFrame
@@ -243,17 +213,17 @@ def observe(store: str | Path | Store, app: str, data: str | Path | pd.DataFrame
     **roles
         The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
-    st = open_store(store, create=True)
+    st = open_storage(store, create=True)
     frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
-    done = st.transaction(lambda conn: _observe_known(conn, app, frame, roles, aggregate, allow_duplicates))
+    done = st.session(lambda db: _observe_known(db, app, frame, roles, aggregate, allow_duplicates))
     if done is not None:
         return done
     # a new application (its search runs before the write transaction, so that it holds no lock), or runs
     # that take their loads from the load samples
-    existing = st.transaction(lambda conn: find_app(conn, app), write=False)
+    existing = st.session(lambda db: db.find_app(app), write=False)
     ds = _read(frame, existing, roles, aggregate, st)
     search = None if existing is not None else _search(ds, space, options)
-    return st.transaction(lambda conn: _write(conn, st, app, ds, _runs(ds, aggregate), search, allow_duplicates))
+    return st.session(lambda db: _write(db, st, app, ds, _runs(ds, aggregate), search, allow_duplicates))
 
 
 def _runs(ds: data_mod.Dataset | data_mod.Runs, aggregate: str | None) -> pd.DataFrame:
@@ -261,16 +231,16 @@ def _runs(ds: data_mod.Dataset | data_mod.Runs, aggregate: str | None) -> pd.Dat
     return ds.frame[[*ds.params, "time"]] if aggregate else ds.runs
 
 
-def _observe_known(conn: Connection, name: str, frame: pd.DataFrame, roles: dict, aggregate: str | None,
+def _observe_known(db: Session, name: str, frame: pd.DataFrame, roles: dict, aggregate: str | None,
                    allow_duplicates: bool) -> ObserveReport | None:
     """The observe of an application the store has, in one write transaction: lock it, read the runs
     with its columns, add them; None (nothing done) for a new application or for runs that take their
     loads from the load samples (:func:`observe` then reads them before the write transaction)."""
-    app = find_app(conn, name, lock=True)
+    app = db.find_app(name, lock=True)
     if app is None or _needs_loads(frame, _roles(app, roles)):
         return None
     ds = _read(frame, app, roles, aggregate, None)
-    return _add(conn, app, ds, _runs(ds, aggregate), None, allow_duplicates)
+    return _add(db, app, ds, _runs(ds, aggregate), None, allow_duplicates)
 
 
 def _search(ds: data_mod.Dataset, space: str | Path | SearchSpace, options: OnlineOptions | None) -> _Search:
@@ -279,22 +249,22 @@ def _search(ds: data_mod.Dataset, space: str | Path | SearchSpace, options: Onli
     return _Search(sp, opts, *search_pool(ds, sp))
 
 
-def _write(conn: Connection, st: Store, name: str, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
+def _write(db: Session, st: Storage, name: str, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
            search: _Search | None, allow_duplicates: bool) -> ObserveReport:
     """The write transaction of :func:`observe`: lock (or create) the application, skip the runs it
     has, add the others as one update."""
-    app, created = find_app(conn, name, lock=True), False
+    app, created = db.find_app(name, lock=True), False
     if app is None and search is not None:
-        app = create_app(conn, name, ds.params, dict(ds.roles), search.options, search.space.name, search.terms,
+        app = db.create_app(name, ds.params, dict(ds.roles), search.options, search.space.name, search.terms,
                          search.structures)
         created = app is not None
-        app = app or find_app(conn, name, lock=True)  # another observer created it first
+        app = app or db.find_app(name, lock=True)  # another observer created it first
     if app is None:
         raise StoreError(f"{st.target}: application {name!r} disappeared during the observe")
-    return _add(conn, app, ds, runs, search if created else None, allow_duplicates)
+    return _add(db, app, ds, runs, search if created else None, allow_duplicates)
 
 
-def _add(conn: Connection, app: App, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
+def _add(db: Session, app: App, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
          search: _Search | None, allow_duplicates: bool) -> ObserveReport:
     """Skip the runs the (locked) application has, add the others as one update; ``search``: the
     application was just created with the candidates of this search."""
@@ -304,22 +274,22 @@ def _add(conn: Connection, app: App, ds: data_mod.Dataset | data_mod.Runs, runs:
     cells = {q: columns[q].tolist() for q in names}
     identities = [None] * len(runs) if allow_duplicates else schema.run_identities(
         {q: cells[q][i] for q in names} for i in range(len(runs)))
-    known = stored_identities(conn, app, [i for i in identities if i is not None])
+    known = db.stored_identities(app, [i for i in identities if i is not None])
     new = np.array([i is None or i not in known for i in identities], bool)
     if not new.any():
-        return _unchanged(conn, app, len(runs))
+        return _unchanged(db, app, len(runs))
     if not new.all():
         columns, identities = {q: c[new] for q, c in columns.items()}, [i for i, keep in zip(identities, new) if keep]
     if search is not None:
-        pool, cand_ids = _new_pool(conn, app, search), np.array(_cand_ids(conn, app))
+        pool, cand_ids = _new_pool(search), np.array(db.candidate_ids(app))
         recent = window_rows({q: np.zeros(0) for q in app.params}, np.zeros(0), app)
-        return _apply(conn, app, pool, recent, columns, identities, cand_ids, 1, "search", search.notes, True, 0)
-    pool, cand_ids, recent = load_recent(conn, app, ANOMALY_WINDOW)
-    return _apply(conn, app, pool, recent, columns, identities, cand_ids, app.n_updates + 1, "observe", [], False,
+        return _apply(db, app, pool, recent, columns, identities, cand_ids, 1, "search", search.notes, True, 0)
+    pool, cand_ids, recent = db.load_pool(app, ANOMALY_WINDOW)
+    return _apply(db, app, pool, recent, columns, identities, cand_ids, app.n_updates + 1, "observe", [], False,
                   len(known))
 
 
-def _new_pool(conn: Connection, app: App, search: _Search) -> LivePool:
+def _new_pool(search: _Search) -> LivePool:
     """The live pool of a new application: every candidate of the search, no run yet."""
     structures, terms = search.structures, search.terms
     index = np.full((len(structures), max(len(s.terms) for s in structures)), -1, dtype=np.intp)
@@ -331,40 +301,33 @@ def _new_pool(conn: Connection, app: App, search: _Search) -> LivePool:
                     np.empty((0, len(terms))), np.empty(0), search.options)
 
 
-def _cand_ids(conn: Connection, app: App) -> list[int]:
-    c = schema.candidates
-    return [r.id for r in conn.execute(select(c.c.id).where(c.c.app_id == app.id).order_by(c.c.idx))]
-
-
-def _apply(conn: Connection, app: App, pool: LivePool, recent: np.ndarray, runs: dict[str, np.ndarray],
+def _apply(db: Session, app: App, pool: LivePool, recent: np.ndarray, runs: dict[str, np.ndarray],
            identities: list[str | None], cand_ids: np.ndarray, update_no: int, event: str, notes: list[str],
            created: bool, n_skipped: int) -> ObserveReport:
     """Insert the new runs (their parameter and time columns), update the pool with them, flag, prune
     and record; ``recent`` are the rows (:func:`~automodel.store.pool.window_rows`) of the pool's recent
     runs, kept in the state with the new runs not flagged."""
-    run_ids = insert_runs(conn, app, runs, update_no, identities)
+    run_ids = db.insert_runs(app, runs, update_no, identities)
     y = runs["time"]
     columns = {q: runs[q] for q in app.params}
     values = pool.term_values(columns, len(y))
     lead = pool.leader
     before, id_before = _described(pool, cand_ids, lead)
     upd = pool.update(values, y, before=lead)
-    flagged = _flag(conn, run_ids, pool, values, y, upd.flagged, upd.leader_after)
+    flagged = _flag(db, run_ids, pool, values, y, upd.flagged, upd.leader_after)
     kept = np.ones(len(y), bool)
     kept[upd.flagged] = False
     recent = np.concatenate([recent, window_rows(columns, y, app)[kept]])[-ANOMALY_WINDOW:]
-    text, score = _record(conn, app, pool, cand_ids, update_no, event, len(y), len(flagged), upd,
+    text, score = _record(db, app, pool, cand_ids, update_no, event, len(y), len(flagged), upd,
                           upd.leader_after, recent)
     return ObserveReport(app.name, created, update_no, [int(i) for i in run_ids], flagged, len(upd.pruned),
                          int(pool.alive.sum()), int(pool.stats.n_runs), before, text, score, upd.cutoff, notes,
                          id_before, _described(pool, cand_ids, upd.leader_after, text)[1], n_skipped)
 
 
-def _unchanged(conn: Connection, app: App, n_skipped: int) -> ObserveReport:
+def _unchanged(db: Session, app: App, n_skipped: int) -> ObserveReport:
     """The report of an observe whose runs were all stored already: no update, the last one's leader."""
-    h = schema.history  # every application has one: its creation writes update 1
-    last = conn.execute(select(h).where(h.c.app_id == app.id).order_by(h.c.update_no.desc(), h.c.id.desc())
-                        .limit(1)).first()
+    last = db.last_history(app)
     score = float("inf") if last.leader_score is None else last.leader_score
     return ObserveReport(app.name, False, app.n_updates, [], [], 0, last.n_live, last.n_admitted, last.leader_formula,
                          last.leader_formula, score, float("inf"), [], last.leader_id, last.leader_id, n_skipped)
@@ -379,17 +342,22 @@ def _described(pool: LivePool, cand_ids: np.ndarray, i: int, text: str | None = 
     return text or pool.formula(i), int(cand_ids[i])
 
 
-def _set_status(store: str | Path | Store, app: str, run_ids: Iterable[int], admit: bool) -> ObserveReport:
+def _set_status(store: str | Path | Store | Storage, app: str, run_ids: Iterable[int], admit: bool) -> ObserveReport:
     ids = sorted({int(i) for i in run_ids})
-    st = open_store(store, create=False)
-    return st.transaction(lambda conn: _set_status_locked(conn, require_app(conn, app, st.target, lock=True),
-                                                          ids, admit))
+    st = open_storage(store, create=False)
+    return st.session(lambda db: _set_status_locked(db, _require(db, app, st.target), ids, admit))
 
 
-def _set_status_locked(conn: Connection, a: App, ids: list[int], admit: bool) -> ObserveReport:
-    t = schema.runs
-    rows = {r.id: r for r in conn.execute(select(t.c.id, t.c.params, t.c.cpu, t.c.bw, t.c.time, t.c.status)
-                                          .where(t.c.app_id == a.id).where(t.c.id.in_(ids)))}
+def _require(db: Session, name: str, target: str) -> App:
+    """The application called ``name``, locked; a one-line :class:`StoreError` when there is none."""
+    app = db.find_app(name, lock=True)
+    if app is None:
+        raise StoreError(missing_app(target, name, db.app_names()))
+    return app
+
+
+def _set_status_locked(db: Session, a: App, ids: list[int], admit: bool) -> ObserveReport:
+    rows = db.runs_by_id(a, ids)
     for i in ids:
         if i not in rows:
             raise DataError(f"run {i}: not a run of application {a.name!r}")
@@ -397,26 +365,26 @@ def _set_status_locked(conn: Connection, a: App, ids: list[int], admit: bool) ->
             raise DataError(f"run {i}: already fitted (status {rows[i].status}); nothing to re-admit")
         if not admit and rows[i].status not in ADMITTED:
             raise DataError(f"run {i}: not fitted (status {rows[i].status}); nothing to exclude")
-    pool, cand_ids = load_pool(conn, a)
+    pool, cand_ids, _ = db.load_pool(a)
     before, id_before = _described(pool, cand_ids, pool.leader)
-    _, columns, y = run_columns([rows[i][:5] for i in ids], a)
+    _, columns, y = run_columns([(rows[i].id, rows[i].params, rows[i].cpu, rows[i].bw, rows[i].time) for i in ids],
+                                a)
     (pool.admit if admit else pool.exclude)(pool.term_values(columns, len(ids)), y)
     pool.refit()
     update_no = a.n_updates + 1
-    conn.execute(update(t).where(t.c.id.in_(ids)).values(
-        status="readmitted" if admit else "excluded",
-        note=("re-admitted by hand" if admit else "excluded by hand") + f" at update {update_no}"))
+    db.set_run_status(ids, "readmitted" if admit else "excluded",
+                      ("re-admitted by hand" if admit else "excluded by hand") + f" at update {update_no}")
     lead = pool.leader
-    text, score = _record(conn, a, pool, cand_ids, update_no, "readmit" if admit else "exclude", 0, 0, None, lead)
+    text, score = _record(db, a, pool, cand_ids, update_no, "readmit" if admit else "exclude", 0, 0, None, lead)
     return ObserveReport(a.name, False, update_no, ids, [], 0, int(pool.alive.sum()), int(pool.stats.n_runs),
                          before, text, score, float("inf"), [], id_before, _described(pool, cand_ids, lead, text)[1])
 
 
-def readmit(store: str | Path | Store, app: str, run_ids: Iterable[int]) -> ObserveReport:
+def readmit(store: str | Path | Store | Storage, app: str, run_ids: Iterable[int]) -> ObserveReport:
     """Put flagged (or excluded) runs back into the fit and re-rank."""
     return _set_status(store, app, run_ids, True)
 
 
-def exclude(store: str | Path | Store, app: str, run_ids: Iterable[int]) -> ObserveReport:
+def exclude(store: str | Path | Store | Storage, app: str, run_ids: Iterable[int]) -> ObserveReport:
     """Take fitted runs out of the fit by hand (kept in the store, status ``excluded``) and re-rank."""
     return _set_status(store, app, run_ids, False)

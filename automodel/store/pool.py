@@ -23,13 +23,14 @@ from automodel.errors import DataError, ModelFileError, StoreError
 from automodel.names import label_problem, normal_label, printable
 from automodel.options import weights
 from automodel.search.online import LazyValues, LivePool, OnlineOptions, PoolStats
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.space.terms import Term, TermPlan, term_from_dict
 from automodel.store import schema
 from automodel.store.schema import stored_json, stored_json_rows
 from automodel.store.db import Store, now, open_store, pack, unpack
 
 __all__ = ["App", "app_name", "find_app", "require_app", "read_app", "create_app", "load_pool", "load_recent", "save_pool",
+           "State", "state_arrays", "assemble_pool", "layout_of", "app_names", "missing_app",
            "window_rows", "insert_runs", "stored_identities", "run_frame", "fitted_runs", "run_columns", "layout",
            "Layout", "ADMITTED"]
 
@@ -99,10 +100,19 @@ def require_app(conn: Connection, name: str, store: str, lock: bool = False) -> 
     """:func:`find_app`; a missing application is a :class:`StoreError` naming the ones there are."""
     app = find_app(conn, name, lock)
     if app is None:
-        names = [r.name for r in conn.execute(select(schema.applications.c.name))]
-        raise StoreError(f"{store}: no application {name!r}; the store has "
-                         f"{', '.join(names) if names else 'none (run automodel observe first)'}")
+        raise StoreError(missing_app(store, name, app_names(conn)))
     return app
+
+
+def app_names(conn: Connection) -> list[str]:
+    """The names of the store's applications."""
+    return [r.name for r in conn.execute(select(schema.applications.c.name))]
+
+
+def missing_app(store: str, name: str, names: list[str]) -> str:
+    """The message of an application ``name`` the store does not have (it has ``names``)."""
+    return (f"{store}: no application {name!r}; the store has "
+            f"{', '.join(names) if names else 'none (run automodel observe first)'}")
 
 
 def read_app(store: str | Path | Store, name: str, work: Callable[[Connection, App], T]) -> T:
@@ -243,15 +253,21 @@ def _read_layout(conn: Connection, app: App) -> Layout:
     c = schema.candidates
     rows = conn.execute(select(c.c.id, c.c.term_index).where(c.c.app_id == app.id).order_by(c.c.idx)).all()
     lists = stored_json_rows([r.term_index for r in rows], [r.id for r in rows], "candidates", "term_index", list)
+    return layout_of(terms, lists, [r.id for r in rows])
+
+
+def layout_of(terms: tuple[Term, ...], lists: list[list[int]], cand_ids: list[int]) -> Layout:
+    """The :class:`Layout` of the pool of ``terms`` whose candidates (ids ``cand_ids``) use the terms
+    ``lists`` (indices into ``terms``), on any store."""
     index = np.full((len(lists), max((len(x) for x in lists), default=0)), -1, dtype=np.intp)
     width = np.array([len(x) for x in lists], dtype=np.intp)
     for i, x in enumerate(lists):
         index[i, :len(x)] = x
     check_width(index, width, len(terms))
-    cand_ids = np.array([r.id for r in rows], dtype=np.int64)
-    for a in (index, width, cand_ids):
+    ids = np.array(cand_ids, dtype=np.int64)
+    for a in (index, width, ids):
         a.flags.writeable = False
-    return Layout(terms, index, width, cand_ids, TermPlan(terms))
+    return Layout(terms, index, width, ids, TermPlan(terms))
 
 
 def fitted_runs(conn: Connection, app: App, last: int | None = None
@@ -294,12 +310,40 @@ def load_recent(conn: Connection, app: App, recent: int) -> tuple[LivePool, np.n
     ``recent``, or every fitted run): no run is read. Otherwise (a state written by ``readmit`` or
     ``exclude``, by an older version, or a larger window) they are read: one indexed query.
     """
-    st = layout(conn, app)
-    n_terms = len(st.terms)
     srow = conn.execute(_STATE, {"state_app": app.id}).first()
-    arr = {} if srow is None else unpack(srow.arrays, f"application {app.name!r}")
-    stats = None if srow is None else PoolStats(arr["gram"], arr["moment"], float(srow.target_ss), int(srow.n_runs),
-                                                arr["usable"])
+    state = None if srow is None else State(unpack(srow.arrays, f"application {app.name!r}"), float(srow.target_ss),
+                                            int(srow.n_runs))
+    return assemble_pool(app, layout(conn, app), state, recent, lambda last: fitted_runs(conn, app, last),
+                         lambda: _alive(conn, app))
+
+
+class State(NamedTuple):
+    """An application's persisted pool state: its arrays (:func:`state_arrays`) and two numbers."""
+
+    arrays: dict[str, np.ndarray]
+    target_ss: float
+    n_runs: int
+
+
+def state_arrays(pool: LivePool, recent: np.ndarray | None = None) -> State:
+    """What a store keeps of ``pool`` after an update: its statistics, fit and live candidates; with
+    ``recent``, the recent runs' rows (:func:`window_rows`: the fitted runs stored last)."""
+    window = {} if recent is None else {"window": recent}
+    arrays = dict(gram=pool.stats.gram, moment=pool.stats.moment, usable=pool.stats.usable, coef=pool.coef,
+                  score=pool.score, alive=pool.alive, **window)
+    return State(arrays, pool.stats.target_ss, pool.stats.n_runs)
+
+
+def assemble_pool(app: App, st: Layout, state: State | None, recent: int,
+                  fitted: Callable[[int | None], tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]],
+                  alive: Callable[[], np.ndarray]) -> tuple[LivePool, np.ndarray, np.ndarray]:
+    """The live pool of ``app`` from its layout and persisted ``state`` (None: never written), as
+    :func:`load_recent` returns it, on any store: ``fitted(last)`` reads the fitted runs (the ``last``
+    stored last; None: all), ``alive()`` which candidates are live, each only when the state lacks it."""
+    n_terms = len(st.terms)
+    arr = {} if state is None else state.arrays
+    stats = None if state is None else PoolStats(arr["gram"], arr["moment"], state.target_ss, state.n_runs,
+                                                 arr["usable"])
     if stats is not None and stats.gram.shape != (n_terms, n_terms):
         stats = None
     rows = arr.get("window")
@@ -309,22 +353,22 @@ def load_recent(conn: Connection, app: App, recent: int) -> tuple[LivePool, np.n
         columns = {q: np.ascontiguousarray(rows[:, k]) for k, q in enumerate(app.params)}
         y = np.ascontiguousarray(rows[:, -1])
     elif recent:
-        _, columns, y = fitted_runs(conn, app, recent)
+        _, columns, y = fitted(recent)
         rows = window_rows(columns, y, app)
     else:  # a reader: no recent runs
         columns, y = {q: np.zeros(0) for q in app.params}, np.zeros(0)
         rows = window_rows(columns, y, app)
-    alive = arr["alive"] if arr.get("alive", np.zeros(0)).shape == st.width.shape else _alive(conn, app)
+    live = arr["alive"] if arr.get("alive", np.zeros(0)).shape == st.width.shape else alive()
     # the recent runs' pool values are computed a column at a time, when the anomaly rule reads them
     values = LazyValues(lambda cols: st.plan.values(columns, len(y), cols), len(y), n_terms)
-    pool = LivePool(list(st.terms), st.index, st.width, alive, PoolStats.empty(n_terms), values, y, app.options,
+    pool = LivePool(list(st.terms), st.index, st.width, live, PoolStats.empty(n_terms), values, y, app.options,
                     plan=st.plan)
     if arr and arr["coef"].shape == st.index.shape:
         pool.coef, pool.score = arr["coef"], arr["score"]
     if stats is not None and (stats.n_runs == len(y) if len(y) < recent else stats.n_runs >= len(y)):
         pool.stats = stats  # the persisted statistics: a new run is a rank-one update
     else:  # never persisted (or inconsistent): rebuild from the runs
-        _, every, y_all = fitted_runs(conn, app)
+        _, every, y_all = fitted(None)
         pool.stats = PoolStats.from_runs(st.plan.values(every, len(y_all)), y_all,
                                          weights(y_all, app.options.weighting))
     return pool, st.cand_ids, rows
@@ -345,12 +389,9 @@ def _alive(conn: Connection, app: App) -> np.ndarray:
 
 
 def save_pool(conn: Connection, app: App, pool: LivePool, recent: np.ndarray | None = None) -> None:
-    """Write the pool's statistics, fit and live candidates (the ``state`` row); with ``recent``, the
-    recent runs' rows (:func:`window_rows`: the fitted runs stored last, read by the next update)."""
-    window = {} if recent is None else {"window": recent}
-    blob = pack(gram=pool.stats.gram, moment=pool.stats.moment, usable=pool.stats.usable, coef=pool.coef,
-                score=pool.score, alive=pool.alive, **window)
-    values = {"n_runs": pool.stats.n_runs, "target_ss": pool.stats.target_ss, "arrays": blob}
+    """Write the pool's state (:func:`state_arrays`: the ``state`` row)."""
+    state = state_arrays(pool, recent)
+    values = {"n_runs": state.n_runs, "target_ss": state.target_ss, "arrays": pack(**state.arrays)}
     done = conn.execute(_SAVE_STATE, {"state_app": app.id, **values})
     if done.rowcount == 0:
         conn.execute(insert(schema.state).values(app_id=app.id, **values))

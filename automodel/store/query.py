@@ -17,7 +17,7 @@ from automodel.errors import DataError, StoreError
 from automodel.interval import MAX_ALTERNATIVES, Interval
 from automodel.model import Model, TermModel
 from automodel.options import ROLE_NAMES, weights
-from automodel.search.score import Structure
+from automodel.space.structure import Structure
 from automodel.search.choice import choose
 from automodel.search.online import PoolStats
 from automodel.space.terms import term_values

@@ -1,7 +1,7 @@
 """Registry of the seeded templates: classic models of the field that enter the same leaderboard.
 
 Each module under ``automodel/templates/`` exposes ``TEMPLATE`` (or ``TEMPLATES``), objects that
-satisfy :class:`automodel.model.Template`; this registry only reads them, by name. Model files find a
+satisfy :class:`automodel.templates.base.Template`; this registry only reads them, by name. Model files find a
 template's loader here (:func:`template`), which imports that template's module alone: reading a model
 file imports no other template (nor the scipy they fit with). :data:`TEMPLATES`, every template, is
 collected on first use (PEP 562).
@@ -12,10 +12,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from automodel.model import COSTS
-
 if TYPE_CHECKING:  # pragma: no cover
-    from automodel.model import Template
+    from automodel.templates.base import Template
 
 __all__ = ["TEMPLATES", "MODULES", "MODULE_OF", "template", "describe", "by_cost"]
 
@@ -31,7 +29,7 @@ MODULE_OF: dict[str, str] = {
 
 def _module_templates(module: str) -> list[Template]:
     """The templates of ``automodel.templates.<module>``, each checked against the protocol."""
-    from automodel.model import Template
+    from automodel.templates.base import COSTS, Template
 
     mod = import_module(f"automodel.templates.{module}")
     found = getattr(mod, "TEMPLATES", None) or [mod.TEMPLATE]
@@ -60,7 +58,7 @@ def __getattr__(name: str) -> Any:
 
 
 def by_cost(cost: str) -> tuple[str, ...]:
-    """Names of the registered templates of cost class ``cost`` (a key of :data:`automodel.model.COSTS`)."""
+    """Names of the registered templates of cost class ``cost`` (a key of :data:`automodel.templates.base.COSTS`)."""
     from automodel.templates import TEMPLATES
 
     return tuple(name for name, t in TEMPLATES.items() if t.cost == cost)

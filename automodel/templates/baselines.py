@@ -1,191 +1,25 @@
-"""Baseline templates (Prophesy's cubic, RBASP's log-linear regression, Amdahl) and the helpers all templates share.
+"""Baseline templates: Prophesy's cubic, RBASP's log-linear regression, Amdahl's law.
 
-The helpers at the top (column access, validation of model dictionaries, the standard error) are
-used by the other template modules of this package, which is why they live in the simplest one.
+What every template shares (the base class, column access, validation of model dictionaries, the
+standard error) is in :mod:`automodel.templates.base`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 import pandas as pd
 import sympy
 
-from automodel.data.cells import finite_number, shown
 from automodel.errors import DataError, ModelFileError
-from automodel.options import weights
-from automodel.solve import metrics
-from automodel.solve.design import design
-from automodel.solve.lstsq import solve_one
 from automodel.space.symbols import log2, symbol
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, frame_source, read_float, read_floats,
+                                      read_header, read_notes, solve_weighted, standard_error, times)
 
-__all__ = [
-    "TEMPLATES",
-    "PROPHESY",
-    "RBASP",
-    "AMDAHL",
-    "PolynomialModel",
-    "RbaspModel",
-    "AmdahlModel",
-    "column",
-    "json_float",
-    "times",
-    "missing_reason",
-    "standard_error",
-    "solve_weighted",
-    "read_floats",
-    "read_str",
-    "read_header",
-]
-
-MODEL_VERSION = 1
-
-# --------------------------------------------------------------------------------------------
-# shared helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _source(frame: pd.DataFrame) -> str:
-    return str(frame.attrs.get("source", "data"))
-
-
-def column(frame: pd.DataFrame, name: str, positive: bool = True) -> np.ndarray:
-    """Column ``name`` of ``frame`` as a float array, checked to be finite (and positive).
-
-    Raises
-    ------
-    DataError
-        Naming the column and the first offending row (as a file line: header is line 1).
-    """
-    if name not in frame.columns:
-        raise DataError(f"{_source(frame)}: missing column '{name}'")
-    try:
-        values = np.asarray(frame[name], dtype=float)
-    except (TypeError, ValueError):
-        raise DataError(f"{_source(frame)}, column '{name}': expected numbers") from None
-    bad = ~np.isfinite(values)
-    if positive:
-        bad |= ~(values > 0)
-    if bad.any():
-        i = int(np.argmax(bad))
-        what = "a finite positive number" if positive else "a finite number"
-        raise DataError(
-            f"{_source(frame)}, row {i + 2}, column '{name}': expected {what}, got {frame[name].iloc[i]!r}"
-        )
-    return values
-
-
-def times(frame: pd.DataFrame, min_rows: int = 1) -> np.ndarray:
-    """The ``time`` column (seconds, > 0), with at least ``min_rows`` rows."""
-    t = column(frame, "time")
-    if t.size < min_rows:
-        raise DataError(f"{_source(frame)}: need at least {min_rows} rows to fit, got {t.size}")
-    return t
-
-
-def missing_reason(frame: pd.DataFrame, required: Iterable[str]) -> str | None:
-    """``None`` when every required column is present, else ``"not applicable: no column x"``."""
-    absent = [c for c in required if c not in frame.columns]
-    if absent:
-        return "not applicable: no column " + ", ".join(absent)
-    return None
-
-
-class ColumnTemplate:
-    """What every template shares (:class:`automodel.model.Template`): it applies when its ``requires``
-    columns are there, it loads its fitted models from JSON through ``model_class.from_dict``, and it is
-    ``"fast"``: a few least-squares solves, milliseconds on typical data (``benchmarks/speed.py``)."""
-
-    model_class: ClassVar[type]
-    requires: tuple[str, ...]
-    cost: ClassVar[str] = "fast"
-
-    def applicable(self, frame: pd.DataFrame) -> str | None:
-        return missing_reason(frame, self.requires)
-
-    def seconds(self, frame: pd.DataFrame) -> float:
-        """Estimated CPU seconds of a fit on ``frame``: a few milliseconds."""
-        return 0.01
-
-    def from_dict(self, d: dict) -> Any:
-        return self.model_class.from_dict(d)
-
-
-def standard_error(residuals: np.ndarray, n_coefficients: int) -> float:
-    """Standard error of the regression ``sqrt(RSS / (m - k))`` (``inf`` when ``m <= k``)."""
-    return float(metrics.standard_error(np.sum(residuals**2), residuals.size, n_coefficients))
-
-
-def solve_weighted(
-    basis: np.ndarray, t: np.ndarray, relative: bool, nonnegative: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Least squares ``basis @ c ~ t``; rows weighted by ``1/t`` when ``relative`` (bayesian-kohashi eq. 7).
-
-    One system on its weighted, unit-scaled columns (:func:`automodel.solve.lstsq.solve_one`; exact
-    NNLS when ``nonnegative``). Returns ``(coefficients, weighted residuals)``.
-    """
-    return solve_one(design(basis, t, weights(t, "relative" if relative else "none")), nonnegative)
-
-
-def read_header(d: Any, template: str) -> dict:
-    """Check the common part of a model dictionary (kind, template, version)."""
-    if not isinstance(d, dict):
-        raise ModelFileError(f"model for template '{template}': expected a JSON object, got {type(d).__name__}")
-    if d.get("kind") != "template" or d.get("template") != template:
-        raise ModelFileError(f"expected kind 'template' and template '{template}', got {d.get('kind')!r}/{d.get('template')!r}")
-    if d.get("version") != MODEL_VERSION:
-        raise ModelFileError(f"template '{template}': unsupported version {d.get('version')!r}, expected {MODEL_VERSION}")
-    return d
-
-
-def read_floats(d: dict, key: str, length: int | None = None, allow_none: bool = False) -> tuple[float, ...] | None:
-    """A list of finite numbers under ``key`` (exact ``length`` when given); no evaluation of any string."""
-    value = d.get(key)
-    if value is None and allow_none:
-        return None
-    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in value):
-        raise ModelFileError(f"model field '{key}': expected a list of numbers, got {value!r:.80}")
-    if not all(finite_number(v) for v in value):
-        raise ModelFileError(f"model field '{key}': numbers must be finite")
-    if length is not None and len(value) != length:
-        raise ModelFileError(f"model field '{key}': expected {length} numbers, got {len(value)}")
-    return tuple(float(v) for v in value)
-
-
-def json_float(value: float) -> float | None:
-    """``value`` as a model file writes it: None (JSON null) when it is NaN or infinite, which JSON cannot
-    hold; :func:`read_float` with ``allow_none`` reads it back."""
-    return float(value) if math.isfinite(value) else None
-
-
-def read_str(d: dict, key: str, allowed: Sequence[str] | None = None) -> str:
-    """A string field, optionally restricted to ``allowed`` values."""
-    value = d.get(key)
-    if not isinstance(value, str) or (allowed is not None and value not in allowed):
-        want = f"one of {list(allowed)}" if allowed is not None else "a string"
-        raise ModelFileError(f"model field '{key}': expected {want}, got {value!r:.80}")
-    return value
-
-
-def read_float(d: dict, key: str, allow_none: bool = False) -> float | None:
-    """One finite number under ``key``."""
-    value = d.get(key)
-    if value is None and allow_none:
-        return None
-    if not finite_number(value):
-        raise ModelFileError(f"model field '{key}': expected a finite number, got {shown(value)}")
-    return float(value)
-
-
-def read_notes(d: dict) -> tuple[str, ...]:
-    """The optional ``notes`` list of strings."""
-    notes = d.get("notes", [])
-    if not isinstance(notes, list) or not all(isinstance(s, str) for s in notes):
-        raise ModelFileError("model field 'notes': expected a list of strings")
-    return tuple(notes)
+__all__ = ["TEMPLATES", "PROPHESY", "RBASP", "AMDAHL", "PolynomialModel", "RbaspModel", "AmdahlModel",
+           "ProphesyTemplate", "RbaspTemplate", "AmdahlTemplate"]
 
 
 def _f(x: float) -> sympy.Float:
@@ -360,7 +194,7 @@ class RbaspTemplate(ColumnTemplate):
             coef, res = solve_weighted(basis, y, relative=False, nonnegative=False)
             fits.append((standard_error(res, basis.shape[1]), degree, coef))
         if not fits:
-            raise DataError(f"{_source(frame)}: rbasp needs more distinct p values / rows than coefficients")
+            raise DataError(f"{frame_source(frame)}: rbasp needs more distinct p values / rows than coefficients")
         se, degree, coef = min(fits, key=lambda f: f[0])
         if g == "auto":
             notes.append(f"g(p) chosen {'quadratic' if degree == 2 else 'linear'} (standard error of log2 T {se:.4g})")
@@ -418,7 +252,7 @@ class AmdahlTemplate(ColumnTemplate):
         t = times(frame, min_rows=2)
         p = column(frame, "p")
         if np.unique(p).size < 2:
-            raise DataError(f"{_source(frame)}, column 'p': amdahl needs at least 2 distinct p values")
+            raise DataError(f"{frame_source(frame)}, column 'p': amdahl needs at least 2 distinct p values")
         coef, _ = solve_weighted(np.column_stack([1.0 / p, np.ones_like(p)]), t, relative, nonnegative)
         return AmdahlModel(c1=float(coef[0]), c2=float(coef[1]))
 

@@ -20,7 +20,7 @@ from automodel.data.cells import finite_number, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates._fim_markov import chain_time, first_step_time
-from automodel.templates.baselines import ColumnTemplate, json_float, read_float
+from automodel.templates.base import ColumnTemplate, json_float, read_float
 
 __all__ = ["TEMPLATE", "FimCalModel", "FimCalTemplate", "fit_regression", "calibrate_alpha"]
 

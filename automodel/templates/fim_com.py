@@ -22,7 +22,7 @@ from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates import _fim_queue
 from automodel.templates._fim_queue import PATTERNS, QueueParams, batches, config_rng, draw, run, stack, variates
-from automodel.templates.baselines import ColumnTemplate, json_float, read_float
+from automodel.templates.base import ColumnTemplate, json_float, read_float
 
 __all__ = ["TEMPLATE", "FimComModel", "FimComTemplate", "calibrate", "simulate_frame"]
 

@@ -18,7 +18,7 @@ import pandas as pd
 import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, json_float, read_float,
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, json_float, read_float,
                                            read_floats, read_header, read_notes, read_str, solve_weighted,
                                            standard_error, times)
 from automodel.templates.collectives import SCHEDULES, design_matrix, schedule_expr

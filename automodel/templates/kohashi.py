@@ -22,7 +22,7 @@ from scipy.special import expit
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import log2, symbol
-from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, read_float, read_floats,
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, read_float, read_floats,
                                            read_header, read_notes, solve_weighted, times)
 from automodel.templates.remc import DEFAULT_TEMPERATURES, hdi, ladder, replica_exchange
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from automodel.errors import SpaceError
-from automodel.model import Template
+from automodel.templates.base import Template
 
 __all__ = ["TemplateOption", "template_options", "convert", "check_options", "parse_assignments"]
 

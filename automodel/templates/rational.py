@@ -19,7 +19,7 @@ from scipy.optimize import least_squares
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
-from automodel.templates.baselines import (MODEL_VERSION, ColumnTemplate, column, read_floats, read_header,
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, read_floats, read_header,
                                            read_notes, solve_weighted, standard_error, times)
 
 __all__ = ["RATIONAL", "MULTIVARIATE_TYPE1", "MULTIVARIATE_TYPE2", "TEMPLATES", "RationalModel",

@@ -6,7 +6,7 @@ format         what it is (reader)
 ``csv``        a table of runs, comma-separated (:mod:`~automodel.data.readers.tables`)
 ``tsv``        the same, tab-separated
 ``parquet``    the same as Parquet (needs pyarrow: ``pip install 'automodel-hpc[parquet]'``)
-``text``       Extra-P text input (:mod:`automodel.data.extrap_text`)
+``text``       Extra-P text input (:mod:`automodel.data.readers.extrap_text`)
 ``json``       Extra-P JSON, new or old form (:mod:`~automodel.data.readers.extrap_json`)
 ``jsonl``      Extra-P JSON Lines (:mod:`~automodel.data.readers.json_lines`)
 ``talpas``     Talpas (:mod:`~automodel.data.readers.json_lines`)
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from automodel.data.extrap_text import read_extrap_text, starts_with_keyword
+from automodel.data.readers.extrap_text import read_extrap_text, starts_with_keyword
 from automodel.data.readers.cube import read_cube
 from automodel.data.readers.experiment import read_experiment
 from automodel.data.readers.extrap_json import read_extrap_json

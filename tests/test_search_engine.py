@@ -137,8 +137,9 @@ def test_processor_stage_on_p_from_p_min_as_the_slides_say(tmp_path):
 
 def test_template_lists_reuse_the_best_additions_of_a_family_leader():
     """Slide 26: the first seed of a family gets every addition, the others its best ``size`` only."""
-    from automodel.search.score import Scores, Structure
-    from automodel.search.staged import TemplateLists
+    from automodel.search.score import Scores
+    from automodel.space.structure import Structure
+    from automodel.search.family_lists import FamilyLists
     from automodel.space.parse import parse_term
 
     n, n2, logn = parse_term("n"), parse_term("n^2"), parse_term("log2(n)")
@@ -149,7 +150,7 @@ def test_template_lists_reuse_the_best_additions_of_a_family_leader():
     def make(seed, add):
         return Structure(seed.comp, (add,))
 
-    lists = TemplateLists(seeds, adds, make, lambda s: family.get(s.comp[0]), 2, "rel_s")
+    lists = FamilyLists(seeds, adds, make, lambda s: family.get(s.comp[0]), 2, "rel_s")
     first = lists.first()
     # leaders: n (linear), n^2 (square); log2(n) has no family: all three get every addition
     assert [s.comp for s in first] == [(n,)] * 4 + [(n2,)] * 4 + [(logn,)] * 4
@@ -186,8 +187,8 @@ def test_many_targets_are_each_searched_as_alone(tmp_path, change):
     from dataclasses import replace
 
     from automodel import data
-    from automodel.options import METRICS
-    from automodel.search.staged import search_kernels, staged_search
+    from automodel.solve.metrics import METRICS
+    from automodel.search.engine import search_kernels, staged_search
 
     space = automodel.load_space("default")
     if change:
@@ -260,8 +261,10 @@ def test_chosen_candidates_are_rescored_as_the_search_of_their_own_targets():
     """ManyOutcome.rescore solves every target's candidate at once and computes the metrics of each
     candidate's targets apart: the numbers of one scoring per candidate, bit for bit."""
     from automodel import data
-    from automodel.options import METRICS
-    from automodel.search.staged import _score_targets, holdout_rows, search_kernels
+    from automodel.solve.metrics import METRICS
+    from automodel.data.splits import holdout_rows
+    from automodel.search.engine import search_kernels
+    from automodel.search.targets import score_targets
 
     runs = make_runs(lambda n, p, c, b: 1e-6 * n ** 2 / p, [300.0, 600, 1200, 2400, 4800], [1, 3, 6, 12, 24], noise=0.0)
     ds = data.load(runs)
@@ -276,8 +279,8 @@ def test_chosen_candidates_are_rescored_as_the_search_of_their_own_targets():
     S = many.rescore.__self__
     for i in np.unique(chosen[chosen >= 0]):
         ks = np.flatnonzero(chosen == i)
-        one = _score_targets(S.cache, S.Y, S.reg, ks, np.ones(ds.n_points, bool), np.full((len(ks), 1), i),
-                             S.opt.weighting, S.opt.nonnegative, tuple(METRICS), True, holdout_rows(ds))
+        one = score_targets(S.cache, S.Y, S.reg, ks, np.ones(ds.n_points, bool), np.full((len(ks), 1), i),
+                            S.opt.weighting, S.opt.nonnegative, tuple(METRICS), True, holdout_rows(ds))
         np.testing.assert_array_equal(coefs[ks, :one.coefs.shape[2]], one.coefs[:, 0])
         for m in METRICS:
             np.testing.assert_array_equal(mets[m][ks], one.metrics[m][:, 0], err_msg=m)

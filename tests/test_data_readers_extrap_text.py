@@ -10,7 +10,7 @@ import pytest
 import automodel
 
 from automodel.errors import DataError
-from automodel.data.extrap_text import is_extrap_text, kernel_name, read_extrap_text
+from automodel.data.readers.extrap_text import is_extrap_text, kernel_name, read_extrap_text
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "extrap-text"
 

@@ -1,0 +1,39 @@
+"""Stage 2 of adaptive-model-sanjay-slides.txt (slide 19): communication terms g(n) (and g(n)/bw) added to
+each surviving computation model, on the next process-count level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from automodel.search.stages.parts import part_stage
+from automodel.search.state import Search
+from automodel.space.terms import Term
+
+__all__ = ["stage_communication", "communication_rows"]
+
+
+def stage_communication(S: Search, ks: np.ndarray, rows: np.ndarray, rows_text: str, seeds: np.ndarray,
+                        multipliers: tuple[Term, ...], final: bool, note: str = "") -> np.ndarray:
+    """The communication stage of the targets ``ks`` on ``rows``: each surviving computation model of
+    ``seeds`` (R, S) kept and every subset (none included) of the ``[stages.communication]`` terms times
+    a load function and each of ``multipliers`` added
+    (:func:`~automodel.search.stages.parts.part_stage`); a target whose candidates all fail hands its
+    computation models on. Returns the survivors."""
+    return part_stage(S, ks, "communication", rows, rows_text, seeds, "comm", multipliers, final, note)
+
+
+def communication_rows(frame: pd.DataFrame, p_levels: np.ndarray, need: int) -> tuple[np.ndarray, str, str]:
+    """Rows of the communication stage: the second-lowest p level when it has at least 3 distinct n
+    and ``need`` configurations (the narrowest computation model, one communication term and one
+    residual degree of freedom); else the lowest levels together, as few as give that (all runs at most)."""
+    p, n = frame["p"].to_numpy(), frame["n"].to_numpy()
+    second = p_levels[1]
+    options = [(p == second, f"p = {second:g}")] + [(p <= level, f"p <= {level:g}") for level in p_levels[1:]]
+    for i, (rows, text) in enumerate(options):
+        if np.unique(n[rows]).size >= 3 and rows.sum() >= need:
+            why = "" if i == 0 else (f"too few distinct n or configurations at p = {second:g} for the "
+                                     f"computation models and a communication term: the {i + 1} lowest "
+                                     "p levels together")
+            return rows, text, why
+    return np.ones(len(p), bool), "all runs", "too few configurations at any p level: all runs"
