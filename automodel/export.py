@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from automodel.names import code_names
+from automodel.options import TIME_UNITS
 from automodel.printing import to_c, to_latex, to_python
+from automodel.terminal import wrap
 
 if TYPE_CHECKING:
     from automodel.model import Model
@@ -41,44 +43,64 @@ def _signature(model: "Model", names: dict[str, str]) -> str:
     return ", ".join(reversed(args))
 
 
-def python_function(model: "Model") -> str:
+def _what(model: "Model") -> str:
+    """What the function returns: ``run time in us`` for a time, ``value in misses`` for a counter."""
+    unit = {"s": "seconds"}.get(model.unit, model.unit)
+    return f"{'run time' if model.unit in TIME_UNITS else 'value'} in {_comment(unit)[1:-1]}"
+
+
+def _body(text: str, width: int | None, open_: str = "", close: str = "") -> str:
+    """``return text`` at an indent of four, wrapped between terms at an indent of eight when wider
+    than ``width`` (inside ``open_`` and ``close``: Python's parentheses)."""
+    if width is None or len(text) + 11 <= width:
+        return f"    return {text}"
+    return "\n".join([f"    return {open_}".rstrip(), *wrap(text, width, "        ", "        "),
+                      *([f"    {close}"] if close else [])])
+
+
+def python_function(model: "Model", width: int | None = None) -> str:
     """Source of a self-contained Python function ``predicted_time(...)`` (standard library only).
 
     Parameters whose names Python cannot hold as themselves (keywords, builtins, ``math``, names that
     NFKC changes) are renamed (:func:`automodel.names.code_names`), with a comment saying so; the space
-    name is a comment of :func:`ascii` text. Nothing of the model file is written as code.
+    name is a comment of :func:`ascii` text. Nothing of the model file is written as code. ``width``:
+    the expression wrapped between its terms, in parentheses, where it would be wider.
     """
     names = code_names(model.params, "python")
     body = to_python(model.expr, names)
     return (f"import math\n\n\ndef predicted_time({_signature(model, names)}):\n"
-            f"    \"\"\"Predicted run time in seconds (automodel).\"\"\"\n"
+            f"    \"\"\"Predicted {_what(model)} (automodel).\"\"\"\n"
             f"    # space {_comment(model.space)}\n"
             f"{_renamed(model, names, '    # ')}"
-            f"    return {body}\n")
+            f"{_body(body, width, '(', ')')}\n")
 
 
-def c_function(model: "Model") -> str:
+def c_function(model: "Model", width: int | None = None) -> str:
     """Source of a C99 function ``double predicted_time(...)`` (``<math.h>`` only); parameters whose
-    names C cannot hold (keywords, ``<math.h>`` names, names beyond ASCII) are renamed, with a comment."""
+    names C cannot hold (keywords, ``<math.h>`` names, names beyond ASCII) are renamed, with a comment;
+    ``width``: the expression wrapped between its terms where it would be wider."""
     names = code_names(model.params, "c")
     args = ", ".join(f"double {names[q]}" for q in model.params) or "void"
-    return (f"#include <math.h>\n\n/* Predicted run time in seconds (automodel). */\n"
+    return (f"#include <math.h>\n\n/* Predicted {_what(model)} (automodel). */\n"
             f"{_renamed(model, names, '/* ', ' */')}"
-            f"double predicted_time({args})\n{{\n    return {to_c(model.expr, names)};\n}}\n")
+            f"double predicted_time({args})\n{{\n{_body(to_c(model.expr, names), width)};\n}}\n")
 
 
-FORMATS: dict[str, Callable[["Model"], str]] = {
-    "text": lambda m: m.formula,
-    "latex": lambda m: to_latex(m.expr),
+#: format -> the model's text in it, on lines of at most the width given (None: no limit; JSON is data:
+#: one line)
+FORMATS: dict[str, Callable[["Model", int | None], str]] = {
+    "text": lambda m, width: "\n".join(wrap(m.formula, width)),
+    "latex": lambda m, width: "\n".join(wrap(to_latex(m.expr), width)),
     "python": python_function,
     "c": c_function,
-    "json": lambda m: m.to_json(),
+    "json": lambda m, width: m.to_json(),
 }
 
 
-def export(model: "Model", fmt: str) -> str:
-    """The model in format ``fmt`` (one of :data:`FORMATS`)."""
+def export(model: "Model", fmt: str, width: int | None = None) -> str:
+    """The model in format ``fmt`` (one of :data:`FORMATS`), wrapped to ``width`` columns (None: no
+    limit; the code of ``python`` and ``c`` wrapped between terms, inside the expression)."""
     try:
-        return FORMATS[fmt](model)
+        return FORMATS[fmt](model, width)
     except KeyError:
         raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}") from None

@@ -183,3 +183,18 @@ def test_the_stage_log_fits_80_columns():
     assert "      [groups expanded around:" in log  # a stage's note, on a line of its own
     assert max(map(len, log.splitlines())) <= 80
     assert sum(line.startswith("  pmnf/") for line in log.splitlines()) == 4  # n, p, iterations, combined
+
+
+def test_why_says_why_the_candidates_ranked_above_were_not_compared():
+    """Rule ``best`` chose rank 3: the two above have too few residual degrees of freedom. The text no
+    longer calls it "the best rel_s" without more (issue 32)."""
+    import numpy as np
+
+    from automodel.fitting import _why
+
+    said = _why("the best rel_s", np.array([0.01, 0.02]), np.array([5, 5]), 6)
+    assert said.startswith("the best rel_s of the candidates compared; 2 candidate(s) ranked above it have "
+                           "fewer than 2 residual degrees of freedom")
+    assert _why("the best rel_s", np.array([]), np.array([], int), 6) == "the best rel_s"
+    tied = "3 candidate(s) tied with the best (within ...); the fewest terms among them (2, 1 candidate(s))"
+    assert _why(tied, np.array([0.01]), np.array([3]), 12) == tied

@@ -26,7 +26,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         import_module(f"automodel.cli.{name}").register(sub)
+    for command in _commands(parser):
+        command.add_argument("--wide", action="store_true",
+                             help="lines as long as their content (default: at most 80 columns)")
     return parser
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that run a command: those without subcommands, under ``parser``."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [parser]
+    return [leaf for action in subs for child in action.choices.values() for leaf in _commands(child)]
 
 
 def main(argv: list[str] | None = None) -> int:

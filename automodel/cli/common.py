@@ -9,6 +9,7 @@ from typing import Any
 
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
+from automodel.terminal import WIDTH, wrap
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
 #: the names of :data:`automodel.data.FORMATS`, spelled out so that building the parser imports no pandas
@@ -38,8 +39,8 @@ def add_role_options(parser: argparse.ArgumentParser) -> None:
 
 def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> None:
     """``--format NAME`` and (``kernel``) ``--kernel NAME``: how the input file is read, which kernel of it."""
-    parser.add_argument("--format", choices=INPUT_FORMATS, default=None,
-                        help="input format (default: detected from the content)")
+    parser.add_argument("--format", choices=INPUT_FORMATS, default=None, metavar="FORMAT",
+                        help=f"input format: {', '.join(INPUT_FORMATS)} (default: detected from the content)")
     if kernel:
         parser.add_argument("--kernel", metavar="NAME", default=None,
                             help="the kernel to model when the file holds several, by its label, e.g. "
@@ -80,6 +81,11 @@ def read_input(args: argparse.Namespace, out=None, kernel: bool = True):  # noqa
     return frame
 
 
+def width(args: argparse.Namespace) -> int | None:
+    """The width of the command's lines: :data:`automodel.terminal.WIDTH`, None (no limit) with ``--wide``."""
+    return None if getattr(args, "wide", False) else WIDTH
+
+
 def role_kwargs(args: argparse.Namespace) -> dict:
     """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}
@@ -118,12 +124,13 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
     return values
 
 
-def warn(warnings: Iterable[str]) -> None:
-    """Print each warning on stderr as ``warning: ...`` (stdout stays the answer, for scripts)."""
+def warn(warnings: Iterable[str], width: int | None = WIDTH) -> None:
+    """Print each warning on stderr as ``warning: ...`` (stdout stays the answer, for scripts), wrapped
+    to ``width`` columns (None: no limit)."""
     from automodel.names import printable
 
     for text in warnings:
-        print(f"warning: {printable(text)}", file=sys.stderr)
+        print("\n".join(wrap(f"warning: {printable(text)}", width, "", "  ")), file=sys.stderr)
 
 
 def load_values(params: Iterable[str], given: dict[str, float | None], load_from: str | None, error: str,

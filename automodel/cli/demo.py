@@ -71,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
             print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         print(f"median relative error {np.median(err):.1%}, mean {np.mean(err):.1%}, worst {np.max(err):.1%}; "
               f"{np.mean((lower <= y) & (y <= upper)):.0%} inside the band")
-    out = plot_model(result.best, args.plot, runs=train, held_out=test if len(test) else None)
-    print(f"\nplot written to {out}")
+    plot_model(result.best, args.plot, runs=train, held_out=test if len(test) else None)
+    print(f"\nplot written to {args.plot}")
     return 0
