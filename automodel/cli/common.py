@@ -9,7 +9,7 @@ from typing import Any
 
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
-from automodel.terminal import WIDTH, wrap
+from automodel.terminal import WIDTH, Status, interactive, wrap
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
 #: the names of :data:`automodel.data.FORMATS`, spelled out so that building the parser imports no pandas
@@ -76,6 +76,8 @@ def read_input(args: argparse.Namespace, out=None, kernel: bool = True):  # noqa
     if getattr(args, "where", None):
         frame = select_rows(frame, args.where)
     frame = one_kernel(frame, args.kernel) if kernel else frame
+    if frame.attrs.get("notes"):
+        Status(interactive()).clear()  # a status line shown on the terminal makes room for them
     for note in frame.attrs.get("notes", ()):
         print(f"note: {printable(note)}", file=out)
     return frame

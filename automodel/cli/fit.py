@@ -109,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output and not to_stdout:
         check_output(args.output)
     progress = not args.quiet and interactive()  # never into a redirected file
-    frame = read_input(args, sys.stderr if to_stdout or args.json else None)
-    with status(f"fit: {len(frame)} rows of {args.data}: searching", progress):
+    with status(f"fit: reading {args.data}", progress) as say:
+        frame = read_input(args, sys.stderr if to_stdout or args.json else None)
+        say(f"fit: {len(frame)} rows of {args.data}: searching")
         result = automodel.fit(frame, space=args.space, metric=args.metric, selection=args.selection,
                                templates=args.templates, progress=progress,
                                template_options=parse_assignments(args.template_option),

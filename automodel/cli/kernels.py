@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from automodel.cli.common import INPUT_HELP, add_input_options, add_pooling_options, print_json, read_input, width
-from automodel.terminal import interactive, status, wrap
+from automodel.terminal import Status, interactive, status, wrap
 from automodel.files import check_output, write_atomic
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
@@ -100,6 +100,7 @@ def _report(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyRes
 
 
 def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
+    Status(interactive())(f"kernels: reading {args.data}")  # before the imports; fit_many's own line follows
     from automodel.kernels.fit_many import fit_many
 
     data = read_input(args, sys.stderr, kernel=False) if args.where else args.data

@@ -153,10 +153,11 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"kernels": {k: v.to_dict() for k, v in by_kernel.items()}, "all": overall.to_dict()})
         return 0
-    print(f"{'kernel':<38} {'runs':>6} {'median':>7} {'mean':>7} {'worst':>7} {'inside':>6}")
+    names = {name: printable(name) for name in by_kernel}
+    column = 38 if width(args) else max(map(len, names.values()))  # 38 + 5 columns of scores: 76
+    print(f"{'kernel':<{column}} {'runs':>6} {'median':>7} {'mean':>7} {'worst':>7} {'inside':>6}")
     for name, result in by_kernel.items():
-        label = printable(name)
-        label = label if len(label) <= 38 else label[:35] + "..."
+        label = shorten(names[name], column)  # the middle cut: call paths differ at their ends
         inside = "-" if result.coverage != result.coverage else f"{result.coverage:.0%}"
         print(f"{label:<38} {result.runs:>6} {result.median_error:>7.1%} {result.mean_error:>7.1%} "
               f"{result.worst_error:>7.1%} {inside:>6}")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from automodel.cli.common import width
+
 __all__ = ["register", "handle", "parse_target"]
 
 
@@ -138,5 +140,5 @@ def handle(args: argparse.Namespace) -> int:
                     "width": plan.width, "level": plan.level, "candidates": plan.n_candidates,
                     "core_hours": plan.cost, "suggestions": plan.frame(), "notes": list(plan.notes)})
     else:
-        print("\n".join(printable(line) for line in plan.lines()))
+        print("\n".join(printable(line) for line in plan.lines(width(args))))
     return 0
