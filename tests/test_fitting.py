@@ -198,3 +198,16 @@ def test_why_says_why_the_candidates_ranked_above_were_not_compared():
     assert _why("the best rel_s", np.array([]), np.array([], int), 6) == "the best rel_s"
     tied = "3 candidate(s) tied with the best (within ...); the fewest terms among them (2, 1 candidate(s))"
     assert _why(tied, np.array([0.01]), np.array([3]), 12) == tied
+
+
+def test_a_small_fit_does_not_connect_to_the_scheduler():
+    """A fit below PARALLEL_ROWS sends no work, so it does not connect: an address nobody answers is
+    not even tried (issue 32: ``fit --scheduler`` on 16 runs spent 5 s connecting)."""
+    import time
+
+    from tests.conftest import make_runs
+
+    runs = make_runs(lambda n, p, c, b: 1e-6 * n / p + 1e-3, [100.0, 200, 400, 800], [1, 2, 4, 8])
+    started = time.perf_counter()
+    result = automodel.fit(runs, templates="none", progress=False, scheduler="tcp://127.0.0.1:1")
+    assert result.best.formula and time.perf_counter() - started < 30

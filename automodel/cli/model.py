@@ -114,7 +114,8 @@ def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extra
 
     if "n" in model.params and n is None:
         raise DataError("this model depends on n: give --n N")
-    unknown = [q for q in extras if q not in model.params]
+    known = {*model.params, *(model.roles.get(q, q) for q in model.params)}
+    unknown = [q for q in extras if q not in known]
     if unknown:
         raise DataError(f"--param {unknown[0]}: the model has no parameter {unknown[0]!r} (its parameters: "
                         f"{', '.join(model.roles.get(q, q) for q in model.params)})")
