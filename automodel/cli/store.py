@@ -7,7 +7,7 @@ import argparse
 from automodel.options import AGGREGATES
 from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
                                   print_json, read_input, role_kwargs, add_pooling_options, width)
-from automodel.terminal import fit_lines, table, wrap
+from automodel.terminal import fit_lines, status, table, wrap
 
 __all__ = ["register"]
 
@@ -83,8 +83,11 @@ def observe(args: argparse.Namespace) -> int:
     aggregate = kwargs.pop("aggregate")
     if not kwargs["explicit"] and not kwargs["params"]:
         kwargs = {"ignore": kwargs["ignore"]} if kwargs["ignore"] else {}  # the application's remembered columns
-    report = do_observe(args.store, args.app, read_input(args), space=args.space, aggregate=aggregate,
-                        allow_duplicates=args.allow_duplicates, **kwargs)
+    with status(f"observe: reading {args.data}") as say:
+        frame = read_input(args)
+        say(f"observe: {len(frame)} runs into {args.app}: refitting")
+        report = do_observe(args.store, args.app, frame, space=args.space, aggregate=aggregate,
+                            allow_duplicates=args.allow_duplicates, **kwargs)
     print("\n".join(fit_lines(report.lines(), width(args))))
     return 0
 
