@@ -9,6 +9,7 @@ from importlib import import_module
 
 from automodel.errors import AutomodelError
 from automodel.names import printable
+from automodel.terminal import Status, interactive
 
 __all__ = ["main", "build_parser"]
 
@@ -47,9 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except AutomodelError as exc:
+        Status(interactive()).clear()  # a status line on the terminal is not the start of the error's
         print(f"automodel: error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
         return 2
     except KeyboardInterrupt:
+        Status(interactive()).clear()
         print("automodel: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (``automodel templates | head``): stop quietly

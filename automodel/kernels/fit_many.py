@@ -57,7 +57,7 @@ from automodel import data as data_mod
 from automodel.data.cells import rows_of
 from automodel.errors import DataError
 from automodel.names import printable
-from automodel.terminal import WIDTH, Status, shorten, wrap
+from automodel.terminal import WIDTH, shorten, status, wrap
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
@@ -426,17 +426,16 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         Malformed input (missing column, text in a number column, bad Extra-P text); a scheduler
         without dask installed, or one that cannot be reached.
     """
-    line = Status(progress)
-    line(f"kernels: reading {data if isinstance(data, (str, Path)) else 'the frame'}")
-    frame, source, offset = load_kernels(data, format)
-    line(f"kernels: grouping the kernels of {source}")
-    cols = _columns(frame, kernel, time, params, source, ignore)
-    unit = data_mod.data_unit(frame, source, unit)
-    from automodel.fitting import with_options
+    with status(f"kernels: reading {data if isinstance(data, (str, Path)) else 'the frame'}", progress) as line:
+        frame, source, offset = load_kernels(data, format)
+        line(f"kernels: grouping the kernels of {source}")
+        cols = _columns(frame, kernel, time, params, source, ignore)
+        unit = data_mod.data_unit(frame, source, unit)
+        from automodel.fitting import with_options
 
-    sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
-                      selection=selection)
-    names, found, bad, floors = groups(frame, kernel, time, cols, source, offset, aggregate)
+        sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
+                          selection=selection)
+        names, found, bad, floors = groups(frame, kernel, time, cols, source, offset, aggregate)
     rows: dict[int, dict] = {j: _row(names[j], None, n, note) for j, (n, note) in bad.items()}
     models: dict[int, Model] = {}
     kinds: dict[int, str] = {}  # group number -> how it was fitted
@@ -450,7 +449,6 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
 
     asked = default_jobs(jobs, None)  # None: no count asked for, here or by an active joblib backend
     jobs = -1 if asked is None else asked
-    line.clear()  # the bar takes its place at once
     bar = tqdm(total=sum(len(g.names) for g in found), desc="kernels", unit="kernel", disable=not progress,
                leave=False)
     interrupted, parallel, client = False, False, None
