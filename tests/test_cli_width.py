@@ -8,6 +8,7 @@ error of bad input.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -73,6 +74,8 @@ def commands(w: Path) -> list[list[str]]:
         ["load", "record", "--store", store, "--cpu", "0.5", "--bw", "0.8"], ["load", "forecast", "--store", store],
         ["predict", "--store", store, "--app", "cg", "--n", "800000", "--p", "64"],
         ["templates"], ["demo", "--plot", str(w / "demo.png")],
+        ["run", "--cmd", f"{sys.executable} -c pass {{n}} {{p}}", "--n", "1,2", "--p", "1,2", "--no-fit",
+         "-o", str(w / "app.csv")],
     ]
 
 

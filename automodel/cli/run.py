@@ -227,8 +227,8 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     first = replace(campaign, axes={q: sorted(seed[q].unique()) for q in seed})
     progress = not args.no_progress and interactive()  # never into a redirected file
     counts = run_campaign(first, args.output, progress=progress, retry_failed=args.retry_failed)
-    print(f"seed: {counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in "
-          f"{args.output}")
+    print("\n".join(wrap(f"seed: {counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} "
+                         f"already in {args.output}", width(args))))
 
     def runs() -> pd.DataFrame:
         frame, _ = _fit_frame(args.output, campaign)
@@ -283,7 +283,8 @@ def handle(args: argparse.Namespace) -> int:
         raise DataError("--store needs --app NAME (the application the runs belong to)")
     progress = not args.no_progress and interactive()  # never into a redirected file
     counts = run_campaign(campaign, args.output, progress=progress, retry_failed=args.retry_failed)
-    print(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in {args.output}")
+    print("\n".join(wrap(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in "
+                         f"{args.output}", width(args))))
     import pandas as pd
 
     frame = pd.read_csv(args.output)
