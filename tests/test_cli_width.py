@@ -8,7 +8,9 @@ error of bad input.
 
 from __future__ import annotations
 
+import io
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pandas as pd
@@ -26,9 +28,10 @@ OSU = ROOT / "benchmarks" / "data" / "smpi_others" / "osu_allreduce_fast.csv"
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory) -> Path:
+def work(tmp_path_factory) -> tuple[Path, dict[str, list[str]]]:
     """A folder with the demo runs, a model file of them and a models file of ten bundled sweeps named
-    as a profile names its kernels (call paths longer than a line)."""
+    as a profile names its kernels (call paths longer than a line), and the lines the ``fit`` and
+    ``kernels`` commands that made them printed."""
     folder = tmp_path_factory.mktemp("width")
     (folder / "runs.csv").write_text(DEMO.read_text())
     frames = [pd.read_csv(f)[["n", "p", "time"]].assign(kernel=f"main->MPI_Comm_split->solve->{f.stem}"
@@ -36,9 +39,14 @@ def work(tmp_path_factory) -> Path:
               for f in sorted(SWEEPS.glob("*.csv"))]
     pd.concat(frames).to_csv(folder / "many.csv", index=False)
     pd.DataFrame({"n": [800000, 800000], "p": [64, 128]}).to_csv(folder / "larger.csv", index=False)
-    assert main(["fit", str(folder / "runs.csv"), "-o", str(folder / "model.json"), "--quiet"]) == 0
-    assert main(["kernels", str(folder / "many.csv"), "--out", str(folder / "models.json")]) == 0
-    return folder
+    printed = {}
+    for argv in (["fit", str(folder / "runs.csv"), "-o", str(folder / "model.json"), "--top", "12"],
+                 ["kernels", str(folder / "many.csv"), "--out", str(folder / "models.json")]):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            assert main(argv) == 0
+        printed[" ".join(argv[:2])] = (out.getvalue() + err.getvalue()).splitlines()
+    return folder, printed
 
 
 def run(argv: list[str], capsys) -> list[str]:  # noqa: ANN001
@@ -53,12 +61,10 @@ def commands(w: Path) -> list[list[str]]:
     """One command line of every command that prints text, on the bundled data."""
     runs, model, models, store = str(w / "runs.csv"), str(w / "model.json"), str(w / "models.json"), str(w / "s.db")
     return [
-        ["fit", runs, "--top", "12"],
         ["fit", str(LOADED), "--templates", "none", "--quiet"],
         ["fit", str(GROMACS), "--n", "atoms", "--p", "ranks", "--param", "steps", "--ignore", "split", "source",
          "--templates", "none"],
         ["fit", str(OSU), "--unit", "us", "--ignore", "split", "source", "--templates", "none"],
-        ["kernels", str(w / "many.csv")],
         ["predict", model, runs], ["predict", model, str(w / "larger.csv"), "--parts"], ["predict", models, str(w / "many.csv")],
         *(["show", model, "--format", f] for f in ("text", "latex", "python", "c")),
         ["show", models], ["show", models, "--format", "python"],
@@ -80,8 +86,10 @@ def commands(w: Path) -> list[list[str]]:
 
 
 def test_every_command_within_80_columns(work, capsys):
-    wide = {}
-    for argv in commands(work):
+    folder, printed = work
+    wide = {name: line for name, lines in printed.items() for line in lines if len(line) > WIDTH}
+    assert len(printed["kernels " + str(folder / "many.csv")]) > 10
+    for argv in commands(folder):
         lines = run(argv, capsys)
         wide.update({" ".join(argv[:2]): line for line in lines if len(line) > WIDTH})
     assert not wide, wide
@@ -100,7 +108,8 @@ def test_help_within_80_columns(capsys, monkeypatch):
 
 
 def test_wide_prints_whole_lines(work, capsys):
-    narrow = run(["kernels", str(work / "many.csv")], capsys)
-    lines = run(["kernels", str(work / "many.csv"), "--wide"], capsys)
-    assert max(map(len, lines)) > WIDTH and len(lines) < len(narrow)
-    assert all(" T = " in line for line in lines[:10])  # one line per kernel: its name, score and formula
+    models = str(work[0] / "models.json")
+    narrow = run(["show", models], capsys)
+    lines = run(["show", models, "--wide"], capsys)
+    assert max(map(len, lines)) > WIDTH and len(lines) == 10 < len(narrow)  # one line per kernel: name: formula
+    assert all("->exchange_halo_and_reduce [time]: " in line for line in lines)
