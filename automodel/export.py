@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from automodel.names import code_names
+from automodel.options import TIME_UNITS
+from automodel.terminal import wrap
 
 if TYPE_CHECKING:
     from automodel.model import Model
@@ -47,50 +49,68 @@ def _signature(model: "Model", names: dict[str, str]) -> str:
     return ", ".join(reversed(args))
 
 
-def python_function(model: "Model") -> str:
+def _what(model: "Model") -> str:
+    """What the function returns: ``run time in us`` for a time, ``value in misses`` for a counter."""
+    unit = {"s": "seconds"}.get(model.unit, model.unit)
+    return f"{'run time' if model.unit in TIME_UNITS else 'value'} in {_comment(unit)[1:-1]}"
+
+
+def _body(text: str, width: int | None, open_: str = "", close: str = "") -> str:
+    """``return text`` at an indent of four, wrapped between terms at an indent of eight when wider
+    than ``width`` (inside ``open_`` and ``close``: Python's parentheses)."""
+    if width is None or len(text) + 11 <= width:
+        return f"    return {text}"
+    return "\n".join([f"    return {open_}".rstrip(), *wrap(text, width, "        ", "        "),
+                      *([f"    {close}"] if close else [])])
+
+
+def python_function(model: "Model", width: int | None = None) -> str:
     """Source of a self-contained Python function ``predicted_time(...)`` (standard library only).
 
     Parameters whose names Python cannot hold as themselves (keywords, builtins, ``math``, names that
     NFKC changes) are renamed (:func:`automodel.names.code_names`), with a comment saying so; the space
-    name is a comment of :func:`ascii` text. Nothing of the model file is written as code.
+    name is a comment of :func:`ascii` text. Nothing of the model file is written as code. ``width``:
+    the expression wrapped between its terms, in parentheses, where it would be wider.
     """
     from automodel.printing import to_python
 
     names = code_names(model.params, "python")
     body = to_python(model.expr, names)
     return (f"import math\n\n\ndef predicted_time({_signature(model, names)}):\n"
-            f"    \"\"\"Predicted run time in seconds (automodel).\"\"\"\n"
+            f"    \"\"\"Predicted {_what(model)} (automodel).\"\"\"\n"
             f"    # space {_comment(model.space)}\n"
             f"{_renamed(model, names, '    # ')}"
-            f"    return {body}\n")
+            f"{_body(body, width, '(', ')')}\n")
 
 
-def c_function(model: "Model") -> str:
+def c_function(model: "Model", width: int | None = None) -> str:
     """Source of a C99 function ``double predicted_time(...)`` (``<math.h>`` only); parameters whose
-    names C cannot hold (keywords, ``<math.h>`` names, names beyond ASCII) are renamed, with a comment."""
+    names C cannot hold (keywords, ``<math.h>`` names, names beyond ASCII) are renamed, with a comment;
+    ``width``: the expression wrapped between its terms where it would be wider."""
     from automodel.printing import to_c
 
     names = code_names(model.params, "c")
     args = ", ".join(f"double {names[q]}" for q in model.params) or "void"
-    return (f"#include <math.h>\n\n/* Predicted run time in seconds (automodel). */\n"
+    return (f"#include <math.h>\n\n/* Predicted {_what(model)} (automodel). */\n"
             f"{_renamed(model, names, '/* ', ' */')}"
-            f"double predicted_time({args})\n{{\n    return {to_c(model.expr, names)};\n}}\n")
+            f"double predicted_time({args})\n{{\n{_body(to_c(model.expr, names), width)};\n}}\n")
 
 
-def latex_formula(model: "Model") -> str:
-    """The model's formula in LaTeX (:func:`automodel.printing.to_latex`)."""
+def latex_formula(model: "Model", width: int | None = None) -> str:
+    """The model's formula in LaTeX (:func:`automodel.printing.to_latex`), wrapped to ``width``."""
     from automodel.printing import to_latex
 
-    return to_latex(model.expr)
+    return "\n".join(wrap(to_latex(model.expr), width))
 
 
 @dataclass(frozen=True)
 class ExportFormat:
-    """An export format: its name (``show --format NAME``), one line for the help, and how it renders."""
+    """An export format: its name (``show --format NAME``), one line for the help, and how it renders a
+    model on lines of at most a width (None: no limit; JSON is data: one line)."""
 
     name: str
     description: str
-    render: Callable[["Model"], str]
+    render: Callable[["Model", int | None], str]
 
 
 #: export formats by name, in the order the help lists them
@@ -105,18 +125,19 @@ def register(fmt: ExportFormat) -> ExportFormat:
     return fmt
 
 
-for _fmt in (ExportFormat("text", "the formula as every view prints it", lambda m: m.formula),
+for _fmt in (ExportFormat("text", "the formula as every view prints it", lambda m, width: "\n".join(wrap(m.formula, width))),
              ExportFormat("latex", "the formula in LaTeX", latex_formula),
              ExportFormat("python", "a self-contained Python function (standard library only)", python_function),
              ExportFormat("c", "a C99 function (math.h only)", c_function),
-             ExportFormat("json", "the model file", lambda m: m.to_json())):
+             ExportFormat("json", "the model file", lambda m, width: m.to_json())):
     register(_fmt)
 
 
-def export(model: "Model", fmt: str) -> str:
-    """The model in format ``fmt`` (one of :data:`FORMATS`)."""
+def export(model: "Model", fmt: str, width: int | None = None) -> str:
+    """The model in format ``fmt`` (one of :data:`FORMATS`), wrapped to ``width`` columns (None: no
+    limit; the code of ``python`` and ``c`` wrapped between terms, inside the expression)."""
     try:
         render = FORMATS[fmt].render
     except KeyError:
         raise ValueError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}") from None
-    return render(model)
+    return render(model, width)

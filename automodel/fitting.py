@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -22,11 +21,13 @@ from automodel.search.online import OnlineOptions, unexplained
 from automodel.search.score import PARALLEL_ROWS, all_metrics
 from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
                                      probe_values, term_lengths)
+from automodel.search.select import MIN_DOF
 from automodel.search.selection import Selection
 from automodel.search.engine import staged_search
 from automodel.search.outcome import SearchOutcome, StageReport
 from automodel.space.config import SearchSpace, load_space
 from automodel.templates.evaluate import NOT_RUN, template_columns, template_names, template_rows
+from automodel.terminal import WIDTH, table, wrap
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context"]
 
@@ -76,55 +77,45 @@ class FitResult:
                 f"<code>T = {escape(self.best.formula)}</code></p>"
                 + board[columns].to_html(index=False, float_format=lambda v: f"{v:.4g}"))
 
-    def summary(self, top: int = 10) -> str:
-        """The stage log, the top of the leaderboard and the chosen formula, as text."""
+    def summary(self, top: int = 10, width: int | None = WIDTH) -> str:
+        """The stage log, the top of the leaderboard and the chosen formula, as text on lines of at most
+        ``width`` columns (None: no limit; formulas wrapped between their terms)."""
         head = (f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
                 f"configurations; parameters {', '.join(self.dataset.params) or 'none'}")
         if self.dataset.unit != DEFAULT_UNIT:
             head += f"; values in {self.dataset.unit}"
         if np.isfinite(self.dataset.noise):
             head += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
-        lines = [textwrap.fill(head, 80, subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)]
-        for r in self.reports:  # a stage's line, and its note on lines of its own: 80 columns
+        lines = wrap(head, width, "", "    ")
+        for r in self.reports:  # a stage's line, and its note on lines of its own
             head, *note = r.line().split("\n")
-            lines += [textwrap.fill(head, 80, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False),
-                      *(textwrap.fill(n.strip(), 80, initial_indent="      ", subsequent_indent="       ",
-                                      break_on_hyphens=False) for n in note)]
-        lines += [textwrap.fill(f"note: {n}", 80, initial_indent="  ", subsequent_indent="    ",
-                                break_on_hyphens=False) for n in self.notes]
+            lines += [*wrap(head, width, "  ", "      "),
+                      *(line for n in note for line in wrap(n.strip(), width, "      ", "       "))]
+        lines += [line for n in self.notes for line in wrap(f"note: {n}", width, "  ", "    ")]
         ranked = self.leaderboard["rank"].notna()
         board = self.leaderboard[ranked].head(top).copy()
         chosen = self.leaderboard[self.leaderboard["choice"] == "chosen"]
         if len(chosen) and chosen.index[0] not in board.index:  # the chosen row is always shown
             board = pd.concat([board, chosen])
-        lines += ["", f"leaderboard (ranked by {self.space.fit.metric}, top {top}; every metric: fit --json):",
-                  *_board_lines(board, self.space.fit.metric)]
+        metric = self.space.fit.metric
+        columns = ["rank", "n_terms", metric, *(["holdout"] if metric != "holdout" else []), "kind", "choice",
+                   "formula"]
+        lines += ["", *wrap(f"leaderboard (ranked by {metric}, top {top}; every metric: fit --json):", width),
+                  table(board[columns].rename(columns={"n_terms": "terms"}), width, below=["formula"],
+                        float_format=lambda v: f"{v:.4g}")]
         unfitted = self.leaderboard[~ranked]
         if len(unfitted):
             lines += ["", "templates without a model:"]
-            lines += [f"  {row.kind.removeprefix('template:')}: {row.note}" for row in unfitted.itertuples()]
+            lines += [line for row in unfitted.itertuples()
+                      for line in wrap(f"{row.kind.removeprefix('template:')}: {row.note}", width, "  ", "    ")]
         if len(self.anomalies):
-            lines += ["", "runs no leading model explains (residual relative to the chosen model's "
-                          "prediction; severity: robust z-score):",
-                      self.anomalies.to_string(index=False, float_format=lambda v: f"{v:.4g}")]
-        lines += ["", f"chosen model: T = {self.best.formula}"]
+            lines += ["", *wrap("runs no leading model explains (residual relative to the chosen model's "
+                                "prediction; severity: robust z-score):", width),
+                      table(self.anomalies, width, float_format=lambda v: f"{v:.4g}")]
+        lines += ["", *wrap(f"chosen model: T = {self.best.formula}", width, "", "    ")]
         if self.selection is not None:
-            lines += [textwrap.fill(f"why: rank {self.selection.index + 1}, {self.selection.reason}", 80,
-                                    initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)]
+            lines += wrap(f"why: rank {self.selection.index + 1}, {self.selection.reason}", width, "  ", "    ")
         return "\n".join(lines)
-
-
-def _board_lines(board: pd.DataFrame, metric: str, width: int = 80) -> list[str]:
-    """Leaderboard rows for an 80-column terminal: rank, terms, the ranking metric, the holdout error,
-    kind and choice on one line, the formula wrapped below it."""
-    columns = ["rank", "n_terms", metric, *(["holdout"] if metric != "holdout" else []), "kind", "choice"]
-    table = board[columns].rename(columns={"n_terms": "terms"}).to_string(
-        index=False, float_format=lambda v: f"{v:.4g}").splitlines()
-    lines = [table[0]]
-    for row, formula in zip(table[1:], board["formula"]):
-        lines += [row, *textwrap.wrap(str(formula), width, initial_indent="      ", subsequent_indent="        ",
-                                      break_on_hyphens=False)]
-    return lines
 
 
 def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
@@ -186,8 +177,8 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     scheduler : str or dask.distributed.Client, optional
         Send that work to this ``dask.distributed`` cluster (a scheduler address such as
         ``tcp://host:8786``, or a client) instead, one piece per worker thread (on data of at least
-        :data:`~automodel.search.score.PARALLEL_ROWS` configurations; smaller fits run here). Needs
-        the ``dask`` extra.
+        :data:`~automodel.search.score.PARALLEL_ROWS` configurations; smaller fits run here and do not
+        connect to it: a connection took 5 s for no work). Needs the ``dask`` extra.
 
     Examples
     --------
@@ -203,9 +194,8 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     sp = replace(sp, fit=replace(sp.fit, templates=names, template_options=merged))
 
     large = ds.n_points >= PARALLEL_ROWS  # smaller: the workers' start costs more than they save
-    with workers.cluster(scheduler) as client, \
-            workers.use(workers.default_jobs(jobs, 1) if large else 1, client if large else None,
-                        "automodel.search.score"):
+    with workers.cluster(scheduler if large else None) as client, \
+            workers.use(workers.default_jobs(jobs, 1) if large else 1, client, "automodel.search.score"):
         return _fit_screened(ds, sp, named, progress, max_rows, intervals, drop_anomalies)
 
 
@@ -290,7 +280,9 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     ranked_keys = np.array([keys[i] for i in order if all_models[i] is not None])
     equivalent = np.isin(ranked_keys, candidates[chosen.equivalent])
     position = int(np.flatnonzero(ranked_keys == picked)[0])
-    selection = Selection(position, 0, chosen.threshold, equivalent, chosen.reason)
+    selection = Selection(position, 0, chosen.threshold, equivalent,
+                          _why(chosen.reason, board[sp.fit.metric].to_numpy(float)[:position],
+                               board["n_terms"].to_numpy()[:position], ds.n_points))
     choice = np.where(equivalent, "equivalent", "")
     choice[position] = "chosen"
     board["choice"] = ""
@@ -299,6 +291,18 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
     skipped = [f"{row['kind']} {row['note']}" for row in t_rows if row["note"].startswith(NOT_RUN)]
     return FitResult(board, models_out[position], models_out, ds, sp, outcome.reports,
                      [*ds.notes, *outcome.notes, *skipped], selection), outcome
+
+
+def _why(reason: str, above: np.ndarray, n_terms: np.ndarray, n_points: int) -> str:
+    """The chooser's ``reason``, with why the candidates ranked above the chosen one (their scores
+    ``above``, their coefficients ``n_terms``) were not compared, when some were not: the rank-8 choice
+    of rule ``best`` is "the best rel_s of the candidates compared", not "the best rel_s"."""
+    scarce = int(np.count_nonzero(np.isfinite(above) & (n_points - n_terms < MIN_DOF)))
+    if not scarce:
+        return reason
+    return (f"{reason}{' of the candidates compared' if reason.startswith('the best') else ''}; {scarce} "
+            f"candidate(s) ranked above it have fewer than {MIN_DOF} residual degrees of freedom (runs minus "
+            "coefficients): their score is not compared")
 
 
 def _distinct_formulas(formulas: list[str], keep: int = -1) -> list[int]:

@@ -106,13 +106,15 @@ def _frame(model: Any, fixed: dict[str, float], x: str, grid: np.ndarray, other:
     return pd.DataFrame(cols)
 
 
-def _finish(fig: Any, path: str | Path, fmt: str) -> Path:
+def _finish(fig: Any, path: str | Path, fmt: str, close: bool = True) -> Path:
+    """Write ``fig`` to ``path`` in ``fmt``; ``close``: then let pyplot forget it (the figure stays usable)."""
     plt = _pyplot()
     path = Path(path)
     try:
         write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format=fmt))
     finally:
-        plt.close(fig)
+        if close:
+            plt.close(fig)
     return path
 
 
@@ -135,17 +137,18 @@ def _axes(ax: Any, model: Any, x: str, log_x: bool, times: list[np.ndarray]) -> 
     ax.grid(True, alpha=0.3)
 
 
-def plot_model(model: Any, path: str | Path, runs: pd.DataFrame | None = None,
+def plot_model(model: Any, path: str | Path | None = None, runs: pd.DataFrame | None = None,
                held_out: pd.DataFrame | None = None, title: str = "", level: float = BAND_LEVEL,
-               best_p: bool = True) -> Path:
-    """Save a picture of ``model``: time vs ``n`` per process count and time vs ``p`` per problem size.
+               best_p: bool = True, ax: Any = None) -> Any:
+    """A picture of ``model``: time vs ``n`` per process count and time vs ``p`` per problem size.
 
     Parameters
     ----------
     model : Model
         A fitted model (:class:`automodel.Model`).
-    path : path
-        Where to write; ``.png``, ``.svg`` or ``.pdf``.
+    path : path, optional
+        Where to write; ``.png``, ``.svg`` or ``.pdf``. None: nothing written (a notebook shows the
+        figure returned).
     runs, held_out : DataFrame, optional
         Measured runs in the canonical column names (``time``, ``n``, ``p``, ...): the training runs
         (dots) and runs held out of the fit (open triangles). Without runs the curves span the
@@ -154,16 +157,38 @@ def plot_model(model: Any, path: str | Path, runs: pd.DataFrame | None = None,
         Level of the shaded prediction band (one run).
     best_p : bool
         Mark each curve's best process count on the ``p`` panel, with the counts it cannot tell apart.
+    ax : matplotlib Axes or sequence of Axes, optional
+        Draw into these (one per panel: ``n``, then ``p``; a single Axes gets the ``p`` panel, or the
+        only one) instead of a new figure; the title is then the caller's to set.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn (of ``ax`` when given).
+
+    Examples
+    --------
+    >>> fig = plot_model(result.best, runs=train)          # doctest: +SKIP
+    >>> fig, ax = plt.subplots(); plot_model(model, ax=ax)  # doctest: +SKIP
     """
-    fmt = figure_format(path)
+    fmt = figure_format(path) if path is not None else None
     plt = _pyplot()
     panels = _panels(model)
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
+    own = ax is None  # a figure of its own, titled here
+    if own:
+        fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
+        axes = list(axes[0])
+    else:
+        axes = list(np.atleast_1d(ax))
+        panels = panels[-1:] if len(axes) == 1 else panels
+        if len(axes) != len(panels):
+            raise ValueError(f"ax: {len(axes)} axes for the {len(panels)} panels {', '.join(panels)}")
+        fig = axes[0].figure
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     everything = pd.concat([f for f in (runs, held_out) if f is not None]) if runs is not None or held_out is not None else None
     fixed = _fixed(model, everything)
     notes = []
-    for ax, x in zip(axes[0], panels):
+    for ax, x in zip(axes, panels):
         other = ("p" if x == "n" else "n") if x in ("n", "p") else None
         levels, left_out = _levels(model, other, everything)
         grid, hi_train, log_x = _grid(model, x, everything)
@@ -208,12 +233,15 @@ def plot_model(model: Any, path: str | Path, runs: pd.DataFrame | None = None,
             notes.append(left_out + " shown")
     if fixed:
         notes.append("at " + ", ".join(f"{model.roles.get(q, q)} = {v:g}" for q, v in fixed.items()))
-    shaded = f"shaded: {level:.0%} band of one run; " if model.interval is not None else ""
-    head = title or "\n".join(textwrap.wrap(f"T = {model.formula}", 110))
-    fig.suptitle(f"{head}\n(dashed: beyond the training ranges; {shaded}{'; '.join(notes) or 'all levels shown'})",
-                 fontsize=9)
-    fig.tight_layout()
-    return _finish(fig, path, fmt)
+    if own:
+        shaded = f"shaded: {level:.0%} band of one run; " if model.interval is not None else ""
+        head = title or "\n".join(textwrap.wrap(f"T = {model.formula}", 110))
+        fig.suptitle(f"{head}\n(dashed: beyond the training ranges; {shaded}"
+                     f"{'; '.join(notes) or 'all levels shown'})", fontsize=9)
+        fig.tight_layout()
+    if path is not None:
+        _finish(fig, path, fmt, close=own)
+    return fig
 
 
 def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[str] | None = None,

@@ -88,9 +88,8 @@ class AutomodelRegressor(RegressorMixin, BaseEstimator):
     level : float
         Default level of :meth:`predict_interval`.
     verbose : bool
-        Show the search's progress bars.
-
-    The parameters are those of :func:`automodel.fitting.fit`, which documents them in full.
+        Show the search's progress bars. The parameters are those of :func:`automodel.fitting.fit`,
+        which documents them in full.
 
     Attributes
     ----------

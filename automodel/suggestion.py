@@ -37,7 +37,6 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -50,6 +49,7 @@ from automodel.interval import DEFAULT_GROWTH, Interval
 from automodel.model import Model
 from automodel.solve import band
 from automodel.space.terms import term_values
+from automodel.terminal import WIDTH, wrap
 
 __all__ = ["Suggestion", "Plan", "NothingToRun", "suggest", "plan_runs", "candidate_grid", "check_target", "MIN_NOISE",
            "LOAD_ROLES"]
@@ -129,8 +129,8 @@ class Plan:
                  "reason": s.reason} for s in self.suggestions]
         return pd.DataFrame(rows)
 
-    def lines(self, width: int = 80) -> list[str]:
-        """The plan as text of at most ``width`` columns."""
+    def lines(self, width: int | None = WIDTH) -> list[str]:
+        """The plan as text of at most ``width`` columns (None: no limit)."""
         where = ", ".join(f"{self.roles.get(q, q)}={v:g}" for q, v in self.target.items())
         out = [f"target {where}: predicted {self.predicted:.4g} s",
                f"  {self.level:.0%} band {self.lower:.4g} to {self.upper:.4g} s (+-{self.width:.0%})"]
@@ -142,10 +142,8 @@ class Plan:
         for i, s in enumerate(self.suggestions, 1):
             config = " ".join(f"{self.roles.get(q, q)}={v:g}" for q, v in s.config.items())
             out.append(f"{i:>2}. {config}: {s.cost:.3g} core-h, band -> +-{s.width_after:.0%}")
-            out += textwrap.wrap(s.reason, width, initial_indent="    ", subsequent_indent="    ",
-                                 break_on_hyphens=False)
-        out += [line for note in self.notes for line in textwrap.wrap(
-            f"note: {note}", width, subsequent_indent="  ", break_on_hyphens=False)]
+            out += wrap(s.reason, width, "    ", "    ")
+        out += [line for note in self.notes for line in wrap(f"note: {note}", width, "", "  ")]
         return out
 
 

@@ -57,10 +57,10 @@ def test_predict_and_best_p_say_when_they_assume_a_dedicated_machine(tmp_path, r
     pd.DataFrame({"n": [4000.0], "p": [8.0]}).to_csv(query, index=False)
     capsys.readouterr()
     assert main(["predict", str(out), str(query)]) == 0
-    err = capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())  # wrapped to 80 columns
     assert all(f"warning: {query}: no column '{q}': {q} = 1 assumed (a dedicated machine" in err for q in loads)
     assert main(["best-p", str(out), "--n", "4000"]) == 0
-    err = capsys.readouterr().err
+    err = " ".join(capsys.readouterr().err.split())
     assert all(f"warning: {q} = 1 assumed (a dedicated machine; --{q} or --load-from STORE" in err for q in loads)
     assert main(["best-p", str(out), "--n", "4000", "--cpu", "0.5", "--bw", "0.5"]) == 0
     assert "assumed" not in capsys.readouterr().err
@@ -69,6 +69,27 @@ def test_predict_and_best_p_say_when_they_assume_a_dedicated_machine(tmp_path, r
         S.record(store, cpu=value, bw=value, host="node1", at=1_000_000.0 + i)
     assert main(["predict", str(out), str(query), "--load-from", store]) == 0
     forecast = capsys.readouterr()
-    assert all(f"{q} forecast 0.5 from {store}" in forecast.err for q in loads)
+    assert all(f"{q} forecast 0.5 from {store}" in " ".join(forecast.err.split()) for q in loads)
     at_half = model.predict({"n": [4000.0], "p": [8.0], "cpu": [0.5], "bw": [0.5]})[0]
     assert float(forecast.out.splitlines()[1].split()[2]) == pytest.approx(at_half, rel=1e-5)
+
+
+def test_best_p_says_what_the_model_does_not_use(model_json, capsys):
+    """``--cpu`` for a model without a cpu term is said not to be used; an extra parameter the model
+    does not have (a misspelt name) is a one-line error naming the model's parameters (issue 32)."""
+    assert main(["best-p", str(model_json), "--n", "5000", "--cpu", "0.5"]) == 0
+    assert "--cpu 0.5 not used: the model does not depend on cpu" in capsys.readouterr().err
+    assert main(["best-p", str(model_json), "--n", "5000", "--param", "iters=3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "the model has no parameter 'iters' (its parameters: n, p)" in err
+
+
+def test_show_wraps_code_that_still_runs(model_json, capsys):
+    """``show --format python`` within 80 columns is code that computes what the model predicts."""
+    model = load_model(model_json)
+    assert main(["show", str(model_json), "--format", "python"]) == 0
+    source = capsys.readouterr().out
+    assert max(map(len, source.splitlines())) <= 80
+    namespace: dict = {}
+    exec(source, namespace)  # noqa: S102  (the code this command exports)
+    assert namespace["predicted_time"](5000.0, 16.0) == pytest.approx(float(model.predict({"n": [5000.0], "p": [16.0]})[0]))

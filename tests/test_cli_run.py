@@ -133,3 +133,21 @@ def test_cli_adaptive_campaign_resumes_without_repeating(tmp_path: Path, capsys:
         assert main(args + extra) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
+
+
+def test_run_writes_no_bar_into_a_redirected_stderr_and_stops_when_the_program_cannot_start(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --no-progress, standard error that is not a terminal gets no bar (issue 32, item 8); a
+    program that cannot be started stops the campaign after its first run, not after all of them."""
+    from automodel.cli import main
+
+    out = tmp_path / "runs.csv"
+    assert main(["run", "--cmd", f"{sys.executable} -c pass {{n}}", "--n", "1,2,3", "--no-fit", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "run/s" not in err and "%|" not in err and "\r" not in err
+    missing = tmp_path / "missing.csv"
+    assert main(["run", "--cmd", "no-such-program-automodel {n} {p}", "--n", "1:96:96", "--p", "1",
+                 "--no-progress", "-o", str(missing)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "cannot run 'no-such-program-automodel'" in err and "stopped after the first run" in err
+    assert len(missing.read_text().splitlines()) == 2  # the header and the one run

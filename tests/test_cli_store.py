@@ -42,7 +42,10 @@ def test_store_subcommands(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "flagged run" in out and "pruned" in out
     assert _cli("ranking", "--store", path, "--app", "lu", "--top", "3") == 0
-    assert capsys.readouterr().out.count("\n") == 4
+    lines = capsys.readouterr().out.splitlines()  # the header, and each row with its formula below it
+    assert len(lines) == 7 and [line.split()[0] for line in lines[1::2]] == ["1", "2", "3"]
+    assert main(["ranking", "--store", path, "--app", "lu", "--top", "3", "--wide"]) == 0
+    assert capsys.readouterr().out.count("\n") == 4  # one line a row
     assert _cli("ranking", "--store", path, "--app", "lu", "--history") == 0
     assert "observe" in capsys.readouterr().out
     flagged = S.runs(path, "lu", ("flagged",))

@@ -183,3 +183,31 @@ def test_the_stage_log_fits_80_columns():
     assert "      [groups expanded around:" in log  # a stage's note, on a line of its own
     assert max(map(len, log.splitlines())) <= 80
     assert sum(line.startswith("  pmnf/") for line in log.splitlines()) == 4  # n, p, iterations, combined
+
+
+def test_why_says_why_the_candidates_ranked_above_were_not_compared():
+    """Rule ``best`` chose rank 3: the two above have too few residual degrees of freedom. The text no
+    longer calls it "the best rel_s" without more (issue 32)."""
+    import numpy as np
+
+    from automodel.fitting import _why
+
+    said = _why("the best rel_s", np.array([0.01, 0.02]), np.array([5, 5]), 6)
+    assert said.startswith("the best rel_s of the candidates compared; 2 candidate(s) ranked above it have "
+                           "fewer than 2 residual degrees of freedom")
+    assert _why("the best rel_s", np.array([]), np.array([], int), 6) == "the best rel_s"
+    tied = "3 candidate(s) tied with the best (within ...); the fewest terms among them (2, 1 candidate(s))"
+    assert _why(tied, np.array([0.01]), np.array([3]), 12) == tied
+
+
+def test_a_small_fit_does_not_connect_to_the_scheduler():
+    """A fit below PARALLEL_ROWS sends no work, so it does not connect: an address nobody answers is
+    not even tried (issue 32: ``fit --scheduler`` on 16 runs spent 5 s connecting)."""
+    import time
+
+    from tests.conftest import make_runs
+
+    runs = make_runs(lambda n, p, c, b: 1e-6 * n / p + 1e-3, [100.0, 200, 400, 800], [1, 2, 4, 8])
+    started = time.perf_counter()
+    result = automodel.fit(runs, templates="none", progress=False, scheduler="tcp://127.0.0.1:1")
+    assert result.best.formula and time.perf_counter() - started < 30

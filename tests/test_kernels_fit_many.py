@@ -238,3 +238,29 @@ def test_real_profiles_every_kernel_has_a_model_or_a_reason(name):
         assert np.isfinite(model.predict(points)).all(), kernel
     if name == "mpi_OpenMPI_mean.txt":  # one batched group of real measurements: automodel.fit's choice
         _same_as_fit(result, frame.drop(columns=["callpath", "metric"]), "p")
+
+
+def test_many_result_repr_is_short_and_has_html():
+    result = fit_many(_kernels("p", 2.0 ** np.arange(1, 6), 40))
+    assert repr(result) == "<ManyResult: 40 of 40 kernels modelled; .summary, .models, .lines()>"
+    html = result._repr_html_()
+    assert html.startswith("<p>40 of 40 kernels modelled</p>") and "<table" in html and "k39" in html
+
+
+def test_few_kernels_never_connect_to_the_scheduler():
+    """The kernels of one group of at most PROBE_KERNELS run here whole: a scheduler that cannot be
+    reached is not even tried (issue 32: --scheduler connects only when work is sent)."""
+    result = fit_many(_kernels("p", 2.0 ** np.arange(1, 6), 3), scheduler="tcp://127.0.0.1:1")
+    assert len(result.models) == 3 and "in parallel" not in result.notes[0]
+
+
+def test_idle_workers_leave_the_busy_cores(monkeypatch):
+    import os
+
+    from automodel.search.workers import idle_workers
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.5, 4.0, 3.0))
+    assert idle_workers(2) == 1  # a loaded two-core machine: this process alone
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.9, 0.5, 0.5))
+    assert idle_workers(2) == 2 and idle_workers(8) == 2

@@ -20,7 +20,7 @@ import automodel
 
 #: The layers, earliest first; a unit may import from its own layer and the ones before it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "names", "options", "files", "lazy"),
+    ("errors", "names", "options", "files", "lazy", "terminal"),
     ("data",),
     ("solve",),  # the numbers only (least squares, metrics): below space, whose loader checks a metric name
     ("space", "forecast"),

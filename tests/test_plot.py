@@ -1,6 +1,7 @@
 """The figures: a model over n and p (runs, fit, extrapolation dashed, band, best p), the candidates
 where they disagree, and ``automodel plot`` writing PNG, SVG and PDF."""
 
+import matplotlib.figure
 import matplotlib.image
 import numpy as np
 import pytest
@@ -27,13 +28,30 @@ def _picture(path):
 
 def test_plot_model_draws_runs_fit_band_and_best_p(fitted, tmp_path):
     result, train, test = fitted
-    _picture(plot_model(result.best, tmp_path / "m.png", runs=train, held_out=test, title="toy"))
+    fig = plot_model(result.best, tmp_path / "m.png", runs=train, held_out=test, title="toy")
+    _picture(tmp_path / "m.png")
+    assert isinstance(fig, matplotlib.figure.Figure) and len(fig.axes) == 2  # the figure, for a notebook
+
+
+def test_plot_model_draws_into_the_axes_given(fitted):
+    import matplotlib.pyplot as plt
+
+    result, train, test = fitted
+    fig, ax = plt.subplots()
+    assert plot_model(result.best, runs=train, held_out=test, ax=ax) is fig
+    assert ax.get_xlabel() == "p" and ax.lines and fig.axes == [ax]  # a single Axes: the p panel
+    fig2, axes = plt.subplots(1, 2)
+    plot_model(result.best, ax=axes)
+    assert [a.get_xlabel() for a in axes] == ["n", "p"]
+    with pytest.raises(ValueError, match="3 axes for the 2 panels"):
+        plot_model(result.best, ax=plt.subplots(1, 3)[1])
+    plt.close("all")
 
 
 def test_plot_model_without_runs_and_candidates(fitted, tmp_path):
     result, train, _ = fitted
-    svg = plot_model(result.best, tmp_path / "m.svg")
-    text = svg.read_text()
+    plot_model(result.best, tmp_path / "m.svg")
+    text = (tmp_path / "m.svg").read_text()
     assert text.startswith("<?xml") and "<svg" in text
     _picture(plot_candidates(result.models[:4], tmp_path / "c.png", runs=train))
 
@@ -60,6 +78,37 @@ def test_cli_plot(fitted, tmp_path, capsys):
     train.drop(columns="p").to_csv(runs, index=False)
     assert main(["plot", str(model), str(runs), "-o", str(tmp_path / "fit.png")]) == 2
     assert "column 'p': missing" in capsys.readouterr().err
+
+
+def test_plot_command_draws_a_kernel_and_the_runs_beyond_the_fit(fitted, tmp_path, capsys, monkeypatch):
+    """A kernel of a models file is drawn with its own rows; runs beyond the training ranges are drawn
+    as held out (open triangles), not as runs the fit saw."""
+    import pandas as pd
+
+    from automodel import plot as plot_mod
+    from automodel.model_file import save_models
+
+    result, train, test = fitted
+    save_models({"solve": result.best, "halo": result.models[1]}, tmp_path / "models.json")
+    rows = pd.concat([train.assign(kernel="solve"), test.assign(kernel="solve"), train.assign(kernel="halo")])
+    rows.to_csv(tmp_path / "rows.csv", index=False)
+    drawn = {}
+
+    def spy(model, path, runs=None, held_out=None, **options):  # noqa: ANN001, ANN202
+        drawn.update(model=model, runs=runs, held_out=held_out)
+        return real(model, path, runs=runs, held_out=held_out, **options)
+
+    real = plot_mod.plot_model
+    monkeypatch.setattr(plot_mod, "plot_model", spy)
+    argv = ["plot", str(tmp_path / "models.json"), str(tmp_path / "rows.csv"), "-o", str(tmp_path / "k.png")]
+    assert main(argv) == 2  # two models: which one?
+    assert "choose one with --kernel NAME" in capsys.readouterr().err
+    assert main([*argv, "--kernel", "solve"]) == 0
+    _picture(tmp_path / "k.png")
+    assert drawn["model"].formula == result.best.formula
+    assert len(drawn["runs"]) == len(train) and len(drawn["held_out"]) == len(test)  # p = 8: beyond the fit
+    said = " ".join(capsys.readouterr().out.split())  # wrapped to 80 columns
+    assert f"{len(test)} run(s) beyond the training ranges drawn as held out" in said
 
 
 def test_plot_campaign_draws_the_band_per_step(tmp_path):

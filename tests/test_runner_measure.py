@@ -79,3 +79,24 @@ def test_a_program_the_system_cannot_execute_is_a_failed_run(tmp_path: Path) -> 
     text.chmod(0o755)
     result = run_once([str(text)])
     assert result.status == STATUS_NOT_EXECUTABLE and result.error == f"cannot run '{text}': Exec format error"
+
+
+def test_free_cpu_from_the_load_average_where_there_is_no_proc_stat(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    """macOS and the BSDs have no ``/proc/stat``: the campaign records ``1 - load / cores`` instead of
+    nothing (issue 32; the standard library's ``os.getloadavg``, no new dependency)."""
+    import os
+
+    from automodel.runner import campaign as campaign_mod
+    from automodel.runner.measure import free_cpu_from_load
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert free_cpu_from_load() == pytest.approx(0.75)
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 1.0, 1.0))
+    assert free_cpu_from_load() == 0.01
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 1.0, 1.0))
+    monkeypatch.setattr(campaign_mod, "read_cpu_times", lambda: None)
+    out = tmp_path / "runs.csv"
+    campaign_mod.run_campaign(campaign_mod.Campaign(command="true {n}", axes={"n": [1]}), out, progress=False)
+    assert "0.5," in out.read_text().splitlines()[1]

@@ -128,7 +128,7 @@ def test_a_dask_cluster_gives_the_serial_result(frames, serial, cluster, tmp_pat
     csv, out = tmp_path / "runs.csv", tmp_path / "summary.csv"
     frame.to_csv(csv, index=False)
     assert main(["kernels", str(csv), "--scheduler", cluster.scheduler.address, "--out", str(out)]) == 0
-    assert "in parallel (2 workers of tcp://127.0.0.1:" in capsys.readouterr().out
+    assert "in parallel (2 workers of tcp://127.0.0.1:" in " ".join(capsys.readouterr().out.split())
     pd.testing.assert_series_equal(pd.read_csv(out)["formula"], serial["staged"].summary["formula"])
 
 

@@ -105,3 +105,14 @@ def test_the_retry_budget_is_an_option(monkeypatch):
         monkeypatch.setenv(RETRY_VARIABLE, bad)
         with pytest.raises(StoreError, match=f"{RETRY_VARIABLE}=.*expected a number of seconds from 0 to 86400"):
             retry_budget()
+
+
+def test_a_psycopg2_url_gets_the_hint_for_its_driver(monkeypatch):
+    """``postgresql+psycopg2://`` names a driver the ``postgres`` extra does not install (psycopg 3):
+    the hint says how to get either (issue 32)."""
+    monkeypatch.setitem(sys.modules, "psycopg2", None)  # as where it is not installed
+    with pytest.raises(StoreError) as caught:
+        S.open_store("postgresql+psycopg2://me@127.0.0.1:1/runs")
+    said = str(caught.value)
+    assert "pip install psycopg2-binary, or write the URL as postgresql://" in said
+    assert "pip install 'automodel-hpc[postgres]'" in said

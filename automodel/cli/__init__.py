@@ -9,6 +9,7 @@ from importlib import import_module
 
 from automodel.errors import AutomodelError
 from automodel.names import printable
+from automodel.terminal import Status, interactive
 
 __all__ = ["main", "build_parser"]
 
@@ -26,7 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMAND_MODULES:
         import_module(f"automodel.cli.{name}").register(sub)
+    for command in _commands(parser):
+        command.add_argument("--wide", action="store_true",
+                             help="lines as long as their content (default: at most 80 columns)")
     return parser
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that run a command: those without subcommands, under ``parser``."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [parser]
+    return [leaf for action in subs for child in action.choices.values() for leaf in _commands(child)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,9 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except AutomodelError as exc:
+        Status(interactive()).clear()  # a status line on the terminal is not the start of the error's
         print(f"automodel: error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
         return 2
     except KeyboardInterrupt:
+        Status(interactive()).clear()
         print("automodel: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (``automodel templates | head``): stop quietly

@@ -10,6 +10,7 @@ from typing import Any
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 from automodel.solve.metrics import METRICS
+from automodel.terminal import WIDTH, Status, interactive, wrap
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
 #: the names of :data:`automodel.data.FORMATS`, spelled out so that building the parser imports no pandas
@@ -33,10 +34,10 @@ def add_metric_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
-    """``--jobs N``, with the same default for every command: all cores, used only when the work pays for them."""
-    parser.add_argument("--jobs", type=int, default=-1, metavar="N",
-                        help=f"worker processes at most for {what} (default: -1, all cores; used only when the "
-                             "work pays for them, the result unchanged)")
+    """``--jobs N``, with the same default for every command: the idle cores, used only when the work pays for them."""
+    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+                        help=f"worker processes at most for {what} (default: the cores the machine's load leaves "
+                             "idle; used only when the work pays for them, the result unchanged)")
 
 
 def add_role_options(parser: argparse.ArgumentParser) -> None:
@@ -53,8 +54,8 @@ def add_role_options(parser: argparse.ArgumentParser) -> None:
 
 def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> None:
     """``--format NAME`` and (``kernel``) ``--kernel NAME``: how the input file is read, which kernel of it."""
-    parser.add_argument("--format", choices=INPUT_FORMATS, default=None,
-                        help="input format (default: detected from the content)")
+    parser.add_argument("--format", choices=INPUT_FORMATS, default=None, metavar="FORMAT",
+                        help=f"input format: {', '.join(INPUT_FORMATS)} (default: detected from the content)")
     if kernel:
         parser.add_argument("--kernel", metavar="NAME", default=None,
                             help="the kernel to model when the file holds several, by its label, e.g. "
@@ -90,9 +91,16 @@ def read_input(args: argparse.Namespace, out=None, kernel: bool = True):  # noqa
     if getattr(args, "where", None):
         frame = select_rows(frame, args.where)
     frame = one_kernel(frame, args.kernel) if kernel else frame
+    if frame.attrs.get("notes"):
+        Status(interactive()).clear()  # a status line shown on the terminal makes room for them
     for note in frame.attrs.get("notes", ()):
         print(f"note: {printable(note)}", file=out)
     return frame
+
+
+def width(args: argparse.Namespace) -> int | None:
+    """The width of the command's lines: :data:`automodel.terminal.WIDTH`, None (no limit) with ``--wide``."""
+    return None if getattr(args, "wide", False) else WIDTH
 
 
 def role_kwargs(args: argparse.Namespace) -> dict:
@@ -133,12 +141,13 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
     return values
 
 
-def warn(warnings: Iterable[str]) -> None:
-    """Print each warning on stderr as ``warning: ...`` (stdout stays the answer, for scripts)."""
+def warn(warnings: Iterable[str], width: int | None = WIDTH) -> None:
+    """Print each warning on stderr as ``warning: ...`` (stdout stays the answer, for scripts), wrapped
+    to ``width`` columns (None: no limit)."""
     from automodel.names import printable
 
     for text in warnings:
-        print(f"warning: {printable(text)}", file=sys.stderr)
+        print("\n".join(wrap(f"warning: {printable(text)}", width, "", "  ")), file=sys.stderr)
 
 
 def load_values(params: Iterable[str], given: dict[str, float | None], load_from: str | None, error: str,

@@ -11,6 +11,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from automodel.files import check_output
+from automodel.terminal import status
 
 #: the bundled dataset (package data): conjugate gradient under SimGrid SMPI on a simulated 256-host
 #: cluster (examples/data/README.md in the source tree gives the exact command, platform file and date)
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     train_runs = frame.merge(train[keys], on=keys)
     print(f"demo data: {args.data} ({len(frame)} runs)\ntraining on {text}, "
           f"{len(test)} larger configurations held out\n")
-    result = automodel.fit(train_runs, progress=False)
+    with status("demo: searching"):
+        result = automodel.fit(train_runs, progress=False)
     print_result(result, args.top)
     if len(test):
         pred = result.best.predict(test)
@@ -71,6 +73,6 @@ def run(args: argparse.Namespace) -> int:
             print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
         print(f"median relative error {np.median(err):.1%}, mean {np.mean(err):.1%}, worst {np.max(err):.1%}; "
               f"{np.mean((lower <= y) & (y <= upper)):.0%} inside the band")
-    out = plot_model(result.best, args.plot, runs=train, held_out=test if len(test) else None)
-    print(f"\nplot written to {out}")
+    plot_model(result.best, args.plot, runs=train, held_out=test if len(test) else None)
+    print(f"\nplot written to {args.plot}")
     return 0

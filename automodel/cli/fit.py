@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
-                                  add_role_options, print_json, read_input, role_kwargs, warn)
+                                  add_role_options, print_json, read_input, role_kwargs, warn, width)
+from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
 
@@ -28,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seeded templates beside the search (default: the space's; a slow one runs "
                         "when its estimate is within 1 s, else its row gives the estimate; see "
                         "'automodel templates')")
-    p.add_argument("--template-option", nargs="+", action="extend", default=[], metavar="NAME.OPTION=VALUE",
+    p.add_argument("--template-option", nargs="+", action="extend", default=[], metavar="NAME.OPT=VAL",
                    help="an option of a template's fit, e.g. kohashi.n_terms=6 hockney.breakpoints=8192,131072 "
                         "(lists: comma-separated; 'automodel templates' lists every option)")
     p.add_argument("--drop-anomalies", action="store_true",
@@ -43,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the chosen model here ('-': on standard output, the report on standard error)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (chosen model, leaderboard rows, best p, notes) instead")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar (there is none when standard error is not a terminal)")
     p.set_defaults(handler=run)
 
 
@@ -56,19 +58,22 @@ def _best_p(best):  # noqa: ANN001, ANN202  (a Model; a BestP, or the reason the
         return at, str(exc)
 
 
-def print_result(result, top: int = 10, out=None) -> None:  # noqa: ANN001
-    """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout)."""
-    print(result.summary(top), file=out)
+def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> None:  # noqa: ANN001
+    """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout),
+    on lines of at most ``width`` columns (None: no limit)."""
+    print(result.summary(top, width), file=out)
     best = result.best
     if "p" in best.params:
         at, found = _best_p(best)
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
         if isinstance(found, str):
-            print(f"best process count{' at ' + where if where else ''}: none ({found})", file=out)
+            print("\n".join(wrap(f"best process count{' at ' + where if where else ''}: none ({found})", width)),
+                  file=out)
         else:
             head, time = found.lines()
-            print(f"best process count{' at ' + where if where else ''}: {head}\n  {time}", file=out)
-            warn(found.warnings)
+            print("\n".join(fit_lines([f"best process count{' at ' + where if where else ''}: {head}", f"  {time}"],
+                                      width)), file=out)
+            warn(found.warnings, width)
 
 
 def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
@@ -100,15 +105,19 @@ def run(args: argparse.Namespace) -> int:
         raise DataError("-o - and --json both write to standard output; choose one")
     if args.output and not to_stdout:
         check_output(args.output)
-    result = automodel.fit(read_input(args, sys.stderr if to_stdout or args.json else None), space=args.space,
-                           metric=args.metric, selection=args.selection, templates=args.templates,
-                           progress=not args.quiet, template_options=parse_assignments(args.template_option),
-                           drop_anomalies=args.drop_anomalies, jobs=args.jobs, scheduler=args.scheduler,
-                           **role_kwargs(args))
+    progress = not args.quiet and interactive()  # never into a redirected file
+    with status(f"fit: reading {args.data}", progress) as say:
+        frame = read_input(args, sys.stderr if to_stdout or args.json else None)
+        say(f"fit: {len(frame)} rows of {args.data}: searching")
+        result = automodel.fit(frame, space=args.space, metric=args.metric, selection=args.selection,
+                               templates=args.templates, progress=progress,
+                               template_options=parse_assignments(args.template_option),
+                               drop_anomalies=args.drop_anomalies, jobs=args.jobs, scheduler=args.scheduler,
+                               **role_kwargs(args))
     if args.json:
         print_json(as_json(result, args.top))
     else:
-        print_result(result, args.top, sys.stderr if to_stdout else None)
+        print_result(result, args.top, sys.stderr if to_stdout else None, width(args))
     if to_stdout:
         print(result.best.to_json())
     elif args.output:

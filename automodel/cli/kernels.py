@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
-                                  print_json, read_input)
+                                  print_json, read_input, width)
+from automodel.terminal import Status, interactive, status, wrap
 from automodel.files import check_output, write_atomic
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             raise DataError("--out - and --json both write to standard output; choose one")
         result = _fit(args)
-        print("\n".join([*result.lines(), *(f"note: {n}" for n in result.notes)]), file=sys.stderr)
+        print("\n".join(_report(result, width(args))), file=sys.stderr)
         print(json.dumps(models_body(result.models), indent=1, allow_nan=False))
         return 0
     out = Path(args.out) if args.out else None
@@ -68,13 +69,13 @@ def run(args: argparse.Namespace) -> int:
     result = _fit(args)
     if args.json:
         print_json(result.summary)
-        print("\n".join(f"note: {n}" for n in result.notes), file=sys.stderr)
+        print("\n".join(_notes(result, width(args))), file=sys.stderr)
     else:
-        print("\n".join(result.lines()))
-        print("\n".join(f"note: {n}" for n in result.notes))
+        print("\n".join(_report(result, width(args))))
     if out is not None:
         if out.suffix.lower() == ".json":
-            save_models(result.models, out)
+            with status(f"writing {len(result.models)} models to {out}"):
+                save_models(result.models, out)
             print(f"{len(result.models)} models written to {out}", file=sys.stderr if args.json else None)
         else:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
@@ -86,11 +87,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _notes(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyResult)
+    """The notes of ``result`` as ``note: ...`` lines within ``width``."""
+    return [line for note in result.notes for line in wrap(f"note: {note}", width, "", "  ")]
+
+
+def _report(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyResult)
+    """One line per kernel (:meth:`ManyResult.lines <automodel.kernels.fit_many.ManyResult.lines>`), then
+    the notes."""
+    return [*result.lines(width), *_notes(result, width)]
+
+
 def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
+    Status(interactive())(f"kernels: reading {args.data}")  # before the imports; fit_many's own line follows
     from automodel.kernels.fit_many import fit_many
 
     data = read_input(args, sys.stderr, kernel=False) if args.where else args.data
     return fit_many(data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
-                    scheduler=args.scheduler, format=args.format, progress=sys.stderr.isatty(),
+                    scheduler=args.scheduler, format=args.format, progress=interactive(),
                     ignore=args.ignore, unit=args.unit)

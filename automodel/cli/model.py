@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (add_forecast_options, add_model_options, load_chosen, load_values,
-                                  parse_param_values, print_json, warn)
+                                  parse_param_values, print_json, warn, width)
 from automodel.export import FORMATS
+from automodel.terminal import fit_lines, shorten, wrap
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -61,17 +62,23 @@ def show(args: argparse.Namespace) -> int:
 
     fmt = "json" if args.json else args.format
     models = load_chosen(args)
+    cols = width(args)
     if len(models) == 1:
         model = next(iter(models.values()))
-        print(export(model, fmt))
+        print(export(model, fmt, cols))
         if fmt == "text":
-            print("\n".join(model.interval.describe(model.core) if model.interval is not None else
-                            ["prediction band: none (this model file has no 'interval')"]))
+            print("\n".join(fit_lines(model.interval.describe(model.core) if model.interval is not None else
+                                      ["prediction band: none (this model file has no 'interval')"], cols)))
     elif fmt == "json":
         print_json({name: model.to_dict() for name, model in models.items()})
     else:
         for name, model in models.items():
-            print(f"{printable(name)}: {export(model, fmt)}")
+            label, text = printable(name), export(model, fmt)
+            if cols is None or len(label) + 2 + len(text) <= cols and "\n" not in text:
+                print(f"{label}: {text}")
+            else:  # the name on a line of its own, the model below it
+                print(f"{shorten(label, cols - 1)}:")
+                print(export(model, fmt, cols) if fmt in ("python", "c") else "\n".join(wrap(text, cols, "    ")))
     return 0
 
 
@@ -81,13 +88,13 @@ def best_p(args: argparse.Namespace) -> int:
     model = next(iter(load_chosen(args, one=True).values()))
     found, said = best_p_of(model, args.n, args.cpu, args.bw, parse_param_values(args.param), args.p_max,
                             args.p_min, args.level, args.load_from, args.error, args.window)
-    warn(said)
+    warn(said, width(args))
     if args.json:
         print_json(asdict(found))
     else:
         head, time = found.lines()
-        print(f"best {head}\n  {time}")
-    warn(found.warnings)
+        print("\n".join(fit_lines([f"best {head}", f"  {time}"], width(args))))
+    warn(found.warnings, width(args))
     return 0
 
 
@@ -96,12 +103,27 @@ def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extra
               load_from=None, error: str = "mse", window: int | None = None):  # noqa: ANN001, ANN201
     """:meth:`Model.best_p <automodel.model.Model.best_p>` of ``model`` with cpu and bw not given
     forecast from the load samples of the store ``load_from`` (else 1: a dedicated machine); the
-    answer (a :class:`~automodel.model.BestP`) and the lines that say how cpu and bw were found."""
+    answer (a :class:`~automodel.model.BestP`) and the lines that say how cpu and bw were found, or
+    that a value given is not used (the model does not depend on it).
+
+    Raises
+    ------
+    DataError
+        ``n`` missing where the model depends on it, or an extra parameter the model does not have
+        (a misspelt name would otherwise be ignored without a word).
+    """
     from automodel.errors import DataError
 
     if "n" in model.params and n is None:
         raise DataError("this model depends on n: give --n N")
+    known = {*model.params, *(model.roles.get(q, q) for q in model.params)}
+    unknown = [q for q in extras if q not in known]
+    if unknown:
+        raise DataError(f"--param {unknown[0]}: the model has no parameter {unknown[0]!r} (its parameters: "
+                        f"{', '.join(model.roles.get(q, q) for q in model.params)})")
     load, said = load_values(model.params, {"cpu": cpu, "bw": bw}, load_from, error, window)
+    said += [f"--{q} {value:g} not used: the model does not depend on {q}"
+             for q, value in (("n", n), ("cpu", cpu), ("bw", bw)) if value is not None and q not in model.params]
     found = model.best_p(n=n, cpu=load.get("cpu", 1.0) if cpu is None else cpu,
                          bw=load.get("bw", 1.0) if bw is None else bw, p_max=p_max, p_min=p_min, level=level,
                          **extras)
@@ -134,10 +156,11 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"kernels": {k: v.to_dict() for k, v in by_kernel.items()}, "all": overall.to_dict()})
         return 0
-    print(f"{'kernel':<38} {'runs':>6} {'median':>7} {'mean':>7} {'worst':>7} {'inside':>6}")
+    names = {name: printable(name) for name in by_kernel}
+    column = 38 if width(args) else max(map(len, names.values()))  # 38 + 5 columns of scores: 76
+    print(f"{'kernel':<{column}} {'runs':>6} {'median':>7} {'mean':>7} {'worst':>7} {'inside':>6}")
     for name, result in by_kernel.items():
-        label = printable(name)
-        label = label if len(label) <= 38 else label[:35] + "..."
+        label = shorten(names[name], column)  # the middle cut: call paths differ at their ends
         inside = "-" if result.coverage != result.coverage else f"{result.coverage:.0%}"
         print(f"{label:<38} {result.runs:>6} {result.median_error:>7.1%} {result.mean_error:>7.1%} "
               f"{result.worst_error:>7.1%} {inside:>6}")

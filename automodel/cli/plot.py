@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from automodel.cli.common import add_model_options, load_chosen, width
+from automodel.terminal import wrap
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("plot", help="draw a model (its runs, fit, band, best p) or its candidates",
@@ -12,9 +15,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "prediction band shaded, each curve's best p starred; with "
                                    "--candidates, the model and the candidates the data cannot tell "
                                    "apart from it, out to 4x the largest trained n and p.")
-    s.add_argument("model", metavar="MODEL.json")
+    add_model_options(s)
     s.add_argument("runs", metavar="RUNS.csv", nargs="?", default=None,
-                   help="measured runs to draw as points (the model's column names)")
+                   help="measured runs to draw as points (the model's column names; of a models file, the "
+                        "rows of --kernel when they have a 'kernel' column); runs beyond the model's "
+                        "training ranges are drawn as held out (open triangles)")
     s.add_argument("-o", "--out", required=True, metavar="FIG", help="output file: .png, .svg or .pdf")
     s.add_argument("--candidates", action="store_true",
                    help="draw the model with its statistically equivalent candidates instead")
@@ -29,17 +34,18 @@ def run(args: argparse.Namespace) -> int:
     from automodel.data import read_csv
     from automodel.errors import DataError
     from automodel.files import check_output
-    from automodel.model_file import load_model
     from automodel.plot import figure_format, plot_candidates, plot_model
 
     if not 0 < args.level < 1:
         raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")
     figure_format(args.out)
     check_output(args.out)
-    model = load_model(args.model)
-    runs = None
+    model = next(iter(load_chosen(args, one=True).values()))
+    runs = held_out = None
     if args.runs is not None:
         frame = read_csv(Path(args.runs))
+        if args.kernel is not None and "kernel" in frame.columns:
+            frame = frame[frame["kernel"] == args.kernel]
         canonical = {user: q for q, user in model.roles.items()}
         runs = frame.rename(columns=canonical)
         missing = [model.roles.get(q, q) for q in (*model.params, "time") if q not in runs]
@@ -52,6 +58,22 @@ def run(args: argparse.Namespace) -> int:
         out = plot_candidates(models, args.out, runs=runs, level=args.level)
         print(f"{out}: the model and {len(models) - 1} equivalent candidate(s)")
     else:
-        out = plot_model(model, args.out, runs=runs, level=args.level)
-        print(f"{out}: {model.formula}")
+        if runs is not None:
+            runs, held_out = _split(model, runs)
+        plot_model(model, args.out, runs=runs, held_out=held_out, level=args.level)
+        beyond = f"; {len(held_out)} run(s) beyond the training ranges drawn as held out" if held_out is not None else ""
+        print("\n".join(wrap(f"{args.out}: T = {model.formula}{beyond}", width(args), "", "    ")))
     return 0
+
+
+def _split(model, runs):  # noqa: ANN001, ANN202  (a Model, a DataFrame; two DataFrames)
+    """``runs`` (canonical column names) cut into those inside the model's training ranges and those
+    beyond them in some parameter (None when there are none): the fit never saw the latter."""
+    import numpy as np
+
+    inside = np.ones(len(runs), bool)
+    for q, (lo, hi) in model.ranges.items():
+        if q in runs.columns:
+            values = runs[q].to_numpy(float)
+            inside &= (values >= lo - 1e-9 * abs(lo)) & (values <= hi + 1e-9 * abs(hi))
+    return runs[inside], runs[~inside] if not inside.all() else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen, load_values, parse_param_values,
-                                  print_json, warn)
+                                  print_json, warn, width)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction"]
@@ -89,9 +89,30 @@ def predict(args: argparse.Namespace) -> int:
         write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
         print(f"{len(out)} predictions written to {args.output}")
     else:
-        with pd.option_context("display.max_rows", None, "display.width", 200):
-            print(out.to_string(index=False))
+        print(shown(out, list(frame.columns), _inputs(models, frame), width(args)))
     return 0
+
+
+def _inputs(models: dict, frame) -> list[str]:  # noqa: ANN001  (a DataFrame)
+    """The columns of ``frame`` a prediction reads (every model's parameters, by their columns), and
+    ``kernel`` and the measured time when present."""
+    used = {model.roles.get(q, q) for model in models.values() for q in model.params}
+    used |= {"kernel", *(model.roles.get("time", "time") for model in models.values())}
+    return [c for c in frame.columns if c in used]
+
+
+def shown(out, given: list, inputs: list[str], width: int | None) -> str:  # noqa: ANN001  (a DataFrame)
+    """The predictions ``out`` as text: within ``width`` columns the ``inputs`` and the columns added to
+    the ``given`` ones (a line names the columns left out), blocks of columns where even those are
+    wider; every column with ``width`` None."""
+    from automodel.terminal import table, wrap
+
+    if width is None:
+        return table(out, None)
+    kept = [c for c in out.columns if c in inputs or c not in given]
+    left = [str(c) for c in out.columns if c not in kept]
+    note = wrap(f"(not shown: {', '.join(left)}; --wide shows every column, -o FILE writes them)", width)
+    return "\n".join([table(out[kept], width), *(note if left else [])])
 
 
 def predict_rows(args: argparse.Namespace, model, frame):  # noqa: ANN001, ANN201  (Model, DataFrame)
@@ -124,20 +145,20 @@ def predict_from_store(args: argparse.Namespace) -> int:
     import math
 
     from automodel.errors import DataError
+    from automodel.terminal import fit_lines
 
     if not args.app:
         raise DataError("predict --store needs --app NAME")
     values = parse_param_values(getattr(args, "param", []))
     given = {**values, **{q: getattr(args, q, None) for q in ("n", "p", "cpu", "bw")}}
     found = store_prediction(args.store, args.app, args.rank, given, args.level, args.band, args.error, args.window)
-    print(f"model: T = {found['formula']}")
-    print("\n".join(found["forecasts"]))
-    point = found["values"]
-    at = ", ".join(f"{q} = {v:g}" for q, v in point.items())
-    print(f"predicted time at {at}: {found['predicted']:.6g} {found['unit']}")
+    lines = [f"model: T = {found['formula']}", *found["forecasts"]]
+    at = ", ".join(f"{q} = {v:g}" for q, v in found["values"].items())
+    lines.append(f"predicted time at {at}: {found['predicted']:.6g} {found['unit']}")
     if found["lower"] is not None and math.isfinite(found["lower"]):
-        print(f"{args.level:.0%} band ({'one run' if args.band == 'run' else 'expected time'}): "
-              f"{found['lower']:.4g} to {found['upper']:.4g} {found['unit']}")
+        lines.append(f"{args.level:.0%} band ({'one run' if args.band == 'run' else 'expected time'}): "
+                     f"{found['lower']:.4g} to {found['upper']:.4g} {found['unit']}")
+    print("\n".join(fit_lines(lines, width(args))))
     return 0
 
 

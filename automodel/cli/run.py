@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import shlex
-import textwrap
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP
+from automodel.cli.common import STORE_HELP, width
+from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
 
 if TYPE_CHECKING:  # the runner is imported when the command runs: building the parser stays cheap
@@ -155,7 +155,8 @@ def _fit_frame(path: str, campaign: Campaign) -> tuple[Any, dict[str, object]]:
     return runs, roles
 
 
-def _fit_and_print(path: str, campaign: Campaign, top: int, space: str, progress: bool) -> None:
+def _fit_and_print(path: str, campaign: Campaign, top: int, space: str, progress: bool,
+                   cols: int | None) -> None:
     try:
         from automodel import fit
         from automodel.cli.fit import print_result
@@ -163,10 +164,10 @@ def _fit_and_print(path: str, campaign: Campaign, top: int, space: str, progress
         print(f"note: fit skipped, the engine is not available ({exc}); runs are in {path}")
         return
     frame, roles = _fit_frame(path, campaign)
-    print_result(fit(frame, space=space, progress=progress, **roles), top=top)
+    print_result(fit(frame, space=space, progress=progress, **roles), top=top, width=cols)
 
 
-def _store(path: str, campaign: Campaign, url: str, app: str | None, space: str) -> None:
+def _store(path: str, campaign: Campaign, url: str, app: str | None, space: str, cols: int | None) -> None:
     if not app:
         raise DataError("--store needs --app NAME (the application the runs belong to)")
     try:
@@ -176,7 +177,7 @@ def _store(path: str, campaign: Campaign, url: str, app: str | None, space: str)
         return
     frame, roles = _fit_frame(path, campaign)
     report = observe(url, app, frame, space=space, **roles)
-    print("\n".join(report.lines()))
+    print("\n".join(fit_lines(report.lines(), cols)))
 
 
 def _width(text: str) -> float:
@@ -224,10 +225,10 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
                         "or choose a smaller target")
     seed = seed_design(numeric)
     first = replace(campaign, axes={q: sorted(seed[q].unique()) for q in seed})
-    progress = not args.no_progress
+    progress = not args.no_progress and interactive()  # never into a redirected file
     counts = run_campaign(first, args.output, progress=progress, retry_failed=args.retry_failed)
-    print(f"seed: {counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in "
-          f"{args.output}")
+    print("\n".join(wrap(f"seed: {counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} "
+                         f"already in {args.output}", width(args))))
 
     def runs() -> pd.DataFrame:
         frame, _ = _fit_frame(args.output, campaign)
@@ -254,8 +255,7 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
                        grid=numeric, max_p=max_p, on_step=on_step, space=args.space, **roles)
     print(f"stopped: {STOPS[outcome.stop]} ({len(outcome.runs)} runs)")
     print(f"history: {history}")
-    print("\n".join(textwrap.wrap(f"model: T = {outcome.result.best.formula}", 80, subsequent_indent="    ",
-                                  break_on_hyphens=False)))
+    print("\n".join(wrap(f"model: T = {outcome.result.best.formula}", width(args), "", "    ")))
     if args.plot:
         from automodel.plot import plot_campaign
 
@@ -281,8 +281,10 @@ def handle(args: argparse.Namespace) -> int:
         return _dry_run(campaign)
     if args.store and not args.app:
         raise DataError("--store needs --app NAME (the application the runs belong to)")
-    counts = run_campaign(campaign, args.output, progress=not args.no_progress, retry_failed=args.retry_failed)
-    print(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in {args.output}")
+    progress = not args.no_progress and interactive()  # never into a redirected file
+    counts = run_campaign(campaign, args.output, progress=progress, retry_failed=args.retry_failed)
+    print("\n".join(wrap(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in "
+                         f"{args.output}", width(args))))
     import pandas as pd
 
     frame = pd.read_csv(args.output)
@@ -291,8 +293,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"error: no successful run in {args.output}; see its 'error' column", file=sys.stderr)
         return 1
     if args.store:
-        _store(args.output, campaign, args.store, args.app, args.space)
+        _store(args.output, campaign, args.store, args.app, args.space, width(args))
     if not args.no_fit:
-        _fit_and_print(args.output, campaign, args.top, args.space, progress=not args.no_progress)
+        _fit_and_print(args.output, campaign, args.top, args.space, progress, width(args))
     return 0
 

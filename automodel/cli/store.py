@@ -6,9 +6,14 @@ import argparse
 
 from automodel.options import AGGREGATES
 from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
-                                  print_json, read_input, role_kwargs, add_pooling_options)
+                                  print_json, read_input, role_kwargs, add_pooling_options, width)
+from automodel.terminal import fit_lines, status, table, wrap
 
 __all__ = ["register"]
+
+#: columns of the ranking's tables printed under each row, wrapped, rather than beside the others (the
+#: history's time too: its other columns take 74 of the 80)
+TEXT_COLUMNS = ("formula", "structure", "reason", "at", "leader")
 
 
 def _store_option(p: argparse.ArgumentParser, app: bool = True) -> None:
@@ -78,9 +83,12 @@ def observe(args: argparse.Namespace) -> int:
     aggregate = kwargs.pop("aggregate")
     if not kwargs["explicit"] and not kwargs["params"]:
         kwargs = {"ignore": kwargs["ignore"]} if kwargs["ignore"] else {}  # the application's remembered columns
-    report = do_observe(args.store, args.app, read_input(args), space=args.space, aggregate=aggregate,
-                        allow_duplicates=args.allow_duplicates, **kwargs)
-    print("\n".join(report.lines()))
+    with status(f"observe: reading {args.data}") as say:
+        frame = read_input(args)
+        say(f"observe: {len(frame)} runs into {args.app}: refitting")
+        report = do_observe(args.store, args.app, frame, space=args.space, aggregate=aggregate,
+                            allow_duplicates=args.allow_duplicates, **kwargs)
+    print("\n".join(fit_lines(report.lines(), width(args))))
     return 0
 
 
@@ -100,9 +108,16 @@ def ranking(args: argparse.Namespace) -> int:
     if args.json:
         print_json(frame)
         return 0
-    with pd.option_context("display.max_colwidth", 100, "display.width", 250, "display.max_rows", None):
-        print(frame.to_string(index=False, float_format=lambda v: f"{v:.4g}") if len(frame) else "(none)")
+    print(table(frame, width(args), below=_below(frame, args),
+                float_format=lambda v: f"{v:.4g}") if len(frame) else "(none)")
     return 0
+
+
+def _below(frame, args: argparse.Namespace) -> list[str]:  # noqa: ANN001  (a DataFrame)
+    """The columns of a ranking table printed under each row (none with ``--wide``)."""
+    if width(args) is None:
+        return []
+    return [c for c in TEXT_COLUMNS if c in frame.columns and (c != "at" or args.history)]
 
 
 def runs(args: argparse.Namespace) -> int:
@@ -112,11 +127,10 @@ def runs(args: argparse.Namespace) -> int:
 
     for ids, fn in ((args.readmit, readmit), (args.exclude, exclude)):
         if ids:
-            print("\n".join(fn(args.store, args.app, ids).lines()))
+            print("\n".join(fit_lines(fn(args.store, args.app, ids).lines(), width(args))))
     frame = do_runs(args.store, args.app, ("flagged",) if args.flagged else None)
     frame = frame.drop(columns=["observed_at"])
-    with pd.option_context("display.max_rows", None, "display.width", 250):
-        print(frame.to_string(index=False, float_format=lambda v: f"{v:.6g}") if len(frame) else "(no runs)")
+    print(table(frame, width(args), float_format=lambda v: f"{v:.6g}") if len(frame) else "(no runs)")
     return 0
 
 
@@ -141,8 +155,8 @@ def load_forecast(args: argparse.Namespace) -> int:
         try:
             f, src = forecast_load(store, res, args.app, args.host, args.error, args.window)
         except StoreError as exc:
-            print(f"{res}: {exc}")
+            print("\n".join(wrap(f"{res}: {exc}", width(args))))
             continue
-        print(f"{res}: {f.line()}; history: {src}")
+        print("\n".join(wrap(f"{res}: {f.line()}; history: {src}", width(args))))
         done += 1
     return 0 if done else 2

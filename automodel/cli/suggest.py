@@ -14,6 +14,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from automodel.cli.common import width
+from automodel.terminal import status
+
 __all__ = ["register", "handle", "parse_target"]
 
 
@@ -130,13 +133,14 @@ def handle(args: argparse.Namespace) -> int:
         source = _source(args.data)
     else:
         raise DataError("suggest needs RUNS (or a model file), or --store S --app NAME")
-    plan = suggest(source, target, count=args.count, allowed_p=allowed, max_p=args.max_p,
-                   grid=_grid(args.grid), budget=args.budget, reps=args.reps, level=args.level,
-                   new_only=args.new_only)
+    with status("suggest: fitting and weighing the candidate runs"):
+        plan = suggest(source, target, count=args.count, allowed_p=allowed, max_p=args.max_p,
+                       grid=_grid(args.grid), budget=args.budget, reps=args.reps, level=args.level,
+                       new_only=args.new_only)
     if args.json:
         print_json({"target": plan.target, "predicted": plan.predicted, "lower": plan.lower, "upper": plan.upper,
                     "width": plan.width, "level": plan.level, "candidates": plan.n_candidates,
                     "core_hours": plan.cost, "suggestions": plan.frame(), "notes": list(plan.notes)})
     else:
-        print("\n".join(printable(line) for line in plan.lines()))
+        print("\n".join(printable(line) for line in plan.lines(width(args))))
     return 0

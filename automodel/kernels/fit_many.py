@@ -25,7 +25,9 @@ search space and ranking metric :func:`automodel.fit` uses, but shares the work 
   cluster (``scheduler=``; the worker count is the cluster's threads). Starting loky workers that
   import automodel took 2.1 s on a 2-core machine, so two workers pay off only when the rest would take
   more than about twice that serially; a cluster has started already, so with a scheduler any
-  remaining work goes to it.
+  remaining work goes to it, and the cluster is connected to only then (the first kernels, or a few
+  kernels whole, run here). Local workers are only those the machine's load leaves idle
+  (:func:`automodel.search.workers.idle_workers`): on a busy machine the work stays serial.
 
 Seeded templates are not fitted: they are whole-dataset fits outside the search space; use
 :func:`automodel.fit` on one kernel for its full leaderboard. Kernels that cannot be modelled (fewer
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import time as _time
 import warnings
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -54,11 +57,13 @@ from automodel.data.splits import holdout_rows
 from automodel import data as data_mod
 from automodel.data.cells import rows_of
 from automodel.errors import DataError
+from automodel.names import printable
+from automodel.terminal import WIDTH, shorten, status, wrap
 from automodel.solve import metrics as metrics_mod
 from automodel.printing import formulas
 from automodel.kernels.choice import best_per_kernel, choose
 from automodel.search.choice import description_lengths, log_predictions, probe_values, term_lengths
-from automodel.search.workers import cluster, default_jobs
+from automodel.search.workers import cluster, default_jobs, idle_workers
 from automodel.search.workers import n_workers as count_workers
 from automodel.kernels.groups import Group, groups, noise, zero_model
 from automodel.model import Model, TermModel
@@ -107,20 +112,36 @@ class ManyResult:
     notes: list[str] = field(default_factory=list)
     interrupted: bool = False
 
-    def lines(self) -> list[str]:
-        """One line per kernel: its formula and fit error (the ranking metric), or why it has no model."""
+    def lines(self, width: int | None = WIDTH) -> list[str]:
+        """One line per kernel: its formula and fit error (the ranking metric), or why it has no model;
+        within ``width`` columns (None: no limit) a kernel whose line would be wider has its name on a
+        line of its own (cut in the middle when longer than ``width``) and its formula wrapped below."""
         metric = self.space.fit.metric
-        width = min(max((len(k) for k in self.summary["kernel"]), default=0), 48)
+        names = [printable(k) for k in self.summary["kernel"]]
+        column = min(max(map(len, names), default=0), 48)
         out = []
-        for row in self.summary.itertuples(index=False):
-            label = f"{row.kernel:<{width}}"
-            if not row.formula:
-                out.append(f"{label}  no model: {row.note}")
-                continue
-            out.append(f"{label}  {metric} {getattr(row, metric):<9.3g} T = {row.formula}")
-            if row.note:  # a modelled kernel's note (zeros raised) on its own line
-                out.append(f"    ({row.note})")
+        for name, row in zip(names, self.summary.itertuples(index=False)):
+            said = (f"no model: {row.note}" if not row.formula else
+                    f"{metric} {getattr(row, metric):<9.3g} T = {row.formula}")
+            if width is None or len(name) <= column and column + 2 + len(said) <= width:
+                out.append(f"{name:<{column}}  {said}")
+            else:
+                out += [shorten(name, width), *wrap(said, width, "    ", "        ")]
+            if row.formula and row.note:  # a modelled kernel's note (zeros raised) on its own line
+                out += wrap(f"({row.note})", width, "    ", "     ")
         return out
+
+    def __repr__(self) -> str:
+        n_models = len(self.models)
+        return (f"<ManyResult: {n_models} of {len(self.summary)} kernels modelled"
+                f"{', interrupted' if self.interrupted else ''}; .summary, .models, .lines()>")
+
+    def _repr_html_(self) -> str:
+        """The summary table (kernel, formula, the ranking metric, note) for a notebook."""
+        metric = self.space.fit.metric
+        columns = [c for c in ("kernel", "formula", "n_terms", "n_points", metric, "note") if c in self.summary]
+        return (f"<p>{len(self.models)} of {len(self.summary)} kernels modelled</p>"
+                + self.summary[columns].to_html(index=False, max_rows=60, float_format=lambda v: f"{v:.4g}"))
 
 
 # -- input -----------------------------------------------------------------------------------------
@@ -381,7 +402,8 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         As for :func:`automodel.fit`.
     jobs : int, optional
         Workers at most (joblib's ``n_jobs``: -1 all the active joblib backend has, 1 none; None: the
-        ``n_jobs`` of the active ``joblib.parallel_backend``, else -1). The backend is loky (processes)
+        ``n_jobs`` of the active ``joblib.parallel_backend``, else the cores the machine's load leaves
+        idle, :func:`~automodel.search.workers.idle_workers`). The backend is loky (processes)
         unless the caller activated another with ``joblib.parallel_backend``.
     parallel_after : float
         Go parallel only when the rest of the work is predicted to take longer than this (seconds),
@@ -393,8 +415,9 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     format : str, optional
         The format of a file (a key of :data:`automodel.data.FORMATS`); None detects it.
     progress : bool
-        A progress bar of the kernels modelled (on standard error, after a second), fed by each task
-        as it completes, on any worker.
+        A status line while the data are read and grouped, then a progress bar of the kernels
+        modelled, fed by each task as it completes, on any worker (on standard error; the command
+        line asks for them only when it is a terminal).
 
     Returns
     -------
@@ -408,14 +431,16 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         Malformed input (missing column, text in a number column, bad Extra-P text); a scheduler
         without dask installed, or one that cannot be reached.
     """
-    frame, source, offset = load_kernels(data, format)
-    cols = _columns(frame, kernel, time, params, source, ignore)
-    unit = data_mod.data_unit(frame, source, unit)
-    from automodel.fitting import with_options
+    with status(f"kernels: reading {data if isinstance(data, (str, Path)) else 'the frame'}", progress) as line:
+        frame, source, offset = load_kernels(data, format)
+        line(f"kernels: grouping the kernels of {source}")
+        cols = _columns(frame, kernel, time, params, source, ignore)
+        unit = data_mod.data_unit(frame, source, unit)
+        from automodel.fitting import with_options
 
-    sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
-                      selection=selection)
-    names, found, bad, floors = groups(frame, kernel, time, cols, source, offset, aggregate)
+        sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
+                          selection=selection)
+        names, found, bad, floors = groups(frame, kernel, time, cols, source, offset, aggregate)
     rows: dict[int, dict] = {j: _row(names[j], None, n, note) for j, (n, note) in bad.items()}
     models: dict[int, Model] = {}
     kinds: dict[int, str] = {}  # group number -> how it was fitted
@@ -427,13 +452,17 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
             if model is not None:
                 models[i] = model
 
-    jobs = default_jobs(jobs, -1)
-    bar = tqdm(total=sum(len(g.names) for g in found), desc="kernels", unit="kernel", delay=1.0,
-               disable=not progress, leave=False)
-    interrupted, parallel, n_workers = False, False, 1
+    asked = default_jobs(jobs, None)  # None: no count asked for, here or by an active joblib backend
+    jobs = -1 if asked is None else asked
+    bar = tqdm(total=sum(len(g.names) for g in found), desc="kernels", unit="kernel", disable=not progress,
+               leave=False)
+    interrupted, parallel, client = False, False, None
+    # a cluster is asked for its workers only when work goes to it; here, unless a count was asked for,
+    # the workers this machine's load leaves idle (two on a busy two-core machine lost to one)
+    n_workers = (2 if scheduler is not None else count_workers(jobs, None) if asked is not None
+                 else idle_workers(count_workers(jobs, None)))
     try:
-        with cluster(scheduler) as client:
-            n_workers = count_workers(jobs, client)
+        with ExitStack() as stack:
             todo: list[Task] = [(g, sp, source, gid) for gid, g in enumerate(found)]
             started, cost_done = _time.perf_counter(), 0
             while todo and not parallel:  # here, one task at a time, while the rest is not worth the workers
@@ -447,10 +476,13 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
                 cost_done += _cost(task)
                 rate = (_time.perf_counter() - started) / cost_done
                 parallel = n_workers > 1 and bool(todo) and (
-                    client is not None or rate * sum(map(_cost, todo)) > parallel_after)
+                    scheduler is not None or rate * sum(map(_cost, todo)) > parallel_after)
             if parallel:
+                if scheduler is not None:
+                    client = stack.enter_context(cluster(scheduler))
+                    n_workers = count_workers(jobs, client)
                 tasks = by_cost(todo, n_workers)
-                for i, outcome in _execute(tasks, jobs, client):
+                for i, outcome in _execute(tasks, jobs if client is not None else n_workers, client):
                     record(tasks[i], outcome)
                     bar.update(len(tasks[i][0].names))
     except KeyboardInterrupt:  # keep what finished

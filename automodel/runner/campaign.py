@@ -21,6 +21,7 @@ import io
 import math
 import os
 import re
+import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -32,8 +33,11 @@ from automodel.errors import DataError, OutputError
 from automodel.files import check_output, os_reason, write_atomic
 from automodel.runner.grid import BUILTIN_PLACEHOLDERS, expand_grid, format_value, placeholders, substitute
 from automodel.runner.measure import (
+    STATUS_NOT_EXECUTABLE,
+    STATUS_NOT_FOUND,
     children_cpu_seconds,
     free_cpu_fraction,
+    free_cpu_from_load,
     probe_bandwidth,
     read_cpu_times,
     run_once,
@@ -66,7 +70,8 @@ class Campaign:
         A command run before each run whose stdout holds the free bandwidth fraction (last number,
         or ``bw=<x>``); recorded as ``bw``.
     sample_cpu : bool
-        Record the free CPU fraction from ``/proc/stat`` as ``cpu``.
+        Record the free CPU fraction as ``cpu``: from ``/proc/stat`` during the run, where there is
+        none from the load average (:func:`~automodel.runner.measure.free_cpu_from_load`).
     cwd : path, optional
         Working directory of the runs.
     """
@@ -223,7 +228,7 @@ def _measure(campaign: Campaign, run: Mapping[str, object], clk_tck: float) -> d
         if time.perf_counter() - t0 < 0.1:  # too few clock ticks for a meaningful fraction
             time.sleep(0.1 - (time.perf_counter() - t0))
         after, own = read_cpu_times(), children_cpu_seconds() - own_before
-        row["cpu"] = free_cpu_fraction(before, after, own, clk_tck) if before and after else math.nan
+        row["cpu"] = free_cpu_fraction(before, after, own, clk_tck) if before and after else free_cpu_from_load()
     row.update(result.captured)
     row.update(time=result.time, status=result.status, started=started,
                error=" | ".join(([result.error] if result.error else []) + notes))
@@ -241,7 +246,9 @@ def run_campaign(
 
     Each row is flushed and synced as soon as its run finishes, so an interrupted campaign
     resumes where it stopped when called again with the same output file. Failing or timed-out
-    runs are recorded with their exit status and the tail of their stderr; they are not fatal.
+    runs are recorded with their exit status and the tail of their stderr; they are not fatal,
+    except a program that cannot be started at all (not found, not executable): every run would
+    start it, so the campaign stops after that first row.
     The campaign (:func:`check`) and the output path are checked before the file is touched, and the
     runs are planned one at a time, so the memory does not grow with the grid.
 
@@ -265,7 +272,8 @@ def run_campaign(
     Raises
     ------
     DataError
-        The campaign cannot run (:func:`check`), or ``output`` holds another campaign's columns.
+        The campaign cannot run (:func:`check`), ``output`` holds another campaign's columns, or the
+        program cannot be started (after its one row is written).
     OutputError
         ``output`` is a directory, its folder does not exist, it cannot be read or written (a row that
         cannot be written whole is cut off: the file keeps whole rows only), or another campaign is
@@ -301,10 +309,19 @@ def run_campaign(
                 bar.set_postfix(failed=failed, refresh=False)
                 if on_result is not None:
                     on_result(cells)
+                if row["status"] in (STATUS_NOT_FOUND, STATUS_NOT_EXECUTABLE) and not _program_varies(campaign):
+                    raise DataError(f"{row['error']}; stopped after the first run, as every run starts this "
+                                    f"program (its row is in {path}; --retry-failed runs it again)")
         finally:
             os.close(fd)
             bar.close()
     return {"planned": total, "skipped": skipped, "ran": total - skipped, "failed": failed}
+
+
+def _program_varies(campaign: Campaign) -> bool:
+    """Whether the program a run starts (its first word) depends on the run: a placeholder in it."""
+    first = shlex.split(campaign.command)[:1]
+    return bool(first) and bool(placeholders(first[0]))
 
 
 def lock_path(path: Path) -> Path:

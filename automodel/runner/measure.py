@@ -2,7 +2,8 @@
 
 The time is the wall clock, or the number the application prints (a regular expression over its
 stdout). Load follows rational-polynomial-yagnik (sec. 2-3): the free CPU fraction of the machine
-during the run comes from ``/proc/stat``, not counting the run's own processes, and the free
+during the run comes from ``/proc/stat``, not counting the run's own processes (elsewhere from the
+load average, :func:`free_cpu_from_load`), and the free
 bandwidth fraction from a user-supplied probe command run just before.
 
 Examples
@@ -35,6 +36,7 @@ __all__ = [
     "STATUS_TIMEOUT",
     "children_cpu_seconds",
     "free_cpu_fraction",
+    "free_cpu_from_load",
     "probe_bandwidth",
     "read_cpu_times",
     "run_once",
@@ -92,6 +94,24 @@ def free_cpu_fraction(before: CpuTimes, after: CpuTimes, own_seconds: float, clk
         return math.nan
     free = (after.idle - before.idle + own_seconds * clk_tck) / total
     return min(1.0, max(0.01, free))
+
+
+def free_cpu_from_load() -> float:
+    """Free CPU fraction from the one-minute load average, where ``/proc/stat`` is missing (macOS,
+    the BSDs): ``1 - load / cores``, clipped to [0.01, 1] as :func:`free_cpu_fraction`. Coarser than
+    the counters (a minute's average, the run's own processes included once they have run a while),
+    and from the standard library (``os.getloadavg``), not a new dependency.
+
+    Returns
+    -------
+    float
+        The fraction, or NaN where the platform has no load average.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return math.nan
+    return min(1.0, max(0.01, 1.0 - load / (os.cpu_count() or 1)))
 
 
 def children_cpu_seconds() -> float:

@@ -146,6 +146,24 @@ def _url_problem(url: str) -> str | None:
     return None
 
 
+def _driver_hint(url: str) -> str:
+    """How to get the driver a database URL names: the ``postgres`` extra installs psycopg 3, which a
+    ``postgresql+psycopg2://`` URL does not use.
+
+    Examples
+    --------
+    >>> _driver_hint("postgresql+psycopg2://me@host/runs")
+    "pip install psycopg2-binary, or write the URL as postgresql://... for psycopg 3 (pip install 'automodel-hpc[postgres]')"
+    """
+    scheme = url.partition("://")[0].lower()
+    if scheme.startswith("postgres") and "+" in scheme and not scheme.endswith("+psycopg"):
+        driver = scheme.partition("+")[2]
+        package = {"psycopg2": "psycopg2-binary"}.get(driver, driver)
+        return (f"pip install {package}, or write the URL as postgresql://... for psycopg 3 "
+                f"({install_hint('postgres')})")
+    return f"for PostgreSQL: {install_hint('postgres')}"
+
+
 def transient(exc: DBAPIError, sqlite: bool) -> bool:
     """Whether a failed transaction may succeed when run again (see the module docstring)."""
     cause = str(exc.orig).lower()
@@ -282,8 +300,7 @@ class Store:
             self._url = url
             self.engine = _sqlite_engine(url, self.read_only) if self.is_sqlite else _server_engine(url)
         except ImportError as exc:
-            raise StoreError(f"{self.target}: the database driver is missing ({exc}); for PostgreSQL: "
-                             f"{install_hint('postgres')}") from None
+            raise StoreError(f"{self.target}: the database driver is missing ({exc}); {_driver_hint(url)}") from None
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"{self.target}: not a database URL ({_url_problem(url) or self._cause(exc)})") from None
         try:
