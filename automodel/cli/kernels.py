@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from automodel.cli.common import INPUT_HELP, add_input_options, add_pooling_options, print_json, read_input
-from automodel.files import check_output, write_atomic
+from automodel.files import check_output, write_atomic, write_text
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
@@ -44,6 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "'-': the models file on standard output, the report on standard error")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON array (and the notes "
                                                         "on standard error)")
+    p.add_argument("--report", metavar="HTML", help="also write the HTML report of the profile: its call tree, "
+                   "each kernel's formula, growth, error and band, sortable, its plot on a click")
+    p.add_argument("--report-at", metavar="NAME=VALUE", nargs="+", action="extend", default=[],
+                   help="the configuration the report compares kernels at, e.g. p=4096 (default: 4x the largest "
+                        "measured value of each parameter)")
     p.set_defaults(handler=run)
 
 
@@ -56,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "-":
         if args.json:
             raise DataError("--out - and --json both write to standard output; choose one")
-        result = _fit(args)
+        result = _fit(args, _read(args))
         print("\n".join([*result.lines(), *(f"note: {n}" for n in result.notes)]), file=sys.stderr)
         print(json.dumps(models_body(result.models), indent=1, allow_nan=False))
         return 0
@@ -65,7 +70,12 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(f"--out {args.out}: expected a file name ending in .json (models) or .csv (summary)")
     if out is not None:
         check_output(out)
-    result = _fit(args)
+    if args.report:
+        check_output(args.report)
+    at = _report_at(args.report_at)
+    data = _read(args)
+    result = _fit(args, data)
+    page = _report(args, result, data, at) if args.report else None  # a bad --report-at: before any output
     if args.json:
         print_json(result.summary)
         print("\n".join(f"note: {n}" for n in result.notes), file=sys.stderr)
@@ -80,17 +90,53 @@ def run(args: argparse.Namespace) -> int:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
             print(f"summary of {len(result.summary)} kernels written to {out}",
                   file=sys.stderr if args.json else None)
+    if page is not None:
+        write_text(args.report, page)
+        print(f"report of {len(result.summary)} kernels written to {args.report}",
+              file=sys.stderr if args.json else None)
     if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
         print("automodel: interrupted: kept the kernels whose tasks had finished", file=sys.stderr)
         return 130
     return 0
 
 
-def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
+def _read(args: argparse.Namespace):  # noqa: ANN202  (a DataFrame, or the path for fit_many to read)
+    """The profile: read here when it is filtered (``--where``) or when the report needs its measurements."""
+    from automodel.kernels.fit_many import load_kernels
+
+    if args.where:
+        return read_input(args, sys.stderr, kernel=False)
+    return load_kernels(args.data, args.format)[0] if args.report else args.data
+
+
+def _fit(args: argparse.Namespace, data):  # noqa: ANN001, ANN202  (a ManyResult)
     from automodel.kernels.fit_many import fit_many
 
-    data = read_input(args, sys.stderr, kernel=False) if args.where else args.data
     return fit_many(data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
                     scheduler=args.scheduler, format=args.format, progress=sys.stderr.isatty(),
                     ignore=args.ignore, unit=args.unit)
+
+
+def _report_at(items: list[str]) -> dict[str, float]:
+    """The values of ``--report-at NAME=VALUE ...``."""
+    from automodel.cli.common import parse_param_values
+
+    try:
+        return parse_param_values(items)
+    except DataError as exc:
+        raise DataError(str(exc).replace("--param", "--report-at", 1)) from None
+
+
+def _report(args: argparse.Namespace, result, data, at: dict[str, float]) -> str:  # noqa: ANN001
+    """The profile report (:mod:`automodel.report.profile`) of ``result``, compared at ``at`` (the
+    user's parameter names)."""
+    from automodel.report.profile import profile_page
+
+    known = {m.roles.get(q, q): q for m in list(result.models.values())[:1] for q in m.params}
+    unknown = [q for q in at if q not in known]
+    if unknown and known:
+        raise DataError(f"--report-at {unknown[0]}: not a parameter of the models; they have "
+                        f"{', '.join(known)}")
+    return profile_page(result, data, {known.get(q, q): v for q, v in at.items()}, kernel=args.kernel,
+                        time=args.time, source=args.data)

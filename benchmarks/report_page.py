@@ -1,0 +1,162 @@
+"""The HTML reports in a real browser: the size of a profile report of 10^4 kernels and its time to open.
+
+Run ``python -m benchmarks.report_page [--quick] [--kernels N] [--out DIR] [--screenshots DIR]``.
+A synthetic profile (:func:`synthetic_profile`: ``N`` kernels on a three-level call tree, each
+``a + b p^e log2(p)^l`` measured at ``p = 2 ... 32`` with 2 % noise, three repetitions) is modelled by
+:func:`automodel.fit_many` (one parameter: the batched path) and written as the profile report
+(:mod:`automodel.report.profile`) compared at ``p = 4096``. The page is opened from ``file://`` in
+headless chromium (:mod:`benchmarks.browser`) :data:`OPENS` times; the open time is from the request to
+the page's script having drawn the first rows (``data-ready``), best and median of the runs. Then a
+click on the first kernel draws its plot (timed too). The targets: under :data:`TARGET_MB` MB and
+under :data:`TARGET_SECONDS` s to open. ``--quick`` uses 500 kernels and one open (CI).
+
+``--screenshots DIR`` also writes the README's two pictures: ``report-fit.png`` (the report of the
+demo's fit) and ``report-profile.png`` (a profile of 60 kernels with one kernel's plot open).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.browser import available, browser, console_errors, open_page, requests
+
+TARGET_MB = 20.0
+TARGET_SECONDS = 3.0
+OPENS = 5
+#: the page has drawn its rows
+READY = "return document.body.getAttribute('data-ready') === '1'"
+PHASES = ("setup", "solve", "exchange", "io", "reduce", "halo", "update", "checkpoint")
+
+
+def synthetic_profile(n_kernels: int, seed: int = 0, reps: int = 3) -> pd.DataFrame:
+    """A tidy profile (``kernel, callpath, metric, p, time``) of ``n_kernels`` kernels on a call tree
+    ``main->phase->kernel_i`` (and ``main``), kernel ``i`` following ``a + b p^e log2(p)^l`` (a, b in
+    [0.1, 10), e in {0, 0.5, 1, 1.5, 2}, l in {0, 1}) at ``p = 2, 4, ..., 32`` with 2 % noise."""
+    rng = np.random.default_rng(seed)
+    p = 2.0 ** np.arange(1, 6)
+    paths = ["main"] + [f"main->{PHASES[i % len(PHASES)]}->kernel_{i:05d}" for i in range(n_kernels - 1)]
+    a, b = rng.uniform(0.1, 10.0, (2, n_kernels, 1, 1))
+    e = rng.choice([0.0, 0.5, 1.0, 1.5, 2.0], (n_kernels, 1, 1))
+    l = rng.integers(0, 2, (n_kernels, 1, 1))
+    clean = a + b * p[None, :, None] ** e * np.log2(p[None, :, None]) ** l
+    times = clean * (1 + 0.02 * rng.standard_normal((n_kernels, len(p), reps)))
+    frame = pd.DataFrame({"callpath": np.repeat(paths, len(p) * reps), "metric": "time",
+                          "p": np.tile(np.repeat(p, reps), n_kernels), "time": times.ravel()})
+    frame.insert(0, "kernel", frame["callpath"] + " [time]")
+    frame.attrs.update(params=["p"], source=f"synthetic profile of {n_kernels} kernels")
+    return frame
+
+
+def write_profile_report(n_kernels: int, path: Path) -> dict:
+    """Model the synthetic profile of ``n_kernels`` kernels and write its report to ``path``; the
+    seconds each step took and the page's size."""
+    from automodel.kernels.fit_many import fit_many
+    from automodel.report.profile import profile_page
+
+    frame = synthetic_profile(n_kernels)
+    start = time.perf_counter()
+    result = fit_many(frame, progress=False)
+    fitted = time.perf_counter()
+    page = profile_page(result, frame, {"p": 4096.0}, source=frame.attrs["source"])
+    path.write_text(page, encoding="utf-8")
+    return {"kernels": n_kernels, "fit_seconds": fitted - start, "page_seconds": time.perf_counter() - fitted,
+            "megabytes": path.stat().st_size / 1e6}
+
+
+def time_in_browser(path: Path, opens: int, screenshot: Path | None = None) -> dict:
+    """Open ``path`` ``opens`` times in headless chromium (a new tab state each time); the open times,
+    the time a click takes to draw the first kernel's plot, console errors and requests."""
+    from selenium.webdriver.common.by import By
+
+    with browser() as driver:
+        seconds = []
+        for _ in range(opens):
+            driver.get("about:blank")
+            seconds.append(open_page(driver, path, READY))
+        start = time.perf_counter()
+        driver.find_element(By.CSS_SELECTOR, "#kernels tbody tr[data-i]").click()
+        driver.find_element(By.CSS_SELECTOR, "#kplot svg polyline")
+        click = time.perf_counter() - start
+        if screenshot is not None:
+            driver.save_screenshot(str(screenshot))
+        foreign = [u for u in requests(driver) if not u.startswith(("file:", "data:", "about:"))]
+        return {"open_seconds": seconds, "best_open": min(seconds), "median_open": statistics.median(seconds),
+                "plot_seconds": click, "console_errors": console_errors(driver), "foreign_requests": foreign}
+
+
+def screenshots(folder: Path) -> list[Path]:
+    """The README's pictures: the demo fit's report and a profile report with one kernel's plot open."""
+    import automodel
+    from automodel.cli.demo import DEMO_DATA
+    from selenium.webdriver.common.by import By
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fit_html, profile_html = Path(tmp) / "fit.html", Path(tmp) / "profile.html"
+        automodel.fit(str(DEMO_DATA), progress=False).report(fit_html)
+        write_profile_report(60, profile_html)
+        with browser(1400, 1180) as driver:
+            open_page(driver, fit_html)
+            driver.save_screenshot(str(folder / "report-fit.png"))
+            open_page(driver, profile_html, READY)
+            rows = driver.find_elements(By.CSS_SELECTOR, "#kernels tbody tr[data-i]")
+            rows[min(3, len(rows) - 1)].click()
+            driver.save_screenshot(str(folder / "report-profile.png"))
+    return [folder / "report-fit.png", folder / "report-profile.png"]
+
+
+def revision() -> str:
+    """The git revision of the checkout (``unknown`` outside one)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="500 kernels, one open")
+    ap.add_argument("--kernels", type=int, default=None, help="kernels in the profile (default 10000)")
+    ap.add_argument("--out", type=Path, default=None, help="keep the page and a screenshot in this folder")
+    ap.add_argument("--screenshots", type=Path, default=None, help="write the README's two pictures here")
+    args = ap.parse_args(argv)
+    why = available()
+    if why is not None:
+        print(f"no browser: {why}", file=sys.stderr)
+        return 1
+    n_kernels = args.kernels or (500 if args.quick else 10_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.out or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        page = folder / f"profile-{n_kernels}.html"
+        built = write_profile_report(n_kernels, page)
+        seen = time_in_browser(page, 1 if args.quick else OPENS, folder / f"profile-{n_kernels}.png")
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, git {revision()}, {platform.node()}, "
+          f"{platform.processor() or platform.machine()}")
+    print(f"profile report of {built['kernels']} kernels: {built['megabytes']:.2f} MB (target < {TARGET_MB:g} MB); "
+          f"fit_many {built['fit_seconds']:.1f} s, page written in {built['page_seconds']:.1f} s")
+    print(f"opens in headless chromium in {seen['best_open']:.2f} s best, {seen['median_open']:.2f} s median of "
+          f"{len(seen['open_seconds'])} (target < {TARGET_SECONDS:g} s); a click draws a kernel's plot in "
+          f"{seen['plot_seconds']:.2f} s")
+    print(f"console errors: {len(seen['console_errors'])}; requests other than the file: "
+          f"{len(seen['foreign_requests'])}")
+    if args.screenshots is not None:
+        print("wrote " + ", ".join(map(str, screenshots(args.screenshots))))
+    met = built["megabytes"] < TARGET_MB and seen["median_open"] < TARGET_SECONDS
+    return 0 if met and not seen["console_errors"] and not seen["foreign_requests"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
