@@ -9,3 +9,5 @@ def test_demo_prints_the_whole_job_and_writes_the_plot(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "demo data:" in out and "chosen model: T = " in out and "best process count" in out
     assert png.stat().st_size > 10_000
+    page = (tmp_path / "demo.html").read_text(encoding="utf-8")  # the fit's report beside the plot
+    assert f"report written to {tmp_path / 'demo.html'}" in out and 'id="held-out"' in page and "<math" in page

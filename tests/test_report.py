@@ -82,7 +82,7 @@ def test_profile_data_has_every_kernel_its_growth_band_and_points(profile, many)
     model = many.models["main [time]"]
     assert first["at"] == pytest.approx(float(model.predict({"p": [4096.0]})[0]), rel=1e-3)
     lo, hi = model.predict_interval({"p": [4096.0]}, 0.9)
-    assert first["band"] == pytest.approx((hi[0] - lo[0]) / first["at"], rel=1e-3)
+    assert first["band"] == pytest.approx(np.sqrt(hi[0] / lo[0]), rel=1e-3)
     assert len(first["lo"]) == len(first["hi"]) == data["samples"] and len(first["y"]) == 5
     assert all(a <= 1 <= b for a, b in zip(first["lo"], first["hi"]))
     assert first["growth"][0][0] >= -1 and len(first["model"]) == 2 * len(model.core.terms)

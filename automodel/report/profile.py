@@ -82,7 +82,8 @@ def _sample_frame(params: Sequence[str], ranges: Mapping[str, Sequence[float]], 
 
 def _bands(predicted: list[tuple[dict, Any, pd.DataFrame, np.ndarray]]) -> None:
     """Put each kernel's :data:`BAND_LEVEL` band into its record: the band's ratios to the prediction at
-    the sample rows (``lo``, ``hi``) and its relative width at the target (``band``, the last row).
+    the sample rows (``lo``, ``hi``) and its width at the target (the last row) as the factor ``k`` of
+    "times or divided by k", ``sqrt(upper / lower)`` (``band``; 1.05 is about +-5 %).
 
     ``predicted`` holds ``(record, model, rows, prediction)``. The models' own bands
     (:meth:`~automodel.interval.Interval.spreads`) are evaluated together
@@ -105,7 +106,7 @@ def _bands(predicted: list[tuple[dict, Any, pd.DataFrame, np.ndarray]]) -> None:
         band = ends.get(i) or model.predict_interval(rows, BAND_LEVEL) or (np.full(len(yhat), np.nan),) * 2
         lo, hi = (np.asarray(b, float) for b in band)
         with np.errstate(all="ignore"):
-            record.update(band=(hi[-1] - lo[-1]) / yhat[-1], lo=_round(lo[:-1] / yhat[:-1], 3),
+            record.update(band=np.sqrt(hi[-1] / lo[-1]), lo=_round(lo[:-1] / yhat[:-1], 3),
                           hi=_round(hi[:-1] / yhat[:-1], 3))
 
 
@@ -159,8 +160,8 @@ def profile_data(result: Any, data: pd.DataFrame | None = None, at: Mapping[str,
                  kernel: str = "kernel", time: str = "time") -> dict:
     """What the page of a profile holds: the parameters (the user's names), the target, the term table
     (:class:`~automodel.report.terms.TermTable`) and one record per kernel in the summary's order: call
-    path, metric, formula, note, error (the ranking metric), the prediction and relative band width at
-    the target, growth per parameter, the model's terms and coefficients, the band's ratios to the
+    path, metric, formula, note, error (the ranking metric), the prediction and the band's width at
+    the target (a factor, :func:`_bands`), growth per parameter, the model's terms and coefficients, the band's ratios to the
     prediction at the sample points and the measured points.
 
     ``result`` is a :class:`automodel.kernels.fit_many.ManyResult`; ``data`` the profile's table (for the

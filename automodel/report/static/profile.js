@@ -136,7 +136,7 @@
     return '<tr data-i="' + r.i + '" class="' + cls + '"' + (node ? ' data-node="' + esc(node.id) + '"' : "") + ">" + label +
       "<td><code>" + esc(r.formula ? "T = " + r.formula : "no model: " + r.note) + "</code></td>" +
       P.map(function (q, i) { return "<td>" + growthHtml(r.growth && r.growth[i], i) + "</td>"; }).join("") +
-      '<td data-v="1">' + fmt(r.error) + '</td><td data-v="1">' + (isFinite(r.band) && r.band !== null ? fmt(100 * r.band, 3) + " %" : "") +
+      '<td data-v="1">' + fmt(r.error) + '</td><td data-v="1">' + (isFinite(r.band) && r.band !== null ? "\u00D7/\u00F7 " + fmt(r.band, 3) : "") +
       '</td><td data-v="1"><span class="bar" style="width:' + width + 'px"></span>' + fmt(r.at) + "</td></tr>";
   }
   function render() {
@@ -250,7 +250,7 @@
     box.innerHTML = "<h3>" + esc(r.label) + "</h3><p><code>" + esc(r.formula ? "T = " + r.formula : "no model") + "</code></p>" +
       (r.note ? '<p class="warn">' + esc(r.note) + "</p>" : "") +
       (r.at !== undefined ? "<p>predicted at the target: <b>" + fmt(r.at) + " " + esc(D.unit) + "</b>; " + Math.round(100 * D.level) +
-        " % band width " + fmt(100 * r.band, 3) + " %; error (" + esc(D.metric) + ") " + fmt(r.error) + "</p>" : "");
+        " % band \u00D7/\u00F7 " + fmt(r.band, 3) + " (between " + fmt(r.at / r.band) + " and " + fmt(r.at * r.band) + "); error (" + esc(D.metric) + ") " + fmt(r.error) + "</p>" : "");
     if (r.at === undefined) return;
     P.forEach(function (q, j) { box.appendChild(panel(r, j)); });
     const legend = document.createElement("p");
@@ -262,7 +262,7 @@
   // -- controls --------------------------------------------------------------------------------------
   const controls = document.getElementById("controls");
   controls.innerHTML = (metrics.length > 1 ? '<label>metric <select id="metric">' + metrics.map(function (m) {
-    return "<option>" + esc(m) + "</option>"; }).join("") + "</select></label>" : "") +
+    return '<option value="' + esc(m) + '">' + esc(m || "(no metric)") + "</option>"; }).join("") + "</select></label>" : "") +
     '<label>view <select id="view"><option value="tree">call tree</option><option value="flat">flat list</option></select></label>' +
     '<label>filter <input type="search" id="filter" placeholder="kernel name"></label>' +
     '<span class="muted">click a heading to sort, a kernel to draw it</span>';
