@@ -18,7 +18,6 @@ plot open).
 from __future__ import annotations
 
 import argparse
-import platform
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks import report
 from benchmarks.browser import available, browser, console_errors, open_page, requests
 
 TARGET_MB = 20.0
@@ -163,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         page = folder / f"profile-{n_kernels}.html"
         built = write_profile_report(n_kernels, page)
         seen = time_in_browser(page, 1 if args.quick else OPENS, folder / f"profile-{n_kernels}.png")
-    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, git {revision()}, {platform.node()}, "
-          f"{platform.processor() or platform.machine()}")
+    cpu = report.machine()
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, git {revision()}, {cpu.get('cpu')}, {cpu['cores']} "
+          f"cores, {cpu.get('memory')}, load average {cpu.get('load_average')}")
     print(f"profile report of {built['kernels']} kernels: {built['megabytes']:.2f} MB (target < {TARGET_MB:g} MB); "
           f"fit_many {built['fit_seconds']:.1f} s, page written in {built['page_seconds']:.1f} s")
     print(f"opens in headless chromium in {seen['best_open']:.2f} s best, {seen['median_open']:.2f} s median of "
