@@ -9,6 +9,7 @@ and :mod:`benchmarks.report_page`.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import time
@@ -26,9 +27,7 @@ DRIVER = "chromedriver"
 
 def available() -> str | None:
     """Why no browser can run here (None when one can): selenium, chromium or chromedriver missing."""
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("selenium") is None:
         return "selenium is not installed (pip install -e .[test])"
     if not any(shutil.which(name) for name in CHROMIUM):
         return "chromium is not installed (apt-get install chromium chromium-driver)"

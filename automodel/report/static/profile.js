@@ -1,8 +1,8 @@
 // The profile report: the kernels of a profile as a call tree (or a flat list), sortable by the
 // predicted value at the target configuration, by growth, error or band width; a click on a kernel
 // draws its model, its band and its measurements as SVG from the page's data (automodel/report/profile.py).
-(function () {
-  "use strict";
+"use strict";
+{  // a block: its names stay out of the page's global scope
   const D = JSON.parse(document.getElementById("profile-data").textContent);
   const P = D.params, S = D.samples, ROWS = 500, SVGNS = "http://www.w3.org/2000/svg";
   const kernels = D.kernels.map(function (r, i) {
@@ -293,4 +293,4 @@
   });
   document.getElementById("more").addEventListener("click", function () { state.limit = Infinity; render(); });
   render();
-})();
+}
