@@ -134,9 +134,8 @@ def _leaderboard_section(result: Any) -> str:
             f'<div class="scroll">{table(columns, rows, list(ranked["choice"]), table_id="leaderboard")}</div>')
     unfitted = board[board["rank"].isna()]
     if len(unfitted):
-        body += "<h3>Templates without a model</h3>" + table(
-            ["template", "reason"], [[k.removeprefix("template:"), n] for k, n in zip(unfitted["kind"], unfitted["note"])],
-            sortable=False)
+        reasons = [[k.removeprefix("template:"), n] for k, n in zip(unfitted["kind"], unfitted["note"])]
+        body += "<h3>Templates without a model</h3>" + table(["template", "reason"], reasons, sortable=False)
     return section("Leaderboard", body, "leaderboard")
 
 

@@ -160,9 +160,9 @@ def profile_data(result: Any, data: pd.DataFrame | None = None, at: Mapping[str,
                  kernel: str = "kernel", time: str = "time") -> dict:
     """What the page of a profile holds: the parameters (the user's names), the target, the term table
     (:class:`~automodel.report.terms.TermTable`) and one record per kernel in the summary's order: call
-    path, metric, formula, note, error (the ranking metric), the prediction and the band's width at
-    the target (a factor, :func:`_bands`), growth per parameter, the model's terms and coefficients, the band's ratios to the
-    prediction at the sample points and the measured points.
+    path, metric, formula, note, error (the ranking metric), the prediction and the band's width at the
+    target (a factor, :func:`_bands`), growth per parameter, the model's terms and coefficients, the
+    band's ratios to the prediction at the sample points and the measured points.
 
     ``result`` is a :class:`automodel.kernels.fit_many.ManyResult`; ``data`` the profile's table (for the
     measured points and call paths), ``kernel`` and ``time`` its columns; ``at``: canonical parameter

@@ -12,8 +12,9 @@
     return r;
   });
   const metrics = Array.from(new Set(kernels.map(function (r) { return r.metric; })));
-  const state = { metric: metrics[0], view: kernels.some(function (r) { return r.path.indexOf("->") >= 0; }) ?
-    "tree" : "flat", sort: "at", desc: true, filter: "", limit: ROWS, closed: new Set(), open: -1 };
+  const deep = kernels.some(function (r) { return r.path.indexOf("->") >= 0; });
+  const state = { metric: metrics[0], view: deep ? "tree" : "flat", sort: "at", desc: true, filter: "", limit: ROWS,
+    closed: new Set(), open: -1 };
 
   function esc(s) {
     return String(s).replace(/[&<>"']/g, function (c) {
@@ -23,8 +24,10 @@
   function fmt(v, digits) {
     if (v === null || v === undefined || !isFinite(v)) return "";
     const a = Math.abs(v);
-    const text = (a !== 0 && (a < 1e-3 || a >= 1e6)) ? v.toExponential((digits || 4) - 1) : v.toPrecision(digits || 4);
-    return text.indexOf("e") >= 0 ? text.replace(/\.?0+e/, "e") : (text.indexOf(".") >= 0 ? text.replace(/\.?0+$/, "") : text);
+    const n = digits || 4;
+    const text = (a !== 0 && (a < 1e-3 || a >= 1e6)) ? v.toExponential(n - 1) : v.toPrecision(n);
+    if (text.indexOf("e") >= 0) return text.replace(/\.?0+e/, "e");
+    return text.indexOf(".") >= 0 ? text.replace(/\.?0+$/, "") : text;
   }
   function growthHtml(g, q) {
     if (!g) return "";
@@ -120,24 +123,31 @@
       " [" + D.unit + "]"]]);
   function head() {
     document.querySelector("#kernels thead").innerHTML = "<tr>" + columns.map(function (c) {
-      const mark = c[0] === state.sort ? (state.desc ? " desc" : " asc") : "";
-      return '<th data-sort="' + c[0] + '" class="' + mark + '"' + (c[0] ? ' title="sort"' : "") + ">" + esc(c[1]) + "</th>";
+      const mark = c[0] === state.sort ? (state.desc ? "desc" : "asc") : "";
+      return '<th data-sort="' + c[0] + '" class="' + mark + '"' + (c[0] ? ' title="sort"' : "") + ">" +
+        esc(c[1]) + "</th>";
     }).join("") + "</tr>";
+  }
+  function nameCell(item) {
+    const r = item.kernel, node = item.node;
+    const open = node && node.children.length ? (state.closed.has(node.id) ? "\u25B8" : "\u25BE") : "";
+    const own = r ? r.path.split("->").pop() + (r.metric ? " [" + r.metric + "]" : "") : "";
+    const text = state.view === "flat" || state.filter ? r.label : (node ? node.part : own);
+    return '<td class="name" style="padding-left:' + (8 + 16 * item.depth) + 'px"><span class="toggle">' + open +
+      "</span>" + esc(text) + "</td>";
   }
   function row(item, most) {
     const r = item.kernel, node = item.node;
-    const toggle = node && node.children.length ? '<span class="toggle">' + (state.closed.has(node.id) ? "\u25B8" : "\u25BE") + "</span>" :
-      '<span class="toggle"></span>';
-    const name = node ? node.part : (r.path.split("->").pop() + (r.metric ? " [" + r.metric + "]" : ""));
-    const label = '<td class="name" style="padding-left:' + (8 + 16 * item.depth) + 'px">' + toggle + esc(state.view === "flat" || state.filter ? r.label : name) + "</td>";
-    if (!r) return '<tr data-node="' + esc(node.id) + '">' + label + '<td colspan="' + (columns.length - 1) + '"></td></tr>';
+    const where = node ? ' data-node="' + esc(node.id) + '"' : "";
+    if (!r) return "<tr" + where + ">" + nameCell(item) + '<td colspan="' + (columns.length - 1) + '"></td></tr>';
     const cls = (r.i === state.open ? "open" : "") + (r.at === undefined ? " failed" : "");
     const width = r.at > 0 && most > 0 ? Math.max(1, Math.round(40 * r.at / most)) : 0;
-    return '<tr data-i="' + r.i + '" class="' + cls + '"' + (node ? ' data-node="' + esc(node.id) + '"' : "") + ">" + label +
+    const band = isFinite(r.band) && r.band !== null ? "\u00D7/\u00F7 " + fmt(r.band, 3) : "";
+    return '<tr data-i="' + r.i + '" class="' + cls + '"' + where + ">" + nameCell(item) +
       "<td><code>" + esc(r.formula ? "T = " + r.formula : "no model: " + r.note) + "</code></td>" +
       P.map(function (q, i) { return "<td>" + growthHtml(r.growth && r.growth[i], i) + "</td>"; }).join("") +
-      '<td data-v="1">' + fmt(r.error) + '</td><td data-v="1">' + (isFinite(r.band) && r.band !== null ? "\u00D7/\u00F7 " + fmt(r.band, 3) : "") +
-      '</td><td data-v="1"><span class="bar" style="width:' + width + 'px"></span>' + fmt(r.at) + "</td></tr>";
+      '<td class="num">' + fmt(r.error) + '</td><td class="num">' + band + '</td><td class="num">' +
+      '<span class="bar" style="width:' + width + 'px"></span>' + fmt(r.at) + "</td></tr>";
   }
   function render() {
     head();
@@ -180,66 +190,112 @@
     const every = Math.ceil(out.length / 8);
     return out.filter(function (t, i) { return i % every === 0; });
   }
-  function panel(r, q) {
-    const W = 560, H = 300, L = 64, R = 12, T = 22, B = 40;
+  function curves(r, q) {
+    // the model (or a template's samples) over parameter q, its band, and the measurements where the
+    // other parameters are at their largest measured value
     const lo = r.ranges[q][0], trained = r.ranges[q][1], hi = Math.max(D.reach * trained, D.at[q]);
-    const logX = lo > 0, xs = geom(lo, hi, 120), sx = geom(lo, hi, S);
+    const logX = lo > 0, xs = geom(lo, hi, 120), sx = geom(lo, hi, S), part = [q * S, q * S + S];
     const fixed = r.ranges.map(function (g) { return g[1]; });
     const curve = xs.map(function (x) {
-      if (!r.model) return interp(sx, r.pred.slice(q * S, q * S + S), x, logX);
-      const v = fixed.slice(); v[q] = x; return evaluate(r.model, v);
+      if (!r.model) return interp(sx, r.pred.slice(part[0], part[1]), x, logX);
+      const v = fixed.slice();
+      v[q] = x;
+      return evaluate(r.model, v);
     });
-    const lower = xs.map(function (x, i) { return curve[i] * interp(sx, r.lo.slice(q * S, q * S + S), x, logX); });
-    const upper = xs.map(function (x, i) { return curve[i] * interp(sx, r.hi.slice(q * S, q * S + S), x, logX); });
-    const pts = [];
-    if (r.y) {
-      const m = r.y.length;
-      for (let i = 0; i < m; i++) {
-        let here = true;
-        for (let j = 0; j < P.length; j++) if (j !== q && Math.abs(r.x[j * m + i] - fixed[j]) > 1e-6 * Math.abs(fixed[j])) here = false;
-        if (here) pts.push([r.x[q * m + i], r.y[i]]);
-      }
+    const ratio = function (ends) {
+      return xs.map(function (x, i) { return curve[i] * interp(sx, ends.slice(part[0], part[1]), x, logX); });
+    };
+    const points = [], m = r.y ? r.y.length : 0;
+    for (let i = 0; i < m; i++) {
+      const here = P.every(function (_, j) {
+        return j === q || Math.abs(r.x[j * m + i] - fixed[j]) <= 1e-6 * Math.abs(fixed[j]);
+      });
+      if (here) points.push([r.x[q * m + i], r.y[i]]);
     }
-    const all = curve.concat(lower, upper, pts.map(function (p) { return p[1]; })).filter(function (v) { return isFinite(v); });
+    return { lo: lo, hi: hi, trained: trained, logX: logX, xs: xs, curve: curve, lower: ratio(r.lo),
+      upper: ratio(r.hi), points: points };
+  }
+  function scales(c, box) {
+    // the axes' ranges and the maps from data to the picture
+    const all = c.curve.concat(c.lower, c.upper, c.points.map(function (p) { return p[1]; }))
+      .filter(function (v) { return isFinite(v); });
     let ymin = Math.min.apply(null, all), ymax = Math.max.apply(null, all);
     const logY = ymin > 0 && ymax / ymin > 10;
     if (!logY) { const pad = 0.06 * (ymax - ymin || Math.abs(ymax) || 1); ymin -= pad; ymax += pad; }
-    const X = function (x) { return L + (W - L - R) * (logX ? Math.log(x / lo) / Math.log(hi / lo) : (x - lo) / (hi - lo)); };
-    const Y = function (y) { return T + (H - T - B) * (1 - (logY ? Math.log(y / ymin) / Math.log(ymax / ymin) : (y - ymin) / (ymax - ymin))); };
-    const svg = el("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "img" });
-    ticks(lo, hi, logX).forEach(function (t) {
-      el("line", { x1: X(t), x2: X(t), y1: T, y2: H - B, class: "gridline" }, svg);
-      el("text", { x: X(t), y: H - B + 15, "text-anchor": "middle" }, svg, fmt(t, 5));
+    const share = function (v, a, b, log) { return log ? Math.log(v / a) / Math.log(b / a) : (v - a) / (b - a); };
+    return { ymin: ymin, ymax: ymax, logY: logY,
+      X: function (x) { return box.L + (box.W - box.L - box.R) * share(x, c.lo, c.hi, c.logX); },
+      Y: function (y) { return box.T + (box.H - box.T - box.B) * (1 - share(y, ymin, ymax, logY)); } };
+  }
+  function grid(svg, c, s, box) {
+    ticks(c.lo, c.hi, c.logX).forEach(function (t) {
+      el("line", { x1: s.X(t), x2: s.X(t), y1: box.T, y2: box.H - box.B, class: "gridline" }, svg);
+      el("text", { x: s.X(t), y: box.H - box.B + 15, "text-anchor": "middle" }, svg, fmt(t, 5));
     });
-    ticks(ymin, ymax, logY).forEach(function (t) {
-      el("line", { x1: L, x2: W - R, y1: Y(t), y2: Y(t), class: "gridline" }, svg);
-      el("text", { x: L - 5, y: Y(t) + 4, "text-anchor": "end" }, svg, fmt(t, 3));
+    ticks(s.ymin, s.ymax, s.logY).forEach(function (t) {
+      el("line", { x1: box.L, x2: box.W - box.R, y1: s.Y(t), y2: s.Y(t), class: "gridline" }, svg);
+      el("text", { x: box.L - 5, y: s.Y(t) + 4, "text-anchor": "end" }, svg, fmt(t, 3));
     });
-    el("rect", { x: X(trained), y: T, width: W - R - X(trained), height: H - T - B, fill: "#eef0f4" }, svg);
-    const ok = function (i) { return isFinite(lower[i]) && isFinite(upper[i]) && (!logY || (lower[i] > 0 && upper[i] > 0)); };
-    const band = xs.map(function (x, i) { return ok(i) ? X(x) + "," + Y(Math.max(lower[i], ymin)) : null; }).filter(Boolean)
-      .concat(xs.map(function (x, i) { return ok(i) ? X(x) + "," + Y(Math.min(upper[i], ymax)) : null; }).filter(Boolean).reverse());
-    if (band.length) el("polygon", { points: band.join(" "), fill: "#2f6fb3", "fill-opacity": 0.16, class: "band" }, svg);
-    [[true, ""], [false, "6 4"]].forEach(function (part) {
-      const line = xs.map(function (x, i) { return (x <= trained * 1.0001) === part[0] && isFinite(curve[i]) && (!logY || curve[i] > 0) ? X(x) + "," + Y(curve[i]) : null; }).filter(Boolean);
-      if (line.length > 1) el("polyline", { points: line.join(" "), fill: "none", stroke: "#2f6fb3", "stroke-width": 2, "stroke-dasharray": part[1], class: "curve" }, svg);
-    });
-    pts.forEach(function (p) {
-      const c = el("circle", { cx: X(p[0]), cy: Y(p[1]), r: 4, fill: "#1d2330", class: "point" }, svg);
-      el("title", {}, c, P[q] + " = " + fmt(p[0]) + ": " + fmt(p[1]) + " " + D.unit + " (measured)");
-    });
-    if (D.at[q] >= lo && D.at[q] <= hi) {
-      el("line", { x1: X(D.at[q]), x2: X(D.at[q]), y1: T, y2: H - B, stroke: "#b3402f", "stroke-dasharray": "3 3" }, svg);
-      if (P.length === 1 && isFinite(r.at) && (!logY || r.at > 0)) {
-        const star = el("circle", { cx: X(D.at[q]), cy: Y(r.at), r: 5, fill: "#b3402f" }, svg);
-        el("title", {}, star, "target " + P[q] + " = " + fmt(D.at[q]) + ": " + fmt(r.at) + " " + D.unit);
-      }
+    const beyond = s.X(c.trained);
+    el("rect", { x: beyond, y: box.T, width: box.W - box.R - beyond, height: box.H - box.T - box.B, fill: "#eef0f4" },
+      svg);
+  }
+  function model(svg, c, s) {
+    const shown = function (v) { return isFinite(v) && (!s.logY || v > 0); };
+    const edge = function (ends, clip) {
+      return c.xs.map(function (x, i) {
+        return shown(c.lower[i]) && shown(c.upper[i]) ? s.X(x) + "," + s.Y(clip(ends[i])) : null;
+      }).filter(Boolean);
+    };
+    const band = edge(c.lower, function (v) { return Math.max(v, s.ymin); })
+      .concat(edge(c.upper, function (v) { return Math.min(v, s.ymax); }).reverse());
+    if (band.length) {
+      el("polygon", { points: band.join(" "), fill: "#2f6fb3", "fill-opacity": 0.16, class: "band" }, svg);
     }
-    el("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: "#888" }, svg);
-    el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#888" }, svg);
-    el("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, svg, P[q] + (P.length > 1 ? " (others at their largest measured value)" : ""));
-    el("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", transform: "rotate(-90 14 " + (T + H - B) / 2 + ")" }, svg, D.unit);
+    [[true, ""], [false, "6 4"]].forEach(function (part) {  // solid on the data, dashed beyond
+      const line = c.xs.map(function (x, i) {
+        return (x <= c.trained * 1.0001) === part[0] && shown(c.curve[i]) ? s.X(x) + "," + s.Y(c.curve[i]) : null;
+      }).filter(Boolean);
+      if (line.length > 1) {
+        el("polyline", { points: line.join(" "), fill: "none", stroke: "#2f6fb3", "stroke-width": 2,
+          "stroke-dasharray": part[1], class: "curve" }, svg);
+      }
+    });
+  }
+  function marks(svg, r, q, c, s, box) {
+    c.points.forEach(function (p) {
+      const dot = el("circle", { cx: s.X(p[0]), cy: s.Y(p[1]), r: 4, fill: "#1d2330", class: "point" }, svg);
+      el("title", {}, dot, P[q] + " = " + fmt(p[0]) + ": " + fmt(p[1]) + " " + D.unit + " (measured)");
+    });
+    const at = D.at[q];
+    if (!(at >= c.lo && at <= c.hi)) return;
+    el("line", { x1: s.X(at), x2: s.X(at), y1: box.T, y2: box.H - box.B, stroke: "#b3402f", "stroke-dasharray": "3 3" },
+      svg);
+    if (P.length === 1 && isFinite(r.at) && (!s.logY || r.at > 0)) {
+      const star = el("circle", { cx: s.X(at), cy: s.Y(r.at), r: 5, fill: "#b3402f" }, svg);
+      el("title", {}, star, "target " + P[q] + " = " + fmt(at) + ": " + fmt(r.at) + " " + D.unit);
+    }
+  }
+  function panel(r, q) {
+    const box = { W: 560, H: 300, L: 64, R: 12, T: 22, B: 40 };
+    const c = curves(r, q), s = scales(c, box);
+    const svg = el("svg", { viewBox: "0 0 " + box.W + " " + box.H, width: box.W, height: box.H, role: "img" });
+    grid(svg, c, s, box);
+    model(svg, c, s);
+    marks(svg, r, q, c, s, box);
+    el("line", { x1: box.L, x2: box.L, y1: box.T, y2: box.H - box.B, stroke: "#888" }, svg);
+    el("line", { x1: box.L, x2: box.W - box.R, y1: box.H - box.B, y2: box.H - box.B, stroke: "#888" }, svg);
+    const label = P[q] + (P.length > 1 ? " (others at their largest measured value)" : "");
+    el("text", { x: (box.L + box.W - box.R) / 2, y: box.H - 6, "text-anchor": "middle" }, svg, label);
+    const middle = (box.T + box.H - box.B) / 2;
+    el("text", { x: 14, y: middle, "text-anchor": "middle", transform: "rotate(-90 14 " + middle + ")" }, svg, D.unit);
     return svg;
+  }
+  function summary(r) {
+    if (r.at === undefined) return "";
+    const level = Math.round(100 * D.level) + " % band \u00D7/\u00F7 " + fmt(r.band, 3);
+    return "<p>predicted at the target: <b>" + fmt(r.at) + " " + esc(D.unit) + "</b>; " + level + " (between " +
+      fmt(r.at / r.band) + " and " + fmt(r.at * r.band) + "); error (" + esc(D.metric) + ") " + fmt(r.error) + "</p>";
   }
   function open(i) {
     const r = kernels[i], box = document.getElementById("kplot");
@@ -247,23 +303,26 @@
     document.querySelectorAll("#kernels tr.open").forEach(function (t) { t.classList.remove("open"); });
     const tr = document.querySelector('#kernels tr[data-i="' + i + '"]');
     if (tr) tr.classList.add("open");
-    box.innerHTML = "<h3>" + esc(r.label) + "</h3><p><code>" + esc(r.formula ? "T = " + r.formula : "no model") + "</code></p>" +
-      (r.note ? '<p class="warn">' + esc(r.note) + "</p>" : "") +
-      (r.at !== undefined ? "<p>predicted at the target: <b>" + fmt(r.at) + " " + esc(D.unit) + "</b>; " + Math.round(100 * D.level) +
-        " % band \u00D7/\u00F7 " + fmt(r.band, 3) + " (between " + fmt(r.at / r.band) + " and " + fmt(r.at * r.band) + "); error (" + esc(D.metric) + ") " + fmt(r.error) + "</p>" : "");
+    box.innerHTML = "<h3>" + esc(r.label) + "</h3><p><code>" + esc(r.formula ? "T = " + r.formula : "no model") +
+      "</code></p>" + (r.note ? '<p class="warn">' + esc(r.note) + "</p>" : "") + summary(r);
     if (r.at === undefined) return;
     P.forEach(function (q, j) { box.appendChild(panel(r, j)); });
     const legend = document.createElement("p");
     legend.className = "legend";
     legend.textContent = "solid: inside the measured range; dashed, grey background: beyond it; shaded: the " +
-      Math.round(100 * D.level) + " % band of one run; dots: measured (median of the repetitions; hover for values); red: the target";
+      Math.round(100 * D.level) + " % band of one run; dots: measured (median of the repetitions; hover for " +
+      "values); red: the target";
     box.appendChild(legend);
   }
   // -- controls --------------------------------------------------------------------------------------
   const controls = document.getElementById("controls");
-  controls.innerHTML = (metrics.length > 1 ? '<label>metric <select id="metric">' + metrics.map(function (m) {
-    return '<option value="' + esc(m) + '">' + esc(m || "(no metric)") + "</option>"; }).join("") + "</select></label>" : "") +
-    '<label>view <select id="view"><option value="tree">call tree</option><option value="flat">flat list</option></select></label>' +
+  const options = metrics.map(function (m) {
+    return '<option value="' + esc(m) + '">' + esc(m || "(no metric)") + "</option>";
+  }).join("");
+  const choose = metrics.length > 1 ? '<label>metric <select id="metric">' + options + "</select></label>" : "";
+  controls.innerHTML = choose +
+    '<label>view <select id="view"><option value="tree">call tree</option><option value="flat">flat list</option>' +
+    "</select></label>" +
     '<label>filter <input type="search" id="filter" placeholder="kernel name"></label>' +
     '<span class="muted">click a heading to sort, a kernel to draw it</span>';
   document.getElementById("view").value = state.view;
