@@ -8,7 +8,8 @@ A synthetic profile (:func:`synthetic_profile`: ``N`` kernels on a three-level c
 headless chromium (:mod:`benchmarks.browser`) :data:`OPENS` times; the open time is from the request to
 the page's script having drawn the first rows (``data-ready``), best and median of the runs. Then a
 click on the first kernel draws its plot (timed too). The targets: under :data:`TARGET_MB` MB and
-under :data:`TARGET_SECONDS` s to open. ``--quick`` uses 500 kernels and one open (CI).
+under :data:`TARGET_SECONDS` s to open. ``--quick`` uses 500 kernels and one open; :func:`collect` is
+the measurement ``benchmarks.speed.collect`` runs (``python -m benchmarks``, its "Speed" section).
 
 ``--screenshots DIR`` also writes the README's two pictures: ``report-fit.png`` (the report of the
 demo's fit) and ``report-profile.png`` (a profile of 60 kernels compared at ``p = 256``, one kernel's
@@ -145,6 +146,26 @@ def revision() -> str:
         return "unknown"
 
 
+def collect(quick: bool = False, n_kernels: int | None = None, out: Path | None = None) -> dict:
+    """The measurement (``benchmarks.speed.collect`` runs it): page size and the browser's times for a
+    profile of ``n_kernels`` kernels (default 10^4; 500 with ``quick``, opened once); the page and a
+    screenshot are kept in ``out`` when given. Raises RuntimeError when no browser can run here."""
+    why = available()
+    if why is not None:
+        raise RuntimeError(why)
+    n_kernels = n_kernels or (500 if quick else 10_000)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = out or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        page = folder / f"profile-{n_kernels}.html"
+        built = write_profile_report(n_kernels, page)
+        seen = time_in_browser(page, 1 if quick else OPENS, folder / f"profile-{n_kernels}.png")
+    return {**built, **{k: v for k, v in seen.items() if k not in ("console_errors", "foreign_requests")},
+            "console_errors": len(seen["console_errors"]), "foreign_requests": len(seen["foreign_requests"]),
+            "target": f"< {TARGET_MB:g} MB and < {TARGET_SECONDS:g} s to open (median)",
+            "target_met": "yes" if built["megabytes"] < TARGET_MB and seen["median_open"] < TARGET_SECONDS else "no"}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="500 kernels, one open")
@@ -152,33 +173,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="keep the page and a screenshot in this folder")
     ap.add_argument("--screenshots", type=Path, default=None, help="write the README's two pictures here")
     args = ap.parse_args(argv)
-    why = available()
-    if why is not None:
-        print(f"no browser: {why}", file=sys.stderr)
+    try:
+        r = collect(args.quick, args.kernels, args.out)
+    except RuntimeError as exc:
+        print(f"no browser: {exc}", file=sys.stderr)
         return 1
-    n_kernels = args.kernels or (500 if args.quick else 10_000)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = args.out or Path(tmp)
-        folder.mkdir(parents=True, exist_ok=True)
-        page = folder / f"profile-{n_kernels}.html"
-        built = write_profile_report(n_kernels, page)
-        seen = time_in_browser(page, 1 if args.quick else OPENS, folder / f"profile-{n_kernels}.png")
     cpu = report.machine()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}, git {revision()}, {cpu.get('cpu')}, {cpu['cores']} "
           f"cores, {cpu.get('memory')}, load average {cpu.get('load_average')}")
-    print(f"profile report of {built['kernels']} kernels: {built['megabytes']:.2f} MB (target < {TARGET_MB:g} MB); "
-          f"fit_many {built['fit_seconds']:.1f} s, page written in {built['page_seconds']:.1f} s")
-    print(f"opens in headless chromium in {seen['best_open']:.2f} s best, {seen['median_open']:.2f} s median of "
-          f"{len(seen['open_seconds'])} (target < {TARGET_SECONDS:g} s); a click draws a kernel's plot in "
-          f"{seen['plot_seconds']:.2f} s")
-    print(f"a sort by growth redraws in {seen['sort_seconds']:.2f} s; 'show all' draws {seen['rows_shown']} rows in "
-          f"{seen['show_all_seconds']:.2f} s")
-    print(f"console errors: {len(seen['console_errors'])}; requests other than the file: "
-          f"{len(seen['foreign_requests'])}")
+    print(f"profile report of {r['kernels']} kernels: {r['megabytes']:.2f} MB (target < {TARGET_MB:g} MB); "
+          f"fit_many {r['fit_seconds']:.1f} s, page written in {r['page_seconds']:.1f} s")
+    print(f"opens in headless chromium in {r['best_open']:.2f} s best, {r['median_open']:.2f} s median of "
+          f"{len(r['open_seconds'])} (target < {TARGET_SECONDS:g} s); a click draws a kernel's plot in "
+          f"{r['plot_seconds']:.2f} s")
+    print(f"a sort by growth redraws in {r['sort_seconds']:.2f} s; 'show all' draws {r['rows_shown']} rows in "
+          f"{r['show_all_seconds']:.2f} s")
+    print(f"console errors: {r['console_errors']}; requests other than the file: {r['foreign_requests']}")
     if args.screenshots is not None:
         print("wrote " + ", ".join(map(str, screenshots(args.screenshots))))
-    met = built["megabytes"] < TARGET_MB and seen["median_open"] < TARGET_SECONDS
-    return 0 if met and not seen["console_errors"] and not seen["foreign_requests"] else 1
+    return 0 if r["target_met"] == "yes" and not r["console_errors"] and not r["foreign_requests"] else 1
 
 
 if __name__ == "__main__":
