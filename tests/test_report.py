@@ -136,3 +136,12 @@ def test_kernels_report_options(tmp_path, profile, capsys):
     assert main(["kernels", str(csv), "--report", str(out), "--report-at", "p=1024"]) == 0
     assert f"report of 13 kernels written to {out}" in capsys.readouterr().out
     assert _data(out.read_text(encoding="utf-8"))["at"] == [1024.0]
+
+
+def test_the_examples_of_the_report_modules_hold():
+    import doctest
+
+    from automodel.report import mathml, page, profile, terms
+
+    for module in (page, mathml, terms, profile):
+        assert doctest.testmod(module).failed == 0, module.__name__
