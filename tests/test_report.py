@@ -136,6 +136,9 @@ def test_kernels_report_options(tmp_path, profile, capsys):
     assert main(["kernels", str(csv), "--report", str(out), "--report-at", "p=1024"]) == 0
     assert f"report of 13 kernels written to {out}" in capsys.readouterr().out
     assert _data(out.read_text(encoding="utf-8"))["at"] == [1024.0]
+    out.unlink()
+    assert main(["kernels", str(csv), "--out", "-", "--report", str(out)]) == 0  # models on stdout, page too
+    assert json.loads(capsys.readouterr().out)["format"] == "automodel-models" and out.exists()
 
 
 def test_the_examples_of_the_report_modules_hold():

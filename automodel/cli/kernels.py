@@ -58,21 +58,24 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
+    if args.report:
+        check_output(args.report)
+    at = _report_at(args.report_at)
     if args.out == "-":
         if args.json:
             raise DataError("--out - and --json both write to standard output; choose one")
-        result = _fit(args, _read(args))
+        data = _read(args)
+        result = _fit(args, data)
+        page = _report(args, result, data, at) if args.report else None
         print("\n".join([*result.lines(), *(f"note: {n}" for n in result.notes)]), file=sys.stderr)
         print(json.dumps(models_body(result.models), indent=1, allow_nan=False))
+        _write_report(args, result, page, sys.stderr)
         return 0
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in OUT_SUFFIXES:
         raise DataError(f"--out {args.out}: expected a file name ending in .json (models) or .csv (summary)")
     if out is not None:
         check_output(out)
-    if args.report:
-        check_output(args.report)
-    at = _report_at(args.report_at)
     data = _read(args)
     result = _fit(args, data)
     page = _report(args, result, data, at) if args.report else None  # a bad --report-at: before any output
@@ -90,10 +93,7 @@ def run(args: argparse.Namespace) -> int:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
             print(f"summary of {len(result.summary)} kernels written to {out}",
                   file=sys.stderr if args.json else None)
-    if page is not None:
-        write_text(args.report, page)
-        print(f"report of {len(result.summary)} kernels written to {args.report}",
-              file=sys.stderr if args.json else None)
+    _write_report(args, result, page, sys.stderr if args.json else None)
     if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
         print("automodel: interrupted: kept the kernels whose tasks had finished", file=sys.stderr)
         return 130
@@ -116,6 +116,13 @@ def _fit(args: argparse.Namespace, data):  # noqa: ANN001, ANN202  (a ManyResult
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
                     scheduler=args.scheduler, format=args.format, progress=sys.stderr.isatty(),
                     ignore=args.ignore, unit=args.unit)
+
+
+def _write_report(args: argparse.Namespace, result, page: str | None, out) -> None:  # noqa: ANN001
+    """Write the profile report ``page`` (None: not asked for) and say so on ``out``."""
+    if page is not None:
+        write_text(args.report, page)
+        print(f"report of {len(result.summary)} kernels written to {args.report}", file=out)
 
 
 def _report_at(items: list[str]) -> dict[str, float]:

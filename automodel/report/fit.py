@@ -86,8 +86,9 @@ def _best_p_section(model: Any) -> str:
 def _plot_section(model: Any, runs: pd.DataFrame | None, held_out: pd.DataFrame | None) -> str:
     """The fit over each parameter with its band, solid on the data and dashed beyond (inline SVG)."""
     svg = inline_svg(lambda path: plot_model(model, path, runs=runs, held_out=held_out))
-    legend = (f"dots: the measured runs; triangles: runs held out of the fit; shaded: the {BAND_LEVEL:.0%} "
-              "band of one run; stars: the best process count, its bar the counts within the band")
+    legend = (f"dots: the measured runs; {'triangles: runs held out of the fit; ' if held_out is not None else ''}"
+              f"shaded: the {BAND_LEVEL:.0%} band of one run; dashed: beyond the measured ranges"
+              + ("; stars: the best process count, its bar the counts within the band" if "p" in model.params else ""))
     band = ""
     if model.interval is not None:
         band = ("<details><summary>how the band is made</summary><pre class=\"mono\">"
