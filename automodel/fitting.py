@@ -77,6 +77,17 @@ class FitResult:
                 f"<code>T = {escape(self.best.formula)}</code></p>"
                 + board[columns].to_html(index=False, float_format=lambda v: f"{v:.4g}"))
 
+    def report(self, path: str | Path, held_out: pd.DataFrame | None = None, title: str = "") -> Path:
+        """Write the HTML report of this fit to ``path`` (:mod:`automodel.report.fit`): one page that needs
+        no network, with the chosen formula typeset, why it was chosen, the sortable leaderboard, the fit
+        and extrapolation plots with the band, the best process count, the anomalies and the data.
+        ``held_out``: runs kept out of the fit (canonical column names), drawn and tabled against the
+        predictions."""
+        from automodel.files import write_text
+        from automodel.report.fit import fit_page
+
+        return write_text(path, fit_page(self, held_out, title))
+
     def summary(self, top: int = 10, width: int | None = WIDTH) -> str:
         """The stage log, the top of the leaderboard and the chosen formula, as text on lines of at most
         ``width`` columns (None: no limit; formulas wrapped between their terms)."""

@@ -22,7 +22,7 @@ from automodel.errors import ModelFileError
 from automodel.solve import band
 from automodel.space.terms import term_values
 
-__all__ = ["Interval", "KINDS", "METHOD", "DEFAULT_GROWTH", "MAX_ALTERNATIVES"]
+__all__ = ["Interval", "KINDS", "METHOD", "DEFAULT_GROWTH", "MAX_ALTERNATIVES", "union_bounds"]
 
 #: what a band covers: one new run, or the expected (aggregated) time
 KINDS: dict[str, str] = {"run": "one new run", "mean": "the expected time of a configuration"}
@@ -121,21 +121,23 @@ class Interval:
         """The log-space standard deviation of ``core``'s prediction ``yhat`` at each row of ``columns``."""
         return band.combine(*[sd for sd, _ in self.parts(columns, core, yhat, kind)])
 
+    def spreads(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, kind: str = "run"
+                ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The bands whose union is the band of ``kind`` at each row: ``(log-space scale, Welch-Satterthwaite
+        degrees of freedom)`` of the parts (:func:`automodel.solve.band.satterthwaite`). The band of one run
+        contains the band of its expected time: where a part on few degrees of freedom (the equivalent
+        candidates' spread) dominates, adding the well-estimated run noise can raise the degrees of
+        freedom more than the scale; so ``"run"`` gives both, ``"mean"`` the second alone."""
+        parts = self.parts(columns, core, yhat, kind)
+        sets = [parts, [(0.0, parts[0][1]), *parts[1:]]] if kind == "run" else [parts]
+        rows = np.ones(len(yhat))
+        return [(band.combine(*[sd for sd, _ in p]) * rows, band.satterthwaite(p) * rows) for p in sets]
+
     def bounds(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, level: float, kind: str = "run"
                ) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper ends of the ``level`` band about ``yhat`` (0 where ``yhat`` is 0, NaN where it is
-        negative), on the
-        Welch-Satterthwaite degrees of freedom of the parts (:func:`automodel.solve.band.satterthwaite`).
-        The band of one run contains the band of its expected time: where a part on few degrees of
-        freedom (the equivalent candidates' spread) dominates, adding the well-estimated run noise can
-        raise the degrees of freedom more than the scale."""
-        parts = self.parts(columns, core, yhat, kind)
-        lo, hi = _bounds(parts, yhat, level)
-        if kind == "run":  # the parts of the expected time: the same without the run's
-            mean_lo, mean_hi = _bounds([(0.0, parts[0][1]), *parts[1:]], yhat, level)
-            lo, hi = np.fmin(lo, mean_lo), np.fmax(hi, mean_hi)
-        zero = np.asarray(yhat) == 0  # a log-normal band about 0 is 0 (a counter of zeros only: T = 0)
-        return np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
+        negative): :func:`union_bounds` of :meth:`spreads`."""
+        return union_bounds(np.asarray(yhat, float), self.spreads(columns, core, yhat, kind), level)
 
     def describe(self, core: Any = None) -> list[str]:
         """How the band is made, in lines of at most 80 columns (for ``automodel show``); ``core`` is
@@ -206,11 +208,18 @@ class Interval:
                    growth_dof={str(q): _finite(g, f"growth_dof of {q}") for q, g in growth_dof.items()})
 
 
-def _bounds(parts: list[tuple[np.ndarray | float, float]], yhat: np.ndarray, level: float
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``level`` band about ``yhat`` of the parts ``(standard deviation, dof)``."""
-    dof = band.satterthwaite(parts) * np.ones(len(yhat))
-    return band.bounds(yhat, band.combine(*[sd for sd, _ in parts]), level, dof)
+def union_bounds(yhat: np.ndarray, spreads: list[tuple[np.ndarray, np.ndarray]], level: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``level`` band about ``yhat`` that holds the band of each ``(scale, dof)`` of ``spreads``
+    (:meth:`Interval.spreads`); 0 where ``yhat`` is 0 (a log-normal band about 0 is 0: a counter of zeros
+    only, T = 0). The rows may be those of many models (their spreads concatenated): the Student-t
+    quantiles of all rows are then solved together."""
+    lo, hi = band.bounds(yhat, spreads[0][0], level, spreads[0][1])
+    for scale, dof in spreads[1:]:
+        other_lo, other_hi = band.bounds(yhat, scale, level, dof)
+        lo, hi = np.fmin(lo, other_lo), np.fmax(hi, other_hi)
+    zero = yhat == 0
+    return np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
 
 
 def _finite(value: Any, what: str, nan_ok: bool = False) -> float:

@@ -426,6 +426,7 @@ SPEED_PARTS = (
     ("online", "Online observe and re-ranking", _generic_lines),
     ("scale", "Scale-out: many kernels on 2 workers", _scale_lines),
     ("startup", "Start-up time: `automodel --help` against `extrap --version`", _generic_lines),
+    ("report_page", "The profile report of many kernels in headless chromium", _generic_lines),
 )
 
 

@@ -182,7 +182,8 @@ def _staged(quick: bool) -> dict:
 
 
 def collect(quick: bool = False, log=print) -> dict:
-    """Every speed measurement: fits per second, staged search, many kernels, start-up times.
+    """Every speed measurement: fits per second, staged search, many kernels, start-up times, the profile
+    report in a browser.
 
     ``benchmarks.kernels`` and ``benchmarks.startup`` are imported only here, so this works with or
     without them.  Each entry is ``{"status": "ok", "result": ...}`` or ``{"status": "not available:
@@ -195,7 +196,8 @@ def collect(quick: bool = False, log=print) -> dict:
             "kernels_two": lambda: optional("benchmarks.kernels", "race_two_parameters", n_kernels=1000, quick=quick),
             "online": lambda: optional("benchmarks.online", "collect", quick),
             "scale": lambda: optional("benchmarks.scale", "collect", quick),
-            "startup": lambda: optional("benchmarks.startup", "startup_times")}
+            "startup": lambda: optional("benchmarks.startup", "startup_times"),
+            "report_page": lambda: optional("benchmarks.report_page", "collect", quick)}
     out = {}
     for name, job in jobs.items():
         start = time.perf_counter()

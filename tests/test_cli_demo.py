@@ -9,3 +9,6 @@ def test_demo_prints_the_whole_job_and_writes_the_plot(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "demo data:" in out and "chosen model: T = " in out and "best process count" in out
     assert png.stat().st_size > 10_000
+    page = (tmp_path / "demo.html").read_text(encoding="utf-8")  # the fit's report beside the plot
+    assert "report written to" in out and str(tmp_path / "demo.html") in out  # a long path on a line of its own
+    assert 'id="held-out"' in page and "<math" in page

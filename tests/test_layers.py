@@ -28,9 +28,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("search",),
     ("model", "interval", "best_p"),
     ("templates",),
-    ("model_file", "fitting", "calibration", "evaluation"),
+    ("model_file", "fitting", "calibration", "evaluation", "plot", "report"),
     ("kernels", "sklearn", "suggestion"),
-    ("export", "plot", "store", "runner"),
+    ("export", "store", "runner"),
     ("cli", "__main__"),
 )
 LAYER_OF = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}

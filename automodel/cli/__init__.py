@@ -14,8 +14,8 @@ from automodel.terminal import Status, interactive
 __all__ = ["main", "build_parser"]
 
 #: modules under automodel/cli/ that add subcommands, in the order ``--help`` lists them
-COMMAND_MODULES = ("fit", "predict", "model", "plot", "kernels", "demo", "templates", "run", "suggest", "store",
-                   "serve")
+COMMAND_MODULES = ("fit", "predict", "model", "plot", "report", "kernels", "demo", "templates", "run", "suggest",
+                   "store", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,8 @@
 """``automodel demo``: the whole job on a bundled dataset of real (simulated-cluster) runs.
 
 Trains on the smaller runs, predicts the held-out larger ones, and prints the leaderboard, the chosen
-formula, the predictions against the measured times and the best process count; writes a PNG plot.
+formula, the predictions against the measured times and the best process count; writes a PNG plot and,
+beside it, the HTML report of the fit (``automodel-demo.html``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from automodel.files import check_output
-from automodel.terminal import status
+from automodel.terminal import WIDTH, status, wrap
 
 #: the bundled dataset (package data): conjugate gradient under SimGrid SMPI on a simulated 256-host
 #: cluster (examples/data/README.md in the source tree gives the exact command, platform file and date)
@@ -22,9 +23,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="fit the bundled dataset, predict held-out runs, plot",
                        description=__doc__.splitlines()[0])
     p.add_argument("--data", default=str(DEMO_DATA), help="CSV to use instead of the bundled one")
-    p.add_argument("--plot", default="automodel-demo.png", metavar="PNG", help="where to write the plot")
+    p.add_argument("--plot", default="automodel-demo.png", metavar="PNG",
+                   help="where to write the plot; the HTML report goes beside it (.html)")
     p.add_argument("--top", type=int, default=10)
     p.set_defaults(handler=run)
+
+
+def report_path(plot: str | Path) -> Path:
+    """The HTML report beside the plot: ``automodel-demo.png`` -> ``automodel-demo.html``."""
+    return Path(plot).with_suffix(".html")
 
 
 def split(frame, params):
@@ -51,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from automodel.plot import plot_model
 
     check_output(args.plot)
+    check_output(report_path(args.plot))
     ds = automodel.load(args.data)
     frame = ds.runs
     mask, text = split(ds.frame, ds.params)
@@ -75,4 +83,8 @@ def run(args: argparse.Namespace) -> int:
               f"{np.mean((lower <= y) & (y <= upper)):.0%} inside the band")
     plot_model(result.best, args.plot, runs=train, held_out=test if len(test) else None)
     print(f"\nplot written to {args.plot}")
+    page = result.report(report_path(args.plot), held_out=test if len(test) else None,
+                         title="automodel demo: conjugate gradient under SimGrid SMPI" if args.data == str(DEMO_DATA)
+                         else "")
+    print("\n".join(wrap(f"report written to {page} (open it in a browser)", WIDTH, "", "  ")))
     return 0

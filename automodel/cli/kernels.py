@@ -11,7 +11,7 @@ from pathlib import Path
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
                                   print_json, read_input, width)
 from automodel.terminal import Status, interactive, status, wrap
-from automodel.files import check_output, write_atomic
+from automodel.files import check_output, write_atomic, write_text
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
@@ -45,6 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "'-': the models file on standard output, the report on standard error")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON array (and the notes "
                                                         "on standard error)")
+    p.add_argument("--report", metavar="HTML", help="also write the HTML report of the profile: its call tree, "
+                   "each kernel's formula, growth, error and band, sortable, its plot on a click")
+    p.add_argument("--report-at", metavar="NAME=VALUE", nargs="+", action="extend", default=[],
+                   help="the configuration the report compares kernels at, e.g. p=4096 (default: 4x the largest "
+                        "measured value of each parameter)")
     p.set_defaults(handler=run)
 
 
@@ -54,24 +59,32 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
+    if args.report:
+        check_output(args.report)
+    at = _report_at(args.report_at)
     if args.out == "-":
         if args.json:
             raise DataError("--out - and --json both write to standard output; choose one")
-        result = _fit(args)
-        print("\n".join(_report(result, width(args))), file=sys.stderr)
+        data = _read(args)
+        result = _fit(args, data)
+        page = _report(args, result, data, at) if args.report else None
+        print("\n".join(_lines(result, width(args))), file=sys.stderr)
         print(json.dumps(models_body(result.models), indent=1, allow_nan=False))
+        _write_report(args, result, page, sys.stderr)
         return 0
     out = Path(args.out) if args.out else None
     if out is not None and out.suffix.lower() not in OUT_SUFFIXES:
         raise DataError(f"--out {args.out}: expected a file name ending in .json (models) or .csv (summary)")
     if out is not None:
         check_output(out)
-    result = _fit(args)
+    data = _read(args)
+    result = _fit(args, data)
+    page = _report(args, result, data, at) if args.report else None  # a bad --report-at: before any output
     if args.json:
         print_json(result.summary)
         print("\n".join(_notes(result, width(args))), file=sys.stderr)
     else:
-        print("\n".join(_report(result, width(args))))
+        print("\n".join(_lines(result, width(args))))
     if out is not None:
         if out.suffix.lower() == ".json":
             with status(f"writing {len(result.models)} models to {out}"):
@@ -81,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
             print(f"summary of {len(result.summary)} kernels written to {out}",
                   file=sys.stderr if args.json else None)
+    _write_report(args, result, page, sys.stderr if args.json else None)
     if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
         print("automodel: interrupted: kept the kernels whose tasks had finished", file=sys.stderr)
         return 130
@@ -92,18 +106,57 @@ def _notes(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyResu
     return [line for note in result.notes for line in wrap(f"note: {note}", width, "", "  ")]
 
 
-def _report(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyResult)
+def _lines(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyResult)
     """One line per kernel (:meth:`ManyResult.lines <automodel.kernels.fit_many.ManyResult.lines>`), then
     the notes."""
     return [*result.lines(width), *_notes(result, width)]
 
 
-def _fit(args: argparse.Namespace):  # noqa: ANN202  (a ManyResult)
+def _read(args: argparse.Namespace):  # noqa: ANN202  (a DataFrame, or the path for fit_many to read)
+    """The profile: read here when it is filtered (``--where``) or when the report needs its measurements."""
     Status(interactive())(f"kernels: reading {args.data}")  # before the imports; fit_many's own line follows
+    from automodel.kernels.fit_many import load_kernels
+
+    if args.where:
+        return read_input(args, sys.stderr, kernel=False)
+    return load_kernels(args.data, args.format)[0] if args.report else args.data
+
+
+def _fit(args: argparse.Namespace, data):  # noqa: ANN001, ANN202  (a ManyResult)
     from automodel.kernels.fit_many import fit_many
 
-    data = read_input(args, sys.stderr, kernel=False) if args.where else args.data
     return fit_many(data, kernel=args.kernel, time=args.time, params=args.param, space=args.space,
                     aggregate=args.aggregate, metric=args.metric, selection=args.selection, jobs=args.jobs,
                     scheduler=args.scheduler, format=args.format, progress=interactive(),
                     ignore=args.ignore, unit=args.unit)
+
+
+def _write_report(args: argparse.Namespace, result, page: str | None, out) -> None:  # noqa: ANN001
+    """Write the profile report ``page`` (None: not asked for) and say so on ``out``."""
+    if page is not None:
+        write_text(args.report, page)
+        print(f"report of {len(result.summary)} kernels written to {args.report}", file=out)
+
+
+def _report_at(items: list[str]) -> dict[str, float]:
+    """The values of ``--report-at NAME=VALUE ...``."""
+    from automodel.cli.common import parse_param_values
+
+    try:
+        return parse_param_values(items)
+    except DataError as exc:
+        raise DataError(str(exc).replace("--param", "--report-at", 1)) from None
+
+
+def _report(args: argparse.Namespace, result, data, at: dict[str, float]) -> str:  # noqa: ANN001
+    """The profile report (:mod:`automodel.report.profile`) of ``result``, compared at ``at`` (the
+    user's parameter names)."""
+    from automodel.report.profile import profile_page
+
+    known = {m.roles.get(q, q): q for m in list(result.models.values())[:1] for q in m.params}
+    unknown = [q for q in at if q not in known]
+    if unknown and known:
+        raise DataError(f"--report-at {unknown[0]}: not a parameter of the models; they have "
+                        f"{', '.join(known)}")
+    return profile_page(result, data, {known.get(q, q): v for q, v in at.items()}, kernel=args.kernel,
+                        time=args.time, source=args.data)
