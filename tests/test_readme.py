@@ -1,7 +1,9 @@
 """Every code block of the README and of docs/*.md runs as written, and the outputs they show are true.
 
 Each page runs in a fresh folder (with the checkout's ``examples/``), its ``bash`` and ``python`` blocks in order (a block may use the
-files an earlier one wrote), with ``automodel`` and ``python3`` on the PATH running this checkout. A
+files an earlier one wrote), with ``automodel`` and ``python3`` on the PATH running this checkout (or,
+with ``AUTOMODEL_README_PYTHON`` set to an interpreter, that interpreter's installed automodel: CI
+points it at a fresh virtual environment holding only the built wheel and its dependencies). A
 ``text`` block shows output: each of its lines must appear in the output of the code block before it.
 A block may be skipped only with a reason, in a comment right above it:
 ``<!-- readme-test: skip (installs the package) -->``. Blocks without a language are pictures (the
@@ -31,11 +33,16 @@ def blocks(page: Path) -> list[tuple[str, str, str | None, int]]:
     return [(m["lang"], m["body"], m["why"], text.count("\n", 0, m.start("body"))) for m in BLOCK.finditer(text)]
 
 
+#: the interpreter the blocks run with: this one on the checkout, or an installed wheel's
+PYTHON = os.environ.get("AUTOMODEL_README_PYTHON") or sys.executable
+
+
 def _bin(folder: Path) -> Path:
-    """A folder with ``automodel`` and ``python3`` that run this interpreter on this checkout."""
+    """A folder with ``automodel`` and ``python3`` that run :data:`PYTHON` (on this checkout, unless
+    ``AUTOMODEL_README_PYTHON`` names another interpreter)."""
     folder.mkdir()
-    for name, command in (("automodel", f'exec "{sys.executable}" -m automodel "$@"'),
-                          ("python3", f'exec "{sys.executable}" "$@"')):
+    for name, command in (("automodel", f'exec "{PYTHON}" -m automodel "$@"'),
+                          ("python3", f'exec "{PYTHON}" "$@"')):
         path = folder / name
         path.write_text(f"#!/bin/sh\n{command}\n")
         path.chmod(path.stat().st_mode | stat.S_IEXEC)
@@ -55,7 +62,11 @@ def test_every_page_has_blocks_and_every_skip_a_reason():
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_the_code_blocks_run_as_written(page, tmp_path):
     env = {**os.environ, "PATH": f"{_bin(tmp_path / '.bin')}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg", "COLUMNS": "80"}
+           "MPLBACKEND": "Agg", "COLUMNS": "80"}
+    if PYTHON == sys.executable:
+        env["PYTHONPATH"] = str(ROOT)
+    else:  # the installed wheel, not this checkout
+        env.pop("PYTHONPATH", None)
     work = tmp_path / "work"
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples")  # the blocks run from a checkout: its examples/ is there
@@ -71,7 +82,7 @@ def test_the_code_blocks_run_as_written(page, tmp_path):
             for shown in filter(None, (ln.rstrip() for ln in body.splitlines())):
                 assert shown in lines, f"{page.name}:{line}: shown {shown!r}, not printed:\n{output}"
             continue
-        command = ["bash", "-e", "-o", "pipefail", "-c", body] if lang == "bash" else [sys.executable, "-c", body]
+        command = ["bash", "-e", "-o", "pipefail", "-c", body] if lang == "bash" else [PYTHON, "-c", body]
         done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=300)
         output = done.stdout + done.stderr
         assert done.returncode == 0, f"{page.name}:{line}: exit {done.returncode}:\n{body}\n{output}"
