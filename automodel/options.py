@@ -39,7 +39,7 @@ MAD_TO_SIGMA = 1.4826
 #: how repetitions of one configuration are combined
 AGGREGATES: tuple[str, ...] = ("median", "mean", "min", "robust")
 #: the default: the mean of the runs that are not outliers, the median where the noise is heavy-tailed
-#: (:func:`automodel.data.dataset.robust_means`)
+#: (:func:`automodel.data.repetitions.robust_means`)
 DEFAULT_AGGREGATE = "robust"
 
 #: selection rules by name (:mod:`automodel.search.select` implements them)

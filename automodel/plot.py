@@ -173,17 +173,8 @@ def plot_model(model: Any, path: str | Path | None = None, runs: pd.DataFrame | 
     """
     fmt = figure_format(path) if path is not None else None
     plt = _pyplot()
-    panels = _panels(model)
     own = ax is None  # a figure of its own, titled here
-    if own:
-        fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
-        axes = list(axes[0])
-    else:
-        axes = list(np.atleast_1d(ax))
-        panels = panels[-1:] if len(axes) == 1 else panels
-        if len(axes) != len(panels):
-            raise ValueError(f"ax: {len(axes)} axes for the {len(panels)} panels {', '.join(panels)}")
-        fig = axes[0].figure
+    fig, axes, panels = _model_axes(plt, model, ax)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     everything = pd.concat([f for f in (runs, held_out) if f is not None]) if runs is not None or held_out is not None else None
     fixed = _fixed(model, everything)
@@ -194,54 +185,145 @@ def plot_model(model: Any, path: str | Path | None = None, runs: pd.DataFrame | 
         grid, hi_train, log_x = _grid(model, x, everything)
         drawn = []
         for color, value in zip(colors * 3, levels):
-            label = f"{model.roles.get(other, other)} = {value:g}" if value is not None else None
-            frame = _frame(model, fixed, x, grid, other, value)
-            pred = np.asarray(model.predict(frame), float)
-            band = model.predict_interval(frame, level) if model.interval is not None else None
-            if band is not None:
-                ax.fill_between(grid, band[0], band[1], color=color, alpha=0.12, lw=0)
-            beyond = value is not None and value > model.ranges.get(other, [value, value])[1] * (1 + 1e-9)
-            _curve(ax, grid, pred, -np.inf if beyond else hi_train, color, label)  # all dashed beyond
-            drawn.append(pred)
-            for data, marker in ((runs, "o"), (held_out, "^")):
-                if data is None:
-                    continue
-                sel = data if value is None else data[np.isclose(data[other], value)]
-                ax.scatter(sel[x], sel["time"], color=color, marker=marker, s=22 if marker == "o" else 30,
-                           facecolors=color if marker == "o" else "none", zorder=3)
+            drawn.append(_model_curve(ax, model, x, other, value, grid, hi_train, fixed, color, level))
+            _runs_at(ax, x, other, value, runs, held_out, color)
             if best_p and x == "p":
-                try:
-                    found = model.best_p(**({other: value} if value is not None else {}), **{
-                        q: v for q, v in fixed.items()}, p_max=int(grid[-1]), level=level)
-                except AutomodelError:
-                    continue
-                ax.plot([found.p], [found.time], marker="*", ms=12, color=color, mec="black", mew=0.6, zorder=4)
-                ax.plot([found.p_low, found.p_high], [found.time] * 2, color=color, lw=3, alpha=0.5,
-                        solid_capstyle="butt", zorder=4)
+                _best_p_mark(ax, model, other, value, fixed, int(grid[-1]), level, color)
         _axes(ax, model, x, log_x, drawn)
-        handles, labels = ax.get_legend_handles_labels()
-        for marker, text, data in (("o", "measured", runs), ("^", "held out", held_out)):
-            if data is not None:
-                handles.append(plt.Line2D([], [], ls="", marker=marker, color="0.3",
-                                          mfc="0.3" if marker == "o" else "none"))
-                labels.append(text)
-        if best_p and x == "p" and "p" in model.params:
-            handles.append(plt.Line2D([], [], ls="", marker="*", ms=10, color="0.5", mec="black"))
-            labels.append(f"best p (bar: within the {level:.0%} band)")
-        ax.legend(handles, labels, fontsize=7, ncol=2, title=left_out or None, title_fontsize=7)
+        _model_legend(plt, ax, model, x, runs, held_out, best_p, level, left_out)
         if left_out:
             notes.append(left_out + " shown")
     if fixed:
         notes.append("at " + ", ".join(f"{model.roles.get(q, q)} = {v:g}" for q, v in fixed.items()))
     if own:
-        shaded = f"shaded: {level:.0%} band of one run; " if model.interval is not None else ""
-        head = title or "\n".join(textwrap.wrap(f"T = {model.formula}", 110))
-        fig.suptitle(f"{head}\n(dashed: beyond the training ranges; {shaded}"
-                     f"{'; '.join(notes) or 'all levels shown'})", fontsize=9)
-        fig.tight_layout()
+        _model_title(fig, model, title, level, notes)
     if path is not None:
         _finish(fig, path, fmt, close=own)
     return fig
+
+
+def _model_axes(plt: Any, model: Any, ax: Any) -> tuple[Any, list[Any], list[str]]:
+    """The figure, axes and panels (the parameters on their x axes) of :func:`plot_model`.
+
+    Parameters
+    ----------
+    plt : module
+        ``matplotlib.pyplot``.
+    model : Model
+    ax : matplotlib Axes or sequence of Axes or None
+        The caller's axes (as for :func:`plot_model`); None: a new figure, one Axes per panel.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+    axes : list of Axes
+    panels : list of str
+
+    Raises
+    ------
+    ValueError
+        ``ax`` has neither one Axes nor one per panel.
+    """
+    panels = _panels(model)
+    if ax is None:
+        fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.8), squeeze=False)
+        return fig, list(axes[0]), panels
+    axes = list(np.atleast_1d(ax))
+    panels = panels[-1:] if len(axes) == 1 else panels
+    if len(axes) != len(panels):
+        raise ValueError(f"ax: {len(axes)} axes for the {len(panels)} panels {', '.join(panels)}")
+    return axes[0].figure, axes, panels
+
+
+def _model_curve(ax: Any, model: Any, x: str, other: str | None, value: float | None, grid: np.ndarray,
+                 hi_train: float, fixed: dict[str, float], color: str, level: float) -> np.ndarray:
+    """Draw the prediction of ``model`` along ``grid`` of ``x`` at ``other = value`` (dashed beyond the
+    training ranges) with its band, when it has one.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    model : Model
+    x : str
+        The parameter along the x axis.
+    other, value : str or None, float or None
+        The parameter whose level the curve is drawn at, and that level (None: no such parameter).
+    grid : array
+        The values of ``x``.
+    hi_train : float
+        The largest trained value of ``x`` (dashed beyond).
+    fixed : dict
+        The values of the other parameters.
+    color : str
+    level : float
+        Level of the band.
+
+    Returns
+    -------
+    array
+        The predictions drawn.
+    """
+    label = f"{model.roles.get(other, other)} = {value:g}" if value is not None else None
+    frame = _frame(model, fixed, x, grid, other, value)
+    pred = np.asarray(model.predict(frame), float)
+    band = model.predict_interval(frame, level) if model.interval is not None else None
+    if band is not None:
+        ax.fill_between(grid, band[0], band[1], color=color, alpha=0.12, lw=0)
+    beyond = value is not None and value > model.ranges.get(other, [value, value])[1] * (1 + 1e-9)
+    _curve(ax, grid, pred, -np.inf if beyond else hi_train, color, label)  # all dashed beyond
+    return pred
+
+
+def _runs_at(ax: Any, x: str, other: str | None, value: float | None, runs: pd.DataFrame | None,
+             held_out: pd.DataFrame | None, color: str) -> None:
+    """Draw the runs at ``other = value`` (all runs when ``value`` is None): training runs as dots, held
+    out ones as open triangles, against ``x``."""
+    for data, marker in ((runs, "o"), (held_out, "^")):
+        if data is None:
+            continue
+        sel = data if value is None else data[np.isclose(data[other], value)]
+        ax.scatter(sel[x], sel["time"], color=color, marker=marker, s=22 if marker == "o" else 30,
+                   facecolors=color if marker == "o" else "none", zorder=3)
+
+
+def _best_p_mark(ax: Any, model: Any, other: str | None, value: float | None, fixed: dict[str, float],
+                 p_max: int, level: float, color: str) -> None:
+    """Mark the best process count of the curve at ``other = value`` (a star) and the counts it cannot
+    tell apart (a bar); nothing when :meth:`~automodel.Model.best_p` finds none."""
+    try:
+        found = model.best_p(**({other: value} if value is not None else {}), **{
+            q: v for q, v in fixed.items()}, p_max=p_max, level=level)
+    except AutomodelError:
+        return
+    ax.plot([found.p], [found.time], marker="*", ms=12, color=color, mec="black", mew=0.6, zorder=4)
+    ax.plot([found.p_low, found.p_high], [found.time] * 2, color=color, lw=3, alpha=0.5,
+            solid_capstyle="butt", zorder=4)
+
+
+def _model_legend(plt: Any, ax: Any, model: Any, x: str, runs: pd.DataFrame | None, held_out: pd.DataFrame | None,
+                  best_p: bool, level: float, left_out: str) -> None:
+    """The legend of a panel of :func:`plot_model`: its curves, the kinds of runs drawn and the best-p
+    mark, titled with the levels left out (if any)."""
+    handles, labels = ax.get_legend_handles_labels()
+    for marker, text, data in (("o", "measured", runs), ("^", "held out", held_out)):
+        if data is not None:
+            handles.append(plt.Line2D([], [], ls="", marker=marker, color="0.3",
+                                      mfc="0.3" if marker == "o" else "none"))
+            labels.append(text)
+    if best_p and x == "p" and "p" in model.params:
+        handles.append(plt.Line2D([], [], ls="", marker="*", ms=10, color="0.5", mec="black"))
+        labels.append(f"best p (bar: within the {level:.0%} band)")
+    ax.legend(handles, labels, fontsize=7, ncol=2, title=left_out or None, title_fontsize=7)
+
+
+def _model_title(fig: Any, model: Any, title: str, level: float, notes: list[str]) -> None:
+    """Title the figure of :func:`plot_model` (``title``, else the formula) with what the picture shows,
+    and lay it out."""
+    shaded = f"shaded: {level:.0%} band of one run; " if model.interval is not None else ""
+    head = title or "\n".join(textwrap.wrap(f"T = {model.formula}", 110))
+    fig.suptitle(f"{head}\n(dashed: beyond the training ranges; {shaded}"
+                 f"{'; '.join(notes) or 'all levels shown'})", fontsize=9)
+    fig.tight_layout()
 
 
 def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[str] | None = None,

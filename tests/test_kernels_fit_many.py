@@ -89,7 +89,7 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
     from automodel import data
     from automodel.fitting import model_context
     from automodel.kernels.choice import choose
-    from automodel.kernels.fit_many import _beyond, _lengths, _model
+    from automodel.kernels.modelling import _beyond, _lengths, _model
     from automodel.search.engine import staged_search
     from automodel.search.score import all_metrics
     from automodel.data.splits import holdout_rows

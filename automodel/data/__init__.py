@@ -2,10 +2,9 @@
 entry, checked cells, repetitions."""
 
 from automodel.data.cells import numeric, read_csv
-from automodel.data.dataset import (Dataset, Runs, aggregate_groups, aggregate_se, configuration_se, data_unit, floor_zeros,
-                                    load,
-                                    load_runs)
+from automodel.data.dataset import Dataset, Runs, data_unit, floor_zeros, load, load_runs
 from automodel.data.readers import FORMATS, read
+from automodel.data.repetitions import aggregate_groups, aggregate_se, configuration_se
 from automodel.data.tidy import one_kernel
 from automodel.options import AGGREGATES
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from automodel.solve.metrics import METRICS
 from automodel.search.choice import choose_rows, description_lengths, log_predictions
-from automodel.search.score import prepare, score_pairs
+from automodel.search.score import Rows, prepare, score_pairs
 from automodel.search.targets import CHUNK_PAIRS
 from automodel.solve.design import pairs
 from automodel.space.config import SearchSpace
@@ -64,13 +64,66 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     forward = forward and hold is not None
     need = tuple(dict.fromkeys((opt.metric, *(["holdout"] if forward else []))))
     rows = prepare(values, Y, opt.weighting, hold if _needs_holdout(need) else None)
-    held = np.full((K, N), np.nan)  # each candidate's holdout error, when forward
     widths = np.array([len(t) for t in term_idx])
+    score, n_terms, valid, held, beyond, length = _score_candidates(
+        rows, term_idx, widths, signed, K, sp, need, forward, probe_values, term_lengths)
+    P = beyond.shape[2]
+    score = np.where(np.isfinite(score) & valid, score, np.inf)
+    best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None,
+                  None if term_lengths is None else length, held if forward else None,
+                  int(np.count_nonzero(hold)) if forward else 0)
+    coefs, mets = _refit(values, Y, term_idx, widths, signed, best, sp, hold)
+    return best, coefs, mets
+
+
+def _score_candidates(rows: Rows, term_idx: list[list[int]], widths: np.ndarray, signed: np.ndarray, K: int,
+                      sp: SearchSpace, need: tuple[str, ...], forward: bool, probe_values: np.ndarray | None,
+                      term_lengths: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every (candidate, kernel) pair scored, candidates of one width and sign at a time, in chunks of
+    :data:`CHUNK_PAIRS` pairs.
+
+    Parameters
+    ----------
+    rows : Rows
+        The prepared rows of the group (:func:`automodel.search.score.prepare`).
+    term_idx : list of lists of int
+        Each candidate's columns of the term values.
+    widths, signed : (N,) arrays
+        Each candidate's number of terms, and whether its coefficients may have any sign.
+    K : int
+        The number of kernels.
+    sp : SearchSpace
+    need : tuple of str
+        The metrics to compute (the ranking metric, and ``holdout`` when ``forward``).
+    forward : bool
+        Keep each candidate's ``holdout`` error.
+    probe_values, term_lengths : arrays, optional
+        As for :func:`best_per_kernel`.
+
+    Returns
+    -------
+    score : (K, N) array
+        The ranking metric (inf where not computed).
+    n_terms : (K, N) int array
+        Terms left once NNLS has set some coefficients to zero.
+    valid : (N,) bool array
+        Candidates whose terms are usable at every row.
+    held : (K, N) array
+        Each candidate's holdout error, when ``forward`` (else NaN).
+    beyond : (K, N, P) array
+        Log predictions at the probes (P = 0 without ``probe_values``).
+    length : (K, N) int array
+        Description lengths (zero without ``term_lengths``).
+    """
+    opt = sp.fit
+    N = len(term_idx)
+    held = np.full((K, N), np.nan)
     score = np.full((K, N), np.inf)
-    n_terms = np.zeros((K, N), int)  # terms left once NNLS has set some coefficients to zero
+    n_terms = np.zeros((K, N), int)
     valid = np.zeros(N, bool)
     P = 0 if probe_values is None else probe_values.shape[0]
-    beyond = np.full((K, N, P), np.nan)  # log predictions at the probes
+    beyond = np.full((K, N, P), np.nan)
     length = np.zeros((K, N), int)
     for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
         members = np.flatnonzero((widths == k) & (signed == sign))
@@ -92,15 +145,37 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
             if term_lengths is not None:
                 length[:, members[lo:lo + step]] = description_lengths(term_lengths, part,
                                                                        coef.reshape(K, len(part), k))
-    score = np.where(np.isfinite(score) & valid, score, np.inf)
-    best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None,
-                  None if term_lengths is None else length, held if forward else None,
-                  int(np.count_nonzero(hold)) if forward else 0)
+    return score, n_terms, valid, held, beyond, length
+
+
+def _refit(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], widths: np.ndarray,
+           signed: np.ndarray, best: np.ndarray, sp: SearchSpace, hold: np.ndarray | None
+           ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Each kernel's chosen candidate refitted and scored with every metric.
+
+    Parameters
+    ----------
+    values, Y, term_idx, sp, hold
+        As for :func:`best_per_kernel`.
+    widths, signed : (N,) arrays
+        Each candidate's number of terms, and whether its coefficients may have any sign.
+    best : (K,) int array
+        Each kernel's chosen candidate, -1 none.
+
+    Returns
+    -------
+    coefs : (K, width) array
+        The chosen candidates' coefficients (NaN padded, NaN for no candidate).
+    mets : dict
+        Metric name -> (K,) array of the chosen candidates' values (NaN for no candidate).
+    """
+    opt = sp.fit
+    K = Y.shape[1]
     width = int(widths.max(initial=0))
     coefs = np.full((K, width), np.nan)
     mets = {name: np.full(K, np.nan) for name in METRICS}
     picked = best[best >= 0]
-    for k, sign in sorted({(int(widths[i]), bool(signed[i])) for i in picked}):  # refit with every metric
+    for k, sign in sorted({(int(widths[i]), bool(signed[i])) for i in picked}):
         kern = np.flatnonzero((best >= 0) & (widths[best] == k) & (signed[best] == sign))
         combos = np.array([term_idx[i] for i in best[kern]], dtype=np.intp).reshape(len(kern), k)
         chosen = prepare(values, Y[:, kern], opt.weighting, hold)
@@ -109,7 +184,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         coefs[kern, :k] = coef
         for name in mets:
             mets[name][kern] = got[name]
-    return best, coefs, mets
+    return coefs, mets
 
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
