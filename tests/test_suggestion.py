@@ -11,7 +11,8 @@ from automodel.errors import DataError
 from automodel.interval import Interval
 from automodel.model import Model, TermModel
 from automodel.space.terms import ONE, power
-from automodel.suggestion import _untested, candidate_grid, check_target, suggest
+from automodel.suggestion import candidate_grid, check_target, suggest
+from automodel.suggestion.alternatives import untested
 
 
 def hand_model(alternatives=(), covariance=None, growth=0.3, misfit=0.02):
@@ -95,7 +96,7 @@ def test_target_by_user_name_and_grid_defaults():
 
 def test_untested_removes_what_the_data_already_survived():
     D = np.array([[0.05, 0.0], [0.2, -0.3], [0.01, 0.0]])
-    out = _untested(D, np.array([[0.05, 0.0], [np.nan, 0.0]]), np.array([True, False, False]))
+    out = untested(D, np.array([[0.05, 0.0], [np.nan, 0.0]]), np.array([True, False, False]))
     assert out[0].tolist() == [0.0, 0.0]
     assert out[1].tolist() == pytest.approx([0.15, -0.3])
     assert out[2].tolist() == [0.0, 0.0]

@@ -301,21 +301,60 @@ def run_campaign(
             for run in iter_plan(campaign):
                 if _run_key(run, key_names) in done:
                     continue
-                row = _measure(campaign, run, clk_tck)
-                cells = {c: _cell(row.get(c, math.nan)) for c in header}
-                _append(fd, path, [cells[c] for c in header])
+                row, cells = _record(campaign, run, fd, path, header, clk_tck)
                 failed += row["status"] != 0
                 bar.update(1)
                 bar.set_postfix(failed=failed, refresh=False)
                 if on_result is not None:
                     on_result(cells)
-                if row["status"] in (STATUS_NOT_FOUND, STATUS_NOT_EXECUTABLE) and not _program_varies(campaign):
-                    raise DataError(f"{row['error']}; stopped after the first run, as every run starts this "
-                                    f"program (its row is in {path}; --retry-failed runs it again)")
+                _stop_if_unstartable(campaign, row, path)
         finally:
             os.close(fd)
             bar.close()
     return {"planned": total, "skipped": skipped, "ran": total - skipped, "failed": failed}
+
+
+def _record(campaign: Campaign, run: Mapping[str, object], fd: int, path: Path, header: Sequence[str],
+            clk_tck: float) -> tuple[dict[str, object], dict[str, str]]:
+    """Measure one run and append its CSV row to the output open as ``fd``.
+
+    Parameters
+    ----------
+    campaign : Campaign
+    run : mapping
+        The run's grid point, ``rep`` and ``index`` (:func:`iter_plan`).
+    fd : int
+        The output file, open for appending.
+    path : Path
+        The output file's path (for messages).
+    header : sequence of str
+        The columns (:func:`columns_for`).
+    clk_tck : float
+        Clock ticks per second (for the free CPU fraction).
+
+    Returns
+    -------
+    tuple
+        The measured row (column -> value) and its cells as written (column -> text).
+    """
+    row = _measure(campaign, run, clk_tck)
+    cells = {c: _cell(row.get(c, math.nan)) for c in header}
+    _append(fd, path, [cells[c] for c in header])
+    return row, cells
+
+
+def _stop_if_unstartable(campaign: Campaign, row: Mapping[str, object], path: Path) -> None:
+    """Stop the campaign after a run whose program could not be started, when every run starts it.
+
+    Raises
+    ------
+    DataError
+        ``row``'s program was not found or is not executable, and it does not depend on the run
+        (:func:`_program_varies`).
+    """
+    if row["status"] in (STATUS_NOT_FOUND, STATUS_NOT_EXECUTABLE) and not _program_varies(campaign):
+        raise DataError(f"{row['error']}; stopped after the first run, as every run starts this "
+                        f"program (its row is in {path}; --retry-failed runs it again)")
 
 
 def _program_varies(campaign: Campaign) -> bool:

@@ -141,26 +141,14 @@ def replica_exchange(cost: Callable[[np.ndarray], np.ndarray], lower: Sequence[f
         log_v = np.log(rng.random((size, n_rep)))
         for i in range(size):
             step = start + i
-            prop = x + scale[:, None] * steps[i]
-            fp = cost(prop)
-            outside = (prop < lower) | (prop > upper)
-            if outside.any():  # zero prior outside the box: rejected (mirroring would bias correlated moves)
-                fp = np.where(outside.any(axis=1), np.inf, fp)
-            ok = log_u[i] < (f - fp) * beta
-            x = np.where(ok[:, None], prop, x)
-            f = np.where(ok, fp, f)
+            x, f, ok = _metropolis(cost, x, f, x + scale[:, None] * steps[i], lower, upper, log_u[i], beta)
             pairs = parity[step % 2]
             if pairs.size:
-                swap = log_v[i, pairs] < dbeta[step % 2] * (f[pairs] - f[pairs + 1])
-                if swap.any():
-                    a, b = pairs[swap], pairs[swap] + 1
-                    x[a], x[b] = x[b], x[a]  # fancy indexing copies the right-hand side first
-                    f[a], f[b] = f[b], f[a]
+                swap = _exchange(x, f, pairs, log_v[i, pairs], dbeta[step % 2])
             if step < n_burn:
                 window += ok
                 if adapt and (step + 1) % 200 == 0:
-                    rate = window / 200
-                    scale *= np.where(rate > 0.35, 1.25, np.where(rate < 0.25, 0.8, 1.0))
+                    scale *= _scale_factor(window / 200)
                     window[:] = 0
             else:
                 accepted += ok
@@ -171,6 +159,75 @@ def replica_exchange(cost: Callable[[np.ndarray], np.ndarray], lower: Sequence[f
                 costs[step - n_burn] = f[0]
     return RemcResult(samples=samples, costs=costs, acceptance=accepted / max(n_kept, 1),
                       exchange_acceptance=swaps / np.maximum(tries, 1), temperatures=tuple(tau.tolist()))
+
+
+def _metropolis(cost: Callable[[np.ndarray], np.ndarray], x: np.ndarray, f: np.ndarray, prop: np.ndarray,
+                lower: np.ndarray, upper: np.ndarray, log_u: np.ndarray, beta: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One Metropolis step of every replica at once.
+
+    Parameters
+    ----------
+    cost : vectorised cost, ``(n_replicas, k) -> (n_replicas,)``.
+    x, f : ``(n_replicas, k)`` configurations and their ``(n_replicas,)`` costs.
+    prop : ``(n_replicas, k)`` proposed configurations.
+    lower, upper : ``(k,)`` the box; a proposal outside it has zero prior and is rejected.
+    log_u : ``(n_replicas,)`` logarithms of uniform draws.
+    beta : ``(n_replicas,)`` inverse temperatures.
+
+    Returns
+    -------
+    tuple
+        The new configurations and costs, and which proposals were accepted.
+
+    Examples
+    --------
+    >>> x, f, ok = _metropolis(lambda x: x[:, 0], np.ones((2, 1)), np.ones(2), np.array([[0.5], [2.0]]),
+    ...                        np.zeros(1), np.full(1, 1.5), np.log([0.5, 0.5]), np.ones(2))
+    >>> x.ravel().tolist(), ok.tolist()
+    ([0.5, 1.0], [True, False])
+    """
+    fp = cost(prop)
+    outside = (prop < lower) | (prop > upper)
+    if outside.any():  # zero prior outside the box: rejected (mirroring would bias correlated moves)
+        fp = np.where(outside.any(axis=1), np.inf, fp)
+    ok = log_u < (f - fp) * beta
+    return np.where(ok[:, None], prop, x), np.where(ok, fp, f), ok
+
+
+def _exchange(x: np.ndarray, f: np.ndarray, pairs: np.ndarray, log_v: np.ndarray, dbeta: np.ndarray) -> np.ndarray:
+    """Try to swap the configurations of the replicas ``pairs`` and ``pairs + 1``, in place.
+
+    Parameters
+    ----------
+    x, f : ``(n_replicas, k)`` configurations and their ``(n_replicas,)`` costs, changed in place.
+    pairs : indices of the lower replica of each pair.
+    log_v : logarithms of uniform draws, one per pair.
+    dbeta : ``beta[pairs] - beta[pairs + 1]``.
+
+    Returns
+    -------
+    ndarray of bool
+        Which pairs swapped: with probability ``min(1, exp(dbeta (F_i - F_j)))``.
+    """
+    swap = log_v < dbeta * (f[pairs] - f[pairs + 1])
+    if swap.any():
+        a, b = pairs[swap], pairs[swap] + 1
+        x[a], x[b] = x[b], x[a]  # fancy indexing copies the right-hand side first
+        f[a], f[b] = f[b], f[a]
+    return swap
+
+
+def _scale_factor(rate: np.ndarray) -> np.ndarray:
+    """The factor of each replica's step scale during burn-in: larger above 35 % acceptance, smaller
+    below 25 %.
+
+    Examples
+    --------
+    >>> _scale_factor(np.array([0.5, 0.3, 0.1])).tolist()
+    [1.25, 1.0, 0.8]
+    """
+    return np.where(rate > 0.35, 1.25, np.where(rate < 0.25, 0.8, 1.0))
 
 
 def hdi(samples: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
