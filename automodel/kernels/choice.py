@@ -61,25 +61,47 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     opt = sp.fit
     K, N = Y.shape[1], len(term_idx)
     signed = np.zeros(N, bool) if signed is None else np.asarray(signed, bool)
-    forward = forward and hold is not None
-    need = tuple(dict.fromkeys((opt.metric, *(["holdout"] if forward else []))))
-    rows = prepare(values, Y, opt.weighting, hold if _needs_holdout(need) else None)
+    forward = forward and hold is not None and opt.selection != "best"
+    rows = prepare(values, Y, opt.weighting, hold if forward or _needs_holdout((opt.metric,)) else None)
     widths = np.array([len(t) for t in term_idx])
-    score, n_terms, valid, held, beyond, length = _score_candidates(
-        rows, term_idx, widths, signed, K, sp, need, forward, probe_values, term_lengths)
+    score, n_terms, valid, beyond, length = _score_candidates(
+        rows, term_idx, widths, signed, K, sp, probe_values, term_lengths)
     P = beyond.shape[2]
     score = np.where(np.isfinite(score) & valid, score, np.inf)
+    held = None
+    if forward:  # the holdout errors weigh tied candidates only (choose_rows): refit those pairs alone
+        _, _, tied = choose_rows(score, n_terms, len(Y), opt.metric, opt.selection, *noise_se)
+        held = _tied_holdout(rows, term_idx, widths, signed, tied, sp)
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None,
-                  None if term_lengths is None else length, held if forward else None,
+                  None if term_lengths is None else length, held,
                   int(np.count_nonzero(hold)) if forward else 0)
     coefs, mets = _refit(values, Y, term_idx, widths, signed, best, sp, hold)
     return best, coefs, mets
 
 
+def _tied_holdout(rows: Rows, term_idx: list[list[int]], widths: np.ndarray, signed: np.ndarray,
+                  tied: np.ndarray, sp: SearchSpace) -> np.ndarray:
+    """(K, N) the ``holdout`` error of the (kernel, candidate) pairs ``tied`` (K, N), NaN elsewhere: each
+    such pair refitted without the held-out rows of ``rows`` (a few pairs of every kernel, not all)."""
+    held = np.full(tied.shape, np.nan)
+    for k, sign in sorted({(int(k), bool(g)) for k, g in zip(widths, signed)}):
+        group = (widths == k) & (signed == sign)
+        kern, cand = np.nonzero(tied & group[None, :])
+        if not len(kern):
+            continue
+        members = np.flatnonzero(group)
+        combos = np.array([term_idx[i] for i in members], dtype=np.intp).reshape(len(members), k)
+        cols = combos[np.searchsorted(members, cand)]
+        for lo in range(0, len(kern), CHUNK_PAIRS):
+            at = slice(lo, lo + CHUNK_PAIRS)
+            _, mets = score_pairs(rows, cols[at], kern[at], sp.fit.nonnegative and not sign, ("holdout",))
+            held[kern[at], cand[at]] = mets["holdout"]
+    return held
+
+
 def _score_candidates(rows: Rows, term_idx: list[list[int]], widths: np.ndarray, signed: np.ndarray, K: int,
-                      sp: SearchSpace, need: tuple[str, ...], forward: bool, probe_values: np.ndarray | None,
-                      term_lengths: np.ndarray | None
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                      sp: SearchSpace, probe_values: np.ndarray | None, term_lengths: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every (candidate, kernel) pair scored, candidates of one width and sign at a time, in chunks of
     :data:`CHUNK_PAIRS` pairs.
 
@@ -94,10 +116,6 @@ def _score_candidates(rows: Rows, term_idx: list[list[int]], widths: np.ndarray,
     K : int
         The number of kernels.
     sp : SearchSpace
-    need : tuple of str
-        The metrics to compute (the ranking metric, and ``holdout`` when ``forward``).
-    forward : bool
-        Keep each candidate's ``holdout`` error.
     probe_values, term_lengths : arrays, optional
         As for :func:`best_per_kernel`.
 
@@ -109,8 +127,6 @@ def _score_candidates(rows: Rows, term_idx: list[list[int]], widths: np.ndarray,
         Terms left once NNLS has set some coefficients to zero.
     valid : (N,) bool array
         Candidates whose terms are usable at every row.
-    held : (K, N) array
-        Each candidate's holdout error, when ``forward`` (else NaN).
     beyond : (K, N, P) array
         Log predictions at the probes (P = 0 without ``probe_values``).
     length : (K, N) int array
@@ -118,7 +134,6 @@ def _score_candidates(rows: Rows, term_idx: list[list[int]], widths: np.ndarray,
     """
     opt = sp.fit
     N = len(term_idx)
-    held = np.full((K, N), np.nan)
     score = np.full((K, N), np.inf)
     n_terms = np.zeros((K, N), int)
     valid = np.zeros(N, bool)
@@ -135,17 +150,15 @@ def _score_candidates(rows: Rows, term_idx: list[list[int]], widths: np.ndarray,
         for lo in range(0, len(members), step):
             part = combos[lo:lo + step]
             cand, kern = pairs(len(part), K)
-            coef, mets = score_pairs(rows, part[cand], kern, opt.nonnegative and not sign, need)
+            coef, mets = score_pairs(rows, part[cand], kern, opt.nonnegative and not sign, (opt.metric,))
             score[:, members[lo:lo + step]] = mets[opt.metric].reshape(K, len(part))
-            if forward:
-                held[:, members[lo:lo + step]] = mets["holdout"].reshape(K, len(part))
             n_terms[:, members[lo:lo + step]] = np.maximum((coef != 0.0).sum(axis=1), 1).reshape(K, len(part))
             if P:
                 beyond[:, members[lo:lo + step]] = log_predictions(probe_values, part, coef.reshape(K, len(part), k))
             if term_lengths is not None:
                 length[:, members[lo:lo + step]] = description_lengths(term_lengths, part,
                                                                        coef.reshape(K, len(part), k))
-    return score, n_terms, valid, held, beyond, length
+    return score, n_terms, valid, beyond, length
 
 
 def _refit(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], widths: np.ndarray,
