@@ -248,3 +248,17 @@ def test_a_driver_message_quoting_the_password_is_masked():
     store._secrets = _secrets(url)
     cause = store._cause(ValueError('invalid dsn: password "s3cret" or "p@ss" rejected\nsecond line'))
     assert cause == 'invalid dsn: password "***" or "***" rejected'
+
+
+@pytest.mark.parametrize("condition", ["time.to_csv('pwned.csv') == 0", "n > 0 and p.to_csv('pwned.csv') is None",
+                                       "abs(n) > 0", "@main == 1"])
+def test_where_is_a_condition_and_runs_no_method(tmp_path, monkeypatch, capsys, condition):
+    """pandas' python engine would run ``time.to_csv(...)``; ``--where`` takes conditions on columns only."""
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({"n": [1.0, 2.0, 4.0] * 2, "p": [1.0] * 3 + [2.0] * 3, "time": [1.0, 2.0, 4.0, 0.5, 1.0, 2.0]}
+                 ).to_csv("runs.csv", index=False)
+    assert main(["fit", "runs.csv", "--where", condition, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--where" in err and "runs.csv" in err
+    assert not (tmp_path / "pwned.csv").exists()
+    assert main(["fit", "runs.csv", "--where", "n < 4 or p == 1", "--templates", "none", "--quiet"]) == 0

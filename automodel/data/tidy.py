@@ -19,6 +19,8 @@ Examples
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,7 +30,7 @@ from automodel.data.cells import finite_number, place, shown
 from automodel.errors import DataError
 from automodel.names import parameter_problem
 
-__all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "RESERVED",
+__all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "condition_problem", "RESERVED",
            "ROOT"]
 
 #: columns of the tidy table that cannot be parameter names
@@ -37,6 +39,13 @@ RESERVED = ("callpath", "kernel", "metric", "time")
 ROOT = "<root>"
 #: kernels listed by name in a message, at most
 LISTED = 5
+#: what a ``--where`` condition may hold: names, constants, lists of them, comparisons, arithmetic and the
+#: boolean operators; no call, attribute, subscript or ``@`` variable, so that a condition only reads the
+#: columns (pandas' python engine would otherwise run ``time.to_csv('x')``)
+CONDITION_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
+                   ast.Invert, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In,
+                   ast.NotIn, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+                   ast.BitAnd, ast.BitOr, ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple)
 
 
 def kernel_name(callpath: str, metric: str) -> str:
@@ -190,6 +199,29 @@ def keep_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     return out
 
 
+def condition_problem(expr: str) -> str | None:
+    """Why ``expr`` is not a plain condition on columns (:data:`CONDITION_NODES`), or None.
+
+    Backquoted column names (pandas' ```my col```) count as names.
+
+    >>> condition_problem("theta == 0.3 and `call path` != 'main'") is None
+    True
+    >>> condition_problem("time.to_csv('x')")
+    'a call or an attribute (to_csv) is not a condition'
+    """
+    try:
+        tree = ast.parse(re.sub(r"`[^`]*`", "column", expr.replace("@", " @")).strip(), mode="eval")
+    except SyntaxError:
+        return None  # pandas says what is wrong with it
+    for node in ast.walk(tree):
+        if not isinstance(node, CONDITION_NODES):
+            target = getattr(node, "func", node)
+            name = getattr(target, "attr", None) or getattr(target, "id", None)
+            return (f"a call or an attribute{f' ({name})' if name else ''} is not a condition"
+                    if isinstance(node, (ast.Call, ast.Attribute)) else f"{type(node).__name__.lower()} is not allowed")
+    return None
+
+
 def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
     """The rows of ``frame`` for which the pandas expression ``expr`` holds (``--where``), e.g.
     ``"collective == 'MPI_Bcast' and mpi == 'IntelMPI'"`` or ``"theta == 0.3"``.
@@ -201,8 +233,11 @@ def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
         row satisfies: one line naming the file and the expression.
     """
     src = frame.attrs.get("source", "<DataFrame>")
+    if (why := condition_problem(expr)) is not None:
+        raise DataError(f"{src}: --where {shown(expr)}: {why}; expected a condition on the columns "
+                        f"({_listing([str(c) for c in frame.columns])})")
     try:
-        keep = frame.eval(expr, engine="python")
+        keep = frame.eval(expr, engine="python", local_dict={}, global_dict={})
     except Exception as exc:  # noqa: BLE001  (pandas raises many kinds for a bad expression)
         why = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise DataError(f"{src}: --where {shown(expr)}: {why}; expected a condition on the columns "
