@@ -181,8 +181,9 @@ class Interval:
         ranges = d.get("ranges", {})
         growth = d.get("growth", {})
         growth_dof = d.get("growth_dof", {})
-        if not all(isinstance(x, dict) for x in (ranges, growth, growth_dof)):
-            raise ModelFileError("interval: 'ranges', 'growth' and 'growth_dof' must be objects")
+        growth_source = d.get("growth_source", {})
+        if not all(isinstance(x, dict) for x in (ranges, growth, growth_dof, growth_source)):
+            raise ModelFileError("interval: 'ranges', 'growth', 'growth_dof' and 'growth_source' must be objects")
         problem = ranges_problem(ranges, params)
         if problem is not None:
             raise ModelFileError(f"interval: 'ranges': {problem}")
@@ -201,7 +202,7 @@ class Interval:
                    dof=int(_nonnegative(d, "dof", whole=True)),
                    ranges=checked_ranges,
                    growth={str(q): _finite(g, f"growth of {q}") for q, g in growth.items()},
-                   growth_source={str(q): str(v) for q, v in dict(d.get("growth_source", {})).items()},
+                   growth_source={str(q): str(v) for q, v in growth_source.items()},
                    covariance=covariance, alternatives=tuple(core_from_dict(a) for a in alternatives),
                    noise_seconds=_nonnegative(d, "noise_seconds"),
                    run_dof=int(_nonnegative(d, "run_dof", whole=True)),

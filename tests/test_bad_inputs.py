@@ -58,6 +58,7 @@ CASES = [
     ("model_huge_coefficient.json", "show {f}", "coefficient 0 must be a finite number"),
     ("model_terms_mismatch.json", "show {f}", "'terms' and 'coefficients' must be lists of equal length"),
     ("model_future_version.json", "show {f}", "model file version 99 is not supported"),
+    ("model_growth_source_not_object.json", "predict {f} {runs}", "'growth_source' must be objects"),
     ("model_valid.json", "show {tmp}", "is a directory, expected a model JSON file"),
     ("model_valid.json", "best-p {f} --n 400 --p-max 0", "p_max"),
     ("predict_missing_p.csv", "predict {model} {f} -o {out}", "column 'p': missing"),

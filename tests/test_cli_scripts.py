@@ -46,6 +46,8 @@ def test_fit_skips_the_failed_runs_of_automodel_run(runs_csv, tmp_path, capsys):
     frame = pd.read_csv(runs_csv)
     frame["error"] = frame["error"].astype(object)
     frame.loc[[2, 5], ["status", "time", "error"]] = [124, np.nan, "timeout"]
+    frame["status"] = frame["status"].astype(object)
+    frame.loc[5, "status"] = "9" * 400  # a status beyond the range of floats: failed, not a traceback
     frame.to_csv(tmp_path / "partly.csv", index=False)
     assert main(["fit", str(tmp_path / "partly.csv"), "--quiet", "--templates", "none"]) == 0
     assert "note: 2 failed run(s) skipped (column 'status' not 0; line(s) 4, 7)" in capsys.readouterr().out

@@ -139,12 +139,11 @@ def _dry_run(campaign: Campaign) -> int:
 def _fit_frame(path: str, campaign: Campaign) -> tuple[Any, dict[str, object]]:
     """The successful runs (axes, time, cpu, bw columns) and the role options of :func:`automodel.fit`;
     the frame names ``path`` and each run's line in it (``attrs``), so a bad value is reported there."""
-    import pandas as pd
-
     from automodel.data import read_csv
+    from automodel.data.cells import floats
 
     frame = read_csv(Path(path))
-    ok = frame[pd.to_numeric(frame["status"], errors="coerce") == 0]
+    ok = frame[floats(frame["status"]) == 0]
     keep = [c for c in list(campaign.axes) + ["time", "cpu", "bw"] if c in ok.columns and ok[c].notna().any()]
     roles: dict[str, object] = {"time": "time",
                                 "params": tuple(c for c in campaign.axes if c not in ("n", "p"))}

@@ -19,7 +19,7 @@ import pandas as pd
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "floats", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -163,7 +163,7 @@ def as_float(value: object) -> float:
         return math.nan
 
 
-def _floats(raw: pd.Series) -> np.ndarray:
+def floats(raw: pd.Series) -> np.ndarray:
     """The cells as floats, NaN where a cell is not a number, inf where it is beyond the range of floats."""
     if isinstance(raw.dtype, np.dtype) and raw.dtype.kind in "fiu":  # numbers already (what to_numeric returns)
         return raw.to_numpy(float)
@@ -265,7 +265,7 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
     raw = frame[column]
     if isinstance(raw, pd.DataFrame):
         raise DataError(f"{where(source, column=column)}: {raw.shape[1]} columns have this name, expected one")
-    values = _floats(raw)
+    values = floats(raw)
     what = RULES[role][1] if role in RULES else "a finite number"
     bad = ~np.isfinite(values)
     if bad.any():

@@ -20,7 +20,7 @@ from typing import Iterable, Literal, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import located, numeric, rows_of
+from automodel.data.cells import floats, located, numeric, rows_of
 from automodel.data.readers import read
 from automodel.data.repetitions import aggregate_groups, aggregate_se
 from automodel.data.tidy import one_kernel
@@ -370,7 +370,7 @@ def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, lis
     non-zero exit, a timeout), and the note that says which; the rows keep their file lines."""
     if "status" not in raw.columns or "time" not in raw.columns:
         return raw, []
-    status = pd.to_numeric(raw["status"], errors="coerce").to_numpy(float)
+    status = floats(raw["status"])
     failed = status != 0  # a status that is not a number counts as failed too
     if not failed.any():
         return raw, []

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import shown
+from automodel.data.cells import floats, shown
 from automodel.errors import DataError
 from automodel.model import Model
 
@@ -138,7 +138,7 @@ def listed(model: Model, target: Mapping[str, float], configurations: pd.DataFra
     out = {}
     for q in model.params:
         if q in frame:
-            out[q] = pd.to_numeric(frame[q], errors="coerce").to_numpy(float)
+            out[q] = floats(frame[q])
         elif q in LOAD_ROLES:
             out[q] = np.full(len(frame), float(target[q]))
         else:

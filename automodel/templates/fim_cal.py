@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from automodel.data.cells import finite_number, shown
+from automodel.data.cells import finite_number, floats, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates._fim_markov import chain_time, first_step_time
@@ -138,7 +138,7 @@ def _parameter_matrix(frame: pd.DataFrame, parameters: Sequence[str]) -> np.ndar
     for name in parameters:
         if name not in frame.columns:
             raise DataError(f"FiM-Cal: column '{name}' (an application parameter of eq. 11) is missing")
-        values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
+        values = floats(frame[name])
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
             raise DataError(f"FiM-Cal: row {int(bad[0])}, column '{name}': expected a finite number")
@@ -150,7 +150,7 @@ def _process_counts(frame: pd.DataFrame) -> np.ndarray:
     """Column ``p`` as positive integers (``t`` of eqs. 6-8), or ones when the column is absent."""
     if "p" not in frame.columns:
         return np.ones(len(frame))
-    t = pd.to_numeric(frame["p"], errors="coerce").to_numpy(dtype=float)
+    t = floats(frame["p"])
     bad = np.flatnonzero(~(np.isfinite(t) & (t >= 1) & (t == np.round(t))))
     if bad.size:
         raise DataError(f"FiM-Cal: row {int(bad[0])}, column 'p': expected a positive integer process count")
@@ -294,7 +294,7 @@ class FimCalModel:
 
 
 def _counter_column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
+    values = floats(frame[name])
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
         raise DataError(f"FiM-Cal: row {int(bad[0])}, column '{name}': expected a finite number")

@@ -17,7 +17,7 @@ import sympy
 from scipy.optimize import least_squares
 from tqdm.auto import tqdm
 
-from automodel.data.cells import finite_number, shown
+from automodel.data.cells import finite_number, floats, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates import _fim_queue
@@ -44,8 +44,8 @@ def _configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     for name in ("n", "p"):
         if name not in frame.columns:
             raise DataError(f"FiM-Com: column '{name}' is missing")
-    n = pd.to_numeric(frame["n"], errors="coerce").to_numpy(dtype=float)
-    p = pd.to_numeric(frame["p"], errors="coerce").to_numpy(dtype=float)
+    n = floats(frame["n"])
+    p = floats(frame["p"])
     bad = np.flatnonzero(~(np.isfinite(n) & (n > 0)))
     if bad.size:
         raise DataError(f"FiM-Com: row {int(bad[0])}, column 'n': expected a data size > 0")
@@ -136,7 +136,7 @@ def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8,
         The calibrated :class:`QueueParams` and the RMS of the training log ratios.
     """
     n_all, p_all = _configs(frame)
-    time = pd.to_numeric(frame["time"], errors="coerce").to_numpy(dtype=float)
+    time = floats(frame["time"])
     bad = np.flatnonzero(~(np.isfinite(time) & (time > 0)))
     if bad.size:
         raise DataError(f"FiM-Com: row {int(bad[0])}, column 'time': expected a time > 0")
