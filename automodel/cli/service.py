@@ -95,6 +95,8 @@ class Service:
         name, app = body.get("model"), body.get("app")
         if (name is None) == (app is None):
             raise DataError("give either 'model' (a model of --models) or 'app' (an application of --store)")
+        if not isinstance(name if app is None else app, str):
+            raise DataError(f"'{'model' if app is None else 'app'}' must be a string (a name)")
         if name is not None:
             if name not in self.models:
                 known = ", ".join(list(self.models)[:8]) or "none (start with --models DIR)"

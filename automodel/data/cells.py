@@ -271,7 +271,7 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
     if bad.any():
         i = int(np.argmax(bad))
         cell = raw.iloc[i]
-        got = "an empty cell" if pd.isna(cell) else shown(cell)
+        got = "an empty cell" if pd.api.types.is_scalar(cell) and pd.isna(cell) else shown(cell)
         if _beyond_floats(cell):
             what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
         raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {got}")
