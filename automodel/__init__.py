@@ -16,9 +16,9 @@ from automodel.lazy import lazy_names
 
 #: public name -> module that defines it
 _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "automodel.data.dataset",
-         "Dataset": "automodel.data.dataset", "Model": "automodel.model", "TermModel": "automodel.model",
-         "BestP": "automodel.best_p", "Interval": "automodel.interval",
-         "load_model": "automodel.model_file", "load_space": "automodel.space.config",
+         "Dataset": "automodel.data.dataset", "Model": "automodel.model.core", "TermModel": "automodel.model.core",
+         "BestP": "automodel.model.best_p", "Interval": "automodel.model.interval",
+         "load_model": "automodel.model.file", "load_space": "automodel.space.config",
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
          "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.readers.extrap_text",
          "read": "automodel.data.readers",
@@ -36,10 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from automodel.data.readers.extrap_text import read_extrap_text
     from automodel.data.readers import read
     from automodel.kernels.fit_many import ManyResult, fit_many
-    from automodel.interval import Interval
-    from automodel.best_p import BestP
-    from automodel.model import Model, TermModel
-    from automodel.model_file import load_model
+    from automodel.model.interval import Interval
+    from automodel.model.best_p import BestP
+    from automodel.model.core import Model, TermModel
+    from automodel.model.file import load_model
     from automodel.sklearn import AutomodelRegressor
     from automodel.space.config import SearchSpace, load_space
     from automodel.suggestion import Plan, suggest

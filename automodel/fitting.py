@@ -10,14 +10,15 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
-from automodel.calibration import calibrate
+from automodel.model.calibration import calibrate
 from automodel.errors import DataError
 from automodel.data.splits import holdout_rows
 from automodel.solve import metrics as metrics_mod
-from automodel.model import Model, TermModel, predict_many
+from automodel.model.core import Model, TermModel, predict_many
 from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES
 from automodel.search import workers
-from automodel.search.online import OnlineOptions, unexplained
+from automodel.online.anomaly import unexplained
+from automodel.online.live import OnlineOptions
 from automodel.search.score import PARALLEL_ROWS, all_metrics
 from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
                                      probe_values, term_lengths)
@@ -78,13 +79,13 @@ class FitResult:
                 + board[columns].to_html(index=False, float_format=lambda v: f"{v:.4g}"))
 
     def report(self, path: str | Path, held_out: pd.DataFrame | None = None, title: str = "") -> Path:
-        """Write the HTML report of this fit to ``path`` (:mod:`automodel.report.fit`): one page that needs
+        """Write the HTML report of this fit to ``path`` (:mod:`automodel.output.report.fit`): one page that needs
         no network, with the chosen formula typeset, why it was chosen, the sortable leaderboard, the fit
         and extrapolation plots with the band, the best process count, the anomalies and the data.
         ``held_out``: runs kept out of the fit (canonical column names), drawn and tabled against the
         predictions."""
         from automodel.files import write_text
-        from automodel.report.fit import fit_page
+        from automodel.output.report.fit import fit_page
 
         return write_text(path, fit_page(self, held_out, title))
 
@@ -176,7 +177,7 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
         contention-m's bursts (real, and in the held-out runs too) look like noise and raised its
         median error from 64 % to 73 % (benchmarks/RESULTS.md).
     intervals : bool
-        Calibrate every ranked model's prediction band (:mod:`automodel.calibration`; forward splits
+        Calibrate every ranked model's prediction band (:mod:`automodel.model.calibration`; forward splits
         of the data, a few batched refits of the final candidates).
     jobs : int, optional
         Workers at most for the per-row work of scoring (joblib's ``n_jobs``: -1 all the active joblib
@@ -354,7 +355,7 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
 
 
 def screen(result: FitResult) -> pd.DataFrame:
-    """The runs no leading model explains (the store's anomaly rule, :func:`automodel.search.online.unexplained`,
+    """The runs no leading model explains (the store's anomaly rule, :func:`automodel.online.anomaly.unexplained`,
     with its defaults): the chosen model and the candidates equivalent to it, best first, up to
     ``n_leaders``. One row per flagged run (index: its position in the input), with the user's column
     names, the relative residual under the chosen model and the severity (robust z-score)."""

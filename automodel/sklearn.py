@@ -3,7 +3,7 @@
 :class:`AutomodelRegressor` keeps the scikit-learn contract (settings stored unchanged by ``__init__``,
 ``fit`` returns ``self``, what was learned ends in ``_``) and adds nothing to the mathematics: ``fit``
 is :func:`automodel.fitting.fit` on a table built from ``X`` and ``y``, ``predict`` is
-:meth:`automodel.model.Model.predict` of the chosen model. Its score is the relative error users care
+:meth:`automodel.model.core.Model.predict` of the chosen model. Its score is the relative error users care
 about (:func:`relative_score`), not R^2, because run times span orders of magnitude.
 
 Columns of ``X`` get their parameter role by name: a DataFrame column ``n``, ``p``, ``cpu`` or ``bw`` is
@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from automodel.errors import DataError
 from automodel.fitting import FitResult, fit
-from automodel.model import Model
+from automodel.model.core import Model
 from automodel.options import DEFAULT_AGGREGATE, ROLE_NAMES
 from automodel.space.config import SearchSpace
 
@@ -195,7 +195,7 @@ class AutomodelRegressor(RegressorMixin, BaseEstimator):
     # -- predicting ----------------------------------------------------------------------------
     def predict(self, X: Any) -> np.ndarray:
         """Predicted run time (seconds) of every row of ``X``: the chosen model's
-        :meth:`~automodel.model.Model.predict` (a one-line :class:`~automodel.errors.DataError` where
+        :meth:`~automodel.model.core.Model.predict` (a one-line :class:`~automodel.errors.DataError` where
         it gives no finite time)."""
         frame = self._checked(X)
         return self.model_.predict(frame)
@@ -205,7 +205,7 @@ class AutomodelRegressor(RegressorMixin, BaseEstimator):
         """Lower and upper ends of the ``level`` (default :attr:`level`) prediction band at every row.
 
         ``kind="run"`` covers one new run, ``"mean"`` the expected time
-        (:meth:`automodel.model.Model.predict_interval`).
+        (:meth:`automodel.model.core.Model.predict_interval`).
 
         Raises
         ------

@@ -3,7 +3,7 @@
 :func:`browser` starts ``chromium --headless`` through ``chromedriver`` with its console and network
 (performance) logs on; :func:`open_page` loads a page from ``file://`` and says how long it took until
 the page's scripts had run; :func:`console_errors` and :func:`requests` read what the page logged and
-every URL it asked for (a report must ask for nothing but itself). Used by ``tests/test_report_browser.py``
+every URL it asked for (a report must ask for nothing but itself). Used by ``tests/test_output_report_browser.py``
 and :mod:`benchmarks.report_page`.
 """
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 import automodel
-from automodel.printing import to_text
+from automodel.text.printing import to_text
 from automodel.solve.metrics import METRICS
 from automodel.space.config import load_space
 from automodel.templates import TEMPLATES

@@ -54,7 +54,7 @@ TRAIN_P, TRAIN_N = 2.0 ** np.arange(1, 6), 2.0 ** np.arange(10, 15)
 TEST_P, TEST_N = (64.0, 128.0), (2.0 ** 15, 2.0 ** 16)
 #: what fit_many uses, imported before timing so that the measurement is the modelling, not imports
 _MODULES = ("automodel.kernels.fit_many", "automodel.data.readers.extrap_text", "automodel.fitting", "automodel.search.engine",
-            "automodel.search.score", "automodel.export", "sympy", "mpmath.libmp",
+            "automodel.search.score", "automodel.output.export", "sympy", "mpmath.libmp",
             "sympy.combinatorics", "sympy.sets.setexpr")  # the last two: sympy imports them on first use
 
 

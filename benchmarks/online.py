@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from automodel.search.online import LivePool, OnlineOptions, PoolStats
+from automodel.online.live import LivePool, OnlineOptions, PoolStats
 from automodel.space.parse import parse_term
 from automodel.space.terms import term_values
 from benchmarks.startup import automodel_command

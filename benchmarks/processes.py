@@ -9,7 +9,7 @@ baseline / this tree (pairing keeps a ratio meaningful while the machine's speed
 
 Byte code is cached as an installed package caches it (``PYTHONPYCACHEPREFIX``, one folder per tree,
 filled by the warm-up), even where ``PYTHONDONTWRITEBYTECODE`` is set: otherwise every run would
-compile automodel's sources again, a cost no installed copy pays. So is what :mod:`automodel.printing`
+compile automodel's sources again, a cost no installed copy pays. So is what :mod:`automodel.text.printing`
 learns about terms (``AUTOMODEL_CACHE_DIR``, the same folder): the warm-up is the first run of a user.
 
 The inputs (issue 35): a model file fitted on the bundled ``cg_fast.csv`` and two rows to predict; the

@@ -4,7 +4,7 @@ Run ``python -m benchmarks.report_page [--quick] [--kernels N] [--out DIR] [--sc
 A synthetic profile (:func:`synthetic_profile`: ``N`` kernels on a three-level call tree, each
 ``a + b p^e log2(p)^l`` measured at ``p = 2 ... 32`` with 2 % noise, three repetitions) is modelled by
 :func:`automodel.fit_many` (one parameter: the batched path) and written as the profile report
-(:mod:`automodel.report.profile`) compared at ``p = 4096``. The page is opened from ``file://`` in
+(:mod:`automodel.output.report.profile`) compared at ``p = 4096``. The page is opened from ``file://`` in
 headless chromium (:mod:`benchmarks.browser`) :data:`OPENS` times; the open time is from the request to
 the page's script having drawn the first rows (``data-ready``), best and median of the runs. Then a
 click on the first kernel draws its plot (timed too). The targets: under :data:`TARGET_MB` MB and
@@ -64,7 +64,7 @@ def write_profile_report(n_kernels: int, path: Path, p: float = 4096.0) -> dict:
     """Model the synthetic profile of ``n_kernels`` kernels and write its report, compared at ``p``, to
     ``path``; the seconds each step took and the page's size."""
     from automodel.kernels.fit_many import fit_many
-    from automodel.report.profile import profile_page
+    from automodel.output.report.profile import profile_page
 
     frame = synthetic_profile(n_kernels)
     start = time.perf_counter()

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-#: what automodel.printing learns about terms is kept in a folder of this test session, not the user's
+#: what automodel.text.printing learns about terms is kept in a folder of this test session, not the user's
 os.environ["AUTOMODEL_CACHE_DIR"] = tempfile.mkdtemp(prefix="automodel-tests-cache-")
 atexit.register(shutil.rmtree, os.environ["AUTOMODEL_CACHE_DIR"], ignore_errors=True)
 

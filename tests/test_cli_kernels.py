@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from automodel.cli import main
-from automodel.model_file import load_models
+from automodel.model.file import load_models
 
 
 def test_kernels_command(tmp_path, capsys):

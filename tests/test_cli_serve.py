@@ -21,7 +21,7 @@ import pytest
 from automodel import store as S
 from automodel.cli.service import Service, make_server, openapi
 from automodel.errors import DataError
-from automodel.model_file import load_model
+from automodel.model.file import load_model
 
 DEMO = Path(__file__).resolve().parents[1] / "automodel" / "demo" / "cg_fast.csv"
 

@@ -79,8 +79,8 @@ def test_predict_from_a_model_file_imports_no_expression_library_nor_other_templ
     import numpy as np
     import pandas as pd
 
-    from automodel.interval import Interval
-    from automodel.model import Model, TermModel
+    from automodel.model.interval import Interval
+    from automodel.model.core import Model, TermModel
     from automodel.space.terms import ONE, power
     from automodel.templates import TEMPLATES
 

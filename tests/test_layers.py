@@ -23,14 +23,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "names", "options", "files", "lazy", "terminal"),
     ("data",),
     ("solve",),  # the numbers only (least squares, metrics): below space, whose loader checks a metric name
-    ("space", "forecast"),
-    ("printing", "printers", "coefficient_text"),
+    ("space",),
+    ("text",),  # formula text: the search names its candidates with it, so it sits below the search
     ("search",),
-    ("model", "interval", "best_p"),
-    ("templates",),
-    ("model_file", "fitting", "calibration", "evaluation", "plot", "report"),
+    ("online",),  # the live pool re-ranks with the search's scoring and choice
+    ("model", "templates"),  # a template is a Model (model.core); model.file reads both kinds back
+    ("fitting", "evaluation", "output"),
     ("kernels", "sklearn", "suggestion"),
-    ("export", "store", "runner"),
+    ("store", "runner"),
     ("cli", "__main__"),
 )
 LAYER_OF = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}

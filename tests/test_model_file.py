@@ -7,7 +7,7 @@ import pytest
 
 import automodel
 from automodel.errors import ModelFileError
-from automodel.model_file import MAX_FILE_BYTES, load_model, model_from_dict
+from automodel.model.file import MAX_FILE_BYTES, load_model, model_from_dict
 
 
 def test_json_round_trip_predicts_exactly(fitted, tmp_path):

@@ -47,9 +47,9 @@ def test_wheel_holds_exactly_the_modules_of_the_source_tree(wheel_names: set[str
 
 
 def test_wheel_holds_the_search_spaces_and_the_demo_data(wheel_names: set[str]) -> None:
-    data = source_files("spaces/*.toml") | source_files("demo/*") | source_files("report/static/*")
+    data = source_files("spaces/*.toml") | source_files("demo/*") | source_files("output/report/static/*")
     assert {"automodel/spaces/default.toml", "automodel/spaces/pmnf.toml", "automodel/demo/cg_fast.csv",
-            "automodel/demo/README.md", "automodel/report/static/profile.js", "automodel/report/static/report.css"
+            "automodel/demo/README.md", "automodel/output/report/static/profile.js", "automodel/output/report/static/report.css"
             } <= data
     assert data <= wheel_names
     assert not [n for n in wheel_names if n.startswith(("tests/", "benchmarks/", "examples/"))]

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import automodel
 from automodel.data.readers.extrap_text import read_extrap_text
 from automodel.errors import AutomodelError
-from automodel.model_file import model_from_dict
+from automodel.model.file import model_from_dict
 from automodel.space.config import load_space
 from automodel.space.parse import parse_term
 
@@ -293,8 +293,8 @@ def test_every_export_of_a_loaded_model_is_code_that_runs_nothing_of_the_file(na
     """A model of random (valid, keyword, builtin, C, non-ASCII) parameter names, a hostile space and
     role column, written as JSON and loaded: refused in one line, or every export format works, the
     Python compiles and runs to the model's prediction and runs nothing of the file."""
-    from automodel.export import FORMATS, export
-    from automodel.model import Model, TermModel
+    from automodel.output.export import FORMATS, export
+    from automodel.model.core import Model, TermModel
     from automodel.space.terms import ONE, power
 
     terms = (ONE,) + tuple(power(q, 1 + i % 2) for i, q in enumerate(names))

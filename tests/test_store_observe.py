@@ -14,7 +14,7 @@ from sqlalchemy import event, select, update
 from automodel import data
 from automodel import store as S
 from automodel.errors import DataError, StoreError
-from automodel.search import online
+from automodel.online import live as online
 from automodel.store import pool as pool_module
 from automodel.store import schema
 from automodel.store.db import pack, unpack

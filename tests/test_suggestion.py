@@ -8,8 +8,8 @@ import pytest
 
 import automodel
 from automodel.errors import DataError
-from automodel.interval import Interval
-from automodel.model import Model, TermModel
+from automodel.model.interval import Interval
+from automodel.model.core import Model, TermModel
 from automodel.space.terms import ONE, power
 from automodel.suggestion import candidate_grid, check_target, suggest
 from automodel.suggestion.alternatives import untested

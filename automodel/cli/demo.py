@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
     import automodel
     from automodel.cli.fit import print_result
-    from automodel.plot import plot_model
+    from automodel.output.plot import plot_model
 
     check_output(args.plot)
     check_output(report_path(args.plot))

@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from automodel.model_file import models_body, save_models
+    from automodel.model.file import models_body, save_models
 
     import json
     import sys
@@ -149,9 +149,9 @@ def _report_at(items: list[str]) -> dict[str, float]:
 
 
 def _report(args: argparse.Namespace, result, data, at: dict[str, float]) -> str:  # noqa: ANN001
-    """The profile report (:mod:`automodel.report.profile`) of ``result``, compared at ``at`` (the
+    """The profile report (:mod:`automodel.output.report.profile`) of ``result``, compared at ``at`` (the
     user's parameter names)."""
-    from automodel.report.profile import profile_page
+    from automodel.output.report.profile import profile_page
 
     known = {m.roles.get(q, q): q for m in list(result.models.values())[:1] for q in m.params}
     unknown = [q for q in at if q not in known]

@@ -6,7 +6,7 @@ import argparse
 
 from automodel.cli.common import (add_forecast_options, add_model_options, load_chosen, load_values,
                                   parse_param_values, print_json, warn, width)
-from automodel.export import FORMATS
+from automodel.output.export import FORMATS
 from automodel.terminal import fit_lines, shorten, wrap
 
 
@@ -57,7 +57,7 @@ def count(text: str) -> int | float:
 
 
 def show(args: argparse.Namespace) -> int:
-    from automodel.export import export
+    from automodel.output.export import export
     from automodel.names import printable
 
     fmt = "json" if args.json else args.format
@@ -101,9 +101,9 @@ def best_p(args: argparse.Namespace) -> int:
 def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extras: dict,  # noqa: ANN001
               p_max: int | float | None = None, p_min: int | float = 1, level: float = 0.9,
               load_from=None, error: str = "mse", window: int | None = None):  # noqa: ANN001, ANN201
-    """:meth:`Model.best_p <automodel.model.Model.best_p>` of ``model`` with cpu and bw not given
+    """:meth:`Model.best_p <automodel.model.core.Model.best_p>` of ``model`` with cpu and bw not given
     forecast from the load samples of the store ``load_from`` (else 1: a dedicated machine); the
-    answer (a :class:`~automodel.model.BestP`) and the lines that say how cpu and bw were found, or
+    answer (a :class:`~automodel.model.core.BestP`) and the lines that say how cpu and bw were found, or
     that a value given is not used (the model does not depend on it).
 
     Raises

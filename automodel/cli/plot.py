@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from automodel.data import read_csv
     from automodel.errors import DataError
     from automodel.files import check_output
-    from automodel.plot import figure_format, plot_candidates, plot_model
+    from automodel.output.plot import figure_format, plot_candidates, plot_model
 
     if not 0 < args.level < 1:
         raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")

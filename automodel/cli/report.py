@@ -2,7 +2,7 @@
 
 Given runs, it searches as ``automodel fit`` does (same options) and writes the report of that fit
 (:meth:`automodel.FitResult.report`); given a model file (``automodel fit -o``), the report of that
-model, drawn over the runs when they are given too (:func:`automodel.report.fit.model_page`).
+model, drawn over the runs when they are given too (:func:`automodel.output.report.fit.model_page`).
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def _model_report(args: argparse.Namespace) -> int:
     """The report of the model file ``args.data``, over the runs ``args.runs`` when given (read with the
     model's column names unless the options name others)."""
     from automodel.data import load
-    from automodel.model_file import load_model
+    from automodel.model.file import load_model
     from automodel.options import ROLE_NAMES
-    from automodel.report.fit import model_page
+    from automodel.output.report.fit import model_page
 
     model = load_model(args.data)
     runs = None

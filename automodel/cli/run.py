@@ -207,7 +207,7 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     until = None if args.until is None else _width(args.until)
     if args.plot:
         from automodel.files import check_output
-        from automodel.plot import figure_format
+        from automodel.output.plot import figure_format
 
         figure_format(args.plot)
         check_output(args.plot)
@@ -256,7 +256,7 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     print(f"history: {history}")
     print("\n".join(wrap(f"model: T = {outcome.result.best.formula}", width(args), "", "    ")))
     if args.plot:
-        from automodel.plot import plot_campaign
+        from automodel.output.plot import plot_campaign
 
         print(f"plot: {plot_campaign(pd.read_csv(history), args.plot, until=until)}")
     return 0

@@ -49,7 +49,7 @@ class Service:
     """
 
     def __init__(self, store: str | None = None, models: str | Path | None = None) -> None:
-        from automodel.model_file import load_models
+        from automodel.model.file import load_models
 
         self.store = None
         if store:

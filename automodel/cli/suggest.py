@@ -101,7 +101,7 @@ def _source(path: str) -> Any:
         except (OSError, ValueError):
             return path
         if isinstance(head, dict) and head.get("format") == "automodel-model":
-            from automodel.model_file import load_model
+            from automodel.model.file import load_model
 
             return load_model(path)
     return path

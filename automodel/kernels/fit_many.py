@@ -64,7 +64,7 @@ from automodel.kernels.groups import Group, groups, zero_model
 from automodel.kernels.modelling import fit_group
 from automodel.kernels.result import SUMMARY_COLUMNS, ManyResult, summary_row
 from automodel.kernels.schedule import PROBE_KERNELS, Task, by_cost, cost, part
-from automodel.model import Model
+from automodel.model.core import Model
 from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES
 from automodel.space.config import SearchSpace
 

@@ -20,9 +20,9 @@ from automodel.errors import DataError
 from automodel.kernels.choice import best_per_kernel, choose
 from automodel.kernels.groups import Group, noise
 from automodel.kernels.result import summary_row
-from automodel.model import Model, TermModel
+from automodel.model.core import Model, TermModel
 from automodel.options import ROLE_NAMES
-from automodel.printing import formulas
+from automodel.text.printing import formulas
 from automodel.search.choice import description_lengths, log_predictions, probe_values, term_lengths
 from automodel.space.config import SearchSpace
 from automodel.space.terms import Term
@@ -154,9 +154,9 @@ def _models(g: Group, terms: list[tuple[Term, ...]], best: np.ndarray, coefs: np
 
 
 def _bands(done: list, g: Group, ds: data_mod.Dataset, sp: SearchSpace) -> None:
-    """Give every fitted kernel model of ``done`` its band (:func:`automodel.calibration.kernel_intervals`,
+    """Give every fitted kernel model of ``done`` its band (:func:`automodel.model.calibration.kernel_intervals`,
     all kernels of the group at once)."""
-    from automodel.calibration import kernel_intervals
+    from automodel.model.calibration import kernel_intervals
 
     fitted = [(i, model) for i, model, _ in done if model is not None]
     if not fitted:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automodel.model import Model
+from automodel.model.core import Model
 from automodel.names import printable
 from automodel.solve import metrics as metrics_mod
 from automodel.space.config import SearchSpace

@@ -35,7 +35,7 @@ The choice is therefore made in three steps, each with a reason that does not de
    minimises the expected absolute log error when each tied candidate is the truth with its weight
    (Bayesian model averaging, Hoeting et al. 1999, with its point estimate taken by one of the
    candidates, so that the model stays a formula to export); the band then covers what they
-   disagree on (:mod:`automodel.interval`). Of candidates alike there, the shortest to write is
+   disagree on (:mod:`automodel.model.interval`). Of candidates alike there, the shortest to write is
    chosen, and remaining ties go to the best score.
 
 Seeded templates and searched candidates of both routes (the staged search and the normal form)

@@ -21,7 +21,7 @@ few when a part estimated from few numbers dominates), ``s(x)`` the standard dev
 ``growth``
     ``sqrt(sum_q (g_q d_q(x))^2)``: ``d_q`` the number of doublings by which ``x`` lies beyond the
     measured range of parameter ``q`` (:func:`doublings_beyond`), ``g_q`` the error gained per doubling,
-    measured on forward splits of the training data (:mod:`automodel.calibration`).
+    measured on forward splits of the training data (:mod:`automodel.model.calibration`).
 
 Every function here is pure and vectorised over rows.
 """

@@ -3,7 +3,7 @@
 adaptive-model-sanjay-slides.txt, slides 20-21 keep the parts apart so later stages can transform each one
 (divide the computation part by a CPU function, multiply the communication part by a processor function).
 The search scores structures (:mod:`automodel.search.score`), the store keeps them live
-(:mod:`automodel.store`), the bands' calibration refits them (:mod:`automodel.calibration`).
+(:mod:`automodel.store`), the bands' calibration refits them (:mod:`automodel.model.calibration`).
 """
 
 from __future__ import annotations

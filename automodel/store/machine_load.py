@@ -1,5 +1,5 @@
 """Load history in the store: per-host samples of available CPU and bandwidth, per-run loads from them
-(rational-polynomial-yagnik-icpp2006.txt, sec. 3), and forecasts (:mod:`automodel.forecast`)."""
+(rational-polynomial-yagnik-icpp2006.txt, sec. 3), and forecasts (:mod:`automodel.model.forecast`)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from automodel.store import schema
 from automodel.store.db import Store, now, open_store
 from automodel.store.pool import read_app, run_frame
 
-if TYPE_CHECKING:  # automodel.forecast imports scipy.signal (0.6 s); observe and record need none of it
-    from automodel.forecast import Forecast
+if TYPE_CHECKING:  # automodel.model.forecast imports scipy.signal (0.6 s); observe and record need none of it
+    from automodel.model.forecast import Forecast
 
 __all__ = ["record", "import_samples", "samples", "fill_run_loads", "forecast_load"]
 
@@ -91,7 +91,7 @@ def fill_run_loads(store: str | Path | Store, frame: pd.DataFrame, roles: dict, 
     """Add ``cpu``/``bw`` columns to runs with ``start`` and ``end`` columns: min over hosts of the
     per-host average of the samples during the run (an optional ``hosts`` column, ``h1;h2``, limits
     the hosts)."""
-    from automodel.forecast import min_avg_avail
+    from automodel.model.forecast import min_avg_avail
 
     smp = samples(store)
     out = frame.copy()
@@ -126,7 +126,7 @@ def forecast_load(store: str | Path | Store, resource: str, app: str | None = No
     will see the least available host), else from the application's run history.
     Returns the forecast and a description of the history used.
     """
-    from automodel.forecast import forecast
+    from automodel.model.forecast import forecast
 
     if resource not in RESOURCES:
         raise DataError(f"resource must be cpu or bw, got {resource!r}")

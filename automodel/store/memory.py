@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from automodel.search.online import LivePool, OnlineOptions
+from automodel.online.live import LivePool, OnlineOptions
 from automodel.space.structure import Structure
 from automodel.space.terms import Term
 from automodel.store.db import now

@@ -20,11 +20,12 @@ import pandas as pd
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
 from automodel.options import DEFAULT_AGGREGATE
-from automodel.search.online import ANOMALY_WINDOW, LivePool, OnlineOptions, PoolStats, Update
+from automodel.online.anomaly import ANOMALY_WINDOW
+from automodel.online.live import LivePool, OnlineOptions, PoolStats, Update
 from automodel.space.structure import Structure
 from automodel.space.config import SearchSpace, load_space
 from automodel.space.terms import Term
-from automodel.space.variants import load_variants
+from automodel.online.variants import load_variants
 from automodel.store import schema
 from automodel.store.db import Store, now
 from automodel.store.storage import Session, Storage, open_storage

@@ -1,8 +1,8 @@
-"""Reading and writing one application's live pool (:class:`automodel.search.online.LivePool`) in the store.
+"""Reading and writing one application's live pool (:class:`automodel.online.live.LivePool`) in the store.
 
 The pool's statistics, coefficients and scores are the ``state`` row's blob, written by every update, so
 an update reads no stored run but the new ones: the blob also keeps the parameters and times of the runs
-the anomaly rule needs (:data:`automodel.search.online.ANOMALY_WINDOW`, the fitted runs stored last), which
+the anomaly rule needs (:data:`automodel.online.anomaly.ANOMALY_WINDOW`, the fitted runs stored last), which
 are read from the runs (one indexed query) only when the blob does not hold them; the statistics are
 rebuilt from every fitted run only when the blob is missing or does not match the runs.
 """
@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from automodel.errors import DataError, ModelFileError, StoreError
 from automodel.names import label_problem, normal_label, printable
 from automodel.options import weights
-from automodel.search.online import LazyValues, LivePool, OnlineOptions, PoolStats
+from automodel.online.live import LazyValues, LivePool, OnlineOptions, PoolStats
 from automodel.space.structure import Structure
 from automodel.space.terms import Term, TermPlan, term_from_dict
 from automodel.store import schema

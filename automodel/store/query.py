@@ -11,15 +11,15 @@ import pandas as pd
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from automodel.calibration import calibrate
+from automodel.model.calibration import calibrate
 from automodel.data import load
 from automodel.errors import DataError, StoreError
-from automodel.interval import MAX_ALTERNATIVES, Interval
-from automodel.model import Model, TermModel
+from automodel.model.interval import MAX_ALTERNATIVES, Interval
+from automodel.model.core import Model, TermModel
 from automodel.options import ROLE_NAMES, weights
 from automodel.space.structure import Structure
 from automodel.search.choice import choose
-from automodel.search.online import PoolStats
+from automodel.online.live import PoolStats
 from automodel.space.terms import term_values
 from automodel.store import schema
 from automodel.store.schema import stored_json
@@ -101,7 +101,7 @@ def leader_model(store: str | Path | Store, app: str, position: int | None = Non
 
 def _band(a: App, pool, order: np.ndarray, i: int, core: TermModel, fitted: pd.DataFrame, app: str
           ) -> Interval | None:
-    """The prediction band of the live candidate ``i`` (:func:`automodel.calibration.calibrate`
+    """The prediction band of the live candidate ``i`` (:func:`automodel.model.calibration.calibrate`
     on the admitted runs, the live ranking as the search's candidates); None on fewer than 3
     configurations."""
     ds = load(fitted[[*a.params, "time"]], params=[q for q in a.params if q not in ROLE_NAMES],

@@ -14,7 +14,7 @@ import numpy as np
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
-from automodel.search.online import LivePool, OnlineOptions
+from automodel.online.live import LivePool, OnlineOptions
 from automodel.space.structure import Structure
 from automodel.space.terms import Term
 from automodel.store import pool as pool_mod

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
 
-    from automodel.search.online import LivePool, OnlineOptions
+    from automodel.online.live import LivePool, OnlineOptions
     from automodel.space.structure import Structure
     from automodel.space.terms import Term
     from automodel.store.db import Store

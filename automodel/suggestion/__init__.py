@@ -1,6 +1,6 @@
 """What to run next: the configurations that narrow the prediction band at a target most per core-hour.
 
-The band of a fitted model at a target configuration ``t`` (:class:`~automodel.interval.Interval`,
+The band of a fitted model at a target configuration ``t`` (:class:`~automodel.model.interval.Interval`,
 :mod:`automodel.solve.band`) is the sum in quadrature of parts. One more run at a configuration ``x``
 shrinks three of them; the run noise and the misfit stay:
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from automodel.data.cells import floats, shown
 from automodel.errors import DataError
-from automodel.model import Model
+from automodel.model.core import Model
 
 __all__ = ["LOAD_ROLES", "MAX_CANDIDATES", "check_target", "candidate_grid", "listed", "mark_measured"]
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from automodel.data.cells import shown
 from automodel.errors import DataError
-from automodel.model import Model
+from automodel.model.core import Model
 from automodel.suggestion.candidates import candidate_grid, check_target, listed, mark_measured
 from automodel.suggestion.greedy import plan_runs
 from automodel.suggestion.results import NothingToRun, Plan

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from automodel.errors import DataError
-from automodel.interval import DEFAULT_GROWTH, Interval
-from automodel.model import Model
+from automodel.model.interval import DEFAULT_GROWTH, Interval
+from automodel.model.core import Model
 from automodel.solve import band
 from automodel.space.terms import term_values
 from automodel.suggestion.alternatives import inside_ranges, log_ratios, untested

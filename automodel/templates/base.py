@@ -2,7 +2,7 @@
 helpers the template modules share (column access, least squares, validation of model dictionaries).
 
 A template is a fixed model of the literature that enters the same leaderboard as the searched
-candidates (DESIGN.md, sec. 4). Its fitted core satisfies :class:`automodel.model.Core`; the registry
+candidates (DESIGN.md, sec. 4). Its fitted core satisfies :class:`automodel.model.core.Core`; the registry
 of templates is :mod:`automodel.templates`.
 """
 
@@ -16,7 +16,7 @@ import pandas as pd
 
 from automodel.data.cells import finite_number, shown
 from automodel.errors import DataError, ModelFileError
-from automodel.model import Core  # the fitted core every template returns
+from automodel.model.core import Core  # the fitted core every template returns
 from automodel.options import weights
 from automodel.solve import metrics
 from automodel.solve.design import design

@@ -15,7 +15,7 @@ import pandas as pd
 from automodel.data import Dataset
 from automodel.data.splits import holdout_rows
 from automodel.errors import SpaceError
-from automodel.model import Model
+from automodel.model.core import Model
 from automodel.options import ROLE_NAMES, weights
 from automodel.solve import metrics as metrics_mod
 from automodel.solve.metrics import METRICS

@@ -198,7 +198,7 @@ class KohashiModel:
 
     def coefficient_spread(self, frame: pd.DataFrame) -> np.ndarray | None:
         """Log-space standard deviation of the prediction over the posterior samples at each row of
-        ``frame`` (the coefficient part of the model's band, :class:`automodel.interval.Interval`);
+        ``frame`` (the coefficient part of the model's band, :class:`automodel.model.interval.Interval`);
         None without samples. Samples that predict no positive time are left out."""
         if self.samples is None:
             return None

@@ -11,7 +11,7 @@ from math import comb
 
 import numpy as np
 
-from automodel.printing import terms_text
+from automodel.text.printing import terms_text
 from automodel.search.canonical import canonical, subsets, times, uses_only
 from automodel.search.family_lists import TargetFamilyLists
 from automodel.search.registry import compact, hstack, put

@@ -1,0 +1,133 @@
+"""The best process count of a model: the integer p of least predicted time, its range and how sure it is.
+
+:meth:`automodel.model.core.Model.best_p` asks; this module holds the answer (:class:`BestP`), the search over
+integers (:func:`best_integer`) and the checks of its arguments.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from automodel.data.cells import MAGNITUDE, RULES, as_float, shown, violation
+from automodel.errors import DataError
+
+__all__ = ["BestP", "best_integer", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",
+           "BEYOND_FACTOR", "RANGE_GRID"]
+
+#: the widest range of process counts :meth:`automodel.model.core.Model.best_p` searches exhaustively (in chunks of
+#: :data:`CHUNK_P`); a term model takes about 25 ms for all of them
+EXHAUSTIVE_P = 2 ** 20
+#: process counts evaluated at once
+CHUNK_P = 2 ** 16
+#: the largest process count it accepts: every integer up to it is exact in a float
+MAX_P = 2 ** 53
+#: a best p more than this factor beyond the measured p range is reported as an extrapolation
+BEYOND_FACTOR = 2.0
+#: process counts evaluated for the range of :class:`BestP` (every one when the range is this narrow)
+RANGE_GRID = 4096
+
+
+@dataclass(frozen=True)
+class BestP:
+    """The best process count, how sure the model is of it, and what a user should know.
+
+    Attributes
+    ----------
+    p : int
+        The process count with the least predicted time.
+    time : float
+        Its predicted time; ``lower`` and ``upper`` the ``level`` band of one run there (NaN when the
+        model has no band).
+    p_low, p_high : int
+        The contiguous range of process counts around ``p`` whose predicted time is within the
+        ``level`` band of the expected time at ``p`` (statistically indistinguishable from the best;
+        ``p`` itself when the model has no band). Searched on every count up to :data:`RANGE_GRID`
+        counts, else on that many geometrically spaced ones.
+    warnings : tuple of str
+        An answer far outside the measured p range (:data:`BEYOND_FACTOR`), at the edge of the
+        searched range, below the noise of the fit, or counts where the model predicts no positive time.
+    """
+
+    p: int
+    time: float
+    lower: float = math.nan
+    upper: float = math.nan
+    p_low: int = 0
+    p_high: int = 0
+    level: float = 0.9
+    warnings: tuple[str, ...] = ()
+    unit: str = "s"
+
+    def lines(self) -> list[str]:
+        """``["p = 44 (36 to 58 at 90%)", "predicted 0.52 s (90% band 0.41 to 0.66 s)"]``: the answer and
+        its time in the model's unit, each well within 80 columns."""
+        head = f"p = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
+                                  if self.p_low != self.p_high else "")
+        time = f"predicted {self.time:.4g} {self.unit}"
+        if math.isfinite(self.lower):
+            time += f" ({self.level:.0%} band {self.lower:.3g} to {self.upper:.3g} {self.unit})"
+        return [head, time]
+
+
+def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
+    """The integer ``x`` in ``[low, high]`` with the least ``times(x)`` (vectorised), and that value.
+
+    Exhaustive over ranges of at most :data:`EXHAUSTIVE_P` integers (the first least one, as ``np.argmin``),
+    :data:`CHUNK_P` at a time; wider ranges coarse to fine: the least of about 2000 geometrically spaced
+    integers, then the same inside the bracket of its two neighbours, until the bracket is narrow
+    enough to search whole. The work is ``O(log(high - low))`` evaluations of 2000 points plus one
+    exhaustive search, the memory that of :data:`CHUNK_P` points. Beyond :data:`EXHAUSTIVE_P` the answer is
+    exact for a cost with one minimum between the grid points around the coarse one (the usual U shape
+    of run time over p); a narrower dip elsewhere, or a near tie between distant plateaus, may be missed.
+    """
+    while high - low + 1 > EXHAUSTIVE_P:
+        grid = np.unique(np.round(np.geomspace(low, high, 2048)).astype(np.int64))
+        i = int(np.argmin(times(grid.astype(float))))
+        low, high = int(grid[max(i - 1, 0)]), int(grid[min(i + 1, len(grid) - 1)])
+    best, least = low, math.inf
+    for start in range(low, high + 1, CHUNK_P):
+        ps = np.arange(start, min(start + CHUNK_P, high + 1), dtype=float)
+        t = times(ps)
+        i = int(np.argmin(t))
+        if t[i] < least:
+            best, least = int(ps[i]), float(t[i])
+    return best, least
+
+
+def whole_number(name: str, value: Any, low: int) -> int:
+    """``value`` as an int when it is a whole number in ``[low, MAX_P]`` (an int exactly, not through a
+    float); else a one-line DataError."""
+    number: int | float = math.nan
+    text = shown(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        number = int(value)
+        text = f"{number}" if abs(number) < 10 ** 20 else text
+    elif not isinstance(value, bool) and not math.isnan(as_float(value)):
+        number = as_float(value)
+        text = f"{number:g}"
+    if not (low <= number <= MAX_P and number == math.floor(number)):
+        raise DataError(f"{name} must be a whole number from {low} to 2^53, got {text}")
+    return int(number)
+
+
+def float_argument(name: str, value: Any) -> float:
+    """A parameter value given to :meth:`automodel.model.core.Model.best_p`, checked as a cell of its role is: finite, its
+    role's rule (:data:`automodel.data.cells.RULES`: ``n`` positive, ``cpu`` and ``bw`` in (0, 1]) and
+    0 or of a magnitude in :data:`automodel.data.cells.MAGNITUDE`; else a one-line DataError."""
+    number = as_float(value)
+    if math.isnan(number) and not isinstance(value, (float, np.floating)):
+        raise DataError(f"{name} must be a number, got {shown(value)}")
+    if not math.isfinite(number):
+        raise DataError(f"{name} must be a finite number, got {number:g}")
+    found = violation(np.array([number]), name)
+    if found is not None:
+        _, what, magnitude = found
+        if magnitude:
+            low, high = MAGNITUDE
+            what = f"{what if name in RULES else '0 or a number'} of magnitude {low:g} to {high:g}"
+        raise DataError(f"{name} must be {what}, got {number:g}")
+    return number

@@ -1,0 +1,1 @@
+"""Outputs of a fitted model: exports to code (:mod:`~automodel.output.export`), plots and HTML reports."""
