@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
+from warm_python import Warm
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -58,25 +59,18 @@ def _env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def warm():
-    """The socket of a warm :data:`PYTHON` (tests/warm_python.py) that forks every command of the pages."""
-    folder = Path(tempfile.mkdtemp(prefix="automodel-readme-"))
-    socket = folder / "python.sock"
-    server = subprocess.Popen([PYTHON, str(ROOT / "tests" / "warm_python.py"), "serve", str(socket), *PRELOAD],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_env(), cwd=folder, text=True)
-    assert server.stdout.readline() == "ready\n", "the warm interpreter did not start"
-    yield socket
-    server.stdin.close()
-    server.wait(60)
-    socket.unlink()
-    folder.rmdir()
+    """A warm :data:`PYTHON` (tests/warm_python.py) that forks every command of the pages."""
+    server = Warm(PYTHON, PRELOAD, _env())
+    yield server
+    server.stop()
 
 
-def _bin(folder: Path, warm: Path) -> Path:
+def _bin(folder: Path, warm: Warm) -> Path:
     """A folder with ``automodel`` and ``python3`` that run :data:`PYTHON` (on this checkout, unless
     ``AUTOMODEL_README_PYTHON`` names another interpreter), each command forked by the warm interpreter."""
     folder.mkdir()
-    client = f'exec "{PYTHON}" -I -S "{ROOT / "tests" / "warm_python.py"}" "{warm}"'
-    for name, command in (("automodel", f'{client} automodel "$@"'), ("python3", f'{client} python "$@"')):
+    for name, command in (("automodel", f'exec {shlex.join(warm.command("automodel"))} "$@"'),
+                          ("python3", f'exec {shlex.join(warm.command("python"))} "$@"')):
         path = folder / name
         path.write_text(f"#!/bin/sh\n{command}\n")
         path.chmod(path.stat().st_mode | stat.S_IEXEC)

@@ -1,7 +1,7 @@
 """A warm interpreter for tests that start many Python processes: a server that imports the heavy modules
 once and forks a process for each command, and the small client that stands in for the command.
 
-``PYTHON warm_python.py serve SOCKET [MODULE ...]`` imports the MODULEs, listens on the Unix socket SOCKET and
+``PYTHON warm_python.py serve SOCKET [MODULE ...]`` imports the MODULEs (those it can), listens on the Unix socket SOCKET and
 prints ``ready``; it ends when its stdin closes. ``PYTHON -I -S warm_python.py SOCKET KIND ARG ...`` is a
 command: it sends its arguments, working directory, environment and its stdin, stdout and stderr (the
 descriptors themselves) to the server, which forks; the fork takes them over and runs the command as the
@@ -26,6 +26,33 @@ import struct
 import sys
 
 HEADER = struct.Struct("!I")
+
+
+class Warm:
+    """A running server (started by :meth:`start`, ended by :meth:`stop`) and the commands of its clients."""
+
+    def __init__(self, python: str, preload: tuple[str, ...], env: dict[str, str] | None = None) -> None:
+        import subprocess
+        import tempfile
+
+        self.python = python
+        self.folder = tempfile.mkdtemp(prefix="automodel-warm-")
+        self.socket = os.path.join(self.folder, "python.sock")
+        self.server = subprocess.Popen([python, os.path.abspath(__file__), "serve", self.socket, *preload],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=self.folder,
+                                       text=True)
+        if self.server.stdout.readline() != "ready\n":
+            raise RuntimeError(f"the warm interpreter did not start (exit {self.server.wait(60)})")
+
+    def command(self, kind: str) -> list[str]:
+        """The argv that runs ``python ...`` (``kind`` ``python``) or ``automodel ...`` forked by the server."""
+        return [self.python, "-I", "-S", os.path.abspath(__file__), self.socket, kind]
+
+    def stop(self) -> None:
+        self.server.stdin.close()
+        self.server.wait(60)
+        os.unlink(self.socket)
+        os.rmdir(self.folder)
 
 
 # -- the client: stdlib only, started with -I -S ---------------------------------------------------------
@@ -54,7 +81,10 @@ def serve(path: str, modules: list[str]):
     import select
 
     for name in modules:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError:  # not installed here: a command that needs it fails as it would anyway
+            pass
     base = sys.path[1:]  # without this file's folder: each command puts its own first
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
