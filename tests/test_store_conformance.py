@@ -5,7 +5,8 @@ equal to a sequential replay, idempotent observe, old stores migrated, transient
 database failure a one-line error.
 
 Concurrency runs N = 4 real processes observing small chunks through the command line
-(:func:`automodel.cli.main`). Each scenario prints its counts (``pytest -rP``).
+(:func:`automodel.cli.main`), each forked from a warm interpreter that has imported automodel's store
+and command line (tests/warm_python.py: a process without the second of imports a new one would take). Each scenario prints its counts (``pytest -rP``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from automodel.errors import StoreError
 from automodel.store import db, schema
 from postgres_server import free_port
 from test_store_observe import _grid, _runs
+from warm_python import Warm
 
 N_PROCESSES = 4
 #: ``python -c WORKER URL CSV...``: observe each CSV in turn through the command line; its status
@@ -67,8 +69,17 @@ def _write(frames: list[pd.DataFrame], folder: Path, stem: str) -> list[str]:
     return paths
 
 
-def _start(script: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL,
+@pytest.fixture(scope="module")
+def warm():
+    """The interpreter the concurrent processes are forked from, with the store's modules imported."""
+    server = Warm(sys.executable, ("automodel.cli", "automodel.cli.store", "automodel.store", "automodel.store.observe",
+                                   "automodel.store.sql", "automodel.fitting", "sqlalchemy", "psycopg"))
+    yield server
+    server.stop()
+
+
+def _start(warm: Warm, script: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([*warm.command("python"), "-c", script, *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -118,30 +129,30 @@ def _check(url: str, written: list[str], n_updates: int, folder: Path, scenario:
           f"updates {history['update'].min()}..{history['update'].max()} ({len(history)} distinct)")
 
 
-def test_processes_creating_one_application(store_url, tmp_path):
+def test_processes_creating_one_application(store_url, tmp_path, warm):
     chunks = _write([_grid(seed) for seed in range(N_PROCESSES)], tmp_path, "grid")
-    _finish([_start(WORKER, store_url, chunk) for chunk in chunks])
+    _finish([_start(warm, WORKER, store_url, chunk) for chunk in chunks])
     _check(store_url, chunks, N_PROCESSES, tmp_path, "create race")
 
 
-def test_processes_observing_disjoint_chunks(store_url, tmp_path):
+def test_processes_observing_disjoint_chunks(store_url, tmp_path, warm):
     (first,) = _write([_grid()], tmp_path, "grid")
     S.observe(store_url, "app", first)
     chunks = [_write([_runs(100 * w + b, 2) for b in range(2)], tmp_path, f"w{w}_") for w in range(N_PROCESSES)]
-    _finish([_start(WORKER, store_url, *mine) for mine in chunks])
+    _finish([_start(warm, WORKER, store_url, *mine) for mine in chunks])
     _check(store_url, [first] + [c for mine in chunks for c in mine], 1 + 2 * N_PROCESSES, tmp_path,
            "disjoint chunks")
 
 
-def test_writer_killed_mid_transaction(store_url, tmp_path):
+def test_writer_killed_mid_transaction(store_url, tmp_path, warm):
     (first,) = _write([_grid()], tmp_path, "grid")
     S.observe(store_url, "app", first)
     (doomed,) = _write([_runs(7, 3)], tmp_path, "doomed")
     marker = tmp_path / "marker"
     started = time.monotonic()
-    killed = _start(KILLED, store_url, str(marker), doomed)
+    killed = _start(warm, KILLED, store_url, str(marker), doomed)
     *others, after = _write([_runs(50 + i, 2) for i in range(N_PROCESSES)], tmp_path, "other")
-    waiting = [_start(WORKER, store_url, chunk) for chunk in others]
+    waiting = [_start(warm, WORKER, store_url, chunk) for chunk in others]
     while not marker.exists():
         assert killed.poll() is None and time.monotonic() < started + 90, killed.stderr.read()
         time.sleep(0.05)
