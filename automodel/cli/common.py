@@ -7,14 +7,13 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from automodel.data.readers.formats import FORMATS as INPUT_FORMATS
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 from automodel.solve.metrics import METRICS
 from automodel.terminal import WIDTH, Status, interactive, wrap
 
 ROLE_OPTIONS = ("time", "n", "p", "cpu", "bw")
-#: the names of :data:`automodel.data.FORMATS`, spelled out so that building the parser imports no pandas
-INPUT_FORMATS = ("csv", "tsv", "parquet", "text", "json", "jsonl", "talpas", "experiment", "cube")
 #: what an input file may be, for help texts
 INPUT_HELP = ("runs (CSV, TSV, Parquet), an Extra-P file (text, JSON, JSON Lines, Talpas, .extra-p) or a "
               "folder of CUBE profiles")
@@ -53,9 +52,11 @@ def add_role_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_input_options(parser: argparse.ArgumentParser, kernel: bool = True) -> None:
-    """``--format NAME`` and (``kernel``) ``--kernel NAME``: how the input file is read, which kernel of it."""
-    parser.add_argument("--format", choices=INPUT_FORMATS, default=None, metavar="FORMAT",
-                        help=f"input format: {', '.join(INPUT_FORMATS)} (default: detected from the content)")
+    """``--format NAME`` and (``kernel``) ``--kernel NAME``: how the input file is read, which kernel of it;
+    the formats and their help read from the registry (:data:`automodel.data.readers.formats.FORMATS`)."""
+    listed = "; ".join(f"{f.name}: {f.description}" for f in INPUT_FORMATS.values())
+    parser.add_argument("--format", choices=list(INPUT_FORMATS), default=None, metavar="FORMAT",
+                        help=f"input format (default: detected from the content). {listed}")
     if kernel:
         parser.add_argument("--kernel", metavar="NAME", default=None,
                             help="the kernel to model when the file holds several, by its label, e.g. "

@@ -12,9 +12,11 @@ Extra parameters multiply each part by a function of the parameter. Without ``n`
 the P-term models of bayesian-kohashi-2022.txt (eqs. 1-6). Every stage records which rows it used and
 what it skipped and why.
 
-This module is the driver: which stages run, in which order, on which rows; each stage is a module of
-:mod:`automodel.search.stages` with its settings typed in :mod:`automodel.space.stages`, and every stage
-takes its step through :meth:`automodel.search.state.Search.run`.
+This module is the driver: it runs the table :data:`automodel.search.stages.STAGES` in order, each route
+(the staged search, then the PMNF route) whose stages the space names, each stage of it that applies to
+the data (:class:`~automodel.search.stages.base.Shape`), depth first over the branches a stage yields.
+Each stage is a module of :mod:`automodel.search.stages` with its settings typed in
+:mod:`automodel.space.stages`, and every stage takes its step through :meth:`automodel.search.state.Search.run`.
 
 The search runs for many targets at once (the kernels of a profile measured at the same points,
 :func:`search_kernels`; one target is :func:`staged_search`). Each target has its own candidates:
@@ -37,18 +39,11 @@ from automodel.data import Dataset
 from automodel.errors import DataError
 from automodel.solve.metrics import METRICS
 from automodel.search.outcome import ManyOutcome, SearchOutcome
-from automodel.search.registry import compact, hstack, labels, sorted_groups
-from automodel.space.structure import Structure
-from automodel.search.stages.communication import communication_rows, stage_communication
-from automodel.search.stages.computation import stage_computation
-from automodel.search.stages.p_only import stage_p_only
-from automodel.search.stages.parameters import stage_parameters
-from automodel.search.stages.pmnf import stage_pmnf
-from automodel.search.stages.processors import stage_processors
+from automodel.search.registry import compact, labels, sorted_groups
+from automodel.search.stages import STAGES
+from automodel.search.stages.base import STAGED, Branch, Shape, Stage
 from automodel.search.state import Search
 from automodel.space.config import SearchSpace
-from automodel.space.stages import STAGED
-from automodel.space.terms import ONE
 
 __all__ = ["staged_search", "search_kernels"]
 
@@ -105,102 +100,45 @@ def search_kernels(ds: Dataset, Y: np.ndarray, space: SearchSpace, names: tuple[
         computation model can be fitted) is listed in :attr:`ManyOutcome.failed`.
     """
     if names is None:
-        staged = STAGED & set(space.stages)
+        staged = {name for name, stage in STAGES.items() if stage.route == STAGED} & set(space.stages)
         names = (space.fit.metric, "holdout") if staged and "pmnf" in space.stages else (space.fit.metric,)
     S = Search(ds, space, np.asarray(Y, float), tuple(dict.fromkeys(names)), progress)
-    ks = np.arange(S.Y.shape[1])
-    all_rows = np.ones(ds.n_points, bool)
     if ds.n_points < 3:
         raise DataError(f"{ds.source}: {ds.n_points} distinct configuration(s); the search needs at least 3")
-    has_n = "n" in S.params
-    p_levels = np.unique(ds.frame["p"]) if "p" in S.params else np.array([])
-    has_p = len(p_levels) >= 2
-    if "p" in S.params and not has_p:
-        S.notes.append(f"a single p level (p = {p_levels[0]:g}): processor stage skipped")
-
+    shape = _shape(S)
     try:
-        if not STAGED & set(space.stages):
-            pass  # the PMNF route alone (the pmnf space)
-        elif has_n:
-            _search_with_n(S, ks, p_levels, has_p, all_rows)
-        elif has_p:
-            kept = stage_p_only(S, ks, all_rows)
-            if ds.extra_params:
-                S.adaptive = True
-                stage_parameters(S, ks, kept, all_rows)
-        elif ds.extra_params:
-            S.adaptive = S.adaptive or len(ds.extra_params) > 1
-            S.notes.append("no n and no p: models in the extra parameters only")
-            stage_parameters(S, ks, S.reg.same([Structure((ONE,))], len(ks)), all_rows)
-        else:
-            raise DataError(f"{ds.source}: no parameter column (n, p or an extra parameter) to model time with")
-        pmnf = space.stages.get("pmnf")  # after the staged search: on a tie its non-negative twin ranks first
-        if pmnf is not None and not set(pmnf.unless) & S.params:
-            stage_pmnf(S, ks, all_rows)
+        for route in dict.fromkeys(stage.route for stage in STAGES.values()):
+            chain = [stage for stage in STAGES.values() if stage.route == route]
+            if not {stage.name for stage in chain} & set(space.stages):
+                continue
+            if route == STAGED and not (shape.has_n or shape.has_p or ds.extra_params):
+                raise DataError(f"{ds.source}: no parameter column (n, p or an extra parameter) to model time with")
+            _descend(S, shape, [stage for stage in chain if stage.applies(S, shape)], Branch(np.arange(S.Y.shape[1])))
     finally:
         S.bar.close()
 
     return _final(S)
 
 
-def _search_with_n(S: Search, ks: np.ndarray, p_levels: np.ndarray, has_p: bool, all_rows: np.ndarray) -> None:
-    """The stages of data with ``n``: computation, communication, processors (with two p levels or
-    more), the extra parameters; the first two on all runs together with the processor functions when
-    the lowest p has fewer than 3 distinct n."""
-    S.adaptive = True
-    ds = S.ds
-    frame = ds.frame
-    joint = False
-    root = S.reg.same([Structure()], len(ks))
-    if has_p:
-        rows1 = (frame["p"] == p_levels[0]).to_numpy()
-        text1 = f"p = {p_levels[0]:g}"
-        if frame.loc[rows1, "n"].nunique() < 3:
-            joint = True
-            S.notes.append(f"only {frame.loc[rows1, 'n'].nunique()} distinct n at the lowest p "
-                           f"(p = {p_levels[0]:g}): computation and communication stages run on all runs "
-                           "together with the processor functions")
-    else:
-        rows1, text1 = all_rows, "all runs"
-        S.notes.append(("no p column" if "p" not in S.params else "one p level") +
-                       ": computation and communication stages both use all runs")
+def _shape(S: Search) -> Shape:
+    """What the data allow (:class:`~automodel.search.stages.base.Shape`); notes a single ``p`` level."""
+    frame = S.ds.frame
+    all_rows = np.ones(S.ds.n_points, bool)
+    p_levels = np.unique(frame["p"]) if "p" in S.params else np.array([])
+    has_n, has_p = "n" in S.params, len(p_levels) >= 2
+    if "p" in S.params and not has_p:
+        S.notes.append(f"a single p level (p = {p_levels[0]:g}): processor stage skipped")
+    if not (has_n and has_p):
+        return Shape(all_rows, has_n, has_p, p_levels, False, all_rows, "all runs")
+    rows = (frame["p"] == p_levels[0]).to_numpy()
+    return Shape(all_rows, has_n, has_p, p_levels, frame.loc[rows, "n"].nunique() < 3, rows, f"p = {p_levels[0]:g}")
 
-    if joint:
-        comp_f = S.terms("processors", "computation") or (ONE,)
-        comm_f = S.terms("processors", "communication") or (ONE,)
-        seeds = stage_computation(S, ks, all_rows, "all runs", root, comp_f, True)
-        seeds = stage_communication(S, ks, all_rows, "all runs", seeds, comm_f, True)
-        over = S.terms("processors", "overhead")
-        if over:
-            s3c = hstack(seeds, S.reg.table(seeds, lambda s: [Structure(s.comp, s.comm, s.extra + (f,))
-                                                                for f in over]))
-            seeds, _ = S.run("processors/overhead", ks, all_rows, "all runs", s3c,
-                             S.space.stage("processors").top, final=True)
-        if ds.extra_params:
-            stage_parameters(S, ks, seeds, all_rows)
-        return
-    single = not has_p
-    seeds = stage_computation(S, ks, rows1, text1, root, (ONE,), single)
-    empty = (seeds < 0).all(axis=1)
-    for k in ks[empty]:
-        S.failed[int(k)] = (f"{ds.source}: no computation model could be fitted on the "
-                            f"{int(rows1.sum())} configurations at {text1}")
-    ks, seeds = ks[~empty], seeds[~empty]
-    widths = np.where(seeds >= 0, S.reg.array("width")[np.maximum(seeds, 0)], np.iinfo(np.intp).max)
-    need = widths.min(axis=1, initial=np.iinfo(np.intp).max) + 2
-    parts: dict[bytes, tuple[np.ndarray, str, str, list[np.ndarray]]] = {}  # the targets of each row set
-    values, first = np.unique(need, return_index=True)
-    for k in values[np.argsort(first)]:  # the rows of the communication stage: by the narrowest model's width
-        rows2, text2, note = (communication_rows(frame, p_levels, int(k)) if has_p else (all_rows, "all runs", ""))
-        key = rows2.tobytes() + text2.encode()
-        parts.setdefault(key, (rows2, text2, note, []))[3].append(np.flatnonzero(need == k))
-    for rows2, text2, note, members in parts.values():
-        at = np.sort(np.concatenate(members))
-        part = stage_communication(S, ks[at], rows2, text2, seeds[at], (ONE,), single, note)
-        if has_p:
-            part = stage_processors(S, ks[at], part, all_rows, final=True)
-        if ds.extra_params:
-            stage_parameters(S, ks[at], part, all_rows)
+
+def _descend(S: Search, shape: Shape, chain: list[Stage], branch: Branch) -> None:
+    """Run ``chain[0]`` on ``branch``, and the rest of the chain on each branch it yields before the next."""
+    if chain:
+        for out in chain[0].run(S, shape, branch):
+            _descend(S, shape, chain[1:], out)
 
 
 def _final(S: Search) -> ManyOutcome:

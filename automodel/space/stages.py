@@ -6,8 +6,9 @@ A setting a table leaves out takes the default written here. The numeric default
 shipped ``default`` space (``tests/test_space_config.py`` holds the two together); a term family left
 out adds nothing (the constant for the load and processor functions, ``x`` for the extra parameters).
 
-The stages themselves live in :mod:`automodel.search.stages`, one module each; a new stage is a
-dataclass here, one line in :data:`STAGE_CONFIGS`, and its module there.
+The stages themselves live in :mod:`automodel.search.stages`, one module each, run in the order of its
+table :data:`automodel.search.stages.STAGES`; a new stage is a dataclass here, one line in
+:data:`STAGE_CONFIGS`, its module there and its line in that table.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from automodel.space.parse import parse_term
 from automodel.space.terms import ONE, Term
 
 __all__ = ["Group", "StageConfig", "ComputationConfig", "CommunicationConfig", "ProcessorsConfig", "POnlyConfig",
-           "ParametersConfig", "PmnfConfig", "STAGE_CONFIGS", "STAGED", "kind_of", "lowest_of"]
+           "ParametersConfig", "PmnfConfig", "STAGE_CONFIGS", "kind_of", "lowest_of"]
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,3 @@ STAGE_CONFIGS: dict[str, type[StageConfig]] = {
     "parameters": ParametersConfig,
     "pmnf": PmnfConfig,
 }
-
-#: the stages of the staged search of the seeds (adaptive-model-sanjay-slides.txt); ``pmnf`` is the other route
-STAGED: frozenset[str] = frozenset({"computation", "communication", "processors", "p_only", "parameters"})

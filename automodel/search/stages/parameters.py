@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from automodel.search.canonical import rename_param, times
-from automodel.space.structure import Structure
+from automodel.search.stages.base import Branch, Shape, Stage
 from automodel.search.state import Search
 from automodel.space.stages import ParametersConfig
+from automodel.space.structure import Structure
+from automodel.space.terms import ONE
 
-__all__ = ["stage_parameters"]
+__all__ = ["stage_parameters", "run", "STAGE"]
 
 
 def stage_parameters(S: Search, ks: np.ndarray, seeds: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -34,3 +38,16 @@ def stage_parameters(S: Search, ks: np.ndarray, seeds: np.ndarray, rows: np.ndar
         kept, _ = S.run(f"parameters/{x}", ks, rows, "all runs", S.reg.table(kept, make), cfg.top,
                         final=True)
     return kept
+
+
+def run(S: Search, shape: Shape, branch: Branch) -> Iterator[Branch]:
+    """The last stage of data with extra parameters; the first (from the constant) without ``n`` and ``p``."""
+    seeds = branch.seeds
+    if seeds is None:
+        S.adaptive = S.adaptive or len(S.ds.extra_params) > 1
+        S.notes.append("no n and no p: models in the extra parameters only")
+        seeds = S.reg.same([Structure((ONE,))], len(branch.ks))
+    yield Branch(branch.ks, stage_parameters(S, branch.ks, seeds, shape.all_rows))
+
+
+STAGE = Stage("parameters", ParametersConfig, run, lambda S, shape: bool(S.ds.extra_params))

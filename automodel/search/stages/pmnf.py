@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import combinations, product
 
 import numpy as np
@@ -15,10 +16,11 @@ from automodel.space.structure import Structure
 from automodel.search.state import Search
 from automodel.solve.lines import effect_pvalue, line_rss
 from automodel.space.config import MAX_PMNF_PARAMETERS
+from automodel.search.stages.base import PMNF, Branch, Shape, Stage
 from automodel.space.stages import PmnfConfig
 from automodel.space.terms import ONE, Term
 
-__all__ = ["stage_pmnf", "NO_EFFECT_P"]
+__all__ = ["stage_pmnf", "NO_EFFECT_P", "run", "applies", "STAGE"]
 
 
 def _lines(ds: Dataset, x: str, xs: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, str]:
@@ -161,3 +163,18 @@ def _pmnf_candidates(xs: list[str], lead: dict[str, list[Term | None]], max_term
                 monomials.append(term)
             cands.append(Structure(extra=(ONE, *monomials), signed=True))
     return cands
+
+
+def run(S: Search, shape: Shape, branch: Branch) -> Iterator[Branch]:
+    """Extra-P's route on every target and all runs, after the staged search (on a tie its non-negative
+    twin ranks first); it hands nothing on."""
+    stage_pmnf(S, branch.ks, shape.all_rows)
+    yield from ()
+
+
+def applies(S: Search, shape: Shape) -> bool:
+    """Unless the data have a parameter of the stage's ``unless``."""
+    return not set(S.space.stage("pmnf").unless) & S.params
+
+
+STAGE = Stage("pmnf", PmnfConfig, run, applies, route=PMNF)

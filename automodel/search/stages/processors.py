@@ -6,7 +6,7 @@ optional overhead P-term; with ``p_min`` trained on the runs with ``p >= p_min``
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -14,12 +14,13 @@ from automodel.search.canonical import times
 from automodel.search.family_lists import TargetFamilyLists
 from automodel.search.registry import hstack, put
 from automodel.space.structure import Structure
+from automodel.search.stages.base import Branch, Shape, Stage
 from automodel.search.stages.parts import family_of, stage_groups
 from automodel.search.state import Search
 from automodel.space.stages import ProcessorsConfig
 from automodel.space.terms import ONE, Term
 
-__all__ = ["stage_processors"]
+__all__ = ["stage_processors", "run", "STAGE"]
 
 
 def stage_processors(S: Search, ks: np.ndarray, seeds: np.ndarray, rows: np.ndarray, final: bool) -> np.ndarray:
@@ -86,3 +87,21 @@ def _processors(S: Search, ks: np.ndarray, seeds: np.ndarray, stage_rows: np.nda
     if final and not own:  # everything the stage scored, ranked on all runs (as the final stages are)
         S.run("processors/rank", ks, rows, "all runs", scored, None, final=True)
     return kept
+
+
+def run(S: Search, shape: Shape, branch: Branch) -> Iterator[Branch]:
+    """Stage 3 on all runs as a final stage; after joint computation and communication stages (which
+    took the processor functions already), only the optional overhead term."""
+    ks, seeds = branch.ks, branch.seeds
+    if not shape.joint:
+        yield Branch(ks, stage_processors(S, ks, seeds, shape.all_rows, final=True))
+        return
+    over = S.terms("processors", "overhead")
+    if over:
+        cands = hstack(seeds, S.reg.table(seeds, lambda s: [Structure(s.comp, s.comm, s.extra + (f,)) for f in over]))
+        seeds, _ = S.run("processors/overhead", ks, shape.all_rows, "all runs", cands,
+                         S.space.stage("processors").top, final=True)
+    yield Branch(ks, seeds)
+
+
+STAGE = Stage("processors", ProcessorsConfig, run, lambda S, shape: shape.has_n and shape.has_p)
