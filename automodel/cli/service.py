@@ -58,12 +58,52 @@ class Service:
             self.store = open_store(store)
         self.batches = _Batches()
         self.models: dict[str, Any] = {}
+        #: model name -> its file; file -> (its modification time, the names it holds), for :meth:`fresh`
+        self.sources: dict[str, Path] = {}
+        self.stamps: dict[Path, tuple[int, list[str]]] = {}
+        self.formulas: dict[str, str] = {}
+        self.lock = threading.Lock()
         if models is not None:
             folder = Path(models)
             if not folder.is_dir():
                 raise DataError(f"--models {models}: not a folder of model files")
             for path in sorted(folder.glob("*.json")):
-                self.models.update(load_models(path))
+                self.read(path, load_models)
+
+    def read(self, path: Path, load: Any) -> None:
+        """Load the models of the file ``path`` (``load``: :func:`automodel.model_file.load_models`) and
+        keep its modification time."""
+        stamp = path.stat().st_mtime_ns
+        found = load(path)
+        for name in self.stamps.get(path, (0, []))[1]:
+            self.models.pop(name, None)
+            self.formulas.pop(name, None)
+        self.models.update(found)
+        self.sources.update({name: path for name in found})
+        self.stamps[path] = (stamp, list(found))
+
+    def fresh(self, name: str) -> Any:
+        """The model ``name``, read again when its file changed since it was loaded (a model refitted in
+        place); the loaded one while the file is unchanged, or gone."""
+        path = self.sources.get(name)
+        if path is not None:
+            try:
+                changed = path.stat().st_mtime_ns != self.stamps[path][0]
+            except OSError:
+                changed = False
+            if changed:
+                from automodel.model_file import load_models
+
+                with self.lock:
+                    self.read(path, load_models)
+        return self.models[name]
+
+    def formula(self, name: str, model: Any) -> str:
+        """The formula of the model ``name`` of a file, printed once."""
+        text = self.formulas.get(name)
+        if text is None:
+            text = self.formulas[name] = model.formula
+        return text
 
     # -- the routes ------------------------------------------------------------------------------
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
@@ -99,7 +139,7 @@ class Service:
             if name not in self.models:
                 known = ", ".join(list(self.models)[:8]) or "none (start with --models DIR)"
                 raise DataError(f"no model {str(name)[:80]!r}; known: {known}")
-            return self.models[name]
+            return self.fresh(name)
         from automodel.store import leader_model
 
         return leader_model(self._store(), str(app), _rank(body))
@@ -126,13 +166,16 @@ class Service:
             return jsonable({"formula": found[0]["formula"], "rows": [
                 {**f["values"], "predicted": f["predicted"], "lower": f["lower"], "upper": f["upper"]}
                 for f in found], "notes": found[0]["forecasts"]})
-        import pandas as pd
+        from automodel.data.rows import table_rows
 
         model = self._model(body)
         args = argparse.Namespace(data="rows", load_from=self.store, error="mse", window=None, level=level,
                                   band=band, parts=bool(body.get("parts", False)))
-        out = predict_rows(args, model, pd.DataFrame(rows))
-        return jsonable({"formula": model.formula, "rows": out})
+        out = table_rows(rows)  # no pandas: the rows as arrays, the model evaluated with numpy
+        for column, values in predict_rows(args, model, out).items():
+            out[column] = values
+        formula = self.formula(body["model"], model) if "model" in body else model.formula
+        return jsonable({"formula": formula, "rows": out})
 
     def best_p(self, body: dict) -> dict:
         from dataclasses import asdict
