@@ -43,12 +43,12 @@ def _post(url: str, body: dict) -> tuple[int, float]:
         return answer.status, time.perf_counter() - start
 
 
-def start_server(arguments: list[str], cache: Path) -> tuple[subprocess.Popen, str]:
-    """``python -m automodel serve ARGUMENTS --port 0`` in a new process (its printing cache in the
-    folder ``cache``), and its URL."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOMODEL_CACHE_DIR": str(cache)}
+def start_server(arguments: list[str], cache: Path, tree: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """``python -m automodel serve ARGUMENTS --port 0`` with the code of ``tree`` in a new process (its
+    printing cache in the folder ``cache``), and its URL."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "AUTOMODEL_CACHE_DIR": str(cache)}
     server = subprocess.Popen([sys.executable, "-m", "automodel", "serve", *arguments, "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tree)
     return server, server.stdout.readline().split()[2]
 
 
@@ -114,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=400)
     ap.add_argument("--postgres", action="store_true", help="also a PostgreSQL store (a throwaway server)")
+    ap.add_argument("--tree", type=Path, default=ROOT,
+                    help="serve with the code of this folder (another revision, for a before/after)")
     args = ap.parse_args(argv)
     from automodel import store as S
 
@@ -139,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"postgresql: skipped ({reason})")
             for kind, store in stores.items():
                 S.observe(store, "cg", pd.read_csv(DEMO))
-                server, url = start_server(["--store", store, "--models", str(folder / "models")], folder)
+                server, url = start_server(["--store", store, "--models", str(folder / "models")], folder, args.tree)
                 try:
                     for clients in (args.clients, 1) if kind == "sqlite" and args.requests else ():
                         r = predict_load(url, args.requests if clients > 1 else args.requests // 4, clients, server.pid)

@@ -194,6 +194,6 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
     before = service.handle("POST", "/predict", body)[1]
     assert service.handle("POST", "/predict", body)[1] == before  # unchanged file: the loaded model
     Model(TermModel((ONE,), (2.5,)), ("n", "p"), {"n": "n", "p": "p", "time": "time"}).save(tmp_path / "m.json")
-    os.utime(tmp_path / "m.json", ns=(0, service.stamps[tmp_path / "m.json"][0] + 10 ** 9))
+    os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
     after = service.handle("POST", "/predict", body)[1]
     assert after["rows"][0]["predicted"] == 2.5 and after["formula"] != before["formula"]

@@ -22,6 +22,7 @@ import ipaddress
 import json
 import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,9 @@ __all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "ROU
 
 #: requests in progress at once; more get 503
 MAX_ACTIVE = 64
+#: a batch of observes waits this share of the last batch's time (at most GATHER_MAX_S) for more
+#: requests, when the last batch held more than one: concurrent writers then share one transaction
+GATHER_SHARE, GATHER_MAX_S = 0.5, 0.02
 
 
 class Service:
@@ -49,7 +53,7 @@ class Service:
     """
 
     def __init__(self, store: str | None = None, models: str | Path | None = None) -> None:
-        from automodel.model_file import load_models
+        from automodel.cli.model_files import ModelFiles
 
         self.store = None
         if store:
@@ -57,53 +61,8 @@ class Service:
 
             self.store = open_store(store)
         self.batches = _Batches()
-        self.models: dict[str, Any] = {}
-        #: model name -> its file; file -> (its modification time, the names it holds), for :meth:`fresh`
-        self.sources: dict[str, Path] = {}
-        self.stamps: dict[Path, tuple[int, list[str]]] = {}
-        self.formulas: dict[str, str] = {}
-        self.lock = threading.Lock()
-        if models is not None:
-            folder = Path(models)
-            if not folder.is_dir():
-                raise DataError(f"--models {models}: not a folder of model files")
-            for path in sorted(folder.glob("*.json")):
-                self.read(path, load_models)
-
-    def read(self, path: Path, load: Any) -> None:
-        """Load the models of the file ``path`` (``load``: :func:`automodel.model_file.load_models`) and
-        keep its modification time."""
-        stamp = path.stat().st_mtime_ns
-        found = load(path)
-        for name in self.stamps.get(path, (0, []))[1]:
-            self.models.pop(name, None)
-            self.formulas.pop(name, None)
-        self.models.update(found)
-        self.sources.update({name: path for name in found})
-        self.stamps[path] = (stamp, list(found))
-
-    def fresh(self, name: str) -> Any:
-        """The model ``name``, read again when its file changed since it was loaded (a model refitted in
-        place); the loaded one while the file is unchanged, or gone."""
-        path = self.sources.get(name)
-        if path is not None:
-            try:
-                changed = path.stat().st_mtime_ns != self.stamps[path][0]
-            except OSError:
-                changed = False
-            if changed:
-                from automodel.model_file import load_models
-
-                with self.lock:
-                    self.read(path, load_models)
-        return self.models[name]
-
-    def formula(self, name: str, model: Any) -> str:
-        """The formula of the model ``name`` of a file, printed once."""
-        text = self.formulas.get(name)
-        if text is None:
-            text = self.formulas[name] = model.formula
-        return text
+        self.files = ModelFiles(models)
+        self.models = self.files.models
 
     # -- the routes ------------------------------------------------------------------------------
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
@@ -139,7 +98,7 @@ class Service:
             if name not in self.models:
                 known = ", ".join(list(self.models)[:8]) or "none (start with --models DIR)"
                 raise DataError(f"no model {str(name)[:80]!r}; known: {known}")
-            return self.fresh(name)
+            return self.files.fresh(name)
         from automodel.store import leader_model
 
         return leader_model(self._store(), str(app), _rank(body))
@@ -174,7 +133,7 @@ class Service:
         out = table_rows(rows)  # no pandas: the rows as arrays, the model evaluated with numpy
         for column, values in predict_rows(args, model, out).items():
             out[column] = values
-        formula = self.formula(body["model"], model) if "model" in body else model.formula
+        formula = self.files.formula(body["model"], model) if "model" in body else model.formula
         return jsonable({"formula": formula, "rows": out})
 
     def best_p(self, body: dict) -> dict:
@@ -255,6 +214,8 @@ class _Batches:
         self.lock = threading.Lock()
         self.queues: dict[str, list[_Pending]] = {}
         self.busy: set[str] = set()
+        #: key -> (requests in its last batch, seconds it took to store)
+        self.last: dict[str, tuple[int, float]] = {}
 
     def run(self, key: str, frame: Any, work: Any) -> tuple[Any, slice]:
         """``work(rows)`` of ``frame`` with the rows that queued with it; the report and the slice of its
@@ -268,11 +229,16 @@ class _Batches:
         if not entry.lead:
             entry.wake.wait()  # answered, or handed the lead
         if entry.result is None and entry.error is None:
+            size, took = self.last.get(key, (1, 0.0))
+            if size > 1:  # writers are concurrent: let the ones answered last time join this batch
+                time.sleep(min(GATHER_MAX_S, GATHER_SHARE * took))
             with self.lock:
                 batch = self.queues.pop(key)
+            start = time.perf_counter()
             try:
                 self._store(batch, work)
             finally:
+                self.last[key] = (len(batch), time.perf_counter() - start)
                 with self.lock:
                     waiting = self.queues.get(key)
                     if waiting:
