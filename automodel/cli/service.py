@@ -22,7 +22,6 @@ import ipaddress
 import json
 import os
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -36,9 +35,6 @@ __all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "ROU
 
 #: requests in progress at once; more get 503
 MAX_ACTIVE = 64
-#: a batch of observes waits this share of the last batch's time (at most GATHER_MAX_S) for more
-#: requests, when the last batch held more than one: concurrent writers then share one transaction
-GATHER_SHARE, GATHER_MAX_S = 0.5, 0.02
 
 
 class Service:
@@ -214,8 +210,6 @@ class _Batches:
         self.lock = threading.Lock()
         self.queues: dict[str, list[_Pending]] = {}
         self.busy: set[str] = set()
-        #: key -> (requests in its last batch, seconds it took to store)
-        self.last: dict[str, tuple[int, float]] = {}
 
     def run(self, key: str, frame: Any, work: Any) -> tuple[Any, slice]:
         """``work(rows)`` of ``frame`` with the rows that queued with it; the report and the slice of its
@@ -229,16 +223,11 @@ class _Batches:
         if not entry.lead:
             entry.wake.wait()  # answered, or handed the lead
         if entry.result is None and entry.error is None:
-            size, took = self.last.get(key, (1, 0.0))
-            if size > 1:  # writers are concurrent: let the ones answered last time join this batch
-                time.sleep(min(GATHER_MAX_S, GATHER_SHARE * took))
             with self.lock:
                 batch = self.queues.pop(key)
-            start = time.perf_counter()
             try:
                 self._store(batch, work)
             finally:
-                self.last[key] = (len(batch), time.perf_counter() - start)
                 with self.lock:
                     waiting = self.queues.get(key)
                     if waiting:
