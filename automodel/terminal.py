@@ -3,13 +3,15 @@ tables that fit, and status lines on standard error only when it is a terminal."
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy and pandas: imported by the tables only
+    import numpy as np
     import pandas as pd
 
 __all__ = ["WIDTH", "wrap", "fit_lines", "shorten", "table", "interactive", "Status", "status"]
@@ -72,6 +74,8 @@ def table(frame: "pd.DataFrame", width: int | None, below: Iterable[str] = (),
     """``frame`` as text without its index: each column of ``below`` (long text such as a formula) on
     wrapped lines under its row; the other columns side by side, cut into blocks of columns where they
     would be wider than ``width`` (pandas' ``line_width``)."""
+    if not hasattr(frame, "drop"):  # automodel.data.rows.Rows: no pandas
+        return plain_table(frame, width)
     import pandas as pd
 
     below = [c for c in below if c in frame.columns]
@@ -88,6 +92,77 @@ def table(frame: "pd.DataFrame", width: int | None, below: Iterable[str] = (),
         for value in row:
             out += wrap(str(value), width, "      ", "        ")
     return "\n".join(out)
+
+
+#: a number with a decimal point and no exponent (pandas trims the trailing zeros of these)
+DECIMAL = re.compile(r"^\s*[+-]?[0-9]+\.[0-9]*$")
+#: digits after the point (pandas' ``display.precision``)
+PRECISION = 6
+
+
+def float_cells(values: np.ndarray) -> list[str]:
+    """A float column as pandas' ``to_string`` shows it: six decimals with the trailing zeros every value
+    shares trimmed, or six significant decimals in exponent form when a value would show as 0 or a large
+    one makes the column too wide; ``NaN`` for a missing value."""
+    def formatted(spec: str) -> list[str]:
+        cells = ["NaN" if v != v else format(v, spec) for v in values.tolist()]
+        decimal = [DECIMAL.match(c) is not None for c in cells]
+        while any(decimal) and all(c.endswith("0") for c, d in zip(cells, decimal) if d):
+            cells = [c[:-1] if d else c for c, d in zip(cells, decimal)]
+        return [c + "0" if d and c.endswith(".") else c for c, d in zip(cells, decimal)]
+
+    import numpy as np
+
+    cells = formatted(f".{PRECISION}f")
+    size = np.abs(values)
+    with np.errstate(invalid="ignore"):
+        small = bool(((size < 10.0 ** -PRECISION) & (size > 0)).any())
+        large = bool((size > 1e6).any())
+    if small or (large and max(map(len, cells), default=0) > PRECISION + 6):
+        cells = formatted(f".{PRECISION}e")
+    return cells
+
+
+def column_cells(values: Any) -> tuple[list[str], bool]:
+    """The cells of one column of :class:`automodel.data.rows.Rows` as text, and whether the column is
+    numeric (pandas then puts a space before its name)."""
+    import numpy as np
+
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        return float_cells(values), True
+    if isinstance(values, np.ndarray):
+        return [str(v) for v in values.tolist()], values.dtype.kind in "iub"
+    escapes = str.maketrans({"\t": "\\t", "\r": "\\r", "\n": "\\n"})
+    return ["NaN" if isinstance(v, float) and v != v else str(v).translate(escapes) for v in values], False
+
+
+def plain_table(rows: Any, width: int | None) -> str:
+    """``rows`` (:class:`automodel.data.rows.Rows`) as :func:`table` shows a DataFrame of the same cells,
+    without pandas: right-aligned columns one space apart, cut into blocks of columns (each line but the
+    last block's ending in ``\\``) where they would be wider than ``width``."""
+    columns = []
+    for name in rows.columns:
+        cells, numeric = column_cells(rows[name])
+        head = (" " if numeric else "") + str(name)
+        size = max([len(head), *map(len, cells)])
+        columns.append([head.rjust(size), *(c.rjust(size) for c in cells)])
+    if width is None:
+        return "\n".join(" ".join(line) for line in zip(*columns))
+    blocks, start, used = [], 0, 0
+    for i, column in enumerate(columns):  # pandas' _binify: where a block of columns ends
+        used += len(column[0]) + 1
+        if i > 0 and used + (1 if i == len(columns) - 1 else 2) > width:
+            blocks.append(i)
+            used = len(column[0]) + 1
+    blocks.append(len(columns))
+    text, start = [], 0
+    for k, end in enumerate(blocks):
+        block = columns[start:end]
+        if len(blocks) > 1:
+            block = block + [[" \\"] + ["  "] * len(rows) if k < len(blocks) - 1 else [" "] * (len(rows) + 1)]
+        text.append("\n".join(" ".join(line) for line in zip(*block)))
+        start = end
+    return "\n\n".join(text)
 
 
 def interactive(stream: Any = None) -> bool:

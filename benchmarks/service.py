@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -42,12 +43,12 @@ def _post(url: str, body: dict) -> tuple[int, float]:
         return answer.status, time.perf_counter() - start
 
 
-def start_server(arguments: list[str], cache: Path) -> tuple[subprocess.Popen, str]:
-    """``python -m automodel serve ARGUMENTS --port 0`` in a new process (its printing cache in the
-    folder ``cache``), and its URL."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "AUTOMODEL_CACHE_DIR": str(cache)}
+def start_server(arguments: list[str], cache: Path, tree: Path = ROOT) -> tuple[subprocess.Popen, str]:
+    """``python -m automodel serve ARGUMENTS --port 0`` with the code of ``tree`` in a new process (its
+    printing cache in the folder ``cache``), and its URL."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "AUTOMODEL_CACHE_DIR": str(cache)}
     server = subprocess.Popen([sys.executable, "-m", "automodel", "serve", *arguments, "--port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tree)
     return server, server.stdout.readline().split()[2]
 
 
@@ -56,24 +57,33 @@ def stop_server(server: subprocess.Popen) -> None:
     server.wait(timeout=60)
 
 
-def predict_load(url: str, requests: int, clients: int) -> dict:
-    """Latency percentiles of ``requests`` one-row predictions from ``clients`` concurrent clients."""
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used so far (Linux: ``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def predict_load(url: str, requests: int, clients: int, pid: int | None = None) -> dict:
+    """Latency percentiles of ``requests`` one-row predictions from ``clients`` concurrent clients, and
+    the server's CPU milliseconds per request (``pid``: the server's process, Linux)."""
     rng = np.random.default_rng(0)
     bodies = [{"model": "cg", "rows": [{"n": float(n), "p": float(p)}]}
               for n, p in zip(rng.choice([1e5, 2e5, 4e5, 8e5], requests), rng.choice([8, 16, 32, 64], requests))]
     for body in bodies[:20]:  # warm-up
         _post(url + "/predict", body)
+    cpu = process_cpu(pid) if pid else math.nan
     start = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         answers = list(pool.map(lambda b: _post(url + "/predict", b), bodies))
     elapsed = time.perf_counter() - start
+    cpu = (process_cpu(pid) - cpu) if pid else math.nan
     ms = np.array([s for _, s in answers]) * 1e3
     return {"requests": requests, "clients": clients, "ok": sum(s == 200 for s, _ in answers),
             "p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99)),
-            "max_ms": float(ms.max()), "per_second": requests / elapsed}
+            "max_ms": float(ms.max()), "per_second": requests / elapsed, "server_cpu_ms": cpu / requests * 1e3}
 
 
-def observe_load(url: str, store: str, runs: int, writers: int) -> dict:
+def observe_load(url: str, store: str, runs: int, writers: int, pid: int | None = None) -> dict:
     """Runs per second of ``runs`` one-run observes from ``writers`` concurrent writers, and whether the
     store holds each exactly once afterwards."""
     from automodel import store as S
@@ -85,14 +95,16 @@ def observe_load(url: str, store: str, runs: int, writers: int) -> dict:
     times = t * (1 + 0.02 * rng.standard_normal(runs))
     bodies = [{"app": "cg", "runs": [{"n": float(a), "p": float(b), "time": float(c)}]} for a, b, c in zip(n, p, times)]
     before = len(S.runs(store, "cg"))
+    cpu = process_cpu(pid) if pid else math.nan
     start = time.perf_counter()
     with ThreadPoolExecutor(writers) as pool:
         answers = list(pool.map(lambda b: _post(url + "/observe", b), bodies))
     elapsed = time.perf_counter() - start
+    cpu = (process_cpu(pid) - cpu) if pid else math.nan
     stored = S.runs(store, "cg")["time"].to_numpy()[before:]
     once = len(stored) == runs and bool(np.array_equal(np.sort(stored), np.sort(times)))
     return {"runs": runs, "writers": writers, "ok": sum(s == 200 for s, _ in answers),
-            "per_second": runs / elapsed, "stored_once": once}
+            "per_second": runs / elapsed, "stored_once": once, "server_cpu_ms": cpu / runs * 1e3}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=400)
     ap.add_argument("--postgres", action="store_true", help="also a PostgreSQL store (a throwaway server)")
+    ap.add_argument("--tree", type=Path, default=ROOT,
+                    help="serve with the code of this folder (another revision, for a before/after)")
     args = ap.parse_args(argv)
     from automodel import store as S
 
@@ -127,16 +141,17 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"postgresql: skipped ({reason})")
             for kind, store in stores.items():
                 S.observe(store, "cg", pd.read_csv(DEMO))
-                server, url = start_server(["--store", store, "--models", str(folder / "models")], folder)
+                server, url = start_server(["--store", store, "--models", str(folder / "models")], folder, args.tree)
                 try:
-                    if kind == "sqlite":
-                        r = predict_load(url, args.requests, args.clients)
+                    for clients in (args.clients, 1) if kind == "sqlite" and args.requests else ():
+                        r = predict_load(url, args.requests if clients > 1 else args.requests // 4, clients, server.pid)
                         print(f"predict: {r['requests']} requests, {r['clients']} clients: p50 {r['p50_ms']:.1f} ms, "
                               f"p99 {r['p99_ms']:.1f} ms, max {r['max_ms']:.1f} ms, {r['per_second']:.0f}/s, "
-                              f"{r['ok']} ok")
-                    r = observe_load(url, store, args.runs, args.writers)
+                              f"{r['ok']} ok; server CPU {r['server_cpu_ms']:.2f} ms a request")
+                    r = observe_load(url, store, args.runs, args.writers, server.pid)
                     print(f"observe ({kind}): {r['runs']} runs, {r['writers']} writers: {r['per_second']:.0f} runs/s, "
-                          f"{r['ok']} ok, each stored once: {'yes' if r['stored_once'] else 'NO'}")
+                          f"{r['ok']} ok, each stored once: {'yes' if r['stored_once'] else 'NO'}; server CPU "
+                          f"{r['server_cpu_ms']:.2f} ms a run")
                 finally:
                     stop_server(server)
         finally:

@@ -186,3 +186,18 @@ def test_sigterm_loses_no_accepted_observe(tmp_path):
     stored = S.runs(str(db), "cg")
     assert len(stored) == 8 + len(accepted)  # each accepted run stored once
     assert sorted(stored["time"].tolist()[8:]) == sorted(extra["time"].iloc[accepted].tolist())
+
+
+def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
+    from automodel.model.core import Model, TermModel
+    from automodel.space.terms import ONE
+
+    (tmp_path / "m.json").write_bytes(Path(model_json).read_bytes())
+    service = Service(None, tmp_path)
+    body = {"model": "m", "rows": [{"n": 2000, "p": 16}]}
+    before = service.handle("POST", "/predict", body)[1]
+    assert service.handle("POST", "/predict", body)[1] == before  # unchanged file: the loaded model
+    Model(TermModel((ONE,), (2.5,)), ("n", "p"), {"n": "n", "p": "p", "time": "time"}).save(tmp_path / "m.json")
+    os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
+    after = service.handle("POST", "/predict", body)[1]
+    assert after["rows"][0]["predicted"] == 2.5 and after["formula"] != before["formula"]

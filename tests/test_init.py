@@ -99,6 +99,8 @@ def test_predict_from_a_model_file_imports_no_expression_library_nor_other_templ
     printed, modules = _modules_after_predict(str(tmp_path / "terms.json"), str(tmp_path / "rows.csv"))
     assert "predicted" in printed and "lower" in printed and "upper" in printed
     assert [m for m in modules if m.split(".")[0] in PREDICT_NEVER] == []
+    # a term model: the rows read with the csv module, evaluated with numpy, the table printed without pandas
+    assert [m for m in modules if m.split(".")[0] == "pandas"] == []
     assert [m for m in modules if m.startswith("automodel.templates.")] == []
     printed, modules = _modules_after_predict(str(tmp_path / "amdahl.json"), str(tmp_path / "rows.csv"))
     assert "predicted" in printed

@@ -183,11 +183,15 @@ def jsonable(value: Any) -> Any:
     import math
 
     import numpy as np
-    import pandas as pd
 
-    if isinstance(value, pd.DataFrame):  # column by column: to_dict(orient="records") costs ms per row
+    pd = sys.modules.get("pandas")  # only a pandas value needs pandas: none can be given before it is loaded
+    if pd is not None and isinstance(value, pd.DataFrame):  # column by column: to_dict(orient="records") costs ms per row
         names = [str(k) for k in value.columns]
         columns = [jsonable(value.iloc[:, j].tolist()) for j in range(value.shape[1])]
+        return [dict(zip(names, row)) for row in zip(*columns)] if names else [{} for _ in range(len(value))]
+    if hasattr(value, "n_rows") and hasattr(value, "to_frame"):  # automodel.data.rows.Rows
+        names = [str(k) for k in value.columns]
+        columns = [jsonable(list(value[c])) for c in value.columns]
         return [dict(zip(names, row)) for row in zip(*columns)] if names else [{} for _ in range(len(value))]
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
@@ -197,7 +201,7 @@ def jsonable(value: Any) -> Any:
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
         return None
-    if value is pd.NA:
+    if pd is not None and value is pd.NA:
         return None
     return value
 

@@ -53,12 +53,15 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
 
 
 def predict(args: argparse.Namespace) -> int:
-    """Predict the rows of ``DATA.csv`` with ``MODEL.json``; with ``--store``, the next run of ``--app``."""
+    """Predict the rows of ``DATA.csv`` with ``MODEL.json``; with ``--store``, the next run of ``--app``.
+
+    A CSV or TSV file is read without pandas (:func:`automodel.data.rows.read_rows`) unless the rows
+    are written as CSV (``-o``): the table, ``--json`` and the model's evaluation need numpy only.
+    """
     import sys
 
-    import pandas as pd
+    import numpy as np
 
-    from automodel.data import read
     from automodel.errors import DataError
 
     if args.store:
@@ -69,18 +72,23 @@ def predict(args: argparse.Namespace) -> int:
     if args.output and not to_stdout:
         check_output(args.output)
     models = load_chosen(args)
-    frame = read(args.data)
+    frame = read_input(args.data, plain=not args.output)
     if len(models) > 1 and "kernel" not in frame.columns:
         raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME, or give "
                         f"{args.data} a 'kernel' column")
-    parts = []
-    groups = frame.groupby("kernel", sort=False) if len(models) > 1 else [(None, frame)]
-    for name, rows in groups:
+    names = list(frame["kernel"]) if len(models) > 1 else [None] * len(frame)
+    added: dict[str, np.ndarray] = {}
+    for name in dict.fromkeys(names):
         if name is not None and name not in models:
             raise DataError(f"{args.data}, column 'kernel': no model for kernel {name!r} in {args.model}")
-        parts.append(predict_rows(args, models[name] if name is not None else next(iter(models.values())),
-                                   rows))
-    out = pd.concat(parts).loc[frame.index]
+        at = [i for i, k in enumerate(names) if k == name]
+        rows = frame if len(at) == len(frame) else subset(frame, at)
+        for column, values in predict_rows(args, models[name] if name is not None else next(iter(models.values())),
+                                           rows).items():
+            added.setdefault(column, np.full(len(frame), np.nan))[at] = values
+    out = frame.copy()
+    for column, values in added.items():
+        out[column] = values
     if args.json:
         print_json(out)
     elif to_stdout:
@@ -91,6 +99,27 @@ def predict(args: argparse.Namespace) -> int:
     else:
         print(shown(out, list(frame.columns), _inputs(models, frame), width(args)))
     return 0
+
+
+def read_input(path: str, plain: bool):  # noqa: ANN201  (Rows or a DataFrame)
+    """The rows of ``path``: :class:`~automodel.data.rows.Rows` (no pandas) when ``plain`` and the file
+    is named ``*.csv`` or ``*.tsv`` and does not start as JSON or Extra-P text does; else a DataFrame of
+    :func:`automodel.data.read` (any format, standard input)."""
+    from pathlib import Path
+
+    from automodel.data.rows import read_rows, table_separator
+
+    sep = table_separator(path) if plain and path != "-" else None
+    if sep is not None:
+        return read_rows(Path(path), sep)
+    from automodel.data import read
+
+    return read(path)
+
+
+def subset(frame, positions: list[int]):  # noqa: ANN001, ANN201  (Rows or a DataFrame)
+    """The rows of ``frame`` at ``positions``."""
+    return frame.take(positions) if hasattr(frame, "n_rows") else frame.iloc[positions]
 
 
 def _inputs(models: dict, frame) -> list[str]:  # noqa: ANN001  (a DataFrame)
@@ -112,24 +141,24 @@ def shown(out, given: list, inputs: list[str], width: int | None) -> str:  # noq
     kept = [c for c in out.columns if c in inputs or c not in given]
     left = [str(c) for c in out.columns if c not in kept]
     note = wrap(f"(not shown: {', '.join(left)}; --wide shows every column, -o FILE writes them)", width)
-    return "\n".join([table(out[kept], width), *(note if left else [])])
+    return "\n".join([table(out.select(kept) if hasattr(out, "select") else out[kept], width),
+                      *(note if left else [])])
 
 
-def predict_rows(args: argparse.Namespace, model, frame):  # noqa: ANN001, ANN201  (Model, DataFrame)
-    """``frame`` with the columns ``predicted``, ``lower``/``upper`` and with ``--parts`` the parts
-    (``args``: ``data``, the rows' source for messages, ``load_from``, ``error``, ``window``, ``level``,
-    ``band``, ``parts``; the service passes the same)."""
+def predict_rows(args: argparse.Namespace, model, frame) -> dict:  # noqa: ANN001  (Model; Rows or a DataFrame)
+    """The columns ``predicted``, ``lower``/``upper`` and with ``--parts`` the parts at the rows of
+    ``frame``, by name (``args``: ``data``, the rows' source for messages, ``load_from``, ``error``,
+    ``window``, ``level``, ``band``, ``parts``; the service passes the same)."""
     missing = [q for q in ("cpu", "bw") if q in model.params and model.roles.get(q, q) not in frame.columns
                and q not in frame.columns]
-    load: dict[str, float] = {}
+    if missing:
+        frame = frame.copy()
     for q in missing:
         value, said = load_values([q], {}, args.load_from, args.error, args.window,
                                   f"{args.data}: no column '{model.roles.get(q, q)}': ")
-        load.update(value)
+        frame[model.roles.get(q, q)] = value[q]
         warn(said)
-    out = frame.copy()
-    frame = frame.assign(**{model.roles.get(q, q): v for q, v in load.items()})
-    out["predicted"] = model.predict(frame, source=args.data)
+    out = {"predicted": model.predict(frame, source=args.data)}
     band = model.predict_interval(frame, level=args.level, kind=args.band, source=args.data)
     if band is not None:
         out["lower"], out["upper"] = band

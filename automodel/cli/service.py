@@ -49,7 +49,7 @@ class Service:
     """
 
     def __init__(self, store: str | None = None, models: str | Path | None = None) -> None:
-        from automodel.model.file import load_models
+        from automodel.cli.model_files import ModelFiles
 
         self.store = None
         if store:
@@ -57,13 +57,8 @@ class Service:
 
             self.store = open_store(store)
         self.batches = _Batches()
-        self.models: dict[str, Any] = {}
-        if models is not None:
-            folder = Path(models)
-            if not folder.is_dir():
-                raise DataError(f"--models {models}: not a folder of model files")
-            for path in sorted(folder.glob("*.json")):
-                self.models.update(load_models(path))
+        self.files = ModelFiles(models)
+        self.models = self.files.models
 
     # -- the routes ------------------------------------------------------------------------------
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
@@ -101,7 +96,7 @@ class Service:
             if name not in self.models:
                 known = ", ".join(list(self.models)[:8]) or "none (start with --models DIR)"
                 raise DataError(f"no model {str(name)[:80]!r}; known: {known}")
-            return self.models[name]
+            return self.files.fresh(name)
         from automodel.store import leader_model
 
         return leader_model(self._store(), str(app), _rank(body))
@@ -128,13 +123,16 @@ class Service:
             return jsonable({"formula": found[0]["formula"], "rows": [
                 {**f["values"], "predicted": f["predicted"], "lower": f["lower"], "upper": f["upper"]}
                 for f in found], "notes": found[0]["forecasts"]})
-        import pandas as pd
+        from automodel.data.rows import table_rows
 
         model = self._model(body)
         args = argparse.Namespace(data="rows", load_from=self.store, error="mse", window=None, level=level,
                                   band=band, parts=bool(body.get("parts", False)))
-        out = predict_rows(args, model, pd.DataFrame(rows))
-        return jsonable({"formula": model.formula, "rows": out})
+        out = table_rows(rows)  # no pandas: the rows as arrays, the model evaluated with numpy
+        for column, values in predict_rows(args, model, out).items():
+            out[column] = values
+        formula = self.files.formula(body["model"], model) if "model" in body else model.formula
+        return jsonable({"formula": formula, "rows": out})
 
     def best_p(self, body: dict) -> dict:
         from dataclasses import asdict

@@ -2,7 +2,8 @@
 entry, checked cells, repetitions.
 
 The public names are imported on first use (PEP 562), so the command line reads the input formats
-(:mod:`automodel.data.readers.formats`) without importing pandas.
+(:mod:`automodel.data.readers.formats`), and ``predict`` a model's inputs (:mod:`automodel.data.cells`,
+:mod:`automodel.data.rows`), without importing pandas.
 """
 
 from typing import TYPE_CHECKING

@@ -9,17 +9,22 @@ from __future__ import annotations
 
 import csv
 import math
+import re
+import sys
 import warnings
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-import pandas as pd
 
 from automodel.errors import DataError, where
 from automodel.files import check_input
 
-__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "located", "place", "rows_of", "violation", "as_float", "floats", "RULES", "MAGNITUDE", "shown"]
+if TYPE_CHECKING:  # pandas (0.3 s) is imported by the readers and checks of its frames only
+    import pandas as pd
+
+__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "records", "check_table", "NUMBER", "missing", "empty_file",
+           "check_header_line", "located", "place", "rows_of", "violation", "as_float", "floats", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -30,6 +35,8 @@ SHOWN_CHARACTERS = 40
 #: columns a table of runs may have, and bytes its header line may take
 MAX_COLUMNS = 10_000
 MAX_HEADER_BYTES = 1 << 20
+#: a cell that pandas' CSV parser reads as a number (and so does :func:`automodel.data.rows.read_rows`)
+NUMBER = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)\s*", re.IGNORECASE)
 
 #: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
 #: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
@@ -49,43 +56,60 @@ MEASURED = {"p": (lambda v: (v >= 1) & (v == np.floor(v)), "a process count (an 
 def read_csv(path: Path, sep: str = ",") -> pd.DataFrame:
     """Read a CSV file of runs (a TSV file with ``sep="\\t"``); a missing, empty or unreadable file is a
     one-line :class:`DataError`."""
+    import pandas as pd
+
     src, kind = str(path), "TSV" if sep == "\t" else "CSV"
-    separated = "tab" if sep == "\t" else "comma"
     check_input(path, f"a {kind} file", DataError)
-    _check_header(path, sep, src)
+    check_header_line(path, sep, src)
     try:
         # index_col=False: a row with more cells than the header never makes the first column an index
-        # (_layout refuses it first); low_memory=False: one dtype per column, no DtypeWarning
-        with warnings.catch_warnings():  # extra cells: _layout refuses them or they are trailing separators
+        # (records refuses it first); low_memory=False: one dtype per column, no DtypeWarning
+        with warnings.catch_warnings():  # extra cells: records refuses them or they are trailing separators
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
             frame = pd.read_csv(path, sep=sep, skipinitialspace=True, keep_default_na=False, na_values=[""],
                                 index_col=False, low_memory=False)
     except pd.errors.EmptyDataError:
-        raise DataError(f"{src}: the file is empty, expected a {kind} header and one row per run") from None
+        raise DataError(empty_file(src, kind)) from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         if isinstance(exc, pd.errors.ParserError):
-            _layout(path, sep, src, kind)  # a row wider than the header: its own message, naming the row
+            records(path, sep, src, kind)  # a row wider than the header: its own message, naming the row
         msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise DataError(f"{src}: not a readable {kind} file ({msg})") from None
-    if frame.empty:
-        raise DataError(f"{src}: the file has a header but no rows, expected one row per run")
-    if frame.shape[1] == 1:
-        other = next((s for s in (";", "\t", "|", ",") if s != sep and s in str(frame.columns[0])), None)
-        if other is not None:
-            raise DataError(f"{src}, row 1: one column {shown(str(frame.columns[0]))}; automodel reads "
-                            f"{separated}-separated values and this file seems to use {other!r}")
     header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str, skipinitialspace=True).iloc[0]
-    twice = header[header.duplicated()]
-    if len(twice):
-        raise DataError(f"{where(src, 1, str(twice.iloc[0]))}: the header names this column twice, "
-                        "expected distinct column names")
-    lines = _layout(path, sep, src, kind)
+    check_table(src, sep, [str(c) for c in frame.columns], len(frame),
+                [None if pd.isna(c) else str(c) for c in header])
+    lines = [line for line, _ in records(path, sep, src, kind)[1]]
     if len(lines) == len(frame) and (len(lines) == 0 or lines[-1] != len(lines) + 1):
         frame.attrs["lines"] = lines  # blank lines or quoted line breaks: each row's own line for messages
     return frame
 
 
-def _check_header(path: Path, sep: str, src: str) -> None:
+def empty_file(src: str, kind: str) -> str:
+    """The message for a file without a header."""
+    return f"{src}: the file is empty, expected a {kind} header and one row per run"
+
+
+def check_table(src: str, sep: str, columns: list[str], n_rows: int, header: list[str | None]) -> None:
+    """Refuse a table of runs read from ``src`` with no rows, of one column whose name holds another
+    separator than ``sep``, or whose ``header`` (the names as written; None for an empty one) names a
+    column twice: one :class:`DataError` for every reader of CSV files."""
+    if n_rows == 0:
+        raise DataError(f"{src}: the file has a header but no rows, expected one row per run")
+    if len(columns) == 1:
+        other = next((s for s in (";", "\t", "|", ",") if s != sep and s in columns[0]), None)
+        if other is not None:
+            raise DataError(f"{src}, row 1: one column {shown(columns[0])}; automodel reads "
+                            f"{'tab' if sep == chr(9) else 'comma'}-separated values and this file seems to "
+                            f"use {other!r}")
+    seen: set[str | None] = set()
+    for name in header:
+        if name in seen:
+            raise DataError(f"{where(src, 1, str(name) if name is not None else 'nan')}: the header names this "
+                            "column twice, expected distinct column names")
+        seen.add(name)
+
+
+def check_header_line(path: Path, sep: str, src: str) -> None:
     """Refuse, before pandas reads the file, a header line longer than :data:`MAX_HEADER_BYTES` or of
     more than :data:`MAX_COLUMNS` columns (a file of one long line would become a table of millions of
     columns); blank lines before it are skipped, as pandas does."""
@@ -109,8 +133,10 @@ def _check_header(path: Path, sep: str, src: str) -> None:
         raise DataError(f"{src}, row {number}: the header names {width:,} columns; expected at most {MAX_COLUMNS:,}")
 
 
-def _layout(path: Path, sep: str, src: str, kind: str) -> list[int]:
-    """The line on which each data row of the file starts (blank lines skipped, as pandas does), after
+def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
+            ) -> tuple[list[str] | None, list[tuple[int, list[str]]]]:
+    """The header of the file (None when it has none) and, for each data row, the line on which it starts
+    (blank lines skipped, as pandas does) with its cells when ``keep`` (else an empty list), after
     checking that no row has more cells than the header names, except empty ones (trailing separators).
 
     A row with one cell more than the header is a header that lacks a name (pandas would make the first
@@ -118,28 +144,28 @@ def _layout(path: Path, sep: str, src: str, kind: str) -> list[int]:
     one-line :class:`DataError` naming the row.
     """
     separated = "tab" if sep == "\t" else "comma"
-    lines: list[int] = []
+    header: list[str] | None = None
+    rows: list[tuple[int, list[str]]] = []
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             reader = csv.reader(handle, delimiter=sep, skipinitialspace=True)
-            width, end = 0, 0
+            end = 0
             for row in reader:
                 start, end = end + 1, reader.line_num
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
-                if not width:
-                    width = len(row)
+                if header is None:
+                    header = row
                     continue
-                extra = [cell for cell in row[width:] if cell.strip()]
-                if extra:
+                if len(row) > len(header) and any(cell.strip() for cell in row[len(header):]):
                     raise DataError(
-                        f"{src}, row {start}: {len(row)} cells, but the header names {width} columns; expected "
-                        f"a name in the header for every column, and no {separated} inside a value (write "
-                        f"1000, not 1,000, or quote the cell)")
-                lines.append(start)
+                        f"{src}, row {start}: {len(row)} cells, but the header names {len(header)} columns; "
+                        f"expected a name in the header for every column, and no {separated} inside a value "
+                        f"(write 1000, not 1,000, or quote the cell)")
+                rows.append((start, row if keep else []))
     except (csv.Error, UnicodeDecodeError, OSError) as exc:
         raise DataError(f"{src}: not a readable {kind} file ({str(exc).splitlines()[0][:120]})") from None
-    return lines
+    return header, rows
 
 
 def shown(cell: object) -> str:
@@ -163,14 +189,29 @@ def as_float(value: object) -> float:
         return math.nan
 
 
-def floats(raw: pd.Series) -> np.ndarray:
-    """The cells as floats, NaN where a cell is not a number, inf where it is beyond the range of floats."""
-    if isinstance(raw.dtype, np.dtype) and raw.dtype.kind in "fiu":  # numbers already (what to_numeric returns)
-        return raw.to_numpy(float)
+def floats(raw: Any) -> np.ndarray:
+    """The cells (a pandas Series, an array, or a list of a table read without pandas) as floats, NaN where
+    a cell is not a number, inf where it is beyond the range of floats."""
+    dtype = getattr(raw, "dtype", None)
+    if isinstance(dtype, np.dtype) and dtype.kind in "fiub":  # numbers already (what to_numeric returns)
+        return np.asarray(raw, float)
+    if dtype is None or not hasattr(raw, "iloc"):  # cells of automodel.data.rows: numbers, text, NaN for an empty cell
+        return np.array([as_float(c) if not isinstance(c, str) else
+                         as_float(c) if NUMBER.fullmatch(c) else math.nan for c in raw], float)
+    import pandas as pd
+
     try:
         return pd.to_numeric(raw, errors="coerce").to_numpy(float)
     except OverflowError:  # a Python integer too large for a float
         return np.array([as_float(cell) for cell in raw], float)
+
+
+def missing(cell: object) -> bool:
+    """Whether ``cell`` is an empty cell: None, NaN, or one of pandas' missing values."""
+    if cell is None or (isinstance(cell, (float, np.floating)) and math.isnan(cell)):
+        return True
+    pd = sys.modules.get("pandas")  # only a pandas frame holds its other missing values
+    return bool(pd is not None and pd.api.types.is_scalar(cell) and pd.isna(cell))
 
 
 def _beyond_floats(cell: object) -> bool:
@@ -263,15 +304,15 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
     header), or line ``row_offset[i]`` when ``row_offset`` is an array of the rows' lines.
     """
     raw = frame[column]
-    if isinstance(raw, pd.DataFrame):
+    if getattr(raw, "ndim", 1) == 2:  # a pandas frame whose header names the column twice
         raise DataError(f"{where(source, column=column)}: {raw.shape[1]} columns have this name, expected one")
     values = floats(raw)
     what = RULES[role][1] if role in RULES else "a finite number"
     bad = ~np.isfinite(values)
     if bad.any():
         i = int(np.argmax(bad))
-        cell = raw.iloc[i]
-        got = "an empty cell" if pd.api.types.is_scalar(cell) and pd.isna(cell) else shown(cell)
+        cell = raw.iloc[i] if hasattr(raw, "iloc") else raw[i]
+        got = "an empty cell" if missing(cell) else shown(cell)
         if _beyond_floats(cell):
             what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
         raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {got}")

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
-import pandas as pd
 
 from automodel.data.cells import finite_number, numeric, shown
+from automodel.data.rows import Columns
 from automodel.errors import DataError, ModelFileError
 from automodel.options import ROW_BUDGET
 from automodel.files import write_text
@@ -27,6 +27,7 @@ from automodel.model.interval import Interval
 from automodel.space.terms import Term, term_from_dict, term_sum, term_values
 
 if TYPE_CHECKING:  # sympy and the printers (0.5 s) are imported by the expressions and formulas only
+    import pandas as pd  # pandas (0.3 s): by the templates, best_p and predict_parts only
     import sympy
 
 __all__ = ["Core", "TermModel", "Model", "FORMAT", "VERSION", "term_batches", "predict_many", "PARTS"]
@@ -82,7 +83,9 @@ class TermModel:
 
     def _contributions(self, frame: Mapping[str, Any]) -> tuple[int, list[tuple[str, np.ndarray]]]:
         """The number of rows and each non-zero term's ``(part, c * term)`` at the rows of ``frame``."""
-        n_rows = len(frame[next(iter(frame))]) if len(frame) else 1
+        n_rows = getattr(frame, "n_rows", None)
+        if n_rows is None:
+            n_rows = len(frame[next(iter(frame))]) if len(frame) else 1
         columns = {k: np.asarray(frame[k], float) for k in frame}
         parts = self.parts or ("",) * len(self.terms)
         return n_rows, [(q, c * t.evaluate(columns, n_rows))
@@ -253,25 +256,32 @@ class Model:
             return printing.formula(self.core.terms, self.core.coefficients)
         return printing.to_text(self.expr)
 
-    def _columns(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>"
-                 ) -> pd.DataFrame:
-        """Canonical parameter columns from user data (user column names first, canonical names second)."""
-        frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(
-            {k: np.atleast_1d(np.asarray(v, float)) for k, v in data.items()})
+    def _columns(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>") -> Columns:
+        """Canonical parameter columns from user data (user column names first, canonical names second):
+        a DataFrame, :class:`~automodel.data.rows.Rows` or a mapping of column name -> values."""
+        if hasattr(data, "columns"):
+            frame, names, n_rows = data, list(data.columns), len(data)
+        else:
+            frame = {k: np.atleast_1d(np.asarray(v, float)) for k, v in data.items()}
+            names, n_rows = list(frame), max((len(v) for v in frame.values()), default=0)
         out = {}
         for q in self.params:
             col = self.roles.get(q, q)
-            if col not in frame.columns:
-                if q in frame.columns:
+            if col not in names:
+                if q in names:
                     col = q
                 elif q in ("cpu", "bw"):
-                    out[q] = np.ones(len(frame))  # a dedicated machine
+                    out[q] = np.ones(n_rows)  # a dedicated machine
                     continue
                 else:
                     raise DataError(f"{source}, column '{col}': missing; the model needs "
                                     f"{', '.join(self.roles.get(x, x) for x in self.params)}")
             out[q] = numeric(frame, col, q, source, 2 if source != "<DataFrame>" else 0)
-        return pd.DataFrame(out, index=range(len(frame)))
+        return Columns(out, n_rows)
+
+    def _input(self, core: Any, columns: Columns) -> Any:
+        """What ``core`` reads: the columns themselves for a term model, a DataFrame for a template."""
+        return columns if isinstance(core, TermModel) else columns.frame()
 
     def predict(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>") -> np.ndarray:
         """Predicted time for every row of ``data`` (columns named as in training, or canonically).
@@ -286,11 +296,11 @@ class Model:
         """
         columns = self._columns(data, source)
         with np.errstate(all="ignore"):
-            t = np.asarray(self.core.predict(columns), float)
+            t = np.asarray(self.core.predict(self._input(self.core, columns)), float)
         bad = ~np.isfinite(t)
         if bad.any():
             i = int(np.argmax(bad))
-            at = ", ".join(f"{self.roles.get(q, q)} = {columns[q].iloc[i]:g}" for q in self.params)
+            at = ", ".join(f"{self.roles.get(q, q)} = {columns[q][i]:g}" for q in self.params)
             row = i + (2 if source != "<DataFrame>" else 0)
             raise DataError(f"{source}, row {row}: the model predicts no finite time at {at or 'this row'} "
                             f"(got {t[i]:g}; trained on {self._training_ranges()})")
@@ -306,7 +316,7 @@ class Model:
             return t
         columns = self._columns(data, source)
         with np.errstate(all="ignore"):
-            logs = np.column_stack([np.log(t)] + [np.log(np.asarray(a.predict(columns), float))
+            logs = np.column_stack([np.log(t)] + [np.log(np.asarray(a.predict(self._input(a, columns)), float))
                                                   for a in self.interval.alternatives])
         finite = np.isfinite(logs)
         mean = np.where(finite, logs, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
@@ -333,11 +343,13 @@ class Model:
         columns = self._columns(data, source)
         fn = getattr(self.core, "predict_parts", None)
         with np.errstate(all="ignore"):
-            parts = fn(columns) if fn is not None else {}
+            parts = fn(self._input(self.core, columns)) if fn is not None else {}
         if not parts:
             raise DataError(f"this model ({self.name}) does not tell computation and communication apart "
                             "(only searched models with n and p, FiM-Cal, FiM-Com and the rational "
                             "polynomial do)")
+        import pandas as pd
+
         return pd.DataFrame({q: np.asarray(v, float) for q, v in parts.items()})
 
     def predict_interval(self, data: pd.DataFrame | Mapping[str, Any], level: float = 0.9, kind: str = "run",
@@ -355,9 +367,9 @@ class Model:
         columns = self._columns(data, source)
         if self.interval is None:
             fn = getattr(self.core, "predict_interval", None)
-            return None if fn is None else fn(columns, level=level)
+            return None if fn is None else fn(self._input(self.core, columns), level=level)
         with np.errstate(all="ignore"):
-            yhat = np.asarray(self.core.predict(columns), float)
+            yhat = np.asarray(self.core.predict(self._input(self.core, columns)), float)
         return self.interval.bounds(columns, self.core, yhat, level, kind)
 
     def best_p(self, n: float | None = None, cpu: float = 1.0, bw: float = 1.0, p_max: int | None = None,
@@ -397,6 +409,8 @@ class Model:
             if v is None:
                 raise DataError(f"best p needs a value for '{self.roles.get(q, q)}'")
             fixed[q] = float_argument(q, v)
+
+        import pandas as pd
 
         def frame(ps: np.ndarray) -> pd.DataFrame:
             return pd.DataFrame({q: np.full(len(ps), fixed[q]) if q != "p" else ps for q in self.params})

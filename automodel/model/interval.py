@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from automodel.data.cells import finite_number, ranges_problem, shown
+from automodel.data.rows import Columns
 from automodel.errors import ModelFileError
 from automodel.solve import band
 from automodel.space.terms import term_values
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Interval", "KINDS", "METHOD", "DEFAULT_GROWTH", "MAX_ALTERNATIVES", "union_bounds"]
 
@@ -96,17 +99,17 @@ class Interval:
         terms = getattr(core, "terms", None)
         spread = getattr(core, "coefficient_spread", None)
         if self.covariance is not None and terms is not None:
-            values = term_values(list(terms), {q: columns[q].to_numpy(float) for q in columns}, len(columns))
+            values = term_values(list(terms), {q: np.asarray(columns[q], float) for q in columns}, len(yhat))
             with np.errstate(all="ignore"):
                 coefficients = np.sqrt(band.quadratic_form(values, self.covariance)) / np.abs(yhat)
-        elif spread is not None and (posterior := spread(columns)) is not None:
+        elif spread is not None and (posterior := spread(_frame(columns))) is not None:
             coefficients = np.asarray(posterior, float)
         choice = np.zeros(len(yhat))
         if self.alternatives:
-            arrays = {q: columns[q].to_numpy(float) for q in columns}  # what a term model reads, made once
+            arrays = {q: np.asarray(columns[q], float) for q in columns}  # what a term model reads, made once
             with np.errstate(all="ignore"):
                 ratios = np.column_stack([band.log_ratio(np.asarray(a.predict(
-                    arrays if getattr(a, "terms", None) is not None else columns), float), yhat)
+                    arrays if getattr(a, "terms", None) is not None else _frame(columns)), float), yhat)
                     for a in self.alternatives])
             ratios = np.where(np.isfinite(ratios), ratios, np.nan)
             counted = np.isfinite(ratios).sum(axis=1)
@@ -239,3 +242,9 @@ def _nonnegative(d: Mapping[str, Any], key: str, whole: bool = False) -> float:
         raise ModelFileError(f"interval: '{key}' must be a non-negative {'whole ' if whole else ''}number, "
                              f"got {shown(d.get(key))}")
     return value
+
+
+def _frame(columns: Any) -> Any:
+    """``columns`` as a template reads them: a pandas DataFrame (:class:`automodel.data.rows.Columns` made
+    into one)."""
+    return columns.frame() if isinstance(columns, Columns) else columns
