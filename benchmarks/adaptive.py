@@ -67,7 +67,7 @@ def workloads() -> list[tuple[str, str, pd.DataFrame]]:
     for suite, folder, pattern, roles in (
             ("smpi-ours", ROOT / "examples/data/sweeps", "*.csv", {}),
             ("smpi-others", ROOT / "benchmarks/data/smpi_others", "*.csv", {}),
-            ("real", ROOT / "benchmarks/data/real_public", "hecbiosim_*.csv", {"atoms": "n", "ranks": "p"})):
+            ("real", ROOT / "benchmarks/data/real_public", "hecbiosim_*_archer2.csv", {"atoms": "n", "ranks": "p"})):
         for path in sorted(folder.glob(pattern)):
             raw = pd.read_csv(path).rename(columns=roles)
             if "status" in raw:
