@@ -59,3 +59,12 @@ def test_a_configuration_that_fails_is_not_asked_for_again():
     assert any(p == 16 for _, p in asked)  # asked for, failed
     assert len(asked) == len(set(asked))
     assert not (out.runs["p"] == 16).any()
+
+
+def test_core_hours_and_the_steps_in_the_models_unit():
+    from automodel.runner.adaptive import Step, core_hours
+
+    runs = pd.DataFrame({"p": [2.0, 4.0], "time": [900.0, 450.0]})
+    assert core_hours(runs) == pytest.approx(1.0) and core_hours(runs, "ms") == pytest.approx(1e-3)
+    step = Step(0, 12, 0.5, 3.0, 2.0, 4.0, 0.33, "1 + 8/p", unit="us")
+    assert step.line().endswith("target 3 us (+-33%)")

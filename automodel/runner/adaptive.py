@@ -23,6 +23,7 @@ import pandas as pd
 from automodel.errors import DataError
 from automodel.fitting import fit
 from automodel.suggestion import NothingToRun, check_target, suggest
+from automodel.suggestion.greedy import seconds
 
 __all__ = ["Step", "Outcome", "adaptive", "core_hours", "seed_design", "STOPS"]
 
@@ -32,11 +33,18 @@ STOPS = {"until": "the band at the target is narrow enough", "budget": "the budg
          "steps": "the most steps allowed were made"}
 
 
-def core_hours(runs: pd.DataFrame) -> float:
-    """Core-hours the runs took: the sum of ``p x time`` (``p = 1`` without a p column) / 3600."""
+def core_hours(runs: pd.DataFrame, unit: str = "s") -> float:
+    """Core-hours the runs took: the sum of ``p x time`` (``p = 1`` without a p column, ``time`` in
+    ``unit``: ``s``, ``ms``, ``us``, ``ns``) / 3600.
+
+    Examples
+    --------
+    >>> core_hours(pd.DataFrame({"p": [2, 4], "time": [900.0, 450.0]})), core_hours(pd.DataFrame({"time": [3.6e6]}), "ms")
+    (1.0, 1.0)
+    """
     t = runs["time"].to_numpy(float)
     p = runs["p"].to_numpy(float) if "p" in runs else np.ones(len(t))
-    return float(np.nansum(p * t) / 3600.0)
+    return float(np.nansum(p * t) * seconds(unit) / 3600.0)
 
 
 def seed_design(levels: Mapping[str, Sequence[float]], first: Mapping[str, int] | None = None) -> pd.DataFrame:
@@ -68,13 +76,14 @@ class Step:
     width: float
     formula: str
     next: tuple[dict[str, float], ...] = ()
+    unit: str = "s"
 
     def line(self, roles: Mapping[str, str] | None = None, width: int = 80) -> str:
         """``step 2: 16 runs, 0.0021 core-h; target 0.0121 s (+-35%)`` and, on lines of at most ``width``
         columns below it, ``  next: n=4e+05 p=16, ...``."""
         roles = roles or {}
         head = (f"step {self.index}: {self.n_runs} runs, {self.core_hours:.3g} core-h; target "
-                f"{self.predicted:.4g} s (+-{self.width:.0%})")
+                f"{self.predicted:.4g} {self.unit} (+-{self.width:.0%})")
         if not self.next:
             return head
         runs = ", ".join(" ".join(f"{roles.get(q, q)}={v:g}" for q, v in c.items()) for c in self.next)
@@ -143,8 +152,8 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
     stop = "steps"
     failed = pd.DataFrame()  # configurations run that gave no time: never asked for again
     for index in range(max_steps):
-        spent = core_hours(runs)
         result = fit(runs, **{"progress": False, **fit_options})
+        spent = core_hours(runs, result.best.unit)
         left = None if budget is None else budget - spent
         plan = None
         if left is None or left > 0:
@@ -161,7 +170,7 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
             band = (plan.predicted, plan.lower, plan.upper, plan.width)
         reached = until is not None and band[3] <= until
         chosen = () if reached or plan is None else tuple(s.config for s in plan.suggestions)
-        step = Step(index, len(runs), spent, *band, result.best.formula, chosen)
+        step = Step(index, len(runs), spent, *band, result.best.formula, chosen, result.best.unit)
         steps.append(step)
         if on_step is not None:
             on_step(step)

@@ -13,7 +13,7 @@ from automodel.data.cells import shown
 from automodel.errors import DataError
 from automodel.model import Model
 from automodel.suggestion.candidates import candidate_grid, check_target, listed, mark_measured
-from automodel.suggestion.greedy import plan_runs
+from automodel.suggestion.greedy import plan_runs, seconds
 from automodel.suggestion.results import NothingToRun, Plan
 
 __all__ = ["suggest"]
@@ -83,7 +83,7 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p
     if "p" in model.params and max_p is None and allowed_p is None:
         notes.append("process counts up to the target's; --max-p or --p limit them")
     return Plan(goal, now["predicted"], now["lower"], now["upper"], now["width"], level, tuple(suggestions),
-                len(candidates), {q: model.roles.get(q, q) for q in model.params}, tuple(notes))
+                len(candidates), {q: model.roles.get(q, q) for q in model.params}, tuple(notes), model.unit)
 
 
 def _check_options(count: Any, budget: Any, max_p: Any, reps: Any) -> None:
@@ -141,7 +141,7 @@ def _check_budget(model: Model, candidates: pd.DataFrame, budget: float, reps: i
     """
     with np.errstate(all="ignore"):
         y = np.asarray(model.core.predict(candidates[list(model.params)]), float)
-    cost = reps * (candidates["p"].to_numpy(float) if "p" in candidates else 1.0) * y / 3600
+    cost = reps * (candidates["p"].to_numpy(float) if "p" in candidates else 1.0) * y * seconds(model.unit) / 3600
     if not (np.isfinite(cost) & (cost <= budget)).any():
         cheapest = float(np.nanmin(np.where(np.isfinite(cost) & (cost > 0), cost, np.nan)))
         raise NothingToRun(f"no configuration fits the budget of {budget:g} core-hours: the cheapest of "
