@@ -27,6 +27,7 @@ def test_reaches_the_width_without_repeating_a_run():
     out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
                    budget=1.0, count=3, grid={"n": NS, "p": PS})
     assert out.stop == "until" and out.steps[-1].width <= 0.15
+    assert out.steps[-2].width <= 0.15 and out.steps[-1].forward <= 0.15  # confirmed on runs it did not see
     assert len(made) == len(set(made)) and not set(made) & {(n, p) for n in NS[:3] for p in PS[:4]}
     widths = [s.width for s in out.steps]
     assert widths[-1] < widths[0]
@@ -68,3 +69,15 @@ def test_core_hours_and_the_steps_in_the_models_unit():
     assert core_hours(runs) == pytest.approx(1.0) and core_hours(runs, "ms") == pytest.approx(1e-3)
     step = Step(0, 12, 0.5, 3.0, 2.0, 4.0, 0.33, "1 + 8/p", unit="us")
     assert step.line().endswith("target 3 us (+-33%)")
+
+
+def test_a_confident_fit_wrong_on_the_runs_it_did_not_see_does_not_stop_the_campaign():
+    def measure(configs):  # the new runs are 40 % slower than the seed's law predicts
+        return truth(configs).assign(time=lambda f: f["time"] * 1.4)
+
+    out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
+                   budget=1.0, count=3, grid={"n": NS, "p": PS}, max_steps=2)
+    first = out.steps[1]
+    assert first.forward == pytest.approx(0.4, rel=0.05) and first.width >= first.forward
+    assert first.upper >= first.predicted * 1.4 * 0.999 and first.model_width <= first.width
+    assert out.stop == "steps"
