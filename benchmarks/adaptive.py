@@ -183,7 +183,7 @@ def summary_lines(records: list[dict[str, Any]]) -> list[str]:
                   "| adaptive coverage (model's own band) | error: adaptive / grid / random | width: adaptive / grid / random "
                   "| core-h (share of the full grid): adaptive / grid / random |",
                   "|---|---|---|---|---|---|---|---|---|"]
-        for suite in ("smpi-ours", "smpi-others", "real", "all"):
+        for suite in ("smpi-ours", "smpi-others", "real", "smpi-live", "all"):
             rows = [r for r in done if suite in ("all", r["suite"])]
             if not rows:
                 continue
