@@ -42,6 +42,7 @@ import json
 import math
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,33 @@ def _fit(runs: pd.DataFrame) -> Any:
     return automodel.fit(runs, progress=False)
 
 
+def campaign_score(out: Any, target: dict[str, float], truth: float) -> dict[str, Any]:
+    """The adaptive campaign (an :class:`~automodel.runner.adaptive.Outcome`) scored at the target with its
+    own band, the last step's (the model's widened to the last batch's forward error); the model's band's
+    width and coverage kept as ``model_width`` and ``model_covered``."""
+    score = _score(out.result, target, truth, out.runs)
+    last = out.steps[-1]
+    return {**score, "stop": out.stop, "steps": [s.record() for s in out.steps], "model_width": score["width"],
+            "model_covered": score["covered"], "width": last.width, "covered": bool(last.lower <= truth <= last.upper)}
+
+
+def grid_designs(allowed: pd.DataFrame, target: dict[str, float], truth: float, spent: float,
+                 runs_of: Callable[[pd.DataFrame], pd.DataFrame] = lambda rung: rung) -> dict[str, Any]:
+    """The ladder's rungs scored (``runs_of``: the runs of a rung's configurations) up to the first that
+    reaches the width beyond the adaptive's ``spend``: ``grid_ladder``, ``grid_same_budget`` (the largest
+    rung within it) and ``grid_to_until`` (the first rung within +-15 %, None)."""
+    grids: list[dict[str, Any]] = []
+    for rung in ladder(allowed):
+        runs = runs_of(rung)
+        grids.append(_score(_fit(runs), target, truth, runs))
+        if grids[-1]["width"] <= UNTIL and grids[-1]["core_hours"] > spent:
+            break
+    within = [g for g in grids if g["core_hours"] <= spent * (1 + 1e-9)]
+    reached = [g for g in grids if g["width"] <= UNTIL]
+    return {"grid_ladder": grids, "grid_same_budget": within[-1] if within else grids[0],
+            "grid_to_until": reached[0] if reached else None}
+
+
 def ladder(allowed: pd.DataFrame) -> list[pd.DataFrame]:
     """The growing grids of the module doc, each the allowed configurations among its levels."""
     ns, ps = sorted(allowed["n"].unique()), sorted(allowed["p"].unique())
@@ -129,23 +157,9 @@ def case(suite: str, name: str, table: pd.DataFrame, scenario: str) -> dict[str,
                        max_p=p_max, configurations=allowed[["n", "p"]], level=LEVEL, max_steps=15)
     except automodel.AutomodelError as exc:
         return {**record, "skipped": f"adaptive: {exc}"}
-    record["adaptive"] = {**_score(out.result, target, truth, out.runs), "stop": out.stop,
-                          "steps": [s.record() for s in out.steps]}
-    last = out.steps[-1]  # the campaign's band: the model's, widened to the last batch's forward error
-    record["adaptive"].update(model_width=record["adaptive"]["width"], model_covered=record["adaptive"]["covered"],
-                              width=last.width, covered=bool(last.lower <= truth <= last.upper))
+    record["adaptive"] = campaign_score(out, target, truth)
     spent = record["adaptive"]["core_hours"]
-    rungs = ladder(allowed)
-    grids: list[dict[str, Any]] = []
-    for rung in rungs:  # up to the first that reaches the width and beyond the adaptive's spend
-        grids.append(_score(_fit(rung), target, truth, rung))
-        if grids[-1]["width"] <= UNTIL and grids[-1]["core_hours"] > spent:
-            break
-    record["grid_ladder"] = grids
-    within = [g for g in grids if g["core_hours"] <= spent * (1 + 1e-9)]
-    record["grid_same_budget"] = within[-1] if within else grids[0]
-    reached = [g for g in grids if g["width"] <= UNTIL]
-    record["grid_to_until"] = reached[0] if reached else None
+    record.update(grid_designs(allowed, target, truth, spent))
     rng = np.random.default_rng(34)
     rest = allowed.merge(seed[["n", "p"]], on=["n", "p"], how="left", indicator=True)
     rest = rest[rest["_merge"] == "left_only"].drop(columns="_merge").reset_index(drop=True)

@@ -46,7 +46,8 @@ import pandas as pd
 import automodel
 from automodel.runner import Campaign, run_campaign
 from automodel.runner.adaptive import adaptive, core_hours, seed_design
-from benchmarks.adaptive import LEVEL, PER_STEP, UNTIL, _score, case_lines, ladder, summary_lines
+from benchmarks.adaptive import (LEVEL, PER_STEP, UNTIL, _score, campaign_score, case_lines, grid_designs,
+                                 summary_lines)
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "out" / "adaptive_smpi"
@@ -140,23 +141,9 @@ def case(program: str, platform: str, bindir: Path, out: Path) -> dict[str, Any]
     record["adaptive_simulated"] = sim.simulated
     truth = float(sim(pd.DataFrame([target]))["time"].iloc[0])
     record["truth"] = truth
-    last = run.steps[-1]
-    score = _score(run.result, target, truth, run.runs)
-    record["adaptive"] = {**score, "stop": run.stop, "steps": [s.record() for s in run.steps],
-                          "model_width": score["width"], "model_covered": score["covered"], "width": last.width,
-                          "covered": bool(last.lower <= truth <= last.upper)}
+    record["adaptive"] = campaign_score(run, target, truth)
     spent = record["adaptive"]["core_hours"]
-    grids: list[dict[str, Any]] = []
-    for rung in ladder(allowed):
-        runs = sim(rung)
-        grids.append(_score(automodel.fit(runs, progress=False), target, truth, runs))
-        if grids[-1]["width"] <= UNTIL and grids[-1]["core_hours"] > spent:
-            break
-    record["grid_ladder"] = grids
-    within = [g for g in grids if g["core_hours"] <= spent * (1 + 1e-9)]
-    record["grid_same_budget"] = within[-1] if within else grids[0]
-    reached = [g for g in grids if g["width"] <= UNTIL]
-    record["grid_to_until"] = reached[0] if reached else None
+    record.update(grid_designs(allowed, target, truth, spent, sim))
     record["random"] = _randoms(seed, allowed, sim, spent, target, truth)
     record["full_core_hours"] = core_hours(sim(allowed))  # the whole grid, simulated (shares of it are reported)
     record["simulated"] = sim.simulated
