@@ -157,12 +157,7 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         Neither ``until`` nor ``budget``, or one that is not a positive number; and what
         :func:`automodel.suggest` refuses.
     """
-    if until is None and budget is None:
-        raise DataError("an adaptive campaign needs --until WIDTH% or --budget CORE_HOURS (or both)")
-    if until is not None and not (math.isfinite(until) and until > 0):
-        raise DataError(f"until must be a positive width, e.g. 15%, got {until:g}")
-    if budget is not None and not (math.isfinite(budget) and budget > 0):
-        raise DataError(f"budget must be a positive number of core-hours, got {budget:g}")
+    _check_stops(until, budget)
     steps: list[Step] = []
     result = None
     stop = "steps"
@@ -173,15 +168,9 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         result = fit(runs, **{"progress": False, **fit_options})
         spent = core_hours(runs, result.best.unit)
         left = None if budget is None else budget - spent
-        plan = None
-        if left is None or left > 0:
-            try:
-                plan = suggest(result, target, count=count, allowed_p=allowed_p, max_p=max_p, grid=grid,
-                               budget=left, level=level, new_only=True, configurations=configurations,
-                               exclude=failed)
-            except NothingToRun as exc:  # all run, or nothing left fits the budget: a stop, not an error
-                if exc.why == "constraints" and index == 0:
-                    raise
+        where = dict(allowed_p=allowed_p, max_p=max_p, grid=grid, budget=left, configurations=configurations,
+                     exclude=failed)
+        plan = _plan(result, target, count, level, index == 0, **where)
         if plan is None:  # the band without a plan: the fitted model's own
             band = _band(result.best, target, level)
         else:
@@ -191,8 +180,7 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         reached, was_narrow = narrow and was_narrow, narrow
         chosen = () if reached or plan is None else tuple(s.config for s in plan.suggestions)
         if narrow and not reached and not chosen and (left is None or left > 0):  # test the band all the same
-            chosen = check_runs(result, target, count=count, allowed_p=allowed_p, max_p=max_p, grid=grid,
-                                budget=left, configurations=configurations, exclude=failed)
+            chosen = check_runs(result, target, count=count, **where)
         step = Step(index, len(runs), spent, *widened(band, forward), result.best.formula, chosen,
                     result.best.unit, forward, band[3])
         steps.append(step)
@@ -254,6 +242,42 @@ def widened(band: tuple[float, float, float, float], forward: float) -> tuple[fl
     if not math.isfinite(forward) or forward <= width:
         return band
     return y, min(lo, y / (1.0 + forward)), max(hi, y * (1.0 + forward)), forward
+
+
+def _check_stops(until: float | None, budget: float | None) -> None:
+    """Refuse a campaign without a stop, or with a width or budget that is not a positive number.
+
+    Raises
+    ------
+    DataError
+        In one line.
+    """
+    if until is None and budget is None:
+        raise DataError("an adaptive campaign needs --until WIDTH% or --budget CORE_HOURS (or both)")
+    if until is not None and not (math.isfinite(until) and until > 0):
+        raise DataError(f"until must be a positive width, e.g. 15%, got {until:g}")
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise DataError(f"budget must be a positive number of core-hours, got {budget:g}")
+
+
+def _plan(result: Any, target: Mapping[str, float], count: int, level: float, first: bool,
+          **where: Any) -> Any:
+    """:func:`automodel.suggest`'s plan (new runs only), or None when all was run or nothing left fits the
+    budget (``where["budget"]``, what is left; none at or below 0): a stop, not an error.
+
+    Raises
+    ------
+    NothingToRun
+        No configuration meets the constraints at the first step (bad input, not a stop).
+    """
+    if where["budget"] is not None and where["budget"] <= 0:
+        return None
+    try:
+        return suggest(result, target, count=count, level=level, new_only=True, **where)
+    except NothingToRun as exc:
+        if exc.why == "constraints" and first:
+            raise
+        return None
 
 
 def _band(model: Any, target: Mapping[str, float], level: float) -> tuple[float, float, float, float]:
