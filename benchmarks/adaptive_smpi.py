@@ -5,7 +5,7 @@ Run ``python -m benchmarks.adaptive_smpi [--program nas_ep gemm] [--platform fas
 Programs written by others (SimGrid's ``examples/smpi``: NAS EP, with the size knob of
 ``benchmarks/smpi_others/patch_sizes.py``, and the CodeVault gemm) are extracted from the SimGrid mirror at
 the commit of ``benchmarks/smpi_others/build_and_run.sh`` and built with ``smpicc`` (Debian's
-``libsimgrid-dev``). Each (program, platform) is a case: the sizes and process counts of
+``libsimgrid-dev``). Each (program, platform: fast, slow, torus) is a case: the sizes and process counts of
 ``benchmarks/smpi_others/sweep.py``, the target its largest ``n`` at its largest ``p``, and every other
 configuration the program can run may be run. No time is known in advance: every design asks the runner
 (:func:`automodel.runner.run_campaign`, one CSV per case, resumed: a configuration already simulated is
@@ -181,7 +181,7 @@ def _randoms(seed: pd.DataFrame, allowed: pd.DataFrame, sim: Simulator, spent: f
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.adaptive_smpi", description=__doc__.splitlines()[0])
     ap.add_argument("--program", nargs="+", default=list(PROGRAMS), choices=list(PROGRAMS))
-    ap.add_argument("--platform", nargs="+", default=["fast", "slow"], choices=list(PLATFORMS))
+    ap.add_argument("--platform", nargs="+", default=list(PLATFORMS), choices=list(PLATFORMS))
     ap.add_argument("--out", type=Path, default=OUT_DIR, help="runs, records and programs (resumed)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
