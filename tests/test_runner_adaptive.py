@@ -69,8 +69,9 @@ def test_core_hours_and_the_steps_in_the_models_unit():
     assert core_hours(runs) == pytest.approx(1.0) and core_hours(runs, "ms") == pytest.approx(1e-3)
     step = Step(0, 12, 0.5, 3.0, 2.0, 4.0, 0.33, "1 + 8/p", unit="us")
     assert step.line().endswith("target 3 us (+-33%)")
-    checked = Step(2, 18, 0.000978, 0.007079, 0.004, 0.0127, 0.8, "f", forward=0.8, scale=1.13)
-    assert all(len(line) <= 80 for line in checked.line().splitlines()) and "band x1.1" in checked.line()
+    checked = Step(2, 18, 0.000978, 0.007079, 0.004, 0.0127, 0.8, "f", forward=0.8)
+    head = checked.line(width=60)
+    assert all(len(line) <= 60 for line in head.splitlines()) and "last runs 80% off" in head
 
 
 def test_a_confident_fit_wrong_on_the_runs_it_did_not_see_does_not_stop_the_campaign():

@@ -4,18 +4,15 @@ It stops when the band at the target is no wider than ``until`` (a relative half
 +-15 %) on two successive fits, when the core-hours spent (the seed runs included) reach ``budget``, or
 when no allowed run is expected to narrow the band within what is left.
 
-The band at the target is the model's, checked on runs it had not seen: each batch was predicted by
-the previous fit before it was run, so how far off that fit was on them is out-of-sample evidence the
-model's own band (fitted on the runs it explains) does not have. Two uses of it: (1) calibration, split
-conformal prediction with scores normalised by the band: each run made after the fit that chose it
-scores how far outside that fit's band it fell (:func:`band_scores`, 1 on the edge), and the band at
-the target has its log half-widths multiplied by the ``level`` quantile of the campaign's scores when
-above 1 (:func:`conformal_scale`, :func:`calibrated`); (2) the band is at least as wide as the last
-batch's largest relative error (:func:`widened`). A campaign therefore never stops on the first fit
-that happens to be confident: the narrow band must survive a batch of runs it did not see (they fall
-within ``until`` of its predictions) and the refit with them. Running is a callback (``measure``), so the same
-loop drives ``automodel run --adaptive`` (:mod:`automodel.cli.run`: each run appended to the CSV and
-resumed as a grid campaign is) and the replays of measured sweeps in ``benchmarks/adaptive.py``.
+The band at the target is the model's, widened to the forward-validation error of the runs just made:
+each batch was predicted by the previous fit before it was run, so how far off that fit was on them is
+out-of-sample evidence the model's own band (fitted on the runs it explains) does not have. A campaign
+therefore never stops on the first fit that happens to be confident: the narrow band must survive a
+batch of runs it did not see (they fall within ``until`` of its predictions) and the refit with them.
+
+Running is a callback (``measure``), so the same loop drives ``automodel run --adaptive``
+(:mod:`automodel.cli.run`: each run appended to the CSV and resumed as a grid campaign is), the replays
+of measured sweeps in ``benchmarks/adaptive.py`` and the SMPI simulations of ``benchmarks/adaptive_smpi.py``.
 Suggestions never repeat a measured configuration (``new_only``), so a resumed campaign that refits
 the same runs asks for the same next ones and never runs one twice.
 """
@@ -37,8 +34,7 @@ from automodel.suggestion import NothingToRun, check_target, suggest
 from automodel.suggestion.facade import check_runs
 from automodel.suggestion.greedy import seconds
 
-__all__ = ["Step", "Outcome", "adaptive", "core_hours", "seed_design", "forward_error", "widened", "band_scores",
-           "conformal_scale", "calibrated", "STOPS"]
+__all__ = ["Step", "Outcome", "adaptive", "core_hours", "seed_design", "forward_error", "widened", "STOPS"]
 
 #: why a campaign stopped
 STOPS = {"until": "the band at the target was narrow enough on two successive fits", "budget": "the budget is spent",
@@ -92,7 +88,6 @@ class Step:
     unit: str = "s"
     forward: float = math.nan
     model_width: float = math.nan
-    scale: float = 1.0
 
     def line(self, roles: Mapping[str, str] | None = None, width: int = 80) -> str:
         """``step 2: 16 runs, 0.0021 core-h; target 0.0121 s (+-35%)`` and, on lines of at most ``width``
@@ -101,7 +96,7 @@ class Step:
         head = (f"step {self.index}: {self.n_runs} runs, {self.core_hours:.3g} core-h; target "
                 f"{self.predicted:.4g} {self.unit} (+-{self.width:.0%})")
         if math.isfinite(self.forward):
-            head += f"; last runs {self.forward:.0%} off" + (f", band x{self.scale:.2g}" if self.scale > 1 else "")
+            head += f"; last runs {self.forward:.0%} off"
         head = "\n".join(textwrap.wrap(head, width, subsequent_indent="    ", break_on_hyphens=False))
         if not self.next:
             return head
@@ -114,7 +109,7 @@ class Step:
                 "predicted": self.predicted, "lower": self.lower, "upper": self.upper, "width": self.width,
                 "formula": self.formula,
                 "next": "; ".join(" ".join(f"{q}={v:g}" for q, v in c.items()) for c in self.next),
-                "forward": self.forward, "model_width": self.model_width, "scale": self.scale}
+                "forward": self.forward, "model_width": self.model_width}
 
 
 @dataclass
@@ -170,7 +165,6 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
     result, stop = None, "steps"
     failed = pd.DataFrame()  # configurations run that gave no time: never asked for again
     previous, new = None, None  # the fit before the runs just made, and those runs
-    forward, scores = math.nan, np.zeros(0)  # the evidence of the runs made after the fit that chose them
     was_narrow = until is not None and last_width <= until
     for index in range(max_steps):
         result = fit(runs, **{"progress": False, **fit_options})
@@ -179,18 +173,18 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         where = dict(allowed_p=allowed_p, max_p=max_p, grid=grid, budget=left, configurations=configurations,
                      exclude=failed)
         plan = _plan(result, target, count, level, index == 0, **where)
-        band = _band(result.best, target, level) if plan is None else (  # without a plan: the model's own
-            plan.predicted, plan.lower, plan.upper, plan.width)
-        if previous is not None:  # the runs just made, predicted before they were made
-            forward, scores = forward_error(previous, new), np.concatenate([scores, band_scores(previous, new, level)])
-        shown = widened(calibrated(band, conformal_scale(scores, level)), forward)
-        narrow = until is not None and shown[3] <= until
+        if plan is None:  # the band without a plan: the fitted model's own
+            band = _band(result.best, target, level)
+        else:
+            band = (plan.predicted, plan.lower, plan.upper, plan.width)
+        forward = math.nan if previous is None else forward_error(previous, new)
+        narrow = until is not None and widened(band, forward)[3] <= until
         reached, was_narrow = narrow and was_narrow, narrow
         chosen = () if reached or plan is None else tuple(s.config for s in plan.suggestions)
         if narrow and not reached and not chosen and (left is None or left > 0):  # test the band all the same
             chosen = check_runs(result, target, count=count, **where)
-        step = Step(index, len(runs), spent, *shown, result.best.formula, chosen, result.best.unit, forward,
-                    band[3], conformal_scale(scores, level))
+        step = Step(index, len(runs), spent, *widened(band, forward), result.best.formula, chosen,
+                    result.best.unit, forward, band[3])
         steps.append(step)
         if on_step is not None:
             on_step(step)
@@ -294,71 +288,3 @@ def _band(model: Any, target: Mapping[str, float], level: float) -> tuple[float,
     y = float(model.predict(frame)[0])
     lo, hi = model.predict_interval(frame, level=level)
     return y, float(lo[0]), float(hi[0]), float(hi[0] / y - 1.0)
-
-
-
-def band_scores(model: Any, new: pd.DataFrame | None, level: float) -> np.ndarray:
-    """How far outside its ``level`` band ``model`` put runs it was not fitted on (``new``): for each,
-    ``|log(time / predicted)|`` over the log half-width of the band on the side the run fell (1: on the
-    band's edge); empty without a band. The conformity scores of :func:`conformal_scale`.
-
-    Examples
-    --------
-    >>> from automodel.interval import Interval
-    >>> from automodel.model import Model, TermModel
-    >>> from automodel.space.terms import ONE
-    >>> iv = Interval(run=0.0, misfit=0.1, dof=50, ranges={"p": (1.0, 8.0)}, growth={"p": 0.0})
-    >>> m = Model(TermModel((ONE,), (1.0,)), ("p",), {"p": "p", "time": "time"}, {"p": [1.0]}, interval=iv)
-    >>> s = band_scores(m, pd.DataFrame({"p": [2.0, 4.0], "time": [1.0, 2.0]}), 0.9)
-    >>> float(s[0]), bool(s[1] > 1)
-    (0.0, True)
-    """
-    if new is None or not len(new):
-        return np.zeros(0)
-    try:
-        y = np.asarray(model.predict(new), float)
-        ends = model.predict_interval(new, level=level)
-    except DataError:
-        return np.zeros(0)
-    if ends is None:
-        return np.zeros(0)
-    lo, hi = (np.asarray(e, float) for e in ends)
-    with np.errstate(all="ignore"):
-        r = np.log(new["time"].to_numpy(float) / y)
-        h = np.where(r >= 0, np.log(hi / y), np.log(y / lo))
-        ok = np.isfinite(r) & np.isfinite(h) & (h > 0)
-    return np.abs(r[ok]) / h[ok]
-
-
-def conformal_scale(scores: np.ndarray, level: float) -> float:
-    """The factor that makes the bands hold ``level`` of the runs they had not seen (split conformal
-    prediction with scores normalised by the band): the ``ceil(level (m + 1))``-th smallest of the ``m``
-    scores (the largest when there are too few), at least 1 (a band is widened, never narrowed).
-
-    Examples
-    --------
-    >>> conformal_scale(np.array([0.2, 0.5, 3.0]), 0.9), conformal_scale(np.linspace(0.1, 1.9, 19), 0.9)
-    (3.0, 1.8)
-    >>> conformal_scale(np.zeros(0), 0.9)
-    1.0
-    """
-    m = len(scores)
-    if not m:
-        return 1.0
-    k = min(math.ceil(level * (m + 1)), m)
-    return max(1.0, float(np.sort(scores)[k - 1]))
-
-
-def calibrated(band: tuple[float, float, float, float], scale: float) -> tuple[float, float, float, float]:
-    """The band ``(predicted, lower, upper, width)`` with its log half-widths multiplied by ``scale``.
-
-    Examples
-    --------
-    >>> tuple(round(v, 3) for v in calibrated((1.0, 0.8, 1.25, 0.25), 2.0))
-    (1.0, 0.64, 1.562, 0.562)
-    """
-    y, lo, hi, _ = band
-    if scale == 1.0 or not (y > 0 and hi > 0):
-        return band
-    lo, hi = (y * (lo / y) ** scale if lo > 0 else lo), y * (hi / y) ** scale
-    return y, lo, hi, hi / y - 1.0
