@@ -19,7 +19,8 @@ n x the 4 smallest p that may be run):
 
 adaptive
     :func:`automodel.runner.adaptive.adaptive`: 3 suggested runs per step until the 90 % band at the
-    target is within +-15 % (:data:`UNTIL`) or the core-hours of the whole allowed grid are spent;
+    target (widened to the last batch's forward-validation error) is within +-15 % (:data:`UNTIL`) on
+    two successive fits, or the core-hours of the whole allowed grid are spent;
 grid
     the ladder of growing grids ``automodel run`` would be given: the k+2 smallest n x the k+3 smallest p
     (k = 1, 2, ...; k = 1 is the seed) up to every allowed configuration. "grid to +-15 %" is the first
