@@ -120,7 +120,7 @@ def test_cli_adaptive_campaign_resumes_without_repeating(tmp_path: Path, capsys:
             "--target", "n=16000,p=64"]
     assert main(args + ["--until", "15%"]) == 0
     printed = capsys.readouterr().out
-    assert "step 0: 12 runs" in printed and "stopped: the band at the target is narrow enough" in printed
+    assert "step 0: 12 runs" in printed and "stopped: the band at the target was narrow enough on two" in printed
     rows = list(iter_rows(out))
     keys = [(r["n"], r["p"]) for r in rows]
     assert len(keys) == len(set(keys)) < 35  # fewer runs than the grid, none twice

@@ -59,3 +59,16 @@ def test_plan_for_the_leader_of_a_store(tmp_path, capsys):
     assert "next 2 run(s)" in capsys.readouterr().out
     assert main(["suggest", "--store", str(tmp_path / "s.db"), "--target", "n=3.2e5,p=64"]) == 2
     assert "--app NAME" in capsys.readouterr().err
+
+
+def test_times_and_costs_in_the_models_unit(tmp_path, capsys):
+    from dataclasses import replace
+
+    path = tmp_path / "ms.json"
+    replace(hand_model(), options={"unit": "ms"}).save(path)
+    assert main(["suggest", str(path), "--target", "p=64", "--count", "2", "--max-p", "64"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("target procs=64: predicted 1.125 ms") and "ms (+-" in out
+    assert main(["suggest", str(path), "--target", "p=64", "--count", "1", "--max-p", "64", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["suggestions"][0]
+    assert row["core_hours"] == pytest.approx(row["procs"] * (1 + 8 / row["procs"]) * 1e-3 / 3600)

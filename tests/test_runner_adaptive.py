@@ -27,6 +27,7 @@ def test_reaches_the_width_without_repeating_a_run():
     out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
                    budget=1.0, count=3, grid={"n": NS, "p": PS})
     assert out.stop == "until" and out.steps[-1].width <= 0.15
+    assert out.steps[-2].width <= 0.15 and out.steps[-1].forward <= 0.15  # confirmed on runs it did not see
     assert len(made) == len(set(made)) and not set(made) & {(n, p) for n in NS[:3] for p in PS[:4]}
     widths = [s.width for s in out.steps]
     assert widths[-1] < widths[0]
@@ -59,3 +60,27 @@ def test_a_configuration_that_fails_is_not_asked_for_again():
     assert any(p == 16 for _, p in asked)  # asked for, failed
     assert len(asked) == len(set(asked))
     assert not (out.runs["p"] == 16).any()
+
+
+def test_core_hours_and_the_steps_in_the_models_unit():
+    from automodel.runner.adaptive import Step, core_hours
+
+    runs = pd.DataFrame({"p": [2.0, 4.0], "time": [900.0, 450.0]})
+    assert core_hours(runs) == pytest.approx(1.0) and core_hours(runs, "ms") == pytest.approx(1e-3)
+    step = Step(0, 12, 0.5, 3.0, 2.0, 4.0, 0.33, "1 + 8/p", unit="us")
+    assert step.line().endswith("target 3 us (+-33%)")
+    checked = Step(2, 18, 0.000978, 0.007079, 0.004, 0.0127, 0.8, "f", forward=0.8)
+    head = checked.line(width=60)
+    assert all(len(line) <= 60 for line in head.splitlines()) and "last runs 80% off" in head
+
+
+def test_a_confident_fit_wrong_on_the_runs_it_did_not_see_does_not_stop_the_campaign():
+    def measure(configs):  # the new runs are 40 % slower than the seed's law predicts
+        return truth(configs).assign(time=lambda f: f["time"] * 1.4)
+
+    out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
+                   budget=1.0, count=3, grid={"n": NS, "p": PS}, max_steps=2)
+    first = out.steps[1]
+    assert first.forward == pytest.approx(0.4, rel=0.05) and first.width >= first.forward
+    assert first.upper >= first.predicted * 1.4 * 0.999 and first.model_width <= first.width
+    assert out.stop == "steps"

@@ -133,3 +133,13 @@ def test_listed_configurations_only():
     plan = suggest(hand_model(), {"p": 64}, count=5, configurations=listed, max_p=64)
     assert plan.n_candidates == 2  # 16 once, 128 beyond max p
     assert {s.config["p"] for s in plan.suggestions} <= {2.0, 16.0}
+
+
+def test_check_runs_are_the_nearest_to_the_target_within_the_budget():
+    from automodel.suggestion.facade import check_runs
+
+    model = hand_model()
+    runs = check_runs(model, {"p": 64}, count=2, allowed_p=[1, 2, 4, 8, 16, 32], max_p=64)
+    assert [r["p"] for r in runs] == [32.0, 16.0]
+    cost_32 = 32 * (1 + 8 / 32) / 3600
+    assert [r["p"] for r in check_runs(model, {"p": 64}, count=2, allowed_p=[16, 32], budget=cost_32 * 0.99)] == [16.0]

@@ -242,16 +242,22 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
         return runs().merge(configs[list(campaign.axes)].astype(float), on=list(campaign.axes))
 
     history = Path(str(args.output) + ".history.csv")
-    offset = len(pd.read_csv(history)) if history.exists() and history.stat().st_size else 0
+    before = pd.read_csv(history) if history.exists() and history.stat().st_size else pd.DataFrame()
+    offset = len(before)
+    last_width = float(before["width"].iloc[-1]) if offset and "width" in before else float("nan")
 
     def on_step(step) -> None:  # noqa: ANN001  (a Step)
         print(step.line())
-        pd.DataFrame([{**step.record(), "step": offset + step.index}]).to_csv(
-            history, mode="a", header=not history.exists() or history.stat().st_size == 0, index=False)
+        row = pd.DataFrame([{**step.record(), "step": offset + step.index}])
+        fresh = not history.exists() or history.stat().st_size == 0
+        if not fresh:  # a history begun by an older version keeps its columns
+            row = row.reindex(columns=pd.read_csv(history, nrows=0).columns)
+        row.to_csv(history, mode="a", header=fresh, index=False)
 
     _, roles = _fit_frame(args.output, campaign)
     outcome = adaptive(runs(), measure, target, until=until, budget=args.budget, count=args.per_step,
-                       grid=numeric, max_p=max_p, on_step=on_step, space=args.space, **roles)
+                       grid=numeric, max_p=max_p, on_step=on_step, last_width=last_width, space=args.space,
+                       **roles)
     print(f"stopped: {STOPS[outcome.stop]} ({len(outcome.runs)} runs)")
     print(f"history: {history}")
     print("\n".join(wrap(f"model: T = {outcome.result.best.formula}", width(args), "", "    ")))

@@ -13,10 +13,10 @@ from automodel.data.cells import shown
 from automodel.errors import DataError
 from automodel.model.core import Model
 from automodel.suggestion.candidates import candidate_grid, check_target, listed, mark_measured
-from automodel.suggestion.greedy import plan_runs
+from automodel.suggestion.greedy import plan_runs, seconds
 from automodel.suggestion.results import NothingToRun, Plan
 
-__all__ = ["suggest"]
+__all__ = ["suggest", "check_runs"]
 
 
 def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p: Sequence[float] | None = None,
@@ -83,7 +83,48 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p
     if "p" in model.params and max_p is None and allowed_p is None:
         notes.append("process counts up to the target's; --max-p or --p limit them")
     return Plan(goal, now["predicted"], now["lower"], now["upper"], now["width"], level, tuple(suggestions),
-                len(candidates), {q: model.roles.get(q, q) for q in model.params}, tuple(notes))
+                len(candidates), {q: model.roles.get(q, q) for q in model.params}, tuple(notes), model.unit)
+
+
+def check_runs(source: Any, target: Mapping[str, Any], *, count: int = 3, allowed_p: Sequence[float] | None = None,
+               max_p: float | None = None, grid: Mapping[str, Sequence[float]] | None = None,
+               budget: float | None = None, configurations: pd.DataFrame | None = None,
+               exclude: pd.DataFrame | None = None) -> tuple[dict[str, float], ...]:
+    """Runs that test a band :func:`suggest` sees no way to narrow: the ``count`` configurations not yet
+    measured nearest the target (the sum of ``|log2(x_q / t_q)|`` over the parameters), cheapest first
+    among equals, within ``budget`` core-hours in total. Their measured times, against what the model
+    predicted, are out-of-sample evidence for the band (:func:`automodel.runner.adaptive.forward_error`).
+
+    Parameters
+    ----------
+    source, target, count, allowed_p, max_p, grid, budget, configurations, exclude :
+        As :func:`suggest` (``new_only`` always).
+
+    Returns
+    -------
+    tuple of dict
+        Canonical parameter -> value, nearest first; empty when none is left or fits the budget.
+    """
+    model, measured = _model_of(source, {})
+    goal = check_target(model, target, max_p)
+    try:
+        candidates = _candidates(model, goal, configurations, grid, allowed_p, max_p, measured, True, exclude)
+    except NothingToRun:
+        return ()
+    X = candidates[list(model.params)].reset_index(drop=True)
+    with np.errstate(all="ignore"):
+        y = np.asarray(model.core.predict(X), float)
+        far = sum(np.abs(np.log2(X[q].to_numpy(float) / goal[q])) for q in model.params)
+    cost = (X["p"].to_numpy(float) if "p" in X else 1.0) * y * seconds(model.unit) / 3600
+    order = np.lexsort((cost, far))
+    chosen, spent = [], 0.0
+    for i in order[np.isfinite(cost[order]) & (cost[order] > 0)]:
+        if len(chosen) == count:
+            break
+        if budget is None or spent + cost[i] <= budget:
+            chosen.append({q: float(X[q].iloc[i]) for q in model.params})
+            spent += float(cost[i])
+    return tuple(chosen)
 
 
 def _check_options(count: Any, budget: Any, max_p: Any, reps: Any) -> None:
@@ -141,7 +182,7 @@ def _check_budget(model: Model, candidates: pd.DataFrame, budget: float, reps: i
     """
     with np.errstate(all="ignore"):
         y = np.asarray(model.core.predict(candidates[list(model.params)]), float)
-    cost = reps * (candidates["p"].to_numpy(float) if "p" in candidates else 1.0) * y / 3600
+    cost = reps * (candidates["p"].to_numpy(float) if "p" in candidates else 1.0) * y * seconds(model.unit) / 3600
     if not (np.isfinite(cost) & (cost <= budget)).any():
         cheapest = float(np.nanmin(np.where(np.isfinite(cost) & (cost > 0), cost, np.nan)))
         raise NothingToRun(f"no configuration fits the budget of {budget:g} core-hours: the cheapest of "

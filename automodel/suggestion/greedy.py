@@ -17,12 +17,13 @@ import pandas as pd
 from automodel.errors import DataError
 from automodel.model.interval import DEFAULT_GROWTH, Interval
 from automodel.model.core import Model
+from automodel.options import TIME_UNITS
 from automodel.solve import band
 from automodel.space.terms import term_values
 from automodel.suggestion.alternatives import inside_ranges, log_ratios, untested
 from automodel.suggestion.results import Suggestion
 
-__all__ = ["MIN_NOISE", "plan_runs"]
+__all__ = ["MIN_NOISE", "plan_runs", "seconds"]
 
 #: the least relative noise a run is assumed to have (1 %): a simulator's deterministic times would
 #: otherwise tell any two candidates apart at any distance
@@ -100,6 +101,18 @@ class _Problem:
         return self.D.shape[1] > 0
 
 
+def seconds(unit: str) -> float:
+    """Seconds in one ``unit`` of the model's times (``ms`` -> 0.001); 1 for a value that is not a time
+    (its cost is then counted as if it were seconds).
+
+    Examples
+    --------
+    >>> seconds("us"), seconds("misses")
+    (1e-06, 1.0)
+    """
+    return TIME_UNITS.get(unit, 1.0)
+
+
 def _noise(interval: Interval) -> float:
     """The relative noise of one run: one run's and the misfit in quadrature, at least :data:`MIN_NOISE`."""
     return max(math.hypot(interval.run, interval.misfit), MIN_NOISE)
@@ -156,7 +169,7 @@ def _problem(model: Model, target: Mapping[str, float], candidates: pd.DataFrame
     D = untested(D, survived, measured)
     cov, a_t, A_x = _coefficient_inputs(model, t_cols, X)
     problem = _Problem(
-        X=X, target=dict(target), y_t=y_t, y_x=y_x, cost=reps * p_x * y_x / 3600.0,
+        X=X, target=dict(target), y_t=y_t, y_x=y_x, cost=reps * p_x * y_x * seconds(model.unit) / 3600.0,
         usable=np.isfinite(y_x) & (y_x > 0), parts=parts,
         growth={q: iv.growth.get(q, DEFAULT_GROWTH) for q in growth_q},
         growth_dof={q: iv.growth_dof.get(q, 1.0) for q in growth_q}, sigma=sigma, level=level, a_t=a_t, A_x=A_x,

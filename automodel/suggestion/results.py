@@ -66,6 +66,7 @@ class Plan:
     n_candidates: int
     roles: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    unit: str = "s"
 
     @property
     def cost(self) -> float:
@@ -82,8 +83,8 @@ class Plan:
     def lines(self, width: int | None = WIDTH) -> list[str]:
         """The plan as text of at most ``width`` columns (None: no limit)."""
         where = ", ".join(f"{self.roles.get(q, q)}={v:g}" for q, v in self.target.items())
-        out = [f"target {where}: predicted {self.predicted:.4g} s",
-               f"  {self.level:.0%} band {self.lower:.4g} to {self.upper:.4g} s (+-{self.width:.0%})"]
+        out = [f"target {where}: predicted {self.predicted:.4g} {self.unit}",
+               f"  {self.level:.0%} band {self.lower:.4g} to {self.upper:.4g} {self.unit} (+-{self.width:.0%})"]
         if not self.suggestions:
             out.append(f"no run of the {self.n_candidates} candidate configurations is expected to narrow it")
         else:
