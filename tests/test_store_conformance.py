@@ -324,13 +324,77 @@ def _scenario(target) -> list[S.ObserveReport]:
     return reports
 
 
+def _reads(target) -> dict[str, object]:
+    """What the readers (:mod:`automodel.store.query`) return, but the clock's times."""
+    pruned = S.ranking(target, "app", None, pruned=True).drop(columns="at")  # ties of score in any order
+    pruned = pruned.sort_values(["update", "score", "id"], na_position="first", ignore_index=True)
+    return {"live": S.ranking(target, "app", top=None), "pruned": pruned,
+            "history": S.history(target, "app").drop(columns="at"),
+            "runs": S.runs(target, "app").drop(columns="observed_at"),
+            "flagged": S.runs(target, "app", ("flagged",)).drop(columns="observed_at"),
+            "leader": S.leader_model(target, "app").to_dict(), "second": S.leader_model(target, "app", 1).to_dict(),
+            "verify": S.verify(target, "app")}
+
+
 def test_every_backend_reports_as_a_sqlite_store(storage, tmp_path):
     """The same observes, re-admissions and exclusions give the same reports (ranking, leaders, flags,
-    pruning, run and candidate ids) on every backend as on a SQLite file."""
+    pruning, run and candidate ids) on every backend as on a SQLite file, and the readers the same
+    rankings, history, runs, leading models and checks."""
+    reference = str(tmp_path / "reference.db")
     got = _scenario(storage)
-    assert got == _scenario(str(tmp_path / "reference.db"))
+    assert got == _scenario(reference)
     assert [r.update_no for r in got] == [1, 2, 3, 4, 5, 6, 7, 7, 8, 9]  # the observe again is no update
     assert (got[7].run_ids, got[7].n_skipped) == ([], 5)
+    mine, theirs = _reads(storage), _reads(reference)
+    assert len(mine["pruned"]) and len(mine["flagged"])
+    for key, value in mine.items():
+        if isinstance(value, pd.DataFrame):
+            pd.testing.assert_frame_equal(value, theirs[key], obj=key)
+        else:
+            assert value == theirs[key], key
+
+
+def test_every_backend_keeps_load_samples(storage, tmp_path):
+    """Load samples recorded and imported read back the same, by time, per host, and forecast the same
+    (:mod:`automodel.store.machine_load`); a store without samples forecasts from an application's runs."""
+    csv = tmp_path / "samples.csv"
+    pd.DataFrame({"time": [30.0, 10.0, 20.0, 40.0], "host": ["b", "a", "a", "b"], "cpu": [0.5, 0.9, 0.8, 0.6],
+                  "bw": [1.0, 0.7, 0.8, 0.9]}).to_csv(csv, index=False)
+    for target in (storage, str(tmp_path / "reference.db")):
+        S.record(target, cpu=0.25, host="a", at=5.0)
+        assert S.import_samples(target, csv) == 4
+    mine, theirs = S.samples(storage), S.samples(str(tmp_path / "reference.db"))
+    pd.testing.assert_frame_equal(mine, theirs)
+    assert mine["at"].tolist() == [5.0, 10.0, 20.0, 30.0, 40.0]
+    pd.testing.assert_frame_equal(S.samples(storage, "b"), theirs[theirs["host"] == "b"].reset_index(drop=True))
+    assert S.forecast_load(storage, "cpu") == S.forecast_load(str(tmp_path / "reference.db"), "cpu")
+
+
+def test_every_session_reads_what_it_wrote(storage):
+    """The session's readers on every backend: candidates by status, the persisted state, the fitted
+    runs (all, or the last stored), the runs by status, the history and the pruned candidates."""
+    from automodel.store.storage import open_storage
+
+    reports = [S.observe(storage, "app", _grid()), S.observe(storage, "app", _runs(5, 6))]
+    S.exclude(storage, "app", reports[1].run_ids[:1])
+    st = open_storage(storage)
+
+    def read(db):
+        app = db.find_app("app")
+        return (app, db.candidate_ids(app), db.candidate_ids(app, "live"), db.candidate_ids(app, "pruned"),
+                db.pool_state(app), db.fitted_runs(app), db.fitted_runs(app, 3), db.runs(app),
+                db.runs(app, ("excluded",)), db.history(app), db.pruned_candidates(app))
+
+    app, ids, live, pruned, state, every, last, runs, excluded, history, gone = st.session(read, write=False)
+    assert sorted(live + pruned) == sorted(ids) and len(live) == reports[1].n_live
+    assert sorted(r.id for r in gone) == pruned and [r.id for r in gone] == [ids[r.idx] for r in gone]
+    assert [r.pruned_update for r in gone] == sorted(r.pruned_update for r in gone) and gone[0].pruned_reason
+    assert [(r.update_no, r.event) for r in history][-1][0] == 3 and len(history) == 3
+    assert state.n_runs == len(every[0]) == 32 + 6 - 1 - sum(len(r.flagged) for r in reports)
+    assert np.array_equal(last[0], every[0][-3:]) and np.array_equal(last[2], every[2][-3:])
+    assert set(last[1]) == set(app.params) and np.array_equal(last[1]["n"], every[1]["n"][-3:])
+    assert [r.id for r in runs] == sorted(r.id for r in runs) and len(runs) == 38
+    assert [r.id for r in excluded] == reports[1].run_ids[:1] and excluded[0].status == "excluded"
 
 
 def test_a_failed_transaction_leaves_the_store_as_it_was(storage):

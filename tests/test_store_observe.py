@@ -15,7 +15,6 @@ from automodel import data
 from automodel import store as S
 from automodel.errors import DataError, StoreError
 from automodel.online import live as online
-from automodel.store import pool as pool_module
 from automodel.store import schema
 from automodel.store.db import pack, unpack
 from automodel.store.sql import SqlSession
@@ -74,18 +73,18 @@ def test_an_observe_reads_the_window_not_every_run(tmp_path, monkeypatch):
     S.observe(path, "app", _grid())
     S.observe(path, "app", _runs(1, 30))
     read: list[tuple[int | None, int]] = []
-    real = pool_module.fitted_runs
+    real = SqlSession.fitted_runs
 
-    def counted(conn, app, last=None):
-        out = real(conn, app, last)
+    def counted(db, app, last=None):
+        out = real(db, app, last)
         read.append((last, len(out[0])))
         return out
 
     def forbidden(*args, **kwargs):
         raise AssertionError("run_frame read every run on the observe path")
 
-    monkeypatch.setattr(pool_module, "fitted_runs", counted)
-    monkeypatch.setattr(pool_module, "run_frame", forbidden)
+    monkeypatch.setattr(SqlSession, "fitted_runs", counted)
+    monkeypatch.setattr(SqlSession, "runs", forbidden)
     rep = S.observe(path, "app", _runs(2, 3))
     assert read == [] and len(rep.run_ids) == 3 and rep.n_admitted == 65
     S.exclude(path, "app", rep.run_ids[:1])
@@ -109,8 +108,8 @@ def test_a_stream_ranks_as_when_every_update_reads_its_window_from_the_runs(tmp_
         return [S.observe(path, "app", batch.iloc[i:i + 1]) for i in range(len(batch))]
 
     kept = stream(tmp_path / "kept.db")
-    save = pool_module.save_pool
-    monkeypatch.setattr(SqlSession, "save_pool", lambda db, app, pool, recent=None: save(db.conn, app, pool))
+    save = SqlSession.save_pool
+    monkeypatch.setattr(SqlSession, "save_pool", lambda db, app, pool, recent=None: save(db, app, pool))
     read = stream(tmp_path / "read.db")
     assert kept == read and sum(len(r.flagged) for r in kept) >= 2
     same = ["update", "event", "added", "admitted", "flagged", "live", "pruned", "cutoff", "leader_id",

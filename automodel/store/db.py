@@ -3,7 +3,7 @@
 Every call on a store is one transaction run by :meth:`Store.transaction`. A write holds the
 application's write lock from the statement that reads the application: on SQLite the database
 lock (``BEGIN IMMEDIATE``, so two observers never read the same state and both write it back);
-elsewhere ``SELECT ... FOR UPDATE`` on the application row (:func:`automodel.store.pool.find_app`).
+elsewhere ``SELECT ... FOR UPDATE`` on the application row (:meth:`automodel.store.sql.SqlSession.find_app`).
 A read sees one snapshot (a plain ``BEGIN`` on SQLite, ``REPEATABLE READ`` elsewhere). SQLite runs in
 WAL mode, so readers never wait and a process killed mid-write leaves the last committed state.
 

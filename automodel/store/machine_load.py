@@ -1,5 +1,6 @@
 """Load history in the store: per-host samples of available CPU and bandwidth, per-run loads from them
-(rational-polynomial-yagnik-icpp2006.txt, sec. 3), and forecasts (:mod:`automodel.model.forecast`)."""
+(rational-polynomial-yagnik-icpp2006.txt, sec. 3), and forecasts (:mod:`automodel.model.forecast`); on any
+backend, through the store's interface (:mod:`automodel.store.storage`)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import insert, select
 
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
-from automodel.store import schema
-from automodel.store.db import Store, now, open_store
-from automodel.store.pool import read_app, run_frame
+from automodel.store.db import Store, now
+from automodel.store.storage import Storage, open_storage, read_app, run_frame
 
 if TYPE_CHECKING:  # automodel.model.forecast imports scipy.signal (0.6 s); observe and record need none of it
     from automodel.model.forecast import Forecast
@@ -40,11 +39,11 @@ def _instant(value: float, what: str) -> float:
     return float(value)
 
 
-def _insert_samples(store: str | Path | Store, rows: list[dict]) -> None:
-    open_store(store, create=True).transaction(lambda conn: conn.execute(insert(schema.load_samples), rows))
+def _insert_samples(store: str | Path | Store | Storage, rows: list[dict]) -> None:
+    open_storage(store, create=True).session(lambda db: db.insert_samples(rows))
 
 
-def record(store: str | Path | Store, cpu: float | None = None, bw: float | None = None,
+def record(store: str | Path | Store | Storage, cpu: float | None = None, bw: float | None = None,
            host: str | None = None, at: float | None = None) -> None:
     """Record one load sample of ``host`` (this machine by default) at ``at`` (now by default)."""
     if cpu is None and bw is None:
@@ -53,7 +52,7 @@ def record(store: str | Path | Store, cpu: float | None = None, bw: float | None
                              "cpu": _fraction(cpu, "--cpu"), "bw": _fraction(bw, "--bw")}])
 
 
-def import_samples(store: str | Path | Store, path: str | Path) -> int:
+def import_samples(store: str | Path | Store | Storage, path: str | Path) -> int:
     """Import a CSV of periodic samples: columns ``time`` (or ``at``), ``host``, and ``cpu`` and/or ``bw``."""
     src = str(path)
     frame = data_mod.read_csv(Path(path))
@@ -77,17 +76,13 @@ def import_samples(store: str | Path | Store, path: str | Path) -> int:
     return len(rows)
 
 
-def samples(store: str | Path | Store, host: str | None = None) -> pd.DataFrame:
+def samples(store: str | Path | Store | Storage, host: str | None = None) -> pd.DataFrame:
     """All load samples (of one host), oldest first: host, at, cpu, bw."""
-    t = schema.load_samples
-    q = select(t.c.host, t.c.at, t.c.cpu, t.c.bw).order_by(t.c.at, t.c.id)
-    if host is not None:
-        q = q.where(t.c.host == host)
-    rows = open_store(store, create=False).transaction(lambda conn: conn.execute(q).all(), write=False)
-    return pd.DataFrame(rows, columns=["host", "at", "cpu", "bw"])
+    rows = open_storage(store, create=False).session(lambda db: db.samples(host), write=False)
+    return pd.DataFrame([(r.host, r.at, r.cpu, r.bw) for r in rows], columns=["host", "at", "cpu", "bw"])
 
 
-def fill_run_loads(store: str | Path | Store, frame: pd.DataFrame, roles: dict, source: str) -> pd.DataFrame:
+def fill_run_loads(store: str | Path | Store | Storage, frame: pd.DataFrame, roles: dict, source: str) -> pd.DataFrame:
     """Add ``cpu``/``bw`` columns to runs with ``start`` and ``end`` columns: min over hosts of the
     per-host average of the samples during the run (an optional ``hosts`` column, ``h1;h2``, limits
     the hosts)."""
@@ -118,7 +113,7 @@ def fill_run_loads(store: str | Path | Store, frame: pd.DataFrame, roles: dict, 
     return out
 
 
-def forecast_load(store: str | Path | Store, resource: str, app: str | None = None, host: str | None = None,
+def forecast_load(store: str | Path | Store | Storage, resource: str, app: str | None = None, host: str | None = None,
                   metric: str = "mse", window: int | None = None) -> tuple[Forecast, str]:
     """Forecast ``min_avg_avail`` of ``resource`` for the next run.
 
@@ -142,7 +137,7 @@ def forecast_load(store: str | Path | Store, resource: str, app: str | None = No
         return best
     if app is None:
         raise StoreError(f"no {resource} load samples in the store; record some with automodel load record")
-    a, runs = read_app(store, app, lambda conn, a: (a, run_frame(conn, a)))
+    a, runs = read_app(store, app, lambda db, a: (a, run_frame(db, a)))
     if resource not in a.params or runs.empty:
         raise StoreError(f"no {resource} history: no load samples and application {app!r} has no {resource} column")
     return forecast(runs[resource].to_numpy(float), metric, window), f"the {len(runs)} runs of {app}"

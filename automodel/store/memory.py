@@ -2,9 +2,9 @@
 
 For tests and short-lived work in one process: nothing is written to disk, and a transaction that raises
 leaves the store as it was (each transaction works on a copy, kept when it returns). Threads share one
-:class:`MemoryStorage` safely (one transaction at a time); processes do not share it. It keeps what the
-online stage reads and writes (applications, runs, candidates, pool state, history); the readers of
-:mod:`automodel.store.query` and the load samples are the SQL store's.
+:class:`MemoryStorage` safely (one transaction at a time); processes do not share it. It keeps everything
+the SQL store keeps (applications, runs, candidates, pool state, history, load samples), so the readers of
+:mod:`automodel.store.query` and the load samples of :mod:`automodel.store.machine_load` work on it too.
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ class _Tables:
     runs: dict[int, SimpleNamespace] = field(default_factory=dict)
     states: dict[int, State] = field(default_factory=dict)
     history: dict[int, list[SimpleNamespace]] = field(default_factory=dict)
+    #: load samples (host, at, cpu, bw), in the order stored
+    samples: list[SimpleNamespace] = field(default_factory=list)
     next_id: dict[str, int] = field(default_factory=dict)
 
     def new_id(self, kind: str) -> int:
@@ -102,8 +104,8 @@ class MemorySession:
         self.t.history[app.id] = []
         return app
 
-    def candidate_ids(self, app: App) -> list[int]:
-        return [r["id"] for r in self.t.candidates[app.id]]
+    def candidate_ids(self, app: App, status: str | None = None) -> list[int]:
+        return [r["id"] for r in self.t.candidates[app.id] if status is None or r["status"] == status]
 
     def stored_identities(self, app: App, identities: list[str]) -> set[str]:
         wanted = set(identities)
@@ -124,15 +126,18 @@ class MemorySession:
             ids.append(run_id)
         return np.array(ids, dtype=np.int64)
 
-    def _fitted(self, app: App, last: int | None) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    def fitted_runs(self, app: App, last: int | None = None) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
         rows = [(r.id, r.params, r.cpu, r.bw, r.time) for r in self.t.runs.values()
                 if r.app_id == app.id and r.status in ADMITTED]
         return run_columns(rows if last is None else rows[len(rows) - min(last, len(rows)):], app)
 
     def load_pool(self, app: App, recent: int = 0) -> tuple[LivePool, np.ndarray, np.ndarray]:
         alive = np.array([r["status"] == "live" for r in self.t.candidates[app.id]], bool)
-        return assemble_pool(app, self.t.layouts[app.id], copy.deepcopy(self.t.states.get(app.id)), recent,
-                             lambda last: self._fitted(app, last), lambda: alive)
+        return assemble_pool(app, self.t.layouts[app.id], self.pool_state(app), recent,
+                             lambda last: self.fitted_runs(app, last), lambda: alive)
+
+    def pool_state(self, app: App) -> State | None:
+        return copy.deepcopy(self.t.states.get(app.id))
 
     def save_pool(self, app: App, pool: LivePool, recent: np.ndarray | None = None) -> None:
         self.t.states[app.id] = copy.deepcopy(state_arrays(pool, recent))
@@ -152,9 +157,29 @@ class MemorySession:
     def last_history(self, app: App) -> Any:
         return max(self.t.history[app.id], key=lambda h: (h.update_no, h.id))
 
+    def history(self, app: App) -> list[Any]:
+        return sorted(self.t.history[app.id], key=lambda h: (h.update_no, h.id))
+
+    def pruned_candidates(self, app: App) -> list[Any]:
+        """By update, then score (a missing score first, as SQLite sorts NULL)."""
+        rows = [SimpleNamespace(idx=i, **r) for i, r in enumerate(self.t.candidates[app.id]) if r["status"] == "pruned"]
+        rows.sort(key=lambda r: (r.pruned_update, r.pruned_score is not None, r.pruned_score or 0.0))
+        return [SimpleNamespace(id=r.id, pruned_update=r.pruned_update, pruned_at=r.pruned_at,
+                                pruned_score=r.pruned_score, pruned_reason=r.pruned_reason, idx=r.idx) for r in rows]
+
+    def runs(self, app: App, statuses: tuple[str, ...] | None = None) -> list[Any]:
+        return [r for r in self.t.runs.values() if r.app_id == app.id and (statuses is None or r.status in statuses)]
+
     def runs_by_id(self, app: App, ids: list[int]) -> dict[int, Any]:
         return {i: self.t.runs[i] for i in ids if i in self.t.runs and self.t.runs[i].app_id == app.id}
 
     def set_run_status(self, ids: list[int], status: str, note: str) -> None:
         for i in ids:
             self.t.runs[i].status, self.t.runs[i].note = status, note
+
+    def insert_samples(self, rows: list[dict[str, Any]]) -> None:
+        self.t.samples.extend(SimpleNamespace(host=r["host"], at=r["at"], cpu=r.get("cpu"), bw=r.get("bw"))
+                              for r in rows)
+
+    def samples(self, host: str | None = None) -> list[Any]:
+        return sorted((s for s in self.t.samples if host is None or s.host == host), key=lambda s: s.at)

@@ -1,45 +1,37 @@
-"""Reading and writing one application's live pool (:class:`automodel.online.live.LivePool`) in the store.
+"""One application's live pool (:class:`automodel.online.live.LivePool`) as every store keeps it.
 
-The pool's statistics, coefficients and scores are the ``state`` row's blob, written by every update, so
-an update reads no stored run but the new ones: the blob also keeps the parameters and times of the runs
-the anomaly rule needs (:data:`automodel.online.anomaly.ANOMALY_WINDOW`, the fitted runs stored last), which
-are read from the runs (one indexed query) only when the blob does not hold them; the statistics are
-rebuilt from every fitted run only when the blob is missing or does not match the runs.
+What a store reads and writes goes through its interface (:mod:`automodel.store.storage`; the SQL of
+the database store is :mod:`automodel.store.sql`'s); here are the application, the pool's layout and
+persisted state, and how a pool is assembled from them, on any backend.
+
+The pool's statistics, coefficients and scores are the persisted state (a SQL store's ``state`` row),
+written by every update, so an update reads no stored run but the new ones: the state also keeps the
+parameters and times of the runs the anomaly rule needs (:data:`automodel.online.anomaly.ANOMALY_WINDOW`,
+the fitted runs stored last), which are read from the runs (one indexed query) only when the state does
+not hold them; the statistics are rebuilt from every fitted run only when the state is missing or does
+not match the runs.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Mapping, NamedTuple, TypeVar
+from typing import Callable, NamedTuple
 
 import numpy as np
-import pandas as pd
-from sqlalchemy import Table, bindparam, insert, select, update
-from sqlalchemy.engine import Connection
 
-from automodel.errors import DataError, ModelFileError, StoreError
+from automodel.errors import DataError, StoreError
 from automodel.names import label_problem, normal_label, printable
 from automodel.options import weights
 from automodel.online.live import LazyValues, LivePool, OnlineOptions, PoolStats
-from automodel.space.structure import Structure
-from automodel.space.terms import Term, TermPlan, term_from_dict
-from automodel.store import schema
-from automodel.store.schema import stored_json, stored_json_rows
-from automodel.store.db import Store, now, open_store, pack, unpack
+from automodel.space.terms import Term, TermPlan
+from automodel.store.schema import stored_json_rows
 
-__all__ = ["App", "app_name", "find_app", "require_app", "read_app", "create_app", "load_pool", "load_recent", "save_pool",
-           "State", "state_arrays", "assemble_pool", "layout_of", "app_names", "missing_app",
-           "window_rows", "insert_runs", "stored_identities", "run_frame", "fitted_runs", "run_columns", "layout",
-           "Layout", "ADMITTED"]
-
-T = TypeVar("T")
+__all__ = ["App", "app_name", "State", "state_arrays", "assemble_pool", "layout_of",
+           "missing_app", "window_rows", "run_columns", "Layout", "ADMITTED", "check_params",
+           "check_width"]
 
 #: run statuses whose runs are fitted
 ADMITTED = ("admitted", "readmitted")
-#: identities looked up per statement (well under every database's limit of bound parameters)
-IDENTITIES_PER_QUERY = 500
 
 
 @dataclass
@@ -56,13 +48,6 @@ class App:
     created_at: float
 
 
-def _app(row) -> App:
-    opts = stored_json(row.options, "applications", row.id, "options")
-    return App(row.id, row.name, tuple(stored_json(row.params, "applications", row.id, "params", list)),
-               stored_json(row.roles, "applications", row.id, "roles"),
-               OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""), row.n_updates, row.created_at)
-
-
 def app_name(name: object) -> str:
     """``name`` as the store keys an application: :func:`~automodel.names.normal_label` (NFKC, no white
     space around it), a printable label of 1 to 200 characters (:func:`~automodel.names.label_problem`);
@@ -75,143 +60,10 @@ def app_name(name: object) -> str:
     return key
 
 
-def find_app(conn: Connection, name: str, lock: bool = False) -> App | None:
-    """The application called ``name`` (:func:`app_name`), or None.
-
-    With ``lock``, the row is locked for the rest of the transaction (``SELECT ... FOR UPDATE``; on
-    SQLite the transaction already holds the database's write lock) and read after the lock is taken,
-    so its update counter is the last committed one.
-    """
-    row = conn.execute(_FIND_LOCKED if lock else _FIND, {"app_name": app_name(name)}).first()
-    return None if row is None else _app(row)
-
-
-# statements run by every observe, built once (building one costs more than running it)
-_FIND = select(schema.applications).where(schema.applications.c.name == bindparam("app_name"))
-_FIND_LOCKED = _FIND.with_for_update()
-_STORED = select(schema.runs.c.identity).where(schema.runs.c.app_id == bindparam("run_app")) \
-    .where(schema.runs.c.identity.in_(bindparam("identities", expanding=True)))
-_INSERT_RUNS = insert(schema.runs).returning(schema.runs.c.id, sort_by_parameter_order=True)
-_STATE = select(schema.state).where(schema.state.c.app_id == bindparam("state_app"))
-_SAVE_STATE = update(schema.state).where(schema.state.c.app_id == bindparam("state_app"))
-
-
-def require_app(conn: Connection, name: str, store: str, lock: bool = False) -> App:
-    """:func:`find_app`; a missing application is a :class:`StoreError` naming the ones there are."""
-    app = find_app(conn, name, lock)
-    if app is None:
-        raise StoreError(missing_app(store, name, app_names(conn)))
-    return app
-
-
-def app_names(conn: Connection) -> list[str]:
-    """The names of the store's applications."""
-    return [r.name for r in conn.execute(select(schema.applications.c.name))]
-
-
 def missing_app(store: str, name: str, names: list[str]) -> str:
     """The message of an application ``name`` the store does not have (it has ``names``)."""
     return (f"{store}: no application {name!r}; the store has "
             f"{', '.join(names) if names else 'none (run automodel observe first)'}")
-
-
-def read_app(store: str | Path | Store, name: str, work: Callable[[Connection, App], T]) -> T:
-    """``work(conn, app)`` in one read transaction of an existing store, ``app`` the application
-    called ``name`` (:func:`require_app`)."""
-    st = open_store(store, create=False)
-    return st.transaction(lambda conn: work(conn, require_app(conn, name, st.target)), write=False)
-
-
-def create_app(conn: Connection, name: str, params: tuple[str, ...], roles: dict[str, str],
-               options: OnlineOptions, space: str, terms: list[Term], structures: list[Structure]) -> App | None:
-    """Insert the application (locked), its term pool and its candidates (all live); None when another
-    transaction created an application of that name first."""
-    created_at = now()
-    name = app_name(name)
-    app_id = _insert_new(conn, schema.applications, name=name, params=json.dumps(list(params)),
-                         roles=json.dumps(roles), options=json.dumps({"online": options.to_dict(), "space": space}),
-                         created_at=created_at, n_updates=0)
-    if app_id is None:
-        return None
-    pos = {t: i for i, t in enumerate(terms)}
-    conn.execute(insert(schema.terms), [{"app_id": app_id, "idx": i, "term": json.dumps(t.to_dict())}
-                                        for i, t in enumerate(terms)])
-    conn.execute(insert(schema.candidates), [{
-        "app_id": app_id, "idx": i, "status": "live", "created_update": 0,
-        "structure": json.dumps({part: [t.to_dict() for t in getattr(s, part)] for part in ("comp", "comm", "extra")}),
-        "term_index": json.dumps([pos[t] for t in s.terms])} for i, s in enumerate(structures)])
-    return App(app_id, name, params, roles, options, space, 0, created_at)
-
-
-def _insert_new(conn: Connection, table: Table, **values) -> int | None:
-    """Insert a row unless it would repeat a unique key; the new row's id, or None.
-
-    On PostgreSQL ``INSERT ... ON CONFLICT DO NOTHING``: an insert of a key another transaction is
-    inserting waits for that one, then does nothing. SQLite holds the database's write lock already,
-    so a plain insert cannot collide (and needs no RETURNING, which SQLite < 3.35 lacks).
-    """
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects import postgresql  # PostgreSQL only: SQLite stores start without it
-
-        return conn.execute(postgresql.insert(table).values(**values).on_conflict_do_nothing()
-                            .returning(table.c.id)).scalar()
-    return conn.execute(insert(table).values(**values)).inserted_primary_key[0]
-
-
-def insert_runs(conn: Connection, app: App, frame: pd.DataFrame | Mapping[str, np.ndarray], update_no: int,
-                identities: list[str | None]) -> np.ndarray:
-    """Insert runs (canonical columns of a frame, or a mapping of them) as admitted, with their
-    identities (one per run); returns their ids in order.
-
-    One batched statement (``INSERT ... RETURNING`` of many rows, ids in the order of the rows) where
-    the database and driver return the ids so (SQLite >= 3.35, PostgreSQL); one INSERT per run elsewhere.
-    """
-    others = [q for q in app.params if q not in ("cpu", "bw")]
-    cols = {q: np.asarray(frame[q], dtype=float).tolist() for q in (*app.params, "time")}
-    none = [None] * len(identities)
-    at = now()
-    rows = [{"app_id": app.id, "params": json.dumps({q: cols[q][i] for q in others}), "cpu": cpu, "bw": bw,
-             "time": time, "observed_at": at, "update_no": update_no, "status": "admitted", "identity": identity}
-            for i, (cpu, bw, time, identity) in enumerate(zip(cols.get("cpu", none), cols.get("bw", none),
-                                                               cols["time"], identities))]
-    t = schema.runs
-    if not rows:
-        return np.zeros(0, dtype=np.int64)
-    if conn.dialect.insert_executemany_returning_sort_by_parameter_order:
-        ids = conn.execute(_INSERT_RUNS, rows).scalars().all()
-    else:  # pragma: no cover - SQLite < 3.35
-        ids = [conn.execute(insert(t), row).inserted_primary_key[0] for row in rows]
-    return np.array(ids, dtype=np.int64)
-
-
-def stored_identities(conn: Connection, app: App, identities: list[str]) -> set[str]:
-    """Those of ``identities`` that runs of ``app`` already have."""
-    found: set[str] = set()
-    for start in range(0, len(identities), IDENTITIES_PER_QUERY):
-        chunk = identities[start:start + IDENTITIES_PER_QUERY]
-        found.update(conn.execute(_STORED, {"run_app": app.id, "identities": chunk}).scalars())
-    return found
-
-
-def run_frame(conn: Connection, app: App, statuses: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """The application's runs in id order: id, parameters, time, observed_at, update_no, status, note."""
-    t = schema.runs
-    q = select(t).where(t.c.app_id == app.id).order_by(t.c.id)
-    if statuses is not None:
-        q = q.where(t.c.status.in_(statuses))
-    rows = conn.execute(q).all()
-    recs = []
-    for r, params in zip(rows, stored_json_rows([r.params for r in rows], [r.id for r in rows], "runs", "params")):
-        rec = {"id": r.id, **params}
-        if "cpu" in app.params:
-            rec["cpu"] = r.cpu
-        if "bw" in app.params:
-            rec["bw"] = r.bw
-        rec.update(time=r.time, observed_at=r.observed_at, update_no=r.update_no, status=r.status,
-                   note=r.note or "")
-        recs.append(rec)
-    cols = ["id", *app.params, "time", "observed_at", "update_no", "status", "note"]
-    return pd.DataFrame(recs, columns=cols)
 
 
 class Layout(NamedTuple):
@@ -224,36 +76,6 @@ class Layout(NamedTuple):
     width: np.ndarray
     cand_ids: np.ndarray
     plan: TermPlan
-
-
-#: the layouts this process has read, by (database URL, application id, creation time): a process that
-#: observes many times parses them once
-_LAYOUTS: dict[tuple[str, int, float], Layout] = {}
-#: applications whose layout a process keeps
-LAYOUTS_KEPT = 16
-
-
-def layout(conn: Connection, app: App) -> Layout:
-    """The application's :class:`Layout`, read once per process."""
-    key = (str(conn.engine.url), app.id, app.created_at)
-    if key not in _LAYOUTS:
-        if len(_LAYOUTS) >= LAYOUTS_KEPT:
-            _LAYOUTS.pop(next(iter(_LAYOUTS)))
-        _LAYOUTS[key] = _read_layout(conn, app)
-    return _LAYOUTS[key]
-
-
-def _read_layout(conn: Connection, app: App) -> Layout:
-    rows = conn.execute(select(schema.terms.c.term).where(schema.terms.c.app_id == app.id)
-                        .order_by(schema.terms.c.idx)).scalars().all()
-    try:
-        terms = tuple(term_from_dict(json.loads(r), frozenset(app.params), f"term {i}") for i, r in enumerate(rows))
-    except (ModelFileError, ValueError) as exc:
-        raise StoreError(f"application {app.name!r}: damaged term pool ({exc})") from None
-    c = schema.candidates
-    rows = conn.execute(select(c.c.id, c.c.term_index).where(c.c.app_id == app.id).order_by(c.c.idx)).all()
-    lists = stored_json_rows([r.term_index for r in rows], [r.id for r in rows], "candidates", "term_index", list)
-    return layout_of(terms, lists, [r.id for r in rows])
 
 
 def layout_of(terms: tuple[Term, ...], lists: list[list[int]], cand_ids: list[int]) -> Layout:
@@ -270,18 +92,6 @@ def layout_of(terms: tuple[Term, ...], lists: list[list[int]], cand_ids: list[in
     return Layout(terms, index, width, ids, TermPlan(terms))
 
 
-def fitted_runs(conn: Connection, app: App, last: int | None = None
-                ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    """Ids, parameter columns and times of the application's fitted runs, in id order; with ``last``,
-    only the ``last`` stored last (``ORDER BY id DESC LIMIT last``, on the index of ``(app_id, id)``)."""
-    t = schema.runs
-    query = select(t.c.id, t.c.params, t.c.cpu, t.c.bw, t.c.time).where(t.c.app_id == app.id) \
-        .where(t.c.status.in_(ADMITTED))
-    rows = conn.execute(query.order_by(t.c.id) if last is None else
-                        query.order_by(t.c.id.desc()).limit(last)).all()
-    return run_columns(rows if last is None else rows[::-1], app)
-
-
 def run_columns(rows: list, app: App) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """Ids, parameter columns and times of run rows (``id, params, cpu, bw, time`` of the runs table)."""
     ids, params, cpu, bw, times = zip(*rows) if rows else ((),) * 5
@@ -289,32 +99,6 @@ def run_columns(rows: list, app: App) -> tuple[np.ndarray, dict[str, np.ndarray]
     loads = {"cpu": cpu, "bw": bw}
     columns = {q: np.array(loads[q] if q in loads else [o[q] for o in others], dtype=float) for q in app.params}
     return np.array(ids, dtype=np.int64), columns, np.array(times, dtype=float)
-
-
-def load_pool(conn: Connection, app: App, recent: int = 0) -> tuple[LivePool, np.ndarray]:
-    """The live pool of ``app`` and the candidate ids (aligned with the pool).
-
-    The pool's runs are the ``recent`` fitted runs stored last (the anomaly rule's reference, for an
-    update; none for a reader). The statistics, fit and live candidates are the persisted ones; the
-    statistics are rebuilt from every fitted run when they are missing or do not match the runs (their
-    count, when fewer than ``recent`` runs are fitted).
-    """
-    pool, cand_ids, _ = load_recent(conn, app, recent)
-    return pool, cand_ids
-
-
-def load_recent(conn: Connection, app: App, recent: int) -> tuple[LivePool, np.ndarray, np.ndarray]:
-    """:func:`load_pool`, and the recent runs' rows (:func:`window_rows`).
-
-    The recent runs are those the state persisted (:func:`save_pool`), when it holds them (at least
-    ``recent``, or every fitted run): no run is read. Otherwise (a state written by ``readmit`` or
-    ``exclude``, by an older version, or a larger window) they are read: one indexed query.
-    """
-    srow = conn.execute(_STATE, {"state_app": app.id}).first()
-    state = None if srow is None else State(unpack(srow.arrays, f"application {app.name!r}"), float(srow.target_ss),
-                                            int(srow.n_runs))
-    return assemble_pool(app, layout(conn, app), state, recent, lambda last: fitted_runs(conn, app, last),
-                         lambda: _alive(conn, app))
 
 
 class State(NamedTuple):
@@ -338,8 +122,9 @@ def assemble_pool(app: App, st: Layout, state: State | None, recent: int,
                   fitted: Callable[[int | None], tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]],
                   alive: Callable[[], np.ndarray]) -> tuple[LivePool, np.ndarray, np.ndarray]:
     """The live pool of ``app`` from its layout and persisted ``state`` (None: never written), as
-    :func:`load_recent` returns it, on any store: ``fitted(last)`` reads the fitted runs (the ``last``
-    stored last; None: all), ``alive()`` which candidates are live, each only when the state lacks it."""
+    :meth:`~automodel.store.storage.Session.load_pool` returns it, on any store: ``fitted(last)`` reads
+    the fitted runs (the ``last`` stored last; None: all), ``alive()`` which candidates are live, each
+    only when the state lacks it."""
     n_terms = len(st.terms)
     arr = {} if state is None else state.arrays
     stats = None if state is None else PoolStats(arr["gram"], arr["moment"], state.target_ss, state.n_runs,
@@ -379,22 +164,6 @@ def window_rows(columns: dict[str, np.ndarray], y: np.ndarray, app: App) -> np.n
     then the time."""
     return np.column_stack([*(np.asarray(columns[q], float) for q in app.params), np.asarray(y, float)]) \
         if len(y) else np.zeros((0, len(app.params) + 1))
-
-
-def _alive(conn: Connection, app: App) -> np.ndarray:
-    """Which candidates are live, from their rows (a state written before the state kept it)."""
-    c = schema.candidates
-    statuses = conn.execute(select(c.c.status).where(c.c.app_id == app.id).order_by(c.c.idx)).scalars()
-    return np.array([s == "live" for s in statuses], bool)
-
-
-def save_pool(conn: Connection, app: App, pool: LivePool, recent: np.ndarray | None = None) -> None:
-    """Write the pool's state (:func:`state_arrays`: the ``state`` row)."""
-    state = state_arrays(pool, recent)
-    values = {"n_runs": state.n_runs, "target_ss": state.target_ss, "arrays": pack(**state.arrays)}
-    done = conn.execute(_SAVE_STATE, {"state_app": app.id, **values})
-    if done.rowcount == 0:
-        conn.execute(insert(schema.state).values(app_id=app.id, **values))
 
 
 def check_params(app: App, params: tuple[str, ...], source: str) -> None:

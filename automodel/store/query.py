@@ -1,5 +1,6 @@
 """Reads from the store: the current ranking, the ranking history, the runs, the leading model, and a
-consistency check of the persisted fit state."""
+consistency check of the persisted fit state; on any backend, through the store's interface
+(:mod:`automodel.store.storage`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
-from sqlalchemy.engine import Connection
 
 from automodel.model.calibration import calibrate
 from automodel.data import load
@@ -21,24 +20,24 @@ from automodel.space.structure import Structure
 from automodel.search.choice import choose
 from automodel.online.live import PoolStats
 from automodel.space.terms import term_values
-from automodel.store import schema
+from automodel.store.db import Store
+from automodel.store.pool import ADMITTED, App, window_rows
 from automodel.store.schema import stored_json
-from automodel.store.db import Store, unpack
-from automodel.store.pool import ADMITTED, App, fitted_runs, load_pool, read_app, run_frame, window_rows
+from automodel.store.storage import Session, Storage, read_app, run_frame
 
 __all__ = ["ranking", "history", "runs", "leader_model", "verify"]
 
 
-def ranking(store: str | Path | Store, app: str, top: int | None = 10, pruned: bool = False) -> pd.DataFrame:
+def ranking(store: str | Path | Store | Storage, app: str, top: int | None = 10, pruned: bool = False) -> pd.DataFrame:
     """Live candidates best first (rank, id, score, n_terms, formula); or, with ``pruned``, the deleted
     candidates with when and why. ``top``: rows (None or 0: all)."""
     if top is not None and top < 0:
         raise DataError(f"top: expected a number of rows >= 0 (0: all), got {top}")
-    return read_app(store, app, lambda conn, a: (_pruned if pruned else _live)(conn, a, top or None))
+    return read_app(store, app, lambda db, a: (_pruned if pruned else _live)(db, a, top or None))
 
 
-def _live(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
-    pool, ids = load_pool(conn, a)
+def _live(db: Session, a: App, top: int | None) -> pd.DataFrame:
+    pool, ids, _ = db.load_pool(a)
     order = pool.ranking()[:top]
     texts = pool.formulas(order)
     return pd.DataFrame([{"rank": r + 1, "id": int(ids[i]), "score": float(pool.score[i]),
@@ -46,23 +45,18 @@ def _live(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
                         columns=["rank", "id", "score", "n_terms", "formula"])
 
 
-def _pruned(conn: Connection, a: App, top: int | None) -> pd.DataFrame:
-    pool, _ = load_pool(conn, a)
-    c = schema.candidates
-    rows = conn.execute(select(c.c.id, c.c.pruned_update, c.c.pruned_at, c.c.pruned_score, c.c.pruned_reason, c.c.idx)
-                        .where(c.c.app_id == a.id).where(c.c.status == "pruned")
-                        .order_by(c.c.pruned_update, c.c.pruned_score)).all()[:top]
+def _pruned(db: Session, a: App, top: int | None) -> pd.DataFrame:
+    pool, _, _ = db.load_pool(a)
+    rows = db.pruned_candidates(a)[:top]
     return pd.DataFrame([{"id": r.id, "update": r.pruned_update, "at": r.pruned_at, "score": r.pruned_score,
                           "n_terms": int(pool.width[r.idx]), "structure": pool.structure(r.idx),
                           "reason": r.pruned_reason} for r in rows],
                         columns=["id", "update", "at", "score", "n_terms", "structure", "reason"])
 
 
-def history(store: str | Path | Store, app: str) -> pd.DataFrame:
+def history(store: str | Path | Store | Storage, app: str) -> pd.DataFrame:
     """One row per update: update, at, event, added, admitted, flagged, live, pruned, cutoff, leader."""
-    h = schema.history
-    rows = read_app(store, app, lambda conn, a: conn.execute(
-        select(h).where(h.c.app_id == a.id).order_by(h.c.update_no, h.c.id)).all())
+    rows = read_app(store, app, lambda db, a: db.history(a))
     return pd.DataFrame([{"update": r.update_no, "at": r.at, "event": r.event, "added": r.n_added,
                           "admitted": r.n_admitted, "flagged": r.n_flagged, "live": r.n_live, "pruned": r.n_pruned,
                           "cutoff": r.cutoff, "leader_id": r.leader_id, "leader_score": r.leader_score,
@@ -71,16 +65,15 @@ def history(store: str | Path | Store, app: str) -> pd.DataFrame:
                                  "leader_id", "leader_score", "leader", "top"])
 
 
-def runs(store: str | Path | Store, app: str, status: tuple[str, ...] | None = None) -> pd.DataFrame:
+def runs(store: str | Path | Store | Storage, app: str, status: tuple[str, ...] | None = None) -> pd.DataFrame:
     """The application's runs (id, parameters, time, observed_at, update_no, status, note)."""
-    return read_app(store, app, lambda conn, a: run_frame(conn, a, status))
+    return read_app(store, app, lambda db, a: run_frame(db, a, status))
 
 
-def leader_model(store: str | Path | Store, app: str, position: int | None = None) -> Model:
+def leader_model(store: str | Path | Store | Storage, app: str, position: int | None = None) -> Model:
     """The leader that ``observe`` reports (the selection rule's choice among the live candidates), or
     the live candidate at ``position`` of the ranking by score (0: the best-scored), as a :class:`Model`."""
-    a, (pool, ids), fitted = read_app(store, app, lambda conn, a: (a, load_pool(conn, a),
-                                                                       run_frame(conn, a, ADMITTED)))
+    a, (pool, ids, _), fitted = read_app(store, app, lambda db, a: (a, db.load_pool(a), run_frame(db, a, ADMITTED)))
     order = pool.ranking()
     if position is None:
         i = pool.leader
@@ -118,26 +111,22 @@ def _band(a: App, pool, order: np.ndarray, i: int, core: TermModel, fitted: pd.D
     return calibrate(ds, opt, [core, *peers], np.ones(len(peers) + 1, bool), structures)[0]
 
 
-def verify(store: str | Path | Store, app: str, rtol: float = 1e-8) -> dict[str, int]:
+def verify(store: str | Path | Store | Storage, app: str, rtol: float = 1e-8) -> dict[str, int]:
     """Check that the persisted statistics equal a rebuild from the admitted runs, that the persisted
     recent runs (if any) are the fitted runs stored last, that the persisted live candidates are those
     of the candidate rows, and that every run row is well-formed; raise :class:`StoreError` otherwise.
     Returns counts."""
-    c = schema.candidates
-    a, srow, (pool, ids), (run_ids, columns, y), live, all_runs = read_app(store, app, lambda conn, a: (
-        a, conn.execute(select(schema.state).where(schema.state.c.app_id == a.id)).first(), load_pool(conn, a),
-        fitted_runs(conn, a),
-        set(conn.execute(select(c.c.id).where(c.c.app_id == a.id).where(c.c.status == "live")).scalars()),
-        run_frame(conn, a)))
-    if srow is None:
+    a, state, (pool, ids, _), (run_ids, columns, y), live, all_runs = read_app(store, app, lambda db, a: (
+        a, db.pool_state(a), db.load_pool(a), db.fitted_runs(a), set(db.candidate_ids(a, "live")), run_frame(db, a)))
+    if state is None:
         raise StoreError(f"application {app!r}: no fit state")
-    recent = unpack(srow.arrays, f"application {app!r}").get("window")
+    recent = state.arrays.get("window")
     if recent is not None and (len(recent) > len(y) or not np.array_equal(
             recent, window_rows(columns, y, a)[len(y) - len(recent):])):
         raise StoreError(f"application {app!r}: the recent runs of the state differ from the fitted runs stored last")
     fresh = PoolStats.from_runs(term_values(pool.terms, columns, len(y)), y, weights(y, pool.options.weighting))
-    if srow.n_runs != len(run_ids) or pool.stats.n_runs != len(run_ids):
-        raise StoreError(f"application {app!r}: state counts {srow.n_runs} runs, the store has {len(run_ids)} fitted")
+    if state.n_runs != len(run_ids) or pool.stats.n_runs != len(run_ids):
+        raise StoreError(f"application {app!r}: state counts {state.n_runs} runs, the store has {len(run_ids)} fitted")
     scale = max(1.0, float(np.abs(fresh.gram).max(initial=0.0)))
     if not np.allclose(pool.stats.gram, fresh.gram, rtol=rtol, atol=rtol * scale) or not np.allclose(
             pool.stats.moment, fresh.moment, rtol=rtol, atol=rtol * scale):
