@@ -94,13 +94,13 @@ def serve(path: str, modules: list[str]):
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    forks: dict[int, socket.socket] = {}
+    forks: dict[int, socket.socket | None] = {}  # None: its client died, the fork is killed
     import gc
 
     gc.freeze()  # the imports' objects stay out of the forks' collections (no copy of their pages)
     print("ready", flush=True)
     while True:
-        watched = [listener, wake_r, 0, *forks.values()]
+        watched = [listener, wake_r, 0, *filter(None, forks.values())]
         for ready in select.select(watched, [], [])[0]:
             if ready == 0:
                 if not os.read(0, 4096):  # the tests are done
@@ -115,7 +115,11 @@ def serve(path: str, modules: list[str]):
                     pass
             elif ready is listener:
                 conn, _ = listener.accept()
-                request, fds = _receive(conn)
+                try:
+                    request, fds = _receive(conn)
+                except (OSError, EOFError, ValueError):  # a client that died mid-request
+                    conn.close()
+                    continue
                 sys.stdout.flush()
                 sys.stderr.flush()
                 pid = os.fork()
@@ -124,15 +128,18 @@ def serve(path: str, modules: list[str]):
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     for fd in (wake_r, wake_w):
                         os.close(fd)
-                    for other in (listener, conn, *forks.values()):
+                    for other in (listener, conn, *filter(None, forks.values())):
                         other.close()
                     return lambda: _run(request, fds, base)
                 for fd in fds:
                     os.close(fd)
                 conn.sendall(f"{pid}\n".encode())
                 forks[pid] = conn
-            elif ready in forks.values() and not ready.recv(1):  # the client died: so does its fork
-                os.kill(next(pid for pid, c in forks.items() if c is ready), signal.SIGKILL)
+            elif not ready.recv(1):  # the client died: so does its fork
+                pid = next(pid for pid, c in forks.items() if c is ready)
+                os.kill(pid, signal.SIGKILL)
+                forks[pid] = None
+                ready.close()
         while forks:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
