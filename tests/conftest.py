@@ -86,11 +86,10 @@ FAKE_APP = textwrap.dedent(
 
 @pytest.fixture()
 def app(tmp_path: Path) -> str:
-    """The command that starts :data:`FAKE_APP` (a template prefix: add ``{n} {p}``); ``-I -S``: the app needs
-    no site-packages, and starts in a fifth of the CPU time."""
+    """The command that starts :data:`FAKE_APP` (a template prefix: add ``{n} {p}``)."""
     path = tmp_path / "fake_app.py"
     path.write_text(FAKE_APP)
-    return f"{sys.executable} -I -S {path}"
+    return f"{sys.executable} {path}"
 
 
 @pytest.fixture(scope="session")
