@@ -1,9 +1,9 @@
-"""A warm interpreter for tests that start many Python processes: a server that imports the heavy modules
-once and forks a process for each command, and the small client that stands in for the command.
+"""A warm interpreter for tests that start many Python processes: a server that imports the heavy
+modules once and forks a process for each command, and the small client that stands in for the command.
 
-``PYTHON warm_python.py serve SOCKET [MODULE ...]`` imports the MODULEs (those it can), listens on the Unix socket SOCKET and
-prints ``ready``; it ends when its stdin closes. ``PYTHON -I -S warm_python.py SOCKET KIND ARG ...`` is a
-command: it sends its arguments, working directory, environment and its stdin, stdout and stderr (the
+``PYTHON warm_python.py serve SOCKET [MODULE ...]`` imports the MODULEs (those it can), listens on the
+Unix socket SOCKET and prints ``ready``; it ends when its stdin closes.
+``PYTHON -I -S warm_python.py SOCKET KIND ARG ...`` is a command: it sends its arguments, working directory, environment and its stdin, stdout and stderr (the
 descriptors themselves) to the server, which forks; the fork takes them over and runs the command as the
 interpreter would (``KIND`` ``automodel``: ``python -m automodel ARG ...``; ``python``: ``python ARG ...``
 with ``-c CODE``, ``-m MODULE`` or a script; any other form is run by a new interpreter). The client
@@ -13,7 +13,12 @@ signal kills the client with it); a client that dies first (SIGKILL) takes its f
 Each command is a process of its own, started from a copy of the server: only the imports are shared,
 so a command runs as written and sees its own argv, folder, environment, descriptors and exit status.
 Starting one costs a fork instead of an interpreter's start and imports (about a second of CPU for
-pandas, scipy, sympy and SQLAlchemy).
+pandas, scipy, sympy and SQLAlchemy). The server freezes its objects out of the collector before it
+forks, and a fork ends with ``os._exit`` after what the interpreter's own exit does for a program
+(threads joined, atexit functions, streams flushed), without tearing down the modules: either would
+write to, and so copy, every page it shares with the server (a trivial command took 0.4 s of CPU that way).
+Used by tests/test_readme.py (every ``automodel`` and ``python3`` of the pages) and
+tests/test_store_conformance.py (the concurrent writers).
 """
 
 from __future__ import annotations
