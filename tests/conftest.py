@@ -44,9 +44,10 @@ def runs_loaded():
                      np.linspace(1000, 8000, 8), [1, 2, 4, 8], reps=2, noise=0.02, seed=1, load=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fitted():
-    """automodel.fit on loaded runs with renamed columns (size, secs), and the runs."""
+    """automodel.fit on loaded runs with renamed columns (size, secs), and the runs (one fit per worker: no
+    test changes them)."""
     import automodel
 
     runs = make_runs(lambda n, p, c, b: 2e-10 * n ** 3 / (p * c) + 3e-8 * n ** 2 * np.log2(p) / b + 0.5,
@@ -91,7 +92,7 @@ def app(tmp_path: Path) -> str:
     return f"{sys.executable} {path}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def runs_csv(tmp_path_factory):
     """A CSV of runs of 1e-9 n^3/p + 2e-7 n^2 log2 p + 0.1 (7 n x 4 p x 2 repetitions)."""
     path = tmp_path_factory.mktemp("cli") / "runs.csv"
@@ -100,9 +101,9 @@ def runs_csv(tmp_path_factory):
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def model_json(runs_csv):
-    """The model automodel fit writes for :func:`runs_csv`."""
+    """The model automodel fit writes for :func:`runs_csv` (one fit per worker: no test changes the files)."""
     from automodel.cli import main
 
     out = runs_csv.parent / "model.json"

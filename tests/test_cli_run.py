@@ -35,7 +35,7 @@ def test_cli_run_then_fit_and_store(tmp_path: Path, capsys: pytest.CaptureFixtur
     app = tmp_path / "model_app.py"
     app.write_text("import sys; n, p = float(sys.argv[1]), float(sys.argv[2]); "
                    "print(f'time={1e-6 * n * n / p + 1e-4 * p:.9f}')")
-    args = ["run", "--cmd", f"{sys.executable} {app} {{n}} {{p}}", "--n", "100:800:8", "--p", "1,2,4,8",
+    args = ["run", "--cmd", f"{sys.executable} -I -S {app} {{n}} {{p}}", "--n", "100:800:8", "--p", "1,2,4,8",
             "--time-regex", r"time=(\S+)", "--no-cpu", "--no-progress", "-o", str(tmp_path / "r.csv")]
     assert main(args + ["--store", str(tmp_path / "s.db"), "--app", "toy"]) == 0
     out = capsys.readouterr().out
@@ -83,7 +83,7 @@ def test_cause12_run_errors_name_runs_csv_and_its_line(tmp_path: Path, capsys: p
     app.write_text("import sys; n, p = float(sys.argv[1]), float(sys.argv[2]); "
                    "print(f'time={-1 if n == 300 else 1e-6 * n * n / p}')")
     out = tmp_path / "runs.csv"
-    assert main(["run", "--cmd", f"{sys.executable} {app} {{n}} {{p}}", "--n", "100:500:5", "--p", "1,2",
+    assert main(["run", "--cmd", f"{sys.executable} -I -S {app} {{n}} {{p}}", "--n", "100:500:5", "--p", "1,2",
                  "--time-regex", r"time=(\S+)", "--no-cpu", "--no-progress", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     line = next(i for i, text in enumerate(out.read_text().splitlines(), start=1) if text.startswith("300,"))
@@ -115,7 +115,7 @@ def test_cli_adaptive_campaign_resumes_without_repeating(tmp_path: Path, capsys:
     app.write_text("import sys, math; n, p = float(sys.argv[1]), float(sys.argv[2]); "
                    "print(f'time={1e-7 * n * math.log2(n) / p + 2e-3 * math.log2(p) + 1e-3:.9f}')")
     out = tmp_path / "a.csv"
-    args = ["run", "--cmd", f"{sys.executable} {app} {{n}} {{p}}", "--n", "1000:16000:*2", "--p", "1:64:*2",
+    args = ["run", "--cmd", f"{sys.executable} -I -S {app} {{n}} {{p}}", "--n", "1000:16000:*2", "--p", "1:64:*2",
             "--time-regex", r"time=(\S+)", "--no-cpu", "--no-progress", "-o", str(out), "--adaptive",
             "--target", "n=16000,p=64"]
     assert main(args + ["--until", "15%"]) == 0

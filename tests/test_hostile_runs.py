@@ -78,7 +78,9 @@ def _cli(*args: str, **kw) -> subprocess.Popen:
 
 def test_two_campaigns_on_one_csv_record_each_run_once(app: str, tmp_path: Path) -> None:
     out = tmp_path / "runs.csv"
-    args = ("run", "--cmd", f"{app} {{n}} 1", "--n", "20,40,60,80", "--p", "1", "--no-fit",
+    # each run sleeps 0.002 n / 0.1 + 0.01 s (0.4 to 1.6 s): the first campaign still holds the lock when the
+    # second, a new interpreter, gets to it on a loaded machine (with p = 1 it lost that race at load 10)
+    args = ("run", "--cmd", f"{app} {{n}} 0.1", "--n", "20,40,60,80", "--p", "1", "--no-fit",
             "--no-progress", "--no-cpu", "-o", str(out))
     first = _cli(*args)
     while not out.exists():  # the first campaign holds the lock once it has created the file

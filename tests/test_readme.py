@@ -105,7 +105,8 @@ def test_the_code_blocks_run_as_written(page, tmp_path, warm):
             for shown in filter(None, (ln.rstrip() for ln in body.splitlines())):
                 assert shown in lines, f"{page.name}:{line}: shown {shown!r}, not printed:\n{output}"
             continue
-        command = ["bash", "-e", "-o", "pipefail", "-c", body] if lang == "bash" else [str(tmp_path / ".bin" / "python3"), "-c", body]
+        python3 = str(tmp_path / ".bin" / "python3")
+        command = ["bash", "-e", "-o", "pipefail", "-c", body] if lang == "bash" else [python3, "-c", body]
         done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=300)
         output = done.stdout + done.stderr
         assert done.returncode == 0, f"{page.name}:{line}: exit {done.returncode}:\n{body}\n{output}"

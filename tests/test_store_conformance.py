@@ -6,7 +6,8 @@ database failure a one-line error.
 
 Concurrency runs N = 4 real processes observing small chunks through the command line
 (:func:`automodel.cli.main`), each forked from a warm interpreter that has imported automodel's store
-and command line (tests/warm_python.py: a process without the second of imports a new one would take). Each scenario prints its counts (``pytest -rP``).
+and command line (tests/warm_python.py: a process without the second of imports a new one would take).
+Each scenario prints its counts (``pytest -rP``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""A warm interpreter for tests that start many Python processes: a server that imports the heavy modules
-once and forks a process for each command, and the small client that stands in for the command.
+"""A warm interpreter for tests that start many Python processes: a server that imports the heavy
+modules once and forks a process for each command, and the small client that stands in for the command.
 
-``PYTHON warm_python.py serve SOCKET [MODULE ...]`` imports the MODULEs (those it can), listens on the Unix socket SOCKET and
-prints ``ready``; it ends when its stdin closes. ``PYTHON -I -S warm_python.py SOCKET KIND ARG ...`` is a
-command: it sends its arguments, working directory, environment and its stdin, stdout and stderr (the
+``PYTHON warm_python.py serve SOCKET [MODULE ...]`` imports the MODULEs (those it can), listens on the
+Unix socket SOCKET and prints ``ready``; it ends when its stdin closes.
+``PYTHON -I -S warm_python.py SOCKET KIND ARG ...`` is a command: it sends its arguments, working directory, environment and its stdin, stdout and stderr (the
 descriptors themselves) to the server, which forks; the fork takes them over and runs the command as the
 interpreter would (``KIND`` ``automodel``: ``python -m automodel ARG ...``; ``python``: ``python ARG ...``
 with ``-c CODE``, ``-m MODULE`` or a script; any other form is run by a new interpreter). The client
@@ -13,7 +13,12 @@ signal kills the client with it); a client that dies first (SIGKILL) takes its f
 Each command is a process of its own, started from a copy of the server: only the imports are shared,
 so a command runs as written and sees its own argv, folder, environment, descriptors and exit status.
 Starting one costs a fork instead of an interpreter's start and imports (about a second of CPU for
-pandas, scipy, sympy and SQLAlchemy).
+pandas, scipy, sympy and SQLAlchemy). The server freezes its objects out of the collector before it
+forks, and a fork ends with ``os._exit`` after what the interpreter's own exit does for a program
+(threads joined, atexit functions, streams flushed), without tearing down the modules: either would
+write to, and so copy, every page it shares with the server (a trivial command took 0.4 s of CPU that way).
+Used by tests/test_readme.py (every ``automodel`` and ``python3`` of the pages) and
+tests/test_store_conformance.py (the concurrent writers).
 """
 
 from __future__ import annotations
@@ -94,13 +99,13 @@ def serve(path: str, modules: list[str]):
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    forks: dict[int, socket.socket] = {}
+    forks: dict[int, socket.socket | None] = {}  # None: its client died, the fork is killed
     import gc
 
     gc.freeze()  # the imports' objects stay out of the forks' collections (no copy of their pages)
     print("ready", flush=True)
     while True:
-        watched = [listener, wake_r, 0, *forks.values()]
+        watched = [listener, wake_r, 0, *filter(None, forks.values())]
         for ready in select.select(watched, [], [])[0]:
             if ready == 0:
                 if not os.read(0, 4096):  # the tests are done
@@ -115,7 +120,11 @@ def serve(path: str, modules: list[str]):
                     pass
             elif ready is listener:
                 conn, _ = listener.accept()
-                request, fds = _receive(conn)
+                try:
+                    request, fds = _receive(conn)
+                except (OSError, EOFError, ValueError):  # a client that died mid-request
+                    conn.close()
+                    continue
                 sys.stdout.flush()
                 sys.stderr.flush()
                 pid = os.fork()
@@ -124,15 +133,18 @@ def serve(path: str, modules: list[str]):
                     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                     for fd in (wake_r, wake_w):
                         os.close(fd)
-                    for other in (listener, conn, *forks.values()):
+                    for other in (listener, conn, *filter(None, forks.values())):
                         other.close()
                     return lambda: _run(request, fds, base)
                 for fd in fds:
                     os.close(fd)
                 conn.sendall(f"{pid}\n".encode())
                 forks[pid] = conn
-            elif ready in forks.values() and not ready.recv(1):  # the client died: so does its fork
-                os.kill(next(pid for pid, c in forks.items() if c is ready), signal.SIGKILL)
+            elif not ready.recv(1):  # the client died: so does its fork
+                pid = next(pid for pid, c in forks.items() if c is ready)
+                os.kill(pid, signal.SIGKILL)
+                forks[pid] = None
+                ready.close()
         while forks:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
