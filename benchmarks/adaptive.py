@@ -161,21 +161,34 @@ def case(suite: str, name: str, table: pd.DataFrame, scenario: str) -> dict[str,
     record["adaptive"] = campaign_score(out, target, truth)
     spent = record["adaptive"]["core_hours"]
     record.update(grid_designs(allowed, target, truth, spent))
+    record["random"] = random_designs(seed, allowed, spent, target, truth)
+    record["seconds"] = time.perf_counter() - t0
+    return record
+
+
+def random_designs(seed: pd.DataFrame, allowed: pd.DataFrame, spent: float, target: dict[str, float], truth: float,
+                   measure: Callable[[pd.DataFrame], pd.DataFrame] | None = None, designs: int = RANDOM_DESIGNS,
+                   enough: float = math.inf) -> list[dict[str, Any]]:
+    """``designs`` random designs within ``spent`` core-hours, each scored at the target: the seed, then the
+    other ``allowed`` configurations in a random order (seed 34), each kept while the spend allows it.
+
+    ``measure`` gives a drawn configuration its time (default: ``allowed`` holds the times already; an empty
+    frame: it could not be run); a design stops drawing once ``enough`` of ``spent`` is spent (default: it
+    tries every configuration)."""
     rng = np.random.default_rng(34)
     rest = allowed.merge(seed[["n", "p"]], on=["n", "p"], how="left", indicator=True)
     rest = rest[rest["_merge"] == "left_only"].drop(columns="_merge").reset_index(drop=True)
-    randoms = []
-    for _ in range(RANDOM_DESIGNS):
+    out = []
+    for _ in range(designs):
         runs, total = seed, core_hours(seed)
         for i in rng.permutation(len(rest)):
-            row = rest.iloc[[i]]
-            cost = core_hours(row)
-            if total + cost <= spent * (1 + 1e-9):
-                runs, total = pd.concat([runs, row], ignore_index=True), total + cost
-        randoms.append(_score(_fit(runs), target, truth, runs))
-    record["random"] = randoms
-    record["seconds"] = time.perf_counter() - t0
-    return record
+            row = rest.iloc[[i]] if measure is None else measure(rest.iloc[[i]])
+            if len(row) and total + core_hours(row) <= spent * (1 + 1e-9):
+                runs, total = pd.concat([runs, row], ignore_index=True), total + core_hours(row)
+            if total >= spent * enough:
+                break
+        out.append(_score(_fit(runs), target, truth, runs))
+    return out
 
 
 def _median(values: list[float]) -> float:

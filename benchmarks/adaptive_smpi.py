@@ -40,13 +40,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 import automodel
 from automodel.runner import Campaign, run_campaign
 from automodel.runner.adaptive import adaptive, core_hours, seed_design
-from benchmarks.adaptive import (LEVEL, PER_STEP, UNTIL, _score, campaign_score, case_lines, grid_designs,
+from benchmarks.adaptive import (LEVEL, PER_STEP, UNTIL, campaign_score, case_lines, grid_designs, random_designs,
                                  summary_lines)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,30 +151,12 @@ def case(program: str, platform: str, bindir: Path, out: Path) -> dict[str, Any]
     record["adaptive"] = campaign_score(run, target, truth)
     spent = record["adaptive"]["core_hours"]
     record.update(grid_designs(allowed, target, truth, spent, sim))
-    record["random"] = _randoms(seed, allowed, sim, spent, target, truth)
+    record["random"] = random_designs(seed, allowed, spent, target, truth, measure=sim, designs=RANDOM_DESIGNS,
+                                      enough=0.98)  # each new configuration is a simulation: stop when spent
     record["full_core_hours"] = core_hours(sim(allowed))  # the whole grid, simulated (shares of it are reported)
     record["simulated"] = sim.simulated
     record["seconds"] = time.perf_counter() - t0
     return record
-
-
-def _randoms(seed: pd.DataFrame, allowed: pd.DataFrame, sim: Simulator, spent: float, target: dict[str, float],
-             truth: float) -> list[dict[str, Any]]:
-    """Random designs within ``spent`` core-hours, each configuration simulated when first drawn."""
-    rng = np.random.default_rng(34)
-    rest = allowed.merge(seed[["n", "p"]], on=["n", "p"], how="left", indicator=True)
-    rest = rest[rest["_merge"] == "left_only"].drop(columns="_merge").reset_index(drop=True)
-    out = []
-    for _ in range(RANDOM_DESIGNS):
-        runs, total = seed, core_hours(seed)
-        for i in rng.permutation(len(rest)):
-            row = sim(rest.iloc[[i]])
-            if len(row) and total + core_hours(row) <= spent * (1 + 1e-9):
-                runs, total = pd.concat([runs, row], ignore_index=True), total + core_hours(row)
-            if total >= spent * 0.98:
-                break
-        out.append(_score(automodel.fit(runs, progress=False), target, truth, runs))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

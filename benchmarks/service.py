@@ -19,7 +19,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,6 +62,17 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def concurrent_posts(url: str, bodies: list[dict], workers: int, pid: int | None) -> tuple[list, float, float]:
+    """POST every body from ``workers`` concurrent clients: the answers, the seconds it took and the CPU
+    seconds the server ``pid`` used meanwhile (NaN without ``pid``)."""
+    cpu = process_cpu(pid) if pid else math.nan
+    start = time.perf_counter()
+    with ThreadPoolExecutor(workers) as pool:
+        answers = list(pool.map(lambda b: _post(url, b), bodies))
+    elapsed = time.perf_counter() - start
+    return answers, elapsed, (process_cpu(pid) - cpu) if pid else math.nan
+
+
 def predict_load(url: str, requests: int, clients: int, pid: int | None = None) -> dict:
     """Latency percentiles of ``requests`` one-row predictions from ``clients`` concurrent clients, and
     the server's CPU milliseconds per request (``pid``: the server's process, Linux)."""
@@ -71,12 +81,7 @@ def predict_load(url: str, requests: int, clients: int, pid: int | None = None) 
               for n, p in zip(rng.choice([1e5, 2e5, 4e5, 8e5], requests), rng.choice([8, 16, 32, 64], requests))]
     for body in bodies[:20]:  # warm-up
         _post(url + "/predict", body)
-    cpu = process_cpu(pid) if pid else math.nan
-    start = time.perf_counter()
-    with ThreadPoolExecutor(clients) as pool:
-        answers = list(pool.map(lambda b: _post(url + "/predict", b), bodies))
-    elapsed = time.perf_counter() - start
-    cpu = (process_cpu(pid) - cpu) if pid else math.nan
+    answers, elapsed, cpu = concurrent_posts(url + "/predict", bodies, clients, pid)
     ms = np.array([s for _, s in answers]) * 1e3
     return {"requests": requests, "clients": clients, "ok": sum(s == 200 for s, _ in answers),
             "p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99)),
@@ -95,12 +100,7 @@ def observe_load(url: str, store: str, runs: int, writers: int, pid: int | None 
     times = t * (1 + 0.02 * rng.standard_normal(runs))
     bodies = [{"app": "cg", "runs": [{"n": float(a), "p": float(b), "time": float(c)}]} for a, b, c in zip(n, p, times)]
     before = len(S.runs(store, "cg"))
-    cpu = process_cpu(pid) if pid else math.nan
-    start = time.perf_counter()
-    with ThreadPoolExecutor(writers) as pool:
-        answers = list(pool.map(lambda b: _post(url + "/observe", b), bodies))
-    elapsed = time.perf_counter() - start
-    cpu = (process_cpu(pid) - cpu) if pid else math.nan
+    answers, elapsed, cpu = concurrent_posts(url + "/observe", bodies, writers, pid)
     stored = S.runs(store, "cg")["time"].to_numpy()[before:]
     once = len(stored) == runs and bool(np.array_equal(np.sort(stored), np.sort(times)))
     return {"runs": runs, "writers": writers, "ok": sum(s == 200 for s, _ in answers),
