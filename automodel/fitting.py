@@ -22,7 +22,7 @@ from automodel.online.live import OnlineOptions
 from automodel.search.score import PARALLEL_ROWS, all_metrics
 from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
                                      probe_values, term_lengths)
-from automodel.search.select import MIN_DOF
+from automodel.search.select import MIN_DOF, too_few_dof
 from automodel.search.selection import Selection
 from automodel.search.engine import staged_search
 from automodel.search.outcome import SearchOutcome, StageReport
@@ -309,7 +309,7 @@ def _why(reason: str, above: np.ndarray, n_terms: np.ndarray, n_points: int) -> 
     """The chooser's ``reason``, with why the candidates ranked above the chosen one (their scores
     ``above``, their coefficients ``n_terms``) were not compared, when some were not: the rank-8 choice
     of rule ``best`` is "the best rel_s of the candidates compared", not "the best rel_s"."""
-    scarce = int(np.count_nonzero(np.isfinite(above) & (n_points - n_terms < MIN_DOF)))
+    scarce = int(np.count_nonzero(np.isfinite(above) & too_few_dof(n_terms, n_points)))
     if not scarce:
         return reason
     return (f"{reason}{' of the candidates compared' if reason.startswith('the best') else ''}; {scarce} "

@@ -161,3 +161,15 @@ def test_fit_and_kernels_choose_alike_through_the_one_chooser():
     runs = pd.DataFrame({"p": p, "time": (200 + 10 * np.log2(p) ** 2) * (1 + 0.01 * rng.uniform(-1, 1, p.size))})
     result = automodel.fit(runs, templates=(), progress=False, intervals=False)
     assert fit_many(runs.assign(kernel="k")).models["k"].formula == result.best.formula
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_three_configurations_keep_the_constant_the_runs_stand_on(seed):
+    """Issue 36, failure 2: on three node counts a single term was all that could compete (two residual
+    degrees of freedom asked of every candidate), and ``3965/p`` was chosen for ``30 + 3000/p``: 63 % off
+    at p = 256. A constant and one term always compete now."""
+    frame = pd.DataFrame({"p": [16.0, 32.0, 64.0]})
+    frame["time"] = (30 + 3000 / frame["p"]) * (1 + 0.01 * np.random.default_rng(seed).standard_normal(3))
+    best = automodel.fit(frame, progress=False, templates=()).best
+    predicted = float(best.predict(pd.DataFrame({"p": [256.0]}))[0])
+    assert abs(predicted / (30 + 3000 / 256) - 1) < 0.1, best.formula

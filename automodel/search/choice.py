@@ -9,7 +9,10 @@ The choice is therefore made in three steps, each with a reason that does not de
    one-standard-error rule (:func:`automodel.search.select.thresholds`: one standard error of the best
    score, or the repetition noise, whichever is larger; Breiman et al. 1984, sec. 3.4.3; Hastie,
    Tibshirani and Friedman 2009, sec. 7.10). Candidates left with fewer than
-   :data:`~automodel.search.select.MIN_DOF` residual degrees of freedom do not compete while others do.
+   :data:`~automodel.search.select.MIN_DOF` residual degrees of freedom do not compete while others do,
+   except a constant and one term (:data:`~automodel.search.select.ALWAYS_COMPETES`): on three
+   configurations the rule would leave single terms only, and ``3427/p`` drops the constant the runs
+   stand on.
 2. **Simplest**: among the tied, those with the fewest coefficients the fit left nonzero (Occam: an
    extra term must pay for itself on the data). Of those, a candidate that predicts no positive time
    at a point beyond the data, :data:`PROBE_FACTOR` or :data:`FAR_FACTOR` times the largest measured

@@ -28,7 +28,7 @@ import numpy as np
 from automodel.options import RELATIVE_RESOLUTION
 from automodel.solve.metrics import METRICS
 
-__all__ = ["noise_floor", "tolerance", "thresholds", "comparable", "MIN_DOF"]
+__all__ = ["noise_floor", "tolerance", "thresholds", "comparable", "too_few_dof", "MIN_DOF", "ALWAYS_COMPETES"]
 
 
 def noise_floor(metric: str, noise_relative, noise_absolute):
@@ -95,17 +95,31 @@ def tolerance(best_value: float, metric: str, dof: int, noise_relative: float = 
     return thr, f"one standard error of the best {metric}, {best_value:.3g} on {max(dof, 1)} dof"
 
 
+def too_few_dof(n_terms: np.ndarray, n_points: int) -> np.ndarray:
+    """Whether candidates of ``n_terms`` coefficients fitted on ``n_points`` configurations are left with
+    too few residual degrees of freedom to compete (:data:`MIN_DOF`, :data:`ALWAYS_COMPETES`).
+
+    >>> too_few_dof(np.array([1, 2, 3]), 3).tolist()
+    [False, False, True]
+    """
+    n_terms = np.asarray(n_terms)
+    return (n_points - n_terms < MIN_DOF) & (n_terms > ALWAYS_COMPETES)
+
+
 def comparable(scores: np.ndarray, n_terms: np.ndarray, n_points: int) -> np.ndarray:
     """``scores`` (..., N) with those of candidates left with fewer than :data:`MIN_DOF` residual degrees
-    of freedom set to infinity, in the rows where another candidate has a finite score.
+    of freedom set to infinity, in the rows where another candidate has a finite score; a candidate of
+    at most :data:`ALWAYS_COMPETES` coefficients keeps its score whatever its degrees of freedom.
 
     Examples
     --------
     >>> comparable(np.array([0.001, 0.01, 0.02]), np.array([3, 2, 1]), n_points=4).tolist()
     [inf, 0.01, 0.02]
+    >>> comparable(np.array([0.001, 0.01, 0.02]), np.array([3, 2, 1]), n_points=3).tolist()  # c + a f(x) on three
+    [inf, 0.01, 0.02]
     """
     scores = np.asarray(scores, float)
-    scarce = n_points - np.broadcast_to(n_terms, scores.shape) < MIN_DOF
+    scarce = too_few_dof(np.broadcast_to(n_terms, scores.shape), n_points)
     others = (np.isfinite(scores) & ~scarce).any(axis=-1, keepdims=True)
     return np.where(scarce & others, np.inf, scores)
 
@@ -115,3 +129,9 @@ def comparable(scores: np.ndarray, n_terms: np.ndarray, n_points: int) -> np.nda
 #: :func:`thresholds`), and AICc's penalty 2k(k+1)/(n-k-1) is infinite for k = n - 1 (Burnham and
 #: Anderson 2002, sec. 2.4); four runs and a three-coefficient template fit the noise
 MIN_DOF = 2
+#: ... except a constant and one term, the smallest hypothesis of Extra-P's normal form (Calotoiu et al.,
+#: SC13, sec. 3: every model has its constant): on three configurations the rule above would leave only
+#: single terms, and a single power law through three runs drops the constant the runs stand on, then
+#: extrapolates as if the time grew from zero (``3427/p`` from three node counts, off by 39 %, where
+#: ``c + a/p`` was ranked and is off by under 5 %; issue 36, failure 2)
+ALWAYS_COMPETES = 2
