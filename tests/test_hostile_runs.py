@@ -12,9 +12,7 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
-
-from automodel.runner.campaign import Campaign, iter_rows, run_campaign
+from automodel.runner.campaign import iter_rows
 from automodel.runner.measure import MAX_STDOUT_BYTES, PIPE_GRACE_S, STATUS_TIMEOUT, run_once
 
 #: a program that leaves a daemon (its own session, so no kill of the run's group reaches it) holding
@@ -83,7 +81,9 @@ def test_two_campaigns_on_one_csv_record_each_run_once(app: str, tmp_path: Path)
     args = ("run", "--cmd", f"{app} {{n}} 0.1", "--n", "20,40,60,80", "--p", "1", "--no-fit",
             "--no-progress", "--no-cpu", "-o", str(out))
     first = _cli(*args)
+    deadline = time.monotonic() + 30
     while not out.exists():  # the first campaign holds the lock once it has created the file
+        assert first.poll() is None and time.monotonic() < deadline, "the first campaign made no file"
         time.sleep(0.01)
     second = _cli(*args)
     _, err = second.communicate(timeout=30)

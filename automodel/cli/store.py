@@ -121,8 +121,6 @@ def _below(frame, args: argparse.Namespace) -> list[str]:  # noqa: ANN001  (a Da
 
 
 def runs(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from automodel.store import exclude, readmit, runs as do_runs
 
     for ids, fn in ((args.readmit, readmit), (args.exclude, exclude)):
