@@ -327,9 +327,13 @@ def formula(terms: Sequence[Term], coefficients: Sequence[float]) -> str:
     >>> from automodel.space.terms import power
     >>> formula((power("n", 2) * power("p", -1), power("p")), (1e-6, 1e-4))
     '1.0e-6*n^2/p + 0.0001*p'
+    >>> formula((ONE, power("p")), (-2.5, 0.0))
+    '-2.5'
     """
     kept = [(t, float(c)) for t, c in zip(terms, coefficients) if c != 0.0]
     nonzero, values = tuple(t for t, _ in kept), [c for _, c in kept]
+    if nonzero == (ONE,) and math.isfinite(values[0]):  # the constant alone: the number as the printer writes it
+        return ("-" if values[0] < 0 else "") + number(abs(values[0]))
     layout = _layout(nonzero) if all(math.isfinite(c) for c in values) else None
     if layout is None:
         return to_text(term_sum(terms, coefficients))
