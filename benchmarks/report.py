@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks.markdown import number_text, revision, table
 from benchmarks.records import pct
 
 ANALYSIS_START = "<!-- analysis:start -->"
 ANALYSIS_END = "<!-- analysis:end -->"
 NO_ANALYSIS = "_No hand-written analysis yet: write it here; regenerating keeps it._"
 PACKAGES = ("automodel", "numpy", "scipy", "sympy", "pandas")
-OUTPUTS = ("RESULTS.md", "results.json", "known_formulas_cases.json", "plots")
 FITS_TARGET = 1e6
 STAGED_TARGET = 1.0
 
@@ -59,24 +58,6 @@ def versions(extrap: str | None) -> dict:
     return out
 
 
-def revision(root: Path = Path(__file__).resolve().parents[1]) -> str | None:
-    """``git`` commit of the code that ran, and the files that differed from it (outputs excepted)."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30,
-                              check=True).stdout
-    try:
-        commit = git("rev-parse", "--short", "HEAD").strip()
-        dirty = git("status", "--porcelain", "--", "automodel", "benchmarks",
-                    *(f":!benchmarks/{out}" for out in OUTPUTS)).splitlines()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if not dirty:
-        return commit
-    names = sorted(line[3:] for line in dirty)
-    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    return f"{commit} with uncommitted changes to {shown}"
-
-
 def read_analysis(path: Path) -> str | None:
     """The text between the analysis markers of an existing report, or None."""
     try:
@@ -89,19 +70,6 @@ def read_analysis(path: Path) -> str | None:
     return text[start + len(ANALYSIS_START):end].strip("\n")
 
 
-def _num(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A Markdown table (``|`` in cells escaped)."""
-    def cell(v: Any) -> str:
-        return _num(v).replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def _summary(results: Mapping, task: str, contender: str) -> Mapping | None:
@@ -125,7 +93,7 @@ def _best_p(results: Mapping, s: Mapping) -> str:
         (actual,) = [a for g in task["groups"] for a in g["best_p_actual"]]
         (predicted,) = [p for r in results["groups"] if r["task"] == s["task"] and r["contender"] == s["contender"]
                         for p in r["best_p_predicted"]]
-        text += f" (pred {_num(predicted)}, actual {_num(actual)})"
+        text += f" (pred {number_text(predicted)}, actual {number_text(actual)})"
     return text
 
 

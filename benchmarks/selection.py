@@ -283,7 +283,7 @@ SUMMARY_HEADERS = ["suite", "part", "tasks", "median error", "worst", f"tasks > 
 
 def section_lines(records: Sequence[Mapping]) -> list[str]:
     """The Markdown section for ``benchmarks/RESULTS.md``: a table per (suite, part) and one summary table."""
-    from benchmarks.report import table
+    from benchmarks.markdown import table
 
     lines = [f"## {TITLE}", "",
              "`python -m benchmarks.selection` (corpus: `benchmarks/corpus.py`). Error: median over the test "
@@ -306,7 +306,7 @@ def write(records: Sequence[Mapping], path: Path) -> str | None:
     "records"}``. Returns the revision (the commit, and the files that differed from it)."""
     from datetime import datetime, timezone
 
-    from benchmarks.report import revision
+    from benchmarks.markdown import revision
 
     code = revision()
     path.parent.mkdir(parents=True, exist_ok=True)

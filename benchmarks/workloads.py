@@ -264,7 +264,7 @@ def formula_rows(result: Mapping, contenders: Sequence[str] = (HEADLINE, EXTRAP)
 
 def section_lines(entry: Mapping | None) -> list[str]:
     """The ``RESULTS.md`` section (``entry``: ``{"status": "ok", "result": collect()}`` or a status)."""
-    from benchmarks.report import table
+    from benchmarks.markdown import table
 
     lines = [f"## {TITLE}", "",
              "The MPI workloads of `examples/workloads` simulated with SimGrid SMPI on the fast and slow platforms "
