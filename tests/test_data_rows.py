@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from automodel.data.cells import numeric, read_csv
-from automodel.data.rows import Rows, read_rows, table_rows, table_separator
+from automodel.data.readers import detect
+from automodel.data.rows import Rows, read_rows, table_rows
 from automodel.errors import DataError
 from automodel.terminal import plain_table, table
 
@@ -95,5 +96,7 @@ def test_only_plain_tables_are_read_without_pandas(tmp_path):
     (tmp_path / "c.csv").write_text('{"parameters": ["p"]}\n')
     (tmp_path / "d.csv").write_text("PARAMETER p\nPOINTS 1 2\n")
     (tmp_path / "e.parquet").write_bytes(b"PAR1")
-    assert [table_separator(tmp_path / f) for f in ("a.csv", "b.tsv", "c.csv", "d.csv", "e.parquet", "none.csv")] == [
-        ",", "\t", None, None, None, None]
+    assert [detect(tmp_path / f) for f in ("a.csv", "b.tsv", "c.csv", "d.csv", "e.parquet")] == [
+        "csv", "tsv", "json", "text", "parquet"]
+    with pytest.raises(DataError, match="none.csv"):
+        detect(tmp_path / "none.csv")

@@ -103,15 +103,16 @@ def predict(args: argparse.Namespace) -> int:
 
 def read_input(path: str, plain: bool):  # noqa: ANN201  (Rows or a DataFrame)
     """The rows of ``path``: :class:`~automodel.data.rows.Rows` (no pandas) when ``plain`` and the file
-    is named ``*.csv`` or ``*.tsv`` and does not start as JSON or Extra-P text does; else a DataFrame of
+    is a table (:func:`automodel.data.readers.detect`: CSV or TSV); else a DataFrame of
     :func:`automodel.data.read` (any format, standard input)."""
     from pathlib import Path
 
-    from automodel.data.rows import read_rows, table_separator
+    from automodel.data.readers import detect
+    from automodel.data.rows import read_rows
 
-    sep = table_separator(path) if plain and path != "-" else None
-    if sep is not None:
-        return read_rows(Path(path), sep)
+    separators = {"csv": ",", "tsv": "\t"}
+    if plain and path != "-" and (fmt := detect(path)) in separators:
+        return read_rows(Path(path), separators[fmt])
     from automodel.data import read
 
     return read(path)

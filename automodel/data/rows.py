@@ -24,7 +24,7 @@ from automodel.files import check_input
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Rows", "Columns", "read_rows", "typed", "table_rows", "table_separator"]
+__all__ = ["Rows", "Columns", "read_rows", "typed", "table_rows"]
 
 #: a cell pandas reads as a whole number
 WHOLE = re.compile(r"\s*[+-]?\d+\s*")
@@ -122,27 +122,6 @@ def read_rows(path: str | Path, sep: str = ",") -> Rows:
     if lines and lines[-1] != len(lines) + 1:
         attrs["lines"] = lines  # blank lines or quoted line breaks: each row's own line for messages
     return Rows({name: typed(column) for name, column in zip(names, cells)}, len(found), attrs)
-
-
-def table_separator(path: str | Path) -> str | None:
-    """``","`` or ``"\\t"`` for a file :func:`read_rows` reads as :func:`automodel.data.read` would: named
-    ``*.csv`` or ``*.tsv``, its first line not starting as JSON does nor with a capitalised word alone (Extra-P
-    text); None for any other (a missing file included: :func:`automodel.data.read` says why)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv") or not path.is_file():
-        return None
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return None
-    first = next((line.strip() for line in head.decode("utf-8-sig", "replace").splitlines() if line.strip()), "")
-    word = first.split(None, 1)[0] if first else ""
-    if head.startswith((b"PK\x03\x04", b"PAR1")) or first[:1] in ("{", "[") or (word.isupper() and "," not in word
-                                                                              and "\t" not in word):
-        return None
-    return "\t" if "\t" in first and "," not in first else ","
 
 
 def table_rows(records_: Sequence[Mapping[str, Any]]) -> Rows:

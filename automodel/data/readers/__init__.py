@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,12 +26,23 @@ from automodel.files import read_bounded, read_bytes
 if TYPE_CHECKING:  # pragma: no cover  (pandas and the readers are imported by read, not by the registry)
     import pandas as pd
 
-__all__ = ["read", "detect", "FORMATS"]
+__all__ = ["read", "detect", "starts_with_keyword", "FORMATS", "KEYWORDS"]
 
 #: the path that means standard input
 STDIN = "-"
 #: bytes of a file that detection looks at
 HEAD = 1 << 16
+#: the keywords of Extra-P's text input (:mod:`automodel.data.readers.extrap_text`)
+KEYWORDS = ("PARAMETER", "POINTS", "METRIC", "REGION", "DATA")
+
+
+def starts_with_keyword(lines: Iterable[str]) -> bool:
+    """Whether the first of ``lines`` that is not blank or a ``#`` comment starts with an Extra-P keyword."""
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            return line.split(None, 1)[0] in KEYWORDS
+    return False
 
 
 def detect(path: str | Path) -> str:
@@ -49,9 +61,6 @@ def detect(path: str | Path) -> str:
     DataError
         The file does not exist or cannot be read.
     """
-    from automodel.data.readers.extrap_text import starts_with_keyword
-    from automodel.data.readers.json_lines import looks_like
-
     path = Path(path)
     if path.is_dir():
         return "cube"
@@ -66,6 +75,8 @@ def detect(path: str | Path) -> str:
     lines = head.decode("utf-8-sig", errors="replace").splitlines()
     first = next((line.strip() for line in lines if line.strip()), "")
     if first[:1] in ("{", "["):
+        from automodel.data.readers.json_lines import looks_like  # pandas: only for JSON
+
         return looks_like(first) or "json"
     if starts_with_keyword(lines):
         return "text"

@@ -28,30 +28,20 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from automodel.data.cells import shown
+from automodel.data.readers import KEYWORDS, starts_with_keyword
 from automodel.data.tidy import check_params, kernel_name, tidy
 from automodel.errors import DataError
 from automodel.files import read_text
 
 __all__ = ["read_extrap_text", "is_extrap_text", "starts_with_keyword", "kernel_name", "KEYWORDS"]
 
-KEYWORDS = ("PARAMETER", "POINTS", "METRIC", "REGION", "DATA")
 _TUPLE = re.compile(r"\(([^()]*)\)")
-
-
-def starts_with_keyword(lines: Iterable[str]) -> bool:
-    """Whether the first of ``lines`` that is not blank or a ``#`` comment starts with an Extra-P keyword."""
-    for line in lines:
-        line = line.strip()
-        if line and not line.startswith("#"):
-            return line.split(None, 1)[0] in KEYWORDS
-    return False
 
 
 def is_extrap_text(path: str | Path) -> bool:
