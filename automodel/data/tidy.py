@@ -210,7 +210,7 @@ def condition_problem(expr: str) -> str | None:
     'a call or an attribute (to_csv) is not a condition'
     """
     try:
-        tree = ast.parse(re.sub(r"`[^`]*`", "column", expr.replace("@", " @")).strip(), mode="eval")
+        tree = ast.parse(re.sub(r"`[^`]*`", "column", expr).strip(), mode="eval")
     except SyntaxError:
         return None  # pandas says what is wrong with it
     for node in ast.walk(tree):
