@@ -123,7 +123,7 @@ def _mutate(d, path: list, value):
     d = json.loads(json.dumps(d))
     node = d
     for key in path[:-1]:
-        nxt = node[key % len(node)] if isinstance(node, list) and node else (
+        nxt = node[key % len(node) if isinstance(key, int) else 0] if isinstance(node, list) and node else (
             node.get(key) if isinstance(node, dict) else None)
         if not isinstance(nxt, (dict, list)):
             break
