@@ -160,3 +160,26 @@ def test_a_later_process_prints_known_terms_without_sympy(tmp_path):
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**env, "AUTOMODEL_CACHE_DIR": "off"})
     assert off.stdout.strip() == first
+
+
+def test_terms_first_printed_after_the_cache_was_filled_are_kept_too(tmp_path):
+    """Issue 35: a sum with a term the cache had no place for was ordered alone and its places thrown
+    away, so every later process that printed it imported sympy again (0.38 s of `automodel kernels`)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom automodel.text.printing import formula\nfrom automodel.space.parse import parse_term\n"
+            "terms = tuple(parse_term(t) for t in sys.argv[1].split(';'))\n"
+            "print(formula(terms, [1.5 + i for i in range(len(terms))]), '|', 'sympy' in sys.modules)")
+    env = {**__import__("os").environ, "AUTOMODEL_CACHE_DIR": str(tmp_path)}
+
+    def run(terms: str) -> tuple[str, str]:
+        out = subprocess.run([sys.executable, "-c", code, terms], capture_output=True, text=True, env=env, check=True)
+        text, imported = out.stdout.strip().split(" | ")
+        return text, imported
+
+    assert run("n^2/p;log2(p);1")[1] == "True"
+    later = run("sqrt(n);n^2/p;1")
+    assert later[1] == "True"  # sqrt(n) is new to the cache
+    assert run("sqrt(n);n^2/p;1") == (later[0], "False")
+    assert run("log2(p);sqrt(n)")[1] == "False"  # any sum of known terms
