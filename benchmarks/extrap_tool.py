@@ -15,7 +15,11 @@ are several parameters (as ``--modeler multi-parameter --options #spm=Refining``
 ``"negative"`` is the default with negative exponents allowed (the basic single-parameter
 modeler's option ``allow_negative_exponents``, "Negative exponents ... for strong scaling",
 ``extrap/modelers/single_parameter/basic.py``, set on the single-parameter modeler inside the
-multi-parameter one when there are several parameters): terms such as ``p^(-1)``, ``p^(-1/2) log2(p)``.
+multi-parameter one when there are several parameters): terms such as ``p^(-1)``, ``p^(-1/2) log2(p)``;
+``"adaptive"`` is the adaptive (DNN-based, noise-aware) single-parameter modeler, inside the
+multi-parameter one for several parameters; it needs the extension ``extrap-adaptive-modeler`` (TensorFlow,
+about 2.5 GB) in the venv, which :func:`ensure_extrap` does not install (:data:`ADAPTIVE_INSTALL`); without
+it every task of that variant carries the status ``"extrap unavailable: ..."``.
 Extra-P models the mean of the repetitions (its default measure).
 """
 
@@ -39,12 +43,18 @@ from benchmarks.extrap_text import task_text
 VENV_DIR = Path(__file__).resolve().parent / ".extrap-venv"
 #: Extra-P's modelers, by the names its command line takes too (``extrap --modeler NAME``)
 MODELERS = ("default", "refining")
-#: what ``run_extrap`` runs: the modelers, and the default with negative exponents allowed
-VARIANTS = (*MODELERS, "negative")
+#: what ``run_extrap`` runs: the modelers, the default with negative exponents allowed, and the
+#: adaptive modeler (when its extension is installed)
+VARIANTS = (*MODELERS, "negative", "adaptive")
+#: how to add the adaptive modeler to the venv (its extension pulls TensorFlow)
+ADAPTIVE_INSTALL = f"{VENV_DIR / 'bin' / 'pip'} install extrap-adaptive-modeler"
 
 _DRIVER = r'''
-import json, sys, time, warnings
+import json, os, sys, time, warnings
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy
+
+report_to, sys.stdout = sys.stdout, sys.stderr  # the adaptive modeler's training prints progress bars
 
 t0 = time.perf_counter()
 from extrap.fileio.file_reader.text_file_reader import TextFileReader
@@ -70,6 +80,11 @@ for job in jobs:
                     modeler.single_parameter_modeler = single_parameter.all_modelers["Refining"]()
                 else:
                     generator = ModelGenerator(experiment, modeler="Refining")
+            elif job["modeler"] == "adaptive":
+                if isinstance(modeler, MultiParameterModeler):
+                    modeler.single_parameter_modeler = single_parameter.all_modelers["Adaptive"]()
+                else:
+                    generator = ModelGenerator(experiment, modeler="Adaptive")
             elif job["modeler"] == "negative":
                 single = (modeler.single_parameter_modeler if isinstance(modeler, MultiParameterModeler)
                           else modeler)
@@ -92,7 +107,7 @@ for job in jobs:
     record["seconds"] = time.perf_counter() - t0
     out.append(record)
 json.dump({"version": extrap.__version__, "import_seconds": import_seconds, "results": out},
-          sys.stdout)
+          report_to)
 '''
 
 
@@ -202,7 +217,7 @@ def run_extrap(tasks: Sequence, modeler: str = "default", venv_dir: Path = VENV_
     Parameters
     ----------
     tasks : sequence of benchmarks.tasks.Task
-    modeler : {"default", "refining", "negative"}
+    modeler : {"default", "refining", "negative", "adaptive"}
     venv_dir : Path
         Extra-P's virtual environment (created when missing and ``install``).
     install : bool
@@ -224,6 +239,11 @@ def run_extrap(tasks: Sequence, modeler: str = "default", venv_dir: Path = VENV_
     python, status = ensure_extrap(venv_dir, install)
     if python is None:
         return _failed(tasks, modeler, status)
+    if modeler == "adaptive":
+        check = [str(python), "-c", "import extrap_adaptive_modeler"]
+        if subprocess.run(check, capture_output=True, timeout=300).returncode != 0:
+            return _failed(tasks, modeler, "extrap unavailable: the adaptive modeler's extension is not "
+                                           f"installed ({ADAPTIVE_INSTALL})")
     with tempfile.TemporaryDirectory(prefix="extrap-run-") as tmp:
         jobs = []
         for i, task in enumerate(tasks):

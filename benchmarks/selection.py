@@ -47,7 +47,10 @@ LEVEL = 0.9
 #: a task above this error counts as badly wrong in the summary
 BAD_ERROR = 0.5
 #: Extra-P settings run beside automodel (:data:`benchmarks.extrap_tool.VARIANTS`), in report order
-EXTRAP = ("default", "negative", "refining")
+EXTRAP = ("default", "negative", "refining", "adaptive")
+#: the settings run unless asked for more: the adaptive modeler retrains a network per task (and needs
+#: TensorFlow), so it runs with ``--extrap-adaptive``
+EXTRAP_ALWAYS = EXTRAP[:3]
 TITLE = "Model selection: chosen against the best candidate, on a development and a locked test part"
 #: development tasks of ``python -m benchmarks --quick`` (the first ones of the corpus, without Extra-P)
 QUICK_TASKS = 2
@@ -152,7 +155,7 @@ def run_task(task: SelectionTask) -> dict[str, Any]:
 
 
 # -- Extra-P -----------------------------------------------------------------------------------------
-def extrap_records(tasks: Sequence[SelectionTask], variants: Iterable[str] = EXTRAP,
+def extrap_records(tasks: Sequence[SelectionTask], variants: Iterable[str] = EXTRAP_ALWAYS,
                    install: bool = True) -> dict[str, dict[str, dict[str, Any]]]:
     """Extra-P's error, formula and status per task name and variant, on the same rows as automodel."""
     from benchmarks.extrap_tool import run_extrap
@@ -176,10 +179,12 @@ def _extrap_error(task: SelectionTask, predictions: np.ndarray) -> float | None:
 
 
 # -- the run -----------------------------------------------------------------------------------------
-def collect(tasks: Sequence[SelectionTask], extrap: bool = True, jobs: int = 2) -> list[dict[str, Any]]:
-    """One record per task (:func:`run_task`, ``jobs`` tasks at once), with Extra-P's under ``"extrap"``."""
+def collect(tasks: Sequence[SelectionTask], extrap: bool = True, jobs: int = 2,
+            variants: Iterable[str] = EXTRAP_ALWAYS) -> list[dict[str, Any]]:
+    """One record per task (:func:`run_task`, ``jobs`` tasks at once), with Extra-P's (``variants``) under
+    ``"extrap"``."""
     records = Parallel(n_jobs=jobs)(delayed(run_task)(t) for t in tasks)
-    contenders = extrap_records(tasks) if extrap and tasks else {}
+    contenders = extrap_records(tasks, variants) if extrap and tasks else {}
     return [{**r, "extrap": contenders.get(r["name"], {})} for r in records]
 
 
@@ -229,6 +234,31 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
         out["worse_than_extrap"] = sum(
             _error(r) > min(_extrap_error_of(r, "default"), _extrap_error_of(r, "negative")) for r in records)
     return out
+
+
+def paired_difference(records: Sequence[Mapping], variant: str = "negative", draws: int = 2000,
+                      seed: int = 0) -> tuple[float, float, float] | None:
+    """automodel's median error minus Extra-P ``variant``'s over the same tasks, in points, with its 95 %
+    bootstrap interval (tasks drawn with replacement, both errors of a task together: Efron and
+    Tibshirani 1993, ch. 6); None when Extra-P did not run on every task. A median over a few dozen tasks
+    moves by points from one draw of tasks to the next: the interval says whether a difference is more
+    than that.
+
+    >>> r = [{"status": "ok", "chosen_error": e, "extrap": {"negative": {"error": e + 0.1}}} for e in (0.1, 0.2, 0.3)]
+    >>> [round(v, 1) for v in paired_difference(r)]
+    [-10.0, -10.0, -10.0]
+    """
+    theirs = [_extrap_error_of(r, variant) for r in records]
+    if not records or any(v is None for v in theirs):
+        return None
+    pairs = np.array([[_error(r), v] for r, v in zip(records, theirs)], float)
+    rng = np.random.default_rng(seed)
+    drawn = pairs[rng.integers(0, len(pairs), (draws, len(pairs)))]
+    with np.errstate(invalid="ignore"):
+        differences = 100.0 * (np.median(drawn[..., 0], axis=1) - np.median(drawn[..., 1], axis=1))
+        point = 100.0 * (np.median(pairs[:, 0]) - np.median(pairs[:, 1]))
+    lo, hi = np.nanpercentile(np.where(np.isfinite(differences), differences, np.nan), [2.5, 97.5])
+    return float(point), float(lo), float(hi)
 
 
 def groups(records: Sequence[Mapping]) -> dict[tuple[str, str], list[Mapping]]:
@@ -297,7 +327,19 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
     for (suite, part), members in grouped.items():
         lines += [f"### {suite}, {part}", "", table(TASK_HEADERS, [task_row(r) for r in members]), ""]
     rows = [summary_row(suite, part, summary(members)) for (suite, part), members in grouped.items()]
-    return lines + ["### Summary", "", table(SUMMARY_HEADERS, rows), ""]
+    lines += ["### Summary", "", table(SUMMARY_HEADERS, rows), ""]
+    paired = []
+    for (suite, part), members in grouped.items():
+        for variant in EXTRAP:
+            found = paired_difference(members, variant)
+            if found is not None:
+                paired.append([suite, part, f"Extra-P {variant}", f"{found[0]:+.1f}",
+                               f"{found[1]:+.1f} to {found[2]:+.1f}"])
+    if paired:
+        lines += ["Median error of automodel minus that of each Extra-P setting, same tasks, in points, with "
+                  "the 95 % bootstrap interval of the difference (`paired_difference`):", "",
+                  table(["suite", "part", "against", "difference (pp)", "95 % interval"], paired), ""]
+    return lines
 
 
 # -- the command -------------------------------------------------------------------------------------
@@ -323,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite", nargs="+", choices=SUITES, default=(), help="only these suites")
     ap.add_argument("--task", default="", help="only tasks whose name contains this")
     ap.add_argument("--no-extrap", action="store_true", help="leave Extra-P out")
+    ap.add_argument("--extrap-adaptive", action="store_true",
+                    help="run Extra-P's adaptive modeler too (needs its extension in Extra-P's venv)")
     ap.add_argument("--jobs", type=int, default=2, help="tasks fitted at once (joblib)")
     ap.add_argument("--out", type=Path, default=OUT_DIR, help="folder of <part>.json")
     args = ap.parse_args(argv)
@@ -331,7 +375,8 @@ def main(argv: list[str] | None = None) -> int:
     for note in notes:
         print(f"note: {note}")
     start = time.perf_counter()
-    records = collect(tasks, extrap=not args.no_extrap, jobs=args.jobs)
+    records = collect(tasks, extrap=not args.no_extrap, jobs=args.jobs,
+                      variants=EXTRAP if args.extrap_adaptive else EXTRAP_ALWAYS)
     code = write(records, args.out / f"{args.part}.json")
     print("\n".join(section_lines(records)))
     print(f"{len(records)} tasks in {time.perf_counter() - start:.0f} s on {code}; "
