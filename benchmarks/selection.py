@@ -333,12 +333,12 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
         for variant in EXTRAP:
             found = paired_difference(members, variant)
             if found is not None:
-                paired.append([suite, part, f"Extra-P {variant}", f"{found[0]:+.1f}",
+                paired.append([f"{suite}, {part}", f"Extra-P {variant}", f"{found[0]:+.1f}",
                                f"{found[1]:+.1f} to {found[2]:+.1f}"])
     if paired:
         lines += ["Median error of automodel minus that of each Extra-P setting, same tasks, in points, with "
                   "the 95 % bootstrap interval of the difference (`paired_difference`):", "",
-                  table(["suite", "part", "against", "difference (pp)", "95 % interval"], paired), ""]
+                  table(["suite, part", "against", "difference (pp)", "95 % interval"], paired), ""]
     return lines
 
 

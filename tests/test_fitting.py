@@ -130,7 +130,7 @@ def test_a_model_both_routes_reach_is_one_row():
     runs = pd.DataFrame({"p": p, "time": (2.9 + 55.5 / p) * (1 + 0.15 * rng.standard_normal(len(p)))})
     result = automodel.fit(runs, progress=False, intervals=False)
     searched = result.leaderboard[result.leaderboard["kind"] == "searched"]
-    assert searched["formula"].is_unique and {"2.903 + 51.82/p", "4.541"} <= set(searched["formula"])
+    assert searched["formula"].is_unique and "2.903 + 51.82/p" in set(searched["formula"])
     assert len(result.models) == result.leaderboard["rank"].notna().sum()
     chosen = result.leaderboard[result.leaderboard["choice"] == "chosen"]
     assert len(chosen) == 1 and chosen["formula"].iloc[0] == result.best.formula

@@ -173,3 +173,17 @@ def test_three_configurations_keep_the_constant_the_runs_stand_on(seed):
     best = automodel.fit(frame, progress=False, templates=()).best
     predicted = float(best.predict(pd.DataFrame({"p": [256.0]}))[0])
     assert abs(predicted / (30 + 3000 / 256) - 1) < 0.1, best.formula
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_time_that_stops_falling_is_not_extrapolated_as_a_turnover(seed):
+    """Issue 36, failure 6: past 8 processes the runs stop getting faster (they share what saturates); no
+    candidate could say so, and a growing p-term bent the curve through the level runs (0.08 p + 11/p:
+    140-260 % off at p = 32-128). ``1/cap(p)`` places the level at a measured p with two levels above."""
+    rng = np.random.default_rng(seed)
+    p = np.repeat([1.0, 2, 4, 8, 12, 16], 3)
+    frame = pd.DataFrame({"p": p, "time": (1 + 10 / np.minimum(p, 8)) * (1 + 0.02 * rng.standard_normal(p.size))})
+    best = automodel.fit(frame, progress=False, templates=(), intervals=False).best
+    far = np.array([32.0, 128.0])
+    predicted = np.asarray(best.predict(pd.DataFrame({"p": far})), float)
+    assert np.all(np.abs(predicted / (1 + 10 / 8) - 1) < 0.1), best.formula

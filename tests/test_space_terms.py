@@ -8,7 +8,7 @@ import pytest
 from automodel.errors import ModelFileError
 from automodel.space.parse import parse_term
 from automodel.errors import SpaceError
-from automodel.space.terms import CeilLog2, Over1, PowerLog, Sigmoid, Term, term_from_dict
+from automodel.space.terms import Cap, CeilLog2, Over1, PowerLog, Sigmoid, Term, caps_measured, term_from_dict
 
 
 def test_parse_and_evaluate_terms():
@@ -55,3 +55,29 @@ def test_term_json_round_trip_and_hostile_input():
                 "n**2"):
         with pytest.raises(ModelFileError):
             term_from_dict(bad, {"n", "p"})
+
+
+def test_cap_levels_off_divides_round_trips_and_refuses_bad_centres():
+    """Issue 36, failure 6: a time that stops falling (1/min(p, c)) or a cost that levels off (min(p, c))."""
+    p = np.array([1.0, 4.0, 8.0, 32.0])
+    assert np.allclose(parse_term("1/cap(p, 8)").evaluate({"p": p}), [1, 0.25, 0.125, 0.125])
+    assert np.allclose(parse_term("cap(p, 8)^2").evaluate({"p": p}), [1, 16, 64, 64])
+    t = parse_term("n/cap(p, 8)")
+    assert str(t) == "n/Min(8, p)" and Cap("p", 8.0, Fraction(-1)) in t.factors
+    assert term_from_dict(t.to_dict(), {"n", "p"}) == t
+    for bad in ("cap(p, -2)", "cap(p, 1e999)", "cap(p, x)"):
+        with pytest.raises(SpaceError):
+            parse_term(bad)
+    for bad in ([{"kind": "cap", "param": "p", "center": 0}], [{"kind": "cap", "param": "p"}],
+                [{"kind": "cap", "param": "p", "center": 8, "exponent": "x"}]):
+        with pytest.raises(ModelFileError):
+            term_from_dict(bad, {"p"})
+
+
+def test_a_cap_is_only_where_runs_measure_the_levelling():
+    """A centre needs two measured levels above it; runs that stop below them (a forward split) do not
+    take a cap that only the dropped runs placed."""
+    levels = {"p": np.array([1.0, 2.0, 4.0, 8.0, 16.0])}
+    assert caps_measured(parse_term("1/cap(p, 4)"), levels) and caps_measured(parse_term("1/p"), levels)
+    assert not caps_measured(parse_term("1/cap(p, 8)"), levels)  # one level above
+    assert not caps_measured(parse_term("1/cap(p, 4)"), {"p": levels["p"][:4]})

@@ -14,7 +14,7 @@ from automodel.text.printing import (TextPrinter, formula, formulas, prime_order
 from automodel.space.config import load_space
 from automodel.space.parse import parse_term
 from automodel.space.symbols import log2, symbol
-from automodel.space.terms import ONE, PowerLog, Term
+from automodel.space.terms import ONE, PowerLog, Term, saturating
 
 n, p, cpu = symbol("n"), symbol("p"), symbol("cpu")
 
@@ -22,8 +22,9 @@ n, p, cpu = symbol("n"), symbol("p"), symbol("cpu")
 def _terms() -> list[Term]:
     """The default space's terms, some products of them, a sigmoid and a ceiling."""
     space = load_space("default")
+    levels = {"p": np.array([1.0, 2, 4, 8, 16, 32])}  # caps put at measured levels, as the search puts them
     terms = {t for stage in space.stages.values() for v in stage.settings().values() if isinstance(v, tuple)
-             for t in v if hasattr(t, "factors")}
+             for t in saturating([t for t in v if hasattr(t, "factors")], levels)}
     terms |= {t * parse_term(f) for t in list(terms) for f in ("1/p", "log2(p)", "1/cpu")}
     terms |= {parse_term("sigmoid(p, n/48)"), parse_term("ceil_log2(p)")}
     return sorted(terms, key=str)

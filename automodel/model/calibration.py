@@ -31,6 +31,7 @@ from automodel.options import MAD_TO_SIGMA, ROLE_NAMES, ROW_BUDGET, FitOptions, 
 from automodel.solve.metrics import METRICS
 from automodel.search.score import TermCache, score
 from automodel.space.structure import Structure
+from automodel.space.terms import caps_measured
 from automodel.search.choice import choose, description_lengths, log_predictions, probe_values, term_lengths
 from automodel.data.splits import holdout_rows
 from automodel.solve import band
@@ -162,7 +163,10 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             if x.min() <= 0 or len(np.unique(x[keep])) < MIN_SPLIT_LEVELS:
                 break
             m = int(keep.sum())
-            fits = np.array([len(s.terms) < m for s in structures], bool)
+            kept_columns = {c: v[keep] for c, v in ds.columns().items()}
+            # a cap placed where only the dropped runs measure the levelling would see the future
+            fits = np.array([len(s.terms) < m and all(caps_measured(t, kept_columns) for t in s.terms)
+                             for s in structures], bool)
             usable = [s for s, ok in zip(structures, fits) if ok]
             if not usable:
                 continue

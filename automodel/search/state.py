@@ -16,7 +16,7 @@ from automodel.search.registry import Batch, Registry, compact, sorted_groups
 from automodel.search.score import TermCache
 from automodel.search.targets import score_targets
 from automodel.space.config import SearchSpace
-from automodel.space.terms import Term
+from automodel.space.terms import Term, saturating
 
 __all__ = ["Search"]
 
@@ -47,9 +47,10 @@ class Search:
     # -- helpers -------------------------------------------------------------------------------
     def terms(self, stage: str, key: str) -> tuple[Term, ...]:
         """The terms of setting ``key`` of ``stage`` that only use parameters this dataset has (and are not
-        the same as another)."""
-        return tuple(canonical(t) for t in getattr(self.space.stage(stage), key)
-                     if uses_only(t, self.params) and not unit_factor(t, self.lowest))
+        the same as another), a cap without a centre put at the measured levels
+        (:func:`~automodel.space.terms.saturating`)."""
+        placed = saturating(getattr(self.space.stage(stage), key), self.ds.columns())  # caps at measured levels
+        return tuple(canonical(t) for t in placed if uses_only(t, self.params) and not unit_factor(t, self.lowest))
 
     def note(self, text: str) -> None:
         """Record a note once (many targets may give the same)."""

@@ -7,7 +7,10 @@ Grammar: a product of atoms joined by ``*`` or ``/``. Atoms (``x`` any parameter
 * ``ceil_log2(x)`` (contention-hockney-singh.txt, sec. 3.3),
 * ``over1(x)``: ``min(1, x - 1)``, 0 on one process and 1 from two on (:class:`~automodel.space.terms.Over1`),
 * ``sigmoid(x)``, ``sigmoid(x, pc)`` or ``sigmoid(x, y/c)``: ``x / (1 + exp(-(x - pc)))`` with
-  ``pc`` a number or ``y / c`` (bayesian-kohashi-2022.txt, eq. 6, ``pc = n / cores_per_node``).
+  ``pc`` a number or ``y / c`` (bayesian-kohashi-2022.txt, eq. 6, ``pc = n / cores_per_node``),
+* ``cap(x)`` or ``cap(x, c)``: ``min(x, c)`` (:class:`~automodel.space.terms.Cap`), with a power and
+  divisible (``1/cap(p)``); without ``c`` the stage puts in each measured level of ``x`` with two
+  levels above it.
 
 Examples
 --------
@@ -23,7 +26,7 @@ from fractions import Fraction
 
 from automodel.data.cells import shown
 from automodel.errors import SpaceError
-from automodel.space.terms import CeilLog2, ONE, Over1, PowerLog, Sigmoid, Term, exponent_problem
+from automodel.space.terms import Cap, CeilLog2, ONE, Over1, PowerLog, Sigmoid, Term, exponent_problem
 
 __all__ = ["parse_term"]
 
@@ -32,6 +35,7 @@ _EXP = r"(?:\^\s*(?:\(\s*(-?\d+)\s*(?:/\s*(\d+))?\s*\)|(-?\d+)(?:\s*/\s*(\d+))?)
 _ATOM = re.compile(
     rf"\s*(?:(?P<one>1)(?![0-9])|sqrt\(\s*(?P<sqrt>{_NAME})\s*\)|log2\(\s*(?P<log>{_NAME})\s*\)"
     rf"|ceil_log2\(\s*(?P<ceil>{_NAME})\s*\)|over1\(\s*(?P<over>{_NAME})\s*\)"
+    rf"|cap\(\s*(?P<cap>{_NAME})\s*(?:,\s*(?P<capc>[0-9.eE+]+))?\s*\)"
     rf"|sigmoid\(\s*(?P<sig>{_NAME})\s*(?:,\s*(?:(?P<pcnum>[0-9.eE+-]+)|(?P<pcpar>{_NAME})\s*/\s*(?P<pcdiv>[0-9.eE+-]+)))?\s*\)"
     rf"|(?P<var>{_NAME})){_EXP}\s*"
 )
@@ -61,7 +65,7 @@ def parse_term(text: str) -> Term:
         m = _ATOM.match(s, pos)
         if not m or m.end() == pos:
             raise SpaceError(f"cannot read term {shown(text)} at position {pos}: expected an atom such as "
-                             f"n, n^(3/2), sqrt(n), log2(n), ceil_log2(p), over1(p), sigmoid(p, n/64) or 1")
+                             f"n, n^(3/2), sqrt(n), log2(n), ceil_log2(p), over1(p), sigmoid(p, n/64), cap(p, 8) or 1")
         e = _exponent(m, text)
         if m.group("one"):
             factor = ONE
@@ -79,6 +83,14 @@ def parse_term(text: str) -> Term:
             if e != 1:
                 raise SpaceError(f"in term {shown(text)}: over1(...) cannot take a power")
             factor = Term((Over1(m.group("over")),))
+        elif m.group("cap"):
+            try:
+                center = float(m.group("capc") or 0.0)
+            except ValueError:
+                center = math.nan
+            if not (math.isfinite(center) and center >= 0):
+                raise SpaceError(f"in term {shown(text)}: bad cap centre {shown(m.group('capc'))}")
+            factor = Term((Cap(m.group("cap"), center, e),))
         elif m.group("sig"):
             if e != 1:
                 raise SpaceError(f"in term {shown(text)}: sigmoid(...) cannot take a power")
@@ -110,4 +122,6 @@ def parse_term(text: str) -> Term:
 def _invert(f):
     if isinstance(f, PowerLog) and f.log_exponent == 0:
         return PowerLog(f.param, -f.exponent, 0, f.offset)
-    raise SpaceError("only plain powers (x, x^r, sqrt(x)) can be divided by")
+    if isinstance(f, Cap):
+        return Cap(f.param, f.center, -f.exponent)
+    raise SpaceError("only plain powers (x, x^r, sqrt(x)) and cap(x) can be divided by")

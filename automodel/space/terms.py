@@ -12,6 +12,9 @@ string (no ``eval``, no ``sympify``):
   sec. 2.1, eq. 6, with ``pc`` a constant or ``scale * other_parameter`` (``pc = n / cores_per_node``).
 * :class:`CeilLog2` ``ceiling(log2(x))``, the step count of tree-shaped collectives
   (contention-hockney-singh.txt, sec. 3.3).
+* :class:`Cap` ``min(x, c)^e``: a resource that stops growing at ``x = c``; ``1/min(p, c)`` is a
+  time that stops falling once ``c`` processes saturate what they share (the memory bandwidth of a
+  node, a link), ``min(p, c)`` a cost that levels off.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from automodel.errors import ModelFileError
 if TYPE_CHECKING:  # sympy (0.4 s) is imported by the expressions only: evaluating terms needs none of it
     import sympy
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan",
+__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Cap", "CAP_LEVELS_APART", "cap_centres", "saturating", "caps_measured", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan",
            "MAX_EXPONENT_PART", "exponent_problem"]
 
 Columns = Mapping[str, np.ndarray]
@@ -232,7 +235,101 @@ class Over1:
         return {"kind": "over1", "param": self.param}
 
 
-Factor = Union[PowerLog, Sigmoid, CeilLog2, Over1]
+@dataclass(frozen=True, order=True)
+class Cap:
+    """``min(x, center)^exponent``: ``x`` up to ``center``, then level.
+
+    Strong scaling stops where the processes saturate what they share: past the cores that saturate a
+    node's memory bandwidth, more processes on it run no faster (the bandwidth ceiling of the roofline
+    model, Williams, Waterman and Patterson, CACM 52(4), 2009), so a time ``a/p`` becomes
+    ``a/min(p, c)``; a latency that grows with the processes until every link is busy levels off as
+    ``min(p, c)``. The P-terms of bayesian-kohashi-2022.txt (eqs. 1-6) have a term that starts growing
+    (the sigmoid of eq. 6) but none that stops falling or stops growing; Extra-P's normal form has neither.
+    A ``center`` of 0 in a search space stands for every measured level of ``x`` with
+    :data:`CAP_LEVELS_APART` levels below and above it (:func:`cap_centres`; the search puts them in,
+    :func:`saturating`), so that the levelling is measured, never assumed
+    beyond the data; runs that do not measure it (a forward split) do not take the term
+    (:func:`caps_measured`).
+    """
+
+    param: str
+    center: float = 0.0
+    exponent: Fraction = Fraction(1)
+
+    #: a centre and a kink, as a sigmoid
+    description_length = 2
+
+    @property
+    def expr(self) -> sympy.Expr:
+        import sympy
+
+        from automodel.space.symbols import symbol
+
+        e = sympy.Rational(self.exponent.numerator, self.exponent.denominator)
+        c = sympy.Integer(int(self.center)) if float(self.center).is_integer() else sympy.Float(self.center)
+        return sympy.Min(symbol(self.param), c) ** e
+
+    def evaluate(self, columns: Columns) -> np.ndarray:
+        return np.power(np.minimum(np.asarray(columns[self.param], dtype=float), self.center), float(self.exponent))
+
+    def to_dict(self) -> dict[str, Any]:
+        e = self.exponent
+        return {"kind": "cap", "param": self.param, "center": self.center,
+                "exponent": e.numerator if e.denominator == 1 else f"{e.numerator}/{e.denominator}"}
+
+
+Factor = Union[PowerLog, Sigmoid, CeilLog2, Over1, Cap]
+
+#: measured levels a cap's centre needs on each side: the fall (or the rise) and the level are then each
+#: seen over two intervals, not one step that a single run's noise can make
+CAP_LEVELS_APART = 2
+
+
+def cap_centres(values: np.ndarray) -> np.ndarray:
+    """Where a cap may be put on a parameter measured at ``values``: the levels with
+    :data:`CAP_LEVELS_APART` levels below and above them, at most one per doubling (from the lowest of
+    them, each next one at least twice the last): runs a doubling apart cannot place a kink closer than
+    that, and thirty levels of p would otherwise give thirty terms that fit alike.
+
+    >>> cap_centres(np.array([1, 2, 2, 4, 8, 16, 32])).tolist()
+    [4.0, 8.0]
+    >>> cap_centres(np.arange(1, 41)).tolist()
+    [3.0, 6.0, 12.0, 24.0]
+    """
+    candidates = np.unique(np.asarray(values, float))[CAP_LEVELS_APART:-CAP_LEVELS_APART]
+    kept: list[float] = []
+    for c in candidates.tolist():
+        if not kept or c >= 2.0 * kept[-1]:
+            kept.append(c)
+    return np.array(kept)
+
+
+def saturating(terms: Sequence["Term"], columns: Columns) -> tuple["Term", ...]:
+    """``terms`` with every cap of a space's centre 0 (``cap(p)``) put at each of :func:`cap_centres` of
+    its parameter's values in ``columns`` (the runs); a term whose cap has none is left out.
+
+    >>> from automodel.space.parse import parse_term
+    >>> [str(t) for t in saturating((parse_term("1/p"), parse_term("1/cap(p)")), {"p": np.array([1, 2, 4, 8, 16, 32])})]
+    ['1/p', '1/Min(4, p)', '1/Min(8, p)']
+    """
+    out: list[Term] = []
+    for term in terms:
+        open_cap = next((f for f in term.factors if isinstance(f, Cap) and f.center == 0), None)
+        if open_cap is None:
+            out.append(term)
+            continue
+        rest = tuple(g for g in term.factors if g is not open_cap)
+        centres = cap_centres(columns[open_cap.param]) if open_cap.param in columns else []
+        out += [Term(rest + (Cap(open_cap.param, float(c), open_cap.exponent),)) for c in centres]
+    return tuple(dict.fromkeys(out))
+
+
+def caps_measured(term: "Term", columns: Columns) -> bool:
+    """Whether every cap of ``term`` stands where the runs with these parameter ``columns`` could have put
+    it (:func:`cap_centres`): not a centre that only runs beyond them place."""
+    return all(not isinstance(f, Cap) or (f.param in columns and
+                                          f.center in set(cap_centres(columns[f.param]).tolist()))
+               for f in term.factors)
 
 
 def _factor_key(f: Factor) -> tuple:
@@ -446,9 +543,15 @@ def term_from_dict(data: Any, allowed_params: frozenset[str] | set[str], what: s
         elif kind in ("ceil_log2", "over1"):
             known = {"kind", "param"}
             factor = CeilLog2(param) if kind == "ceil_log2" else Over1(param)
+        elif kind == "cap":
+            known = {"kind", "param", "center", "exponent"}
+            center = _number(f.get("center"), f"{where}, 'center'")
+            if center <= 0:
+                raise ModelFileError(f"{where}: 'center' must be positive, got {center!r}")
+            factor = Cap(param, center, _fraction(f.get("exponent", 1), f"{where}, 'exponent'"))
         else:
-            raise ModelFileError(f"{where}: unknown factor kind {kind!r} (expected power, sigmoid, ceil_log2 "
-                                 "or over1)")
+            raise ModelFileError(f"{where}: unknown factor kind {kind!r} (expected power, sigmoid, ceil_log2, "
+                                 "over1 or cap)")
         extra = set(f) - known
         if extra:
             raise ModelFileError(f"{where}: unexpected field(s) {sorted(extra)}")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from automodel.space.terms import CeilLog2, Over1, PowerLog, Sigmoid, Term
+from automodel.space.terms import Cap, CeilLog2, Over1, PowerLog, Sigmoid, Term
 
 __all__ = ["TermTable", "growth", "COEFFICIENT_DIGITS"]
 
@@ -39,6 +39,8 @@ def _factor(f: Any, params: Sequence[str]) -> list:
         return ["c", q]
     if isinstance(f, Over1):
         return ["o", q]
+    if isinstance(f, Cap):
+        return ["k", q, f.center, float(f.exponent)]
     raise TypeError(f"no page form for the factor {f!r}")
 
 
@@ -75,7 +77,7 @@ def growth(terms: Sequence[Term], coefficients: Sequence[float], param: str) -> 
     """The growth order of a term model in ``param``: the ``(exponent, log exponent)`` of its fastest
     growing term with a nonzero coefficient, as ``x`` grows (``(0, 0)``: constant; a negative exponent:
     it falls, as ``1/p``). A sigmoid grows
-    as ``x``, a ceiling of ``log2`` as ``log2 x``, ``min(1, x - 1)`` not at all.
+    as ``x``, a ceiling of ``log2`` as ``log2 x``, ``min(1, x - 1)`` and ``min(x, c)`` not at all.
 
     Examples
     --------

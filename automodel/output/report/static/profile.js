@@ -46,6 +46,7 @@
       return x * (z >= 0 ? 1 / (1 + ez) : ez / (1 + ez));
     }
     if (f[0] === "c") return Math.ceil(Math.log2(x) - 1e-12);
+    if (f[0] === "k") return Math.pow(Math.min(x, f[2]), f[3]);
     return Math.min(1, x - 1);
   }
   function evaluate(model, v) {
