@@ -74,6 +74,11 @@ def test_400_digit_numbers_in_template_files_are_one_line(tmp_path: Path, capsys
     ({"n": [100, 800], "p": [4, 1]}, "'ranges': 'p': expected [min, max] with min <= max, got [4, 1]"),
     ({"n": [0, 0], "p": [1, 4]}, "'ranges': 'n': expected a positive problem size at both ends, got [0, 0]"),
     ({"n": [100, HUGE], "p": [1, 4]}, "'ranges': 'n': expected [min, max], two finite numbers"),
+    # 4x the largest trained p was infinity and int() of it an OverflowError traceback
+    ({"n": [100, 800], "p": [1, 1e308]}, "'ranges': 'p': expected a positive process count between 1e-100 and "
+                                         "1e+100 (the range automodel fits) at both ends, got [1, 1e+308]"),
+    ({"n": [1e-300, 800], "p": [1, 4]}, "'ranges': 'n': expected a positive problem size between 1e-100 and "
+                                        "1e+100 (the range automodel fits) at both ends, got [1e-300, 800]"),
 ])
 def test_ranges_that_would_divide_by_zero_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], ranges,
                                                       message: str) -> None:
