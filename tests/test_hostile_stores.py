@@ -69,6 +69,19 @@ def test_a_damaged_json_record_is_one_line(tmp_path: Path, capsys: pytest.Captur
     assert err.count("\n") == 1 and message in err
 
 
+@pytest.mark.parametrize("flag", ["--exclude", "--readmit"])
+@pytest.mark.parametrize("run_id", [str(1 << 63), "0"])
+def test_a_run_id_sql_cannot_hold_is_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str,
+                                            run_id: str) -> None:
+    """A run id beyond 64 bits was an OverflowError traceback from the SQLite driver."""
+    db = _observed(tmp_path)
+    before = db.read_bytes()
+    assert main(["runs", "--store", str(db), "--app", "lu", flag, run_id]) == 2
+    err = capsys.readouterr().err
+    assert err == f"automodel: error: run {run_id}: not a run of application 'lu'\n"
+    assert db.read_bytes() == before
+
+
 def _read_only(folder: Path) -> list[str] | None:
     """A command prefix that runs its command with ``folder`` on read-only media (a read-only bind mount
     in a private mount namespace); None where this process may not make one."""
