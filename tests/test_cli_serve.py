@@ -154,6 +154,26 @@ def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
         server.server_close()
 
 
+@pytest.mark.parametrize("flag, value, message", [
+    ("--port", "99999", "--port: expected a port number from 0 to 65535"),  # was an OverflowError traceback
+    ("--timeout", "nan", "--timeout: expected a finite number of seconds > 0, got nan"),  # a traceback a request
+    ("--timeout", "0", "--timeout: expected a finite number of seconds > 0, got 0"),
+    ("--max-bytes", "-1", "--max-bytes: expected a number of bytes >= 1, got -1"),  # every body refused
+    ("--token-file", "/dev/zero", "/dev/zero: is a character device, expected a bearer token"),  # read forever
+    ("--token-file", "{fifo}", "is a FIFO (named pipe), expected a bearer token"),  # waited for a writer
+    ("--token-file", "{latin1}", "not UTF-8 text (byte 0xe9 at offset 1), expected a bearer token"),
+])
+def test_what_serve_cannot_listen_with_is_one_line_before_it_binds(tmp_path, capsys, flag, value, message):
+    from automodel.cli import main
+
+    fifo, latin1 = tmp_path / "fifo", tmp_path / "token"
+    os.mkfifo(fifo)
+    latin1.write_bytes(b"s\xe9cret")
+    assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
 def test_sigterm_loses_no_accepted_observe(tmp_path):
     runs = pd.read_csv(DEMO)
     db = tmp_path / "store.db"
