@@ -111,3 +111,16 @@ def test_a_search_space_asking_for_a_million_terms_is_refused(tmp_path: Path, ca
     space.write_text('[stages.p_only]\ntop = 100000000\nterms = ["1/p"]\n')
     assert "top: expected an integer from 1 to 1,000,000, got 1e+08" in _one_line_error(
         capsys, "fit", str(runs), "--space", str(space))
+
+
+@pytest.mark.parametrize("command", [["plot", "--candidates", "-o", "fig.png"], ["report", "-o", "page.html"]])
+def test_a_model_file_without_ranges_is_drawn_and_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           command: list[str]) -> None:
+    """'ranges' is optional in a model file (a store's leader without runs has none); plot --candidates
+    and report indexed it by parameter and ended in a KeyError traceback."""
+    path = _file(tmp_path, {k: v for k, v in VALID.items() if k != "ranges"})
+    out = tmp_path / command[-1]
+    assert main([command[0], str(path), *command[1:-1], str(out)]) == 0
+    assert out.stat().st_size > 0
+    if command[0] == "report":
+        assert "no trained range of &#x27;n&#x27; to choose the best p at" in out.read_text()

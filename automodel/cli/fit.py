@@ -9,6 +9,7 @@ from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
+from automodel.model.best_p import best_p_at
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,13 +50,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def _best_p(best):  # noqa: ANN001, ANN202  (a Model; a BestP, or the reason there is none)
-    """The chosen model's best process count at the largest trained values of its other parameters."""
-    at = {q: best.ranges[q][1] for q in best.params if q not in ("p", "cpu", "bw")}
-    try:
-        return at, best.best_p(**at)
-    except DataError as exc:  # the model is fitted and written all the same
-        return at, str(exc)
 
 
 def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> None:  # noqa: ANN001
@@ -64,7 +58,7 @@ def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> 
     print(result.summary(top, width), file=out)
     best = result.best
     if "p" in best.params:
-        at, found = _best_p(best)
+        at, found = best_p_at(best)
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
         if isinstance(found, str):
             print("\n".join(wrap(f"best process count{' at ' + where if where else ''}: none ({found})", width)),
@@ -89,7 +83,7 @@ def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
            "leaderboard": shown, "notes": list(result.notes),
            "anomalies": result.anomalies, "best_p": None}
     if "p" in result.best.params:
-        _, found = _best_p(result.best)
+        _, found = best_p_at(result.best)
         out["best_p"] = {"none": found} if isinstance(found, str) else asdict(found)
     return out
 

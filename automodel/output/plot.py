@@ -347,7 +347,7 @@ def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[st
     fixed = _fixed(first, runs)
     for ax, x in zip(axes[0], panels):
         other = ("p" if x == "n" else "n") if x in ("n", "p") and ("p" if x == "n" else "n") in first.params else None
-        at = float(first.ranges[other][1]) if other is not None else None
+        at = float(first.ranges.get(other, [1.0, 1.0])[1]) if other is not None else None  # as _grid
         grid, hi_train, log_x = _grid(first, x, None)
         frame = _frame(first, fixed, x, grid, other, at)
         drawn = []
