@@ -82,6 +82,22 @@ def test_a_run_id_sql_cannot_hold_is_no_run(tmp_path: Path, capsys: pytest.Captu
     assert db.read_bytes() == before
 
 
+def test_a_store_of_a_newer_schema_is_read_not_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A store a newer automodel wrote was written by this one as if it knew its rules."""
+    db = _observed(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE applications SET schema_version = 99")
+    before = db.read_bytes()
+    assert main(["ranking", "--store", str(db), "--app", "lu"]) == 0
+    capsys.readouterr()
+    for argv in (["observe", "--app", "lu", str(RUNS)], ["load", "record", "--cpu", "0.5"]):
+        assert main([*argv, "--store", str(db)]) == 2
+        assert capsys.readouterr().err == (f"automodel: error: {db}: written by a newer automodel (store schema 99; "
+                                           "this version knows up to 3): it can be read, not written; upgrade "
+                                           "automodel to write it\n")
+    assert db.read_bytes() == before
+
+
 def _read_only(folder: Path) -> list[str] | None:
     """A command prefix that runs its command with ``folder`` on read-only media (a read-only bind mount
     in a private mount namespace); None where this process may not make one."""

@@ -18,13 +18,13 @@ from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
-                        Text, UniqueConstraint, bindparam, inspect, select, text, update)
+                        Text, UniqueConstraint, bindparam, func, inspect, select, text, update)
 from sqlalchemy.engine import Connection
 
 from automodel.errors import StoreError
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "outdated", "migrate", "stored_json",
+           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "migrate", "stored_json",
            "stored_json_rows"]
 
 #: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
@@ -192,6 +192,20 @@ def _content(row, params: Iterable[str]) -> dict[str, float]:
     """What :func:`run_identities` hashes of a stored run: its values of ``params`` and its time."""
     values = {**stored_json(row.params, "runs", row.id, "params"), "cpu": row.cpu, "bw": row.bw}
     return {**{q: values[q] for q in params}, "time": row.time}
+
+
+def newer_version(conn: Connection) -> int | None:
+    """The schema version of the newest application in the database when a newer automodel than this
+    one wrote it (above :data:`SCHEMA_VERSION`), else None: such a store is read as before, but this
+    version must not write it (its runs, identities and indexes may follow rules it does not know)."""
+    if not inspect(conn).has_table(applications.name):
+        return None
+    newest = conn.execute(select(func.max(applications.c.schema_version))).scalar()
+    try:
+        newest = int(newest)
+    except (TypeError, ValueError):  # no application, or a value that is no version: nothing newer
+        return None
+    return newest if newest > SCHEMA_VERSION else None
 
 
 def outdated(conn: Connection) -> bool:
