@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
-from automodel.errors import DataError, StoreError
+from automodel.data.cells import MAGNITUDE, missing, violation
+from automodel.errors import DataError, StoreError, where
+from automodel.names import label_problem
 from automodel.store.db import Store, now
 from automodel.store.storage import Storage, open_storage, read_app, run_frame
 
@@ -33,10 +35,22 @@ def _fraction(value: float | None, what: str) -> float | None:
 
 
 def _instant(value: float, what: str) -> float:
-    if not (np.isfinite(value) and value >= 0):
-        raise DataError(f"{what}: expected a time in seconds since the epoch (a finite number >= 0), "
-                        f"got {value!r}")
+    """``value`` when it is a time in seconds since the epoch: >= 0 and 0 or of a magnitude the engine
+    fits (:func:`automodel.data.cells.violation`, as a CSV of samples is read); else a one-line error."""
+    if not (np.isfinite(value) and value >= 0) or violation(np.array([float(value)]), "at") is not None:
+        raise DataError(f"{what}: expected a time in seconds since the epoch (a finite number >= 0, 0 or of "
+                        f"magnitude {MAGNITUDE[0]:g} to {MAGNITUDE[1]:g}), got {value!r}")
     return float(value)
+
+
+def _host(value: object, what: str) -> str:
+    """``value`` when it can name a host: 1 to 200 printable characters (:func:`automodel.names.label_problem`;
+    it is printed by ``load forecast`` and the store holds 200); else a one-line error naming ``what``."""
+    text = "" if missing(value) else str(value)
+    problem = label_problem(text)
+    if problem is not None:
+        raise DataError(f"{what}: not a host name ({problem})")
+    return text
 
 
 def _insert_samples(store: str | Path | Store | Storage, rows: list[dict]) -> None:
@@ -48,7 +62,7 @@ def record(store: str | Path | Store | Storage, cpu: float | None = None, bw: fl
     """Record one load sample of ``host`` (this machine by default) at ``at`` (now by default)."""
     if cpu is None and bw is None:
         raise DataError("a load sample needs --cpu and/or --bw")
-    _insert_samples(store, [{"host": host or socket.gethostname(), "at": now() if at is None else _instant(at, "--at"),
+    _insert_samples(store, [{"host": _host(socket.gethostname() if host is None else host, "--host"), "at": now() if at is None else _instant(at, "--at"),
                              "cpu": _fraction(cpu, "--cpu"), "bw": _fraction(bw, "--bw")}])
 
 
@@ -69,7 +83,7 @@ def import_samples(store: str | Path | Store | Storage, path: str | Path) -> int
         raise DataError(f"{src}, row {i + 2}, column '{tcol}': expected a time in seconds since the epoch "
                         f"(>= 0), got {at[i]:g}")
     vals = {r: data_mod.numeric(frame, r, r, src, 2) for r in have}
-    hosts = frame["host"].astype(str).to_numpy()
+    hosts = [_host(h, where(src, i + 2, "host")) for i, h in enumerate(frame["host"])]
     rows = [{"host": hosts[i], "at": float(at[i]), **{r: float(vals[r][i]) if r in vals else None
                                                      for r in RESOURCES}} for i in range(len(frame))]
     _insert_samples(store, rows)
