@@ -20,7 +20,7 @@ import pytest
 
 from automodel import store as S
 from automodel.cli.service import Service, make_server, openapi
-from automodel.errors import DataError
+from automodel.errors import DataError, ModelFileError
 from automodel.model.file import load_model
 
 DEMO = Path(__file__).resolve().parents[1] / "automodel" / "demo" / "cg_fast.csv"
@@ -221,3 +221,13 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
     os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
     after = service.handle("POST", "/predict", body)[1]
     assert after["rows"][0]["predicted"] == 2.5 and after["formula"] != before["formula"]
+
+
+@pytest.mark.parametrize("target, message", [("gone.json", "m.json: no such file, expected a model JSON file"),
+                                             ("m.json", "m.json: cannot be read (too many levels of symbolic links)")])
+def test_a_dangling_or_looping_link_in_the_models_folder_is_one_line(tmp_path, target, message):
+    """os.stat of the link, before the model file's own checks, was a traceback."""
+    (tmp_path / "m.json").symlink_to(tmp_path / target)
+    with pytest.raises(ModelFileError) as err:
+        Service(None, tmp_path)
+    assert str(err.value).endswith(message) and "\n" not in str(err.value)
