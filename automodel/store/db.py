@@ -406,7 +406,7 @@ def unpack(blob: bytes, where: str) -> dict[str, np.ndarray]:
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (ValueError, TypeError, OSError, EOFError, zipfile.BadZipFile) as exc:  # TypeError: text, not a blob
         raise StoreError(f"{where}: damaged state blob ({_short(exc)})") from None
 
 

@@ -17,14 +17,18 @@ import json
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
                         Text, UniqueConstraint, bindparam, func, inspect, select, text, update)
 from sqlalchemy.engine import Connection
 
+from automodel.data.cells import finite_number, shown
 from automodel.errors import StoreError
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
            "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "migrate", "stored_json",
+           "stored_number", "stored_floats",
            "stored_json_rows"]
 
 #: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
@@ -173,6 +177,34 @@ def stored_json(text: object, table: str, row_id: object, column: str, kind: typ
         raise StoreError(f"table '{table}', row {row_id}, column '{column}': damaged record, expected "
                          f"{_JSON_KINDS[kind]}, got {type(value).__name__}")
     return value
+
+
+def stored_number(value: object, table: str, row_id: object, column: str, kind: type = float) -> Any:
+    """The number ``column`` of the stored row ``row_id`` of ``table`` as a ``kind`` (``float`` or ``int``,
+    finite); a damaged one (text, NULL, NaN where SQLite's loose typing let it in) is a one-line
+    :class:`~automodel.errors.StoreError` naming the table, row and column."""
+    if finite_number(value) and (kind is float or float(value).is_integer()):  # type: ignore[arg-type]
+        return kind(value)
+    raise StoreError(f"table '{table}', row {row_id}, column '{column}': damaged record, expected "
+                     f"{'an integer' if kind is int else 'a finite number'}, got {shown(value)}")
+
+
+def stored_floats(records: Sequence[Mapping[str, Any]], ids: Sequence[object], name: str) -> np.ndarray:
+    """The value ``name`` of each parsed ``params`` record of the runs table (ids ``ids``) as floats; a
+    record without it or whose value is not a finite number is a one-line :class:`StoreError` naming
+    its row (checked one by one only when the columns do not convert at once)."""
+    try:
+        values = np.array([r[name] for r in records], dtype=float)
+        if np.isfinite(values).all():
+            return values
+    except (KeyError, TypeError, ValueError, OverflowError):
+        pass
+    for record, row_id in zip(records, ids):
+        value = record.get(name)
+        if not finite_number(value):
+            raise StoreError(f"table 'runs', row {row_id}, column 'params': damaged record, expected a finite "
+                             f"number for {name!r}, got {shown(value)}")
+    return np.array([r[name] for r in records], dtype=float)
 
 
 def stored_json_rows(texts: Sequence[object], ids: Sequence[object], table: str, column: str,
