@@ -54,3 +54,14 @@ def test_an_empty_host_cell_names_its_row(tmp_path):
     path.write_text("time,host,cpu\n1,a,0.5\n2,,0.5\n")
     with pytest.raises(DataError, match=r"samples.csv, row 3, column 'host': not a host name \(expected 1 to 200"):
         S.import_samples(tmp_path / "s.db", path)
+
+
+def test_importing_a_file_of_samples_again_adds_nothing(store_url, tmp_path):
+    """Each import stored every row again (and a row twice in the file twice): the forecasts then
+    counted those samples two or more times."""
+    path = tmp_path / "samples.csv"
+    path.write_text("time,host,cpu,bw\n1,a,0.5,0.5\n1,a,0.6,0.5\n1,a,0.6,0.5\n2,b,0.5,1\n")
+    assert S.import_samples(store_url, path) == 3
+    assert S.import_samples(store_url, path) == 0
+    stored = S.samples(store_url)
+    assert len(stored) == 3 and sorted(stored["host"]) == ["a", "a", "b"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -67,7 +67,8 @@ def record(store: str | Path | Store | Storage, cpu: float | None = None, bw: fl
 
 
 def import_samples(store: str | Path | Store | Storage, path: str | Path) -> int:
-    """Import a CSV of periodic samples: columns ``time`` (or ``at``), ``host``, and ``cpu`` and/or ``bw``."""
+    """Import a CSV of periodic samples: columns ``time`` (or ``at``), ``host``, and ``cpu`` and/or ``bw``;
+    the number of samples stored (a sample stored already, or twice in the file, is stored once)."""
     src = str(path)
     frame = data_mod.read_csv(Path(path))
     tcol = "at" if "at" in frame.columns else "time"
@@ -86,8 +87,25 @@ def import_samples(store: str | Path | Store | Storage, path: str | Path) -> int
     hosts = [_host(h, where(src, i + 2, "host")) for i, h in enumerate(frame["host"])]
     rows = [{"host": hosts[i], "at": float(at[i]), **{r: float(vals[r][i]) if r in vals else None
                                                      for r in RESOURCES}} for i in range(len(frame))]
-    _insert_samples(store, rows)
-    return len(rows)
+    return open_storage(store, create=True).session(lambda db: _insert_new_samples(db, rows))
+
+
+def _insert_new_samples(db: Any, rows: list[dict]) -> int:
+    """Store the ``rows`` that are not stored yet (the same host, time and values), each once, in the
+    session ``db``: importing a file of samples again adds nothing. The number stored."""
+    def key(host: str, at: float, cpu: float | None, bw: float | None) -> tuple:
+        return host, at, *(None if v is None or v != v else v for v in (cpu, bw))  # NULL and NaN alike
+
+    seen = {key(s.host, s.at, s.cpu, s.bw) for h in sorted({r["host"] for r in rows}) for s in db.samples(h)}
+    new = []
+    for r in rows:
+        k = key(r["host"], r["at"], r["cpu"], r["bw"])
+        if k not in seen:
+            seen.add(k)
+            new.append(r)
+    if new:
+        db.insert_samples(new)
+    return len(new)
 
 
 def samples(store: str | Path | Store | Storage, host: str | None = None) -> pd.DataFrame:
