@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
-                                  add_role_options, print_json, read_input, role_kwargs, warn, width)
+                                  add_role_options, print_json, read_input, role_kwargs, rows_count, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="send that work to this dask.distributed cluster (e.g. tcp://host:8786) instead; "
                         f"needs {install_hint('dask')}")
-    p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
+    p.add_argument("--top", type=rows_count, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json",
                    help="write the chosen model here ('-': on standard output, the report on standard error)")
     p.add_argument("--json", action="store_true",
