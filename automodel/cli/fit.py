@@ -9,7 +9,6 @@ from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
-from automodel.model.best_p import best_p_at
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,6 +55,8 @@ def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> 
     """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout),
     on lines of at most ``width`` columns (None: no limit)."""
     print(result.summary(top, width), file=out)
+    from automodel.model.best_p import best_p_at  # numpy: not at the parser's start-up
+
     best = result.best
     if "p" in best.params:
         at, found = best_p_at(best)
@@ -74,6 +75,8 @@ def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
     """What ``automodel fit --json`` prints: the chosen model, the top of the leaderboard (and every
     template without a model), the best p, the notes and the anomalous runs."""
     from dataclasses import asdict
+
+    from automodel.model.best_p import best_p_at
 
     board = result.leaderboard
     ranked = board["rank"].notna()
