@@ -57,3 +57,14 @@ def test_a_closed_pipe_ends_quietly(tmp_path, fitted):
     proc.stdout.close()  # the reader goes away, as head does after its lines
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141 and err == ""
+
+
+@pytest.mark.parametrize("argv", [["fit", "runs.csv", "--top", "-1"], ["ranking", "--store", "s.db", "--app", "a",
+                                                                        "--top", "-1"],
+                                  ["demo", "--top", "x"], ["run", "--cmd", "x", "--n", "1", "--dry-run", "--top", "-2"]])
+def test_a_negative_number_of_rows_to_print_is_refused(argv, capsys):
+    """``fit --top -1`` printed every row but the last, under "top -1"."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert "argument --top: expected a whole number of rows >= 0" in capsys.readouterr().err

@@ -41,6 +41,23 @@ def test_cause8_best_p_takes_counts_as_typed_and_refuses_nonsense_in_one_line(mo
         assert out == "" and err == f"automodel: error: {message}\n"
 
 
+@pytest.mark.parametrize("param, message", [("n=3", "--param n: give n with --n, not --param"),
+                                            ("p=3", "--param p: best-p chooses p; give the other parameters")])
+def test_best_p_refuses_a_param_with_its_own_option(model_json, capsys, param, message):
+    """``--param n=3`` reached Model.best_p as a second n: a TypeError traceback."""
+    assert main(["best-p", str(model_json), "--n", "5000", "--param", param]) == 2
+    assert capsys.readouterr().err == f"automodel: error: {message}\n"
+
+
+def test_a_level_a_hair_below_1_is_a_band(model_json, tmp_path, capsys):
+    """(1 + level) / 2 rounded to 1.0 for --level 0.9999999999999999: a ValueError traceback."""
+    rows = tmp_path / "rows.csv"
+    rows.write_text("n,p\n5000,4\n")
+    assert main(["predict", str(model_json), str(rows), "--level", "0.9999999999999999", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert 0 < row["lower"] < row["predicted"] < row["upper"] < float("inf")
+
+
 def test_predict_and_best_p_say_when_they_assume_a_dedicated_machine(tmp_path, runs_loaded, capsys):
     """Issue 14: ``predict model.json`` and ``best-p`` assumed cpu = bw = 1 without saying so; with
     ``--load-from STORE`` they forecast the load from its samples (NWS) and say so."""

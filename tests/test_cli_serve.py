@@ -20,7 +20,7 @@ import pytest
 
 from automodel import store as S
 from automodel.cli.service import Service, make_server, openapi
-from automodel.errors import DataError
+from automodel.errors import DataError, ModelFileError
 from automodel.model.file import load_model
 
 DEMO = Path(__file__).resolve().parents[1] / "automodel" / "demo" / "cg_fast.csv"
@@ -154,6 +154,26 @@ def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
         server.server_close()
 
 
+@pytest.mark.parametrize("flag, value, message", [
+    ("--port", "99999", "--port: expected a port number from 0 to 65535"),  # was an OverflowError traceback
+    ("--timeout", "nan", "--timeout: expected a finite number of seconds > 0, got nan"),  # a traceback a request
+    ("--timeout", "0", "--timeout: expected a finite number of seconds > 0, got 0"),
+    ("--max-bytes", "-1", "--max-bytes: expected a number of bytes >= 1, got -1"),  # every body refused
+    ("--token-file", "/dev/zero", "/dev/zero: is a character device, expected a bearer token"),  # read forever
+    ("--token-file", "{fifo}", "is a FIFO (named pipe), expected a bearer token"),  # waited for a writer
+    ("--token-file", "{latin1}", "not UTF-8 text (byte 0xe9 at offset 1), expected a bearer token"),
+])
+def test_what_serve_cannot_listen_with_is_one_line_before_it_binds(tmp_path, capsys, flag, value, message):
+    from automodel.cli import main
+
+    fifo, latin1 = tmp_path / "fifo", tmp_path / "token"
+    os.mkfifo(fifo)
+    latin1.write_bytes(b"s\xe9cret")
+    assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
 def test_sigterm_loses_no_accepted_observe(tmp_path):
     runs = pd.read_csv(DEMO)
     db = tmp_path / "store.db"
@@ -201,3 +221,13 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
     os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
     after = service.handle("POST", "/predict", body)[1]
     assert after["rows"][0]["predicted"] == 2.5 and after["formula"] != before["formula"]
+
+
+@pytest.mark.parametrize("target, message", [("gone.json", "m.json: no such file, expected a model JSON file"),
+                                             ("m.json", "m.json: cannot be read (too many levels of symbolic links)")])
+def test_a_dangling_or_looping_link_in_the_models_folder_is_one_line(tmp_path, target, message):
+    """os.stat of the link, before the model file's own checks, was a traceback."""
+    (tmp_path / "m.json").symlink_to(tmp_path / target)
+    with pytest.raises(ModelFileError) as err:
+        Service(None, tmp_path)
+    assert str(err.value).endswith(message) and "\n" not in str(err.value)

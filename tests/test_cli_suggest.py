@@ -38,6 +38,7 @@ def test_json_and_allowed_p(model_file, capsys):
     (["--target", "p=64", "--p", "100,200", "--max-p", "64"], "no configuration meets the constraints"),
     (["--target", "p"], "expected NAME=NUMBER"),
     (["--target", "p=64", "--grid", "n"], "expected NAME=SPEC"),
+    (["--target", "p=64", "--grid", "procs=-4,8"], "grid: procs must be a positive process count, got -4"),
 ])
 def test_bad_input_exits_2_in_one_line(model_file, capsys, args, message):
     assert main(["suggest", model_file, *args]) == 2

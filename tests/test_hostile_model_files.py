@@ -74,6 +74,11 @@ def test_400_digit_numbers_in_template_files_are_one_line(tmp_path: Path, capsys
     ({"n": [100, 800], "p": [4, 1]}, "'ranges': 'p': expected [min, max] with min <= max, got [4, 1]"),
     ({"n": [0, 0], "p": [1, 4]}, "'ranges': 'n': expected a positive problem size at both ends, got [0, 0]"),
     ({"n": [100, HUGE], "p": [1, 4]}, "'ranges': 'n': expected [min, max], two finite numbers"),
+    # 4x the largest trained p was infinity and int() of it an OverflowError traceback
+    ({"n": [100, 800], "p": [1, 1e308]}, "'ranges': 'p': expected a positive process count between 1e-100 and "
+                                         "1e+100 (the range automodel fits) at both ends, got [1, 1e+308]"),
+    ({"n": [1e-300, 800], "p": [1, 4]}, "'ranges': 'n': expected a positive problem size between 1e-100 and "
+                                        "1e+100 (the range automodel fits) at both ends, got [1e-300, 800]"),
 ])
 def test_ranges_that_would_divide_by_zero_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], ranges,
                                                       message: str) -> None:
@@ -106,3 +111,27 @@ def test_a_search_space_asking_for_a_million_terms_is_refused(tmp_path: Path, ca
     space.write_text('[stages.p_only]\ntop = 100000000\nterms = ["1/p"]\n')
     assert "top: expected an integer from 1 to 1,000,000, got 1e+08" in _one_line_error(
         capsys, "fit", str(runs), "--space", str(space))
+
+
+def _constant_1e308(d: dict) -> dict:
+    d = json.loads(json.dumps(d))
+    d["model"]["terms"].append([])  # a constant term: 1e308 s everywhere, finite
+    d["model"]["coefficients"].append(1e308)
+    return d
+
+
+@pytest.mark.parametrize("command", [["plot", "--candidates", "-o", "fig.png"], ["plot", "-o", "fig.png"],
+                                     ["report", "-o", "page.html"]])
+@pytest.mark.parametrize("model", [{k: v for k, v in VALID.items() if k != "ranges"}, _constant_1e308(VALID)],
+                         ids=["no ranges", "coefficient 1e308"])
+def test_a_model_file_without_ranges_or_with_huge_times_is_drawn_and_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], model: dict) -> None:
+    """'ranges' is optional in a model file (a store's leader without runs has none): plot --candidates
+    and report indexed it by parameter, a KeyError traceback. A model that predicts 1e308 s: matplotlib's
+    ValueError on placing ticks; such times are left out of the drawing."""
+    path = _file(tmp_path, model)
+    out = tmp_path / command[-1]
+    assert main([command[0], str(path), *command[1:-1], str(out)]) == 0
+    assert out.stat().st_size > 0
+    if command[0] == "report" and "ranges" not in model:
+        assert "no trained range of &#x27;n&#x27; to choose the best p at" in out.read_text()

@@ -69,6 +69,86 @@ def test_a_damaged_json_record_is_one_line(tmp_path: Path, capsys: pytest.Captur
     assert err.count("\n") == 1 and message in err
 
 
+@pytest.fixture(scope="module")
+def observed_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _observed(tmp_path_factory.mktemp("observed"))
+
+
+def _copy(store: Path, folder: Path) -> Path:
+    """A copy of the SQLite file ``store`` (with its write-ahead log) in ``folder``."""
+    for suffix in ("", "-wal"):
+        if Path(f"{store}{suffix}").exists():
+            shutil.copy(f"{store}{suffix}", folder / f"runs.db{suffix}")
+    return folder / "runs.db"
+
+
+@pytest.mark.parametrize("table, column, value, command, message", [
+    ("state", "arrays", "text", ["ranking"], "application 'lu': damaged state blob ("),
+    ("state", "n_runs", "x", ["ranking"], "table 'state', row 1, column 'n_runs': damaged record, expected an integer, "
+                                          "got 'x'"),
+    ("candidates", "term_index", '["a"]', ["ranking"], "table 'candidates', row 1, column 'term_index': damaged "
+                                                       "record, expected a list of term indices"),
+    ("applications", "params", "[1]", ["ranking"], "table 'applications', row 1, column 'params': damaged record, "
+                                                   "expected a list of parameter names"),
+    ("applications", "roles", '{"n": 1}', ["ranking"], "table 'applications', row 1, column 'roles': damaged record, "
+                                                       "expected an object of column names"),
+    ("applications", "n_updates", "x", ["runs"], "table 'applications', row 1, column 'n_updates': damaged record, "
+                                                 "expected an integer, got 'x'"),
+    ("runs", "params", '{"n": "x", "p": 1}', ["predict", "--n", "400", "--p", "4"],
+     "table 'runs', row 1, column 'params': damaged record, expected a finite number for 'n', got 'x'"),
+])
+def test_a_damaged_value_sqlite_let_in_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], observed_once: Path,
+                                                   table: str, column: str, value: str, command: list[str],
+                                                   message: str) -> None:
+    """SQLite keeps text in an INTEGER column and a JSON record may hold the wrong types: each was a
+    TypeError, ValueError or AttributeError traceback."""
+    db = _copy(observed_once, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = (SELECT min(rowid) FROM {table})", (value,))
+    assert main([command[0], "--store", str(db), "--app", "lu", *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_a_stored_formula_is_printed_without_its_escapes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          observed_once: Path) -> None:
+    db = _copy(observed_once, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE history SET leader_formula = ?", ("n\x1b[2J",))
+    assert main(["ranking", "--store", str(db), "--app", "lu", "--history", "--wide"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "n\\x1b[2J" in out
+
+
+@pytest.mark.parametrize("flag", ["--exclude", "--readmit"])
+@pytest.mark.parametrize("run_id", [str(1 << 63), "0"])
+def test_a_run_id_sql_cannot_hold_is_no_run(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str,
+                                            run_id: str) -> None:
+    """A run id beyond 64 bits was an OverflowError traceback from the SQLite driver."""
+    db = _observed(tmp_path)
+    before = db.read_bytes()
+    assert main(["runs", "--store", str(db), "--app", "lu", flag, run_id]) == 2
+    err = capsys.readouterr().err
+    assert err == f"automodel: error: run {run_id}: not a run of application 'lu'\n"
+    assert db.read_bytes() == before
+
+
+def test_a_store_of_a_newer_schema_is_read_not_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A store a newer automodel wrote was written by this one as if it knew its rules."""
+    db = _observed(tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE applications SET schema_version = 99")
+    before = db.read_bytes()
+    assert main(["ranking", "--store", str(db), "--app", "lu"]) == 0
+    capsys.readouterr()
+    for argv in (["observe", "--app", "lu", str(RUNS)], ["load", "record", "--cpu", "0.5"]):
+        assert main([*argv, "--store", str(db)]) == 2
+        assert capsys.readouterr().err == (f"automodel: error: {db}: written by a newer automodel (store schema 99; "
+                                           "this version knows up to 3): it can be read, not written; upgrade "
+                                           "automodel to write it\n")
+    assert db.read_bytes() == before
+
+
 def _read_only(folder: Path) -> list[str] | None:
     """A command prefix that runs its command with ``folder`` on read-only media (a read-only bind mount
     in a private mount namespace); None where this process may not make one."""

@@ -36,6 +36,18 @@ def test_groups_share_points_and_name_what_cannot_be_modelled():
     assert bad[3][0] == 2 and "at least 3" in bad[3][1] and "is negative" in bad[4][1]
 
 
+@pytest.mark.parametrize("name, problem", [("a\x1bb", "holds the non-printable character '\\x1b'"),
+                                           ("x" * 201, "expected 1 to 200 characters, got 201")])
+def test_a_kernel_name_a_models_file_cannot_hold_names_its_row(name, problem):
+    """kernels --out wrote such names into a models file that its own loader then refused."""
+    frame = _kernels("p", 2.0 ** np.arange(1, 5), 2)
+    frame.loc[5, "kernel"] = name
+    with pytest.raises(automodel.DataError) as err:
+        groups(frame, "kernel", "time", ["p"], "k.csv", 2, "median")
+    assert str(err.value).startswith("k.csv, row 7, column 'kernel': not a kernel name (")
+    assert problem in str(err.value) and "\n" not in str(err.value)
+
+
 def test_repetition_noise_per_kernel_matches_the_dataset():
     frame = _kernels("p", 2.0 ** np.arange(1, 6), 4, seed=9, reps=3)
     for aggregate in ("median", "mean"):

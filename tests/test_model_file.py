@@ -55,6 +55,9 @@ def test_template_models_load_through_the_registry(fitted, tmp_path):
     (lambda d: d["model"]["coefficients"].__setitem__(0, 10 ** 400), "finite number, got 1000000"),
     (lambda d: d.update(ranges={"n": [1, 10 ** 400]}), "'ranges': 'n': expected [min, max], two finite numbers"),
     (lambda d: d.update(metrics={"s": 10 ** 400}), "'metrics' must map"),
+    # a term of too many factors said "expected a list of factors, got list"
+    (lambda d: d["model"]["terms"].__setitem__(0, d["model"]["terms"][0] * 40),
+     "term 0: expected a list of at most 16 factors, got"),
 ])
 def test_hostile_model_files_are_refused(fitted, tmp_path, mutate, fragment):
     d = fitted[0].best.to_dict()

@@ -75,6 +75,13 @@ def test_each_series_gets_its_expert():
     assert f.errors["median_5"] < 0.85 * f.errors["mean_5"]
 
 
+def test_a_window_longer_than_any_history_is_all_of_it():
+    """A window of 10**21 postcasts (load forecast --window) was an OverflowError in numpy."""
+    x = np.linspace(0.2, 0.8, 40)
+    long, every = forecast(x, window=10 ** 21), forecast(x)
+    assert (long.value, long.expert, long.errors) == (every.value, every.expert, every.errors)
+
+
 def test_recent_window_follows_a_change_of_regime():
     rng = np.random.default_rng(3)
     x = np.r_[0.6 + 0.05 * rng.standard_normal(1000), 0.6 + np.cumsum(0.05 * rng.standard_normal(200))]

@@ -180,6 +180,9 @@ def test_model_loader_refuses_hostile_fields_in_one_line(model_dict, path, value
         pred = one_line_or_nothing(model.predict, {q: [10.0] for q in model.params})
         if pred is not None:
             assert np.isfinite(pred).all()
+        if "p" in model.params:  # its default p_max comes from the file's ranges (1e308: an OverflowError)
+            found = one_line_or_nothing(model.best_p, **{q: 10.0 for q in model.params if q != "p"})
+            assert found is None or 1 <= found.p <= 2 ** 53
 
 
 @settings(max_examples=EXAMPLES, **SETTINGS)

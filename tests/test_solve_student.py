@@ -39,3 +39,9 @@ def test_many_distinct_dofs_are_solved_together_as_one_by_one():
     together = t_quantile(0.95, dofs)
     np.testing.assert_allclose(together, [float(t_quantile(0.95, d)) for d in dofs], rtol=1e-12)
     np.testing.assert_allclose(together, stdtrit(dofs, 0.95), rtol=1e-10)
+
+
+def test_a_quantile_on_1e308_degrees_of_freedom_is_the_normal_one():
+    """dof ** 4 overflowed (an OverflowError traceback for a model file whose band has 1e308 dof)."""
+    assert float(t_quantile(0.95, 1e308)) == pytest.approx(1.6448536269514722, abs=1e-12)
+    assert np.isfinite(t_quantile(0.95, np.array([1e308, 600.0]))).all()

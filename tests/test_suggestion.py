@@ -79,6 +79,11 @@ def test_budget_limits_the_total_cost():
     ({"target": {"q": 64}}, "unknown parameter"),
     ({"target": {"p": 6.5}}, "whole number"),
     ({"target": {"p": 64}, "allowed_p": [0.5]}, "whole numbers >= 1"),
+    # levels and targets beyond the numbers the engine fits were weighed (bands of 1e+275 s, overflow
+    # warnings on stderr) and levels <= 0 silently dropped
+    ({"target": {"p": 1e150}}, "target: p must be a positive process count between 1e-100 and 1e"),
+    ({"target": {"p": 64}, "allowed_p": [1e300]}, "allowed p must be a positive process count between"),
+    ({"target": {"p": 64}, "grid": {"p": [-4, 8]}}, "grid: p must be a positive process count, got -4"),
 ])
 def test_bad_input_is_one_line(kwargs, message):
     target = kwargs.pop("target")

@@ -25,6 +25,18 @@ STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (need
               f"{install_hint('postgres')}); observe and load record create a missing store")
 
 
+def rows_count(text: str) -> int:
+    """An ``argparse`` type: a number of rows to print, a whole number >= 0 (``--top -1`` printed every row
+    but the last under the heading "top -1")."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of rows >= 0, got {text!r}")
+    return value
+
+
 def add_metric_option(parser: argparse.ArgumentParser) -> None:
     """``--metric NAME``: its choices and help read from the metric registry (:data:`automodel.solve.metrics.METRICS`)."""
     listed = "; ".join(f"{m.name}: {m.description}" for m in METRICS.values())

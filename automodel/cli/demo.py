@@ -11,6 +11,7 @@ import argparse
 from importlib.resources import files
 from pathlib import Path
 
+from automodel.cli.common import rows_count
 from automodel.files import check_output
 from automodel.terminal import WIDTH, status, wrap
 
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--data", default=str(DEMO_DATA), help="CSV to use instead of the bundled one")
     p.add_argument("--plot", default="automodel-demo.png", metavar="PNG",
                    help="where to write the plot; the HTML report goes beside it (.html)")
-    p.add_argument("--top", type=int, default=10)
+    p.add_argument("--top", type=rows_count, default=10)
     p.set_defaults(handler=run)
 
 

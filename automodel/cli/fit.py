@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
-                                  add_role_options, print_json, read_input, role_kwargs, warn, width)
+                                  add_role_options, print_json, read_input, role_kwargs, rows_count, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="send that work to this dask.distributed cluster (e.g. tcp://host:8786) instead; "
                         f"needs {install_hint('dask')}")
-    p.add_argument("--top", type=int, default=10, metavar="K", help="leaderboard rows to print (default 10)")
+    p.add_argument("--top", type=rows_count, default=10, metavar="K", help="leaderboard rows to print (default 10)")
     p.add_argument("-o", "--output", metavar="MODEL.json",
                    help="write the chosen model here ('-': on standard output, the report on standard error)")
     p.add_argument("--json", action="store_true",
@@ -49,22 +49,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def _best_p(best):  # noqa: ANN001, ANN202  (a Model; a BestP, or the reason there is none)
-    """The chosen model's best process count at the largest trained values of its other parameters."""
-    at = {q: best.ranges[q][1] for q in best.params if q not in ("p", "cpu", "bw")}
-    try:
-        return at, best.best_p(**at)
-    except DataError as exc:  # the model is fitted and written all the same
-        return at, str(exc)
 
 
 def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> None:  # noqa: ANN001
     """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout),
     on lines of at most ``width`` columns (None: no limit)."""
     print(result.summary(top, width), file=out)
+    from automodel.model.best_p import best_p_at  # numpy: not at the parser's start-up
+
     best = result.best
     if "p" in best.params:
-        at, found = _best_p(best)
+        at, found = best_p_at(best)
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
         if isinstance(found, str):
             print("\n".join(wrap(f"best process count{' at ' + where if where else ''}: none ({found})", width)),
@@ -81,6 +76,8 @@ def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
     template without a model), the best p, the notes and the anomalous runs."""
     from dataclasses import asdict
 
+    from automodel.model.best_p import best_p_at
+
     board = result.leaderboard
     ranked = board["rank"].notna()
     shown = board[(ranked & (board["rank"] <= top)) | ~ranked | (board["choice"] == "chosen")]
@@ -89,7 +86,7 @@ def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
            "leaderboard": shown, "notes": list(result.notes),
            "anomalies": result.anomalies, "best_p": None}
     if "p" in result.best.params:
-        _, found = _best_p(result.best)
+        _, found = best_p_at(result.best)
         out["best_p"] = {"none": found} if isinstance(found, str) else asdict(found)
     return out
 

@@ -118,6 +118,12 @@ def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extra
         raise DataError("this model depends on n: give --n N")
     known = {*model.params, *(model.roles.get(q, q) for q in model.params)}
     unknown = [q for q in extras if q not in known]
+    canonical = {model.roles.get(q, q): q for q in model.params}
+    own = [q for q in extras if canonical.get(q, q) in ("n", "p", "cpu", "bw")]
+    if own:  # best_p would get the value twice (a TypeError traceback)
+        q = canonical.get(own[0], own[0])
+        raise DataError(f"--param {own[0]}: " + ("best-p chooses p; give the other parameters" if q == "p" else
+                                                  f"give {q} with --{q}, not --param"))
     if unknown:
         raise DataError(f"--param {unknown[0]}: the model has no parameter {unknown[0]!r} (its parameters: "
                         f"{', '.join(model.roles.get(q, q) for q in model.params)})")

@@ -38,7 +38,10 @@ class ModelFiles:
         """Load the models of the file ``path`` (in place of those it held) and keep its modification time."""
         from automodel.model.file import load_models
 
-        stamp = path.stat().st_mtime_ns
+        try:
+            stamp = path.stat().st_mtime_ns
+        except OSError:  # a dangling link, a loop of links: load_models says so in one line
+            stamp = 0
         found = load_models(path)
         for name in self.stamps.get(path, (0, []))[1]:
             self.models.pop(name, None)

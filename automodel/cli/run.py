@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP, width
+from automodel.cli.common import STORE_HELP, rows_count, width
 from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
 
@@ -62,7 +62,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the expanded grid and commands, run nothing")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--no-fit", action="store_true", help="only run, do not fit")
-    parser.add_argument("--top", type=int, default=5, help="models to print after the fit (default 5)")
+    parser.add_argument("--top", type=rows_count, default=5, help="models to print after the fit (default 5)")
     parser.add_argument("--space", default="default", help="search space for the fit (default 'default')")
     parser.add_argument("--store", metavar="PATH|URL", help="also record the runs in this store: " + STORE_HELP)
     parser.add_argument("--app", help="application name under which runs are stored (with --store)")

@@ -44,10 +44,10 @@ def serve(args: argparse.Namespace) -> int:
     from automodel.cli.service import Service, make_server, read_token
     from automodel.errors import DataError
 
+    token = read_token(args.token_file)
     service = Service(args.store, args.models)
     try:
-        server = make_server(service, args.host, args.port, read_token(args.token_file), args.max_bytes,
-                             args.timeout)
+        server = make_server(service, args.host, args.port, token, args.max_bytes, args.timeout)
     except OSError as exc:
         raise DataError(f"cannot listen on {args.host}:{args.port} ({exc.strerror})") from None
 

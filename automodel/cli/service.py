@@ -31,10 +31,12 @@ from automodel import __version__ as VERSION
 from automodel.cli.common import MAX_BYTES, TIMEOUT_S, TOKEN_ENV
 from automodel.errors import AutomodelError, DataError
 
-__all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "ROUTES"]
+__all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "MAX_TOKEN_BYTES", "ROUTES"]
 
 #: requests in progress at once; more get 503
 MAX_ACTIVE = 64
+#: bytes a token file may have
+MAX_TOKEN_BYTES = 1 << 16
 
 
 class Service:
@@ -415,12 +417,36 @@ def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, token:
                 max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT_S) -> ThreadingHTTPServer:
     """A server of ``service`` bound to ``host:port`` (not yet serving). It refuses an address other than
     loopback without a ``token``. Its request threads are joined when it closes (``server_close``), so
-    every request it accepted is answered first."""
+    every request it accepted is answered first.
+
+    Raises
+    ------
+    DataError
+        A ``port`` outside 0-65535, a ``max_bytes`` below 1 or a ``timeout`` that is not a finite number
+        of seconds > 0 (a NaN timeout was a traceback in every request's thread), or a ``host`` beyond
+        loopback without a ``token``; one line each, before anything is bound.
+    """
+    _check_listening(port, max_bytes, timeout)
     if not token and not _loopback(host):
         raise DataError(f"--host {host}: binding beyond loopback needs a token ({TOKEN_ENV} or --token-file); "
                         "and put the service behind a TLS proxy")
     return _Server((host, port), _handler(service, token or None, max_bytes, timeout,
                                           threading.Semaphore(MAX_ACTIVE)))
+
+
+def _check_listening(port: Any, max_bytes: Any, timeout: Any) -> None:
+    """Refuse, in one line, what the server cannot listen or wait with (:func:`make_server`)."""
+    import math
+
+    from automodel.data.cells import shown
+
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise DataError(f"--port: expected a port number from 0 to 65535 (0: any free port), got {shown(port)}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise DataError(f"--max-bytes: expected a number of bytes >= 1, got {shown(max_bytes)}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (math.isfinite(timeout)
+                                                                                  and timeout > 0):
+        raise DataError(f"--timeout: expected a finite number of seconds > 0, got {shown(timeout)}")
 
 
 class _Server(ThreadingHTTPServer):
@@ -443,13 +469,24 @@ def _loopback(host: str) -> bool:
 
 
 def read_token(path: str | None) -> str | None:
-    """The bearer token: the first line of the file ``path``, else the environment's :data:`TOKEN_ENV`."""
+    """The bearer token: the text of the file ``path`` (white space around it dropped), else the
+    environment's :data:`TOKEN_ENV`.
+
+    Raises
+    ------
+    DataError
+        A file that is missing, not a regular file (a FIFO or ``/dev/zero``, whose read would never end),
+        not UTF-8, longer than :data:`MAX_TOKEN_BYTES` or empty; one line naming it.
+    """
+    from automodel.files import decode, read_bytes
+
     if path is None:
         return os.environ.get(TOKEN_ENV) or None
-    try:
-        text = Path(path).read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise DataError(f"--token-file {path}: cannot be read ({exc.strerror})") from None
+    what, label = "a bearer token", f"--token-file {path}"
+    data = read_bytes(path, what, DataError, MAX_TOKEN_BYTES + 1)
+    if len(data) > MAX_TOKEN_BYTES:
+        raise DataError(f"{label}: longer than {MAX_TOKEN_BYTES:,} bytes, expected {what}")
+    text = decode(data, label, what, DataError).strip()
     if not text:
         raise DataError(f"--token-file {path}: empty")
     return text

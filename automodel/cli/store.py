@@ -6,7 +6,7 @@ import argparse
 
 from automodel.options import AGGREGATES
 from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
-                                  print_json, read_input, role_kwargs, add_pooling_options, width)
+                                  print_json, read_input, role_kwargs, add_pooling_options, rows_count, width)
 from automodel.terminal import fit_lines, status, table, wrap
 
 __all__ = ["register"]
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     r = sub.add_parser("ranking", help="the live candidates of an application, best first")
     _store_option(r)
-    r.add_argument("--top", type=int, default=10, metavar="K", help="rows to print (0: all)")
+    r.add_argument("--top", type=rows_count, default=10, metavar="K", help="rows to print (0: all)")
     r.add_argument("--history", action="store_true", help="one line per update instead")
     r.add_argument("--pruned", action="store_true", help="the deleted candidates, with when and why")
     r.add_argument("--json", action="store_true", help="print the rows as one JSON array")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pandas (0.3 s) is imported by the readers and checks of its
     import pandas as pd
 
 __all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "records", "check_table", "NUMBER", "missing", "empty_file",
-           "check_header_line", "located", "place", "rows_of", "violation", "as_float", "floats", "RULES", "MAGNITUDE", "shown"]
+           "check_header_line", "located", "place", "rows_of", "violation", "magnitude_note", "as_float", "floats", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -228,7 +228,8 @@ def finite_number(value: Any) -> bool:
 def ranges_problem(ranges: Any, params: Sequence[str]) -> str | None:
     """Why ``ranges`` cannot be the measured ranges of a model file's parameters ``params`` (None when
     they can): an object mapping parameters to ``[min, max]``, two finite numbers with min <= max that a
-    parameter of that role can measure (:data:`RULES`, :data:`MEASURED`: ``p`` from 1 up, ``n`` above 0).
+    parameter of that role can measure (:data:`RULES`, :data:`MEASURED`: ``p`` from 1 up, ``n`` above 0),
+    each 0 or of a magnitude in :data:`MAGNITUDE` (:func:`violation`).
 
     Examples
     --------
@@ -247,9 +248,10 @@ def ranges_problem(ranges: Any, params: Sequence[str]) -> str | None:
         low, high = (float(x) for x in bounds)
         if low > high:
             return f"{name!r}: expected [min, max] with min <= max, got [{low:g}, {high:g}]"
-        for rules in (RULES, MEASURED):
-            if name in rules and not rules[name][0](np.array([low, high])).all():
-                return f"{name!r}: expected {rules[name][1]} at both ends, got [{low:g}, {high:g}]"
+        found = violation(np.array([low, high]), name, measured=True)
+        if found is not None:
+            what = found[1] + (magnitude_note(name) if found[2] else "")
+            return f"{name!r}: expected {what} at both ends, got [{low:g}, {high:g}]"
     return None
 
 
@@ -269,6 +271,14 @@ def violation(values: np.ndarray, role: str, measured: bool = False) -> tuple[in
     if bad.any():
         return int(np.argmax(bad)), RULES[role][1] if role in RULES else "a finite number", True
     return None
+
+
+def magnitude_note(role: str) -> str:
+    """What a message adds to a role's expectation (:func:`violation`) when a value is beyond
+    :data:`MAGNITUDE`: `` between 1e-100 and 1e+100 (the range automodel fits)``."""
+    low, high = MAGNITUDE
+    return ((f" between {low:g} and {high:g}" if role in RULES else f" 0 or of magnitude {low:g} to {high:g}")
+            + " (the range automodel fits)")
 
 
 def place(at: object) -> str:
@@ -319,9 +329,6 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
     found = violation(values, role, measured)
     if found is not None:
         i, what, magnitude = found
-        low, high = MAGNITUDE
-        if magnitude:
-            what += (f" between {low:g} and {high:g}" if role in RULES else f" 0 or of magnitude {low:g} to "
-                     f"{high:g}") + " (the range automodel fits)"
+        what += magnitude_note(role) if magnitude else ""
         raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {values[i]:g}")
     return values

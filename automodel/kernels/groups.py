@@ -15,6 +15,7 @@ import pandas as pd
 from automodel import data as data_mod
 from automodel.data.cells import located
 from automodel.errors import DataError
+from automodel.names import label_problem
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 
 __all__ = ["Group", "groups", "noise", "zero_model"]
@@ -52,6 +53,11 @@ def groups(frame: pd.DataFrame, kernel: str, time: str, params: list[str], sourc
     if (codes < 0).any():
         i = int(np.argmax(codes < 0))
         raise DataError(f"{located(source, i, kernel, offset)}: expected a kernel name, got an empty cell")
+    for j, name in enumerate(names):  # a name a models file could not hold (kernels --out) or a terminal show
+        problem = label_problem(str(name))
+        if problem is not None:
+            i = int(np.argmax(codes == j))
+            raise DataError(f"{located(source, i, kernel, offset)}: not a kernel name ({problem})")
     points, pcode = np.unique(P, axis=0, return_inverse=True)
     bad: dict[int, tuple[int, str]] = {}
     negative = np.flatnonzero(y < 0)  # a metric of a profile is a time or a count: 0 or more

@@ -15,7 +15,7 @@ import numpy as np
 from automodel.data.cells import MAGNITUDE, RULES, as_float, shown, violation
 from automodel.errors import DataError
 
-__all__ = ["BestP", "best_integer", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",
+__all__ = ["BestP", "best_integer", "best_p_at", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",
            "BEYOND_FACTOR", "RANGE_GRID"]
 
 #: the widest range of process counts :meth:`automodel.model.core.Model.best_p` searches exhaustively (in chunks of
@@ -131,3 +131,27 @@ def float_argument(name: str, value: Any) -> float:
             what = f"{what if name in RULES else '0 or a number'} of magnitude {low:g} to {high:g}"
         raise DataError(f"{name} must be {what}, got {number:g}")
     return number
+
+
+def best_p_at(model: Any) -> tuple[dict[str, float], BestP | str]:
+    """The best process count of ``model`` (a :class:`~automodel.model.core.Model`) at the largest trained
+    value of its other parameters (cpu and bw at 1), as ``automodel fit`` prints it and reports show it.
+
+    Returns
+    -------
+    tuple
+        ``(where, BestP)``, or ``(where, reason)`` when there is none: the model does not depend on p,
+        predicts no time there, or has no trained range of a parameter to choose the best p at (a model
+        file may leave out its ``ranges``).
+    """
+    at: dict[str, float] = {}
+    for q in model.params:
+        if q in ("p", "cpu", "bw"):
+            continue
+        if q not in model.ranges:
+            return at, f"no trained range of {model.roles.get(q, q)!r} to choose the best p at"
+        at[q] = float(model.ranges[q][1])
+    try:
+        return at, model.best_p(**at)
+    except DataError as exc:  # the model is fitted and written all the same
+        return at, str(exc)

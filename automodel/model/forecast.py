@@ -93,8 +93,8 @@ def _choose(err: np.ndarray, window: int | None) -> tuple[np.ndarray, np.ndarray
     have = np.isfinite(err).astype(float)
     cs = np.concatenate([np.zeros((len(e), 1)), np.cumsum(e, axis=1)], axis=1)  # cs[:, t] = sum_{s<t}
     cn = np.concatenate([np.zeros((len(e), 1)), np.cumsum(have, axis=1)], axis=1)
-    if window is not None:
-        lag = np.maximum(np.arange(cs.shape[1]) - window, 0)
+    if window is not None:  # a window longer than the history is all of it (and 10**21 fits no C long)
+        lag = np.maximum(np.arange(cs.shape[1]) - min(window, cs.shape[1]), 0)
         cs, cn = cs - cs[:, lag], cn - cn[:, lag]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(cn > 0, cs / cn, np.inf)

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from automodel.data.cells import MAGNITUDE
 from automodel.errors import AutomodelError, OutputError
 from automodel.files import write_atomic
 from automodel.options import TIME_UNITS
@@ -118,6 +119,16 @@ def _finish(fig: Any, path: str | Path, fmt: str, close: bool = True) -> Path:
     return path
 
 
+def _drawable(values: Any) -> np.ndarray:
+    """Predicted times as floats, NaN (not drawn) where one is not finite or beyond the magnitudes the
+    engine fits (:data:`automodel.data.cells.MAGNITUDE`): matplotlib cannot place ticks on an axis up to
+    1e308 (a model file's coefficient of 1e308 was a ValueError traceback)."""
+    with np.errstate(all="ignore"):
+        out = np.asarray(values, float).copy()
+        out[~(np.isfinite(out) & (np.abs(out) <= MAGNITUDE[1]))] = np.nan
+    return out
+
+
 def _curve(ax: Any, grid: np.ndarray, pred: np.ndarray, hi_train: float, color: str, label: str | None,
            lw: float = 1.5) -> None:
     inside = grid <= hi_train * (1 + 1e-12)
@@ -125,8 +136,10 @@ def _curve(ax: Any, grid: np.ndarray, pred: np.ndarray, hi_train: float, color: 
     ax.plot(grid[~inside], pred[~inside], color=color, lw=lw, ls="--")
 
 
-def _axes(ax: Any, model: Any, x: str, log_x: bool, times: list[np.ndarray]) -> None:
+def _axes(ax: Any, model: Any, x: str, log_x: bool, times: list[np.ndarray], grid: np.ndarray) -> None:
     ax.set_xlabel(model.roles.get(x, x))
+    if not any(np.isfinite(t).any() for t in times):  # nothing drawable: the axis spans the grid all the same
+        ax.set_xlim(grid[0], grid[-1])
     unit = getattr(model, "unit", "s")
     ax.set_ylabel(f"time [{unit}]" if unit in TIME_UNITS else unit)
     if log_x:
@@ -189,7 +202,7 @@ def plot_model(model: Any, path: str | Path | None = None, runs: pd.DataFrame | 
             _runs_at(ax, x, other, value, runs, held_out, color)
             if best_p and x == "p":
                 _best_p_mark(ax, model, other, value, fixed, int(grid[-1]), level, color)
-        _axes(ax, model, x, log_x, drawn)
+        _axes(ax, model, x, log_x, drawn, grid)
         _model_legend(plt, ax, model, x, runs, held_out, best_p, level, left_out)
         if left_out:
             notes.append(left_out + " shown")
@@ -265,8 +278,8 @@ def _model_curve(ax: Any, model: Any, x: str, other: str | None, value: float | 
     """
     label = f"{model.roles.get(other, other)} = {value:g}" if value is not None else None
     frame = _frame(model, fixed, x, grid, other, value)
-    pred = np.asarray(model.predict(frame), float)
-    band = model.predict_interval(frame, level) if model.interval is not None else None
+    pred = _drawable(model.predict(frame))
+    band = [_drawable(b) for b in model.predict_interval(frame, level)] if model.interval is not None else None
     if band is not None:
         ax.fill_between(grid, band[0], band[1], color=color, alpha=0.12, lw=0)
     beyond = value is not None and value > model.ranges.get(other, [value, value])[1] * (1 + 1e-9)
@@ -294,6 +307,8 @@ def _best_p_mark(ax: Any, model: Any, other: str | None, value: float | None, fi
         found = model.best_p(**({other: value} if value is not None else {}), **{
             q: v for q, v in fixed.items()}, p_max=p_max, level=level)
     except AutomodelError:
+        return
+    if np.isnan(_drawable([found.time])[0]):
         return
     ax.plot([found.p], [found.time], marker="*", ms=12, color=color, mec="black", mew=0.6, zorder=4)
     ax.plot([found.p_low, found.p_high], [found.time] * 2, color=color, lw=3, alpha=0.5,
@@ -347,14 +362,14 @@ def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[st
     fixed = _fixed(first, runs)
     for ax, x in zip(axes[0], panels):
         other = ("p" if x == "n" else "n") if x in ("n", "p") and ("p" if x == "n" else "n") in first.params else None
-        at = float(first.ranges[other][1]) if other is not None else None
+        at = float(first.ranges.get(other, [1.0, 1.0])[1]) if other is not None else None  # as _grid
         grid, hi_train, log_x = _grid(first, x, None)
         frame = _frame(first, fixed, x, grid, other, at)
         drawn = []
         for i, (model, label, color) in enumerate(zip(models, labels, colors * 2)):
-            pred = np.asarray(model.predict(frame), float)
+            pred = _drawable(model.predict(frame))
             if i == 0 and model.interval is not None:
-                lo, hi = model.predict_interval(frame, level)
+                lo, hi = (_drawable(b) for b in model.predict_interval(frame, level))
                 ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0, label=f"{level:.0%} band")
             short = textwrap.shorten(label, 60, placeholder="...")
             _curve(ax, grid, pred, hi_train, color, f"{'chosen: ' if i == 0 else ''}{short}", 2.2 if i == 0 else 1.2)
@@ -363,7 +378,7 @@ def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[st
             sel = runs if other is None or other not in runs else runs[np.isclose(runs[other], at)]
             ax.scatter(sel[x], sel["time"], color="black", s=16, zorder=3, label="measured")
         ax.axvspan(hi_train, grid[-1], color="0.85", alpha=0.5, lw=0)
-        _axes(ax, first, x, log_x, drawn)
+        _axes(ax, first, x, log_x, drawn, grid)
         where = f" at {first.roles.get(other, other)} = {at:g}" if other is not None else ""
         ax.set_title(f"against {first.roles.get(x, x)}{where} (grey: beyond the data)", fontsize=8)
         ax.legend(fontsize=6.5, loc="best")

@@ -49,7 +49,8 @@ def quantile(level: float, dof: float | np.ndarray) -> float | np.ndarray:
     """
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    q = t_quantile((1.0 + level) / 2.0, np.maximum(np.asarray(dof, float), 1.0))
+    prob = min((1.0 + level) / 2.0, 1.0 - 2.0 ** -53)  # a level of 1 - 1e-16 is a probability of 1.0 once halved
+    q = t_quantile(prob, np.maximum(np.asarray(dof, float), 1.0))
     return float(q) if np.ndim(q) == 0 else q
 
 

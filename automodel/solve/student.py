@@ -130,7 +130,8 @@ def _cornish_fisher(z: float, dof: float | np.ndarray) -> float | np.ndarray:
     g2 = ((5.0 * z2 + 16.0) * z2 + 3.0) * z / 96.0
     g3 = (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) * z / 384.0
     g4 = ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) * z / 92160.0
-    return z + g1 / dof + g2 / dof ** 2 + g3 / dof ** 3 + g4 / dof ** 4
+    inv = 1.0 / dof  # in Horner's form: dof ** 4 of 1e308 degrees of freedom (a model file's) overflows
+    return z + inv * (g1 + inv * (g2 + inv * (g3 + inv * g4)))
 
 
 def _newton(tail: float, z: float, dof: float | np.ndarray) -> float | np.ndarray:

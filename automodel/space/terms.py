@@ -508,10 +508,15 @@ def power(param: str, exponent: Fraction | int | str = 1, log_exponent: int = 0)
     return Term((PowerLog(param, Fraction(exponent), int(log_exponent)),))
 
 
+#: factors a term of a model file may have
+MAX_FACTORS = 16
+
+
 def term_from_dict(data: Any, allowed_params: frozenset[str] | set[str], what: str = "term") -> Term:
     """Rebuild a term from its JSON form, validating every field; never evaluates strings."""
-    if not isinstance(data, list) or len(data) > 16:
-        raise ModelFileError(f"{what}: expected a list of factors, got {type(data).__name__}")
+    if not isinstance(data, list) or len(data) > MAX_FACTORS:
+        got = f"{len(data)} factors" if isinstance(data, list) else type(data).__name__
+        raise ModelFileError(f"{what}: expected a list of at most {MAX_FACTORS} factors, got {got}")
     factors: list[Factor] = []
     for i, f in enumerate(data):
         where = f"{what}, factor {i}"

@@ -281,6 +281,7 @@ class Store:
         url = database_url(target)
         self.is_sqlite = url.startswith("sqlite")
         self.read_only = False
+        self._schema_known = False  # whether a write found the store's schema one this version may write
         try:
             problem = None if self.is_sqlite else _url_problem(url)
             if problem is not None:
@@ -325,11 +326,20 @@ class Store:
             raise StoreError(f"{self.target}: not an automodel store (it has no applications table)")
         schema.migrate(conn)
 
+    def _refuse_newer(self, conn: Connection) -> None:
+        """Refuse to write a store a newer automodel wrote (:func:`schema.newer_version`), in one line."""
+        newer = schema.newer_version(conn)
+        if newer is not None:
+            raise StoreError(f"{self.target}: written by a newer automodel (store schema {newer}; this version "
+                             f"knows up to {schema.SCHEMA_VERSION}): it can be read, not written; upgrade "
+                             "automodel to write it")
+
     def transaction(self, work: Callable[[Connection], T], write: bool = True) -> T:
         """``work(conn)`` in one transaction, committed when it returns, rolled back when it raises.
 
         Transient failures run it again for :func:`retry_budget` seconds, so ``work`` must have no
-        effect outside the database. Every database error ends as a one-line :class:`StoreError`.
+        effect outside the database. Every database error ends as a one-line :class:`StoreError`, and so
+        does a write to a store of a newer schema (:meth:`_refuse_newer`).
         """
         if write and self.read_only:
             raise StoreError(f"{self.target}: the store is read-only (read-only media, or no permission to write "
@@ -341,6 +351,9 @@ class Store:
                     if not write:
                         conn.execution_options(**self._read_options())
                     with conn.begin():
+                        if write and not self._schema_known:
+                            self._refuse_newer(conn)
+                            self._schema_known = True  # once a handle: a newer automodel does not appear mid-run
                         return work(conn)
             except DBAPIError as exc:
                 now_ = time.monotonic()
@@ -393,7 +406,7 @@ def unpack(blob: bytes, where: str) -> dict[str, np.ndarray]:
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (ValueError, TypeError, OSError, EOFError, zipfile.BadZipFile) as exc:  # TypeError: text, not a blob
         raise StoreError(f"{where}: damaged state blob ({_short(exc)})") from None
 
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from automodel import data as data_mod
-from automodel.errors import DataError, StoreError
+from automodel.data.cells import MAGNITUDE, missing, violation
+from automodel.errors import DataError, StoreError, where
+from automodel.names import label_problem
 from automodel.store.db import Store, now
 from automodel.store.storage import Storage, open_storage, read_app, run_frame
 
@@ -33,10 +35,22 @@ def _fraction(value: float | None, what: str) -> float | None:
 
 
 def _instant(value: float, what: str) -> float:
-    if not (np.isfinite(value) and value >= 0):
-        raise DataError(f"{what}: expected a time in seconds since the epoch (a finite number >= 0), "
-                        f"got {value!r}")
+    """``value`` when it is a time in seconds since the epoch: >= 0 and 0 or of a magnitude the engine
+    fits (:func:`automodel.data.cells.violation`, as a CSV of samples is read); else a one-line error."""
+    if not (np.isfinite(value) and value >= 0) or violation(np.array([float(value)]), "at") is not None:
+        raise DataError(f"{what}: expected a time in seconds since the epoch (a finite number >= 0, 0 or of "
+                        f"magnitude {MAGNITUDE[0]:g} to {MAGNITUDE[1]:g}), got {value!r}")
     return float(value)
+
+
+def _host(value: object, what: str) -> str:
+    """``value`` when it can name a host: 1 to 200 printable characters (:func:`automodel.names.label_problem`;
+    it is printed by ``load forecast`` and the store holds 200); else a one-line error naming ``what``."""
+    text = "" if missing(value) else str(value)
+    problem = label_problem(text)
+    if problem is not None:
+        raise DataError(f"{what}: not a host name ({problem})")
+    return text
 
 
 def _insert_samples(store: str | Path | Store | Storage, rows: list[dict]) -> None:
@@ -48,12 +62,13 @@ def record(store: str | Path | Store | Storage, cpu: float | None = None, bw: fl
     """Record one load sample of ``host`` (this machine by default) at ``at`` (now by default)."""
     if cpu is None and bw is None:
         raise DataError("a load sample needs --cpu and/or --bw")
-    _insert_samples(store, [{"host": host or socket.gethostname(), "at": now() if at is None else _instant(at, "--at"),
+    _insert_samples(store, [{"host": _host(socket.gethostname() if host is None else host, "--host"), "at": now() if at is None else _instant(at, "--at"),
                              "cpu": _fraction(cpu, "--cpu"), "bw": _fraction(bw, "--bw")}])
 
 
 def import_samples(store: str | Path | Store | Storage, path: str | Path) -> int:
-    """Import a CSV of periodic samples: columns ``time`` (or ``at``), ``host``, and ``cpu`` and/or ``bw``."""
+    """Import a CSV of periodic samples: columns ``time`` (or ``at``), ``host``, and ``cpu`` and/or ``bw``;
+    the number of samples stored (a sample stored already, or twice in the file, is stored once)."""
     src = str(path)
     frame = data_mod.read_csv(Path(path))
     tcol = "at" if "at" in frame.columns else "time"
@@ -69,11 +84,28 @@ def import_samples(store: str | Path | Store | Storage, path: str | Path) -> int
         raise DataError(f"{src}, row {i + 2}, column '{tcol}': expected a time in seconds since the epoch "
                         f"(>= 0), got {at[i]:g}")
     vals = {r: data_mod.numeric(frame, r, r, src, 2) for r in have}
-    hosts = frame["host"].astype(str).to_numpy()
+    hosts = [_host(h, where(src, i + 2, "host")) for i, h in enumerate(frame["host"])]
     rows = [{"host": hosts[i], "at": float(at[i]), **{r: float(vals[r][i]) if r in vals else None
                                                      for r in RESOURCES}} for i in range(len(frame))]
-    _insert_samples(store, rows)
-    return len(rows)
+    return open_storage(store, create=True).session(lambda db: _insert_new_samples(db, rows))
+
+
+def _insert_new_samples(db: Any, rows: list[dict]) -> int:
+    """Store the ``rows`` that are not stored yet (the same host, time and values), each once, in the
+    session ``db``: importing a file of samples again adds nothing. The number stored."""
+    def key(host: str, at: float, cpu: float | None, bw: float | None) -> tuple:
+        return host, at, *(None if v is None or v != v else v for v in (cpu, bw))  # NULL and NaN alike
+
+    seen = {key(s.host, s.at, s.cpu, s.bw) for h in sorted({r["host"] for r in rows}) for s in db.samples(h)}
+    new = []
+    for r in rows:
+        k = key(r["host"], r["at"], r["cpu"], r["bw"])
+        if k not in seen:
+            seen.add(k)
+            new.append(r)
+    if new:
+        db.insert_samples(new)
+    return len(new)
 
 
 def samples(store: str | Path | Store | Storage, host: str | None = None) -> pd.DataFrame:

@@ -357,8 +357,12 @@ def _require(db: Session, name: str, target: str) -> App:
     return app
 
 
+#: run ids are SQL integers (64 bits, from 1): another number names no run
+RUN_IDS = range(1, 1 << 63)
+
+
 def _set_status_locked(db: Session, a: App, ids: list[int], admit: bool) -> ObserveReport:
-    rows = db.runs_by_id(a, ids)
+    rows = db.runs_by_id(a, [i for i in ids if i in RUN_IDS])  # no query of a number SQL cannot hold
     for i in ids:
         if i not in rows:
             raise DataError(f"run {i}: not a run of application {a.name!r}")

@@ -24,7 +24,7 @@ from automodel.names import label_problem, normal_label, printable
 from automodel.options import weights
 from automodel.online.live import LazyValues, LivePool, OnlineOptions, PoolStats
 from automodel.space.terms import Term, TermPlan
-from automodel.store.schema import stored_json_rows
+from automodel.store.schema import stored_floats, stored_json_rows
 
 __all__ = ["App", "app_name", "State", "state_arrays", "assemble_pool", "layout_of",
            "missing_app", "window_rows", "run_columns", "Layout", "ADMITTED", "check_params",
@@ -97,7 +97,7 @@ def run_columns(rows: list, app: App) -> tuple[np.ndarray, dict[str, np.ndarray]
     ids, params, cpu, bw, times = zip(*rows) if rows else ((),) * 5
     others = stored_json_rows(params, ids, "runs", "params")
     loads = {"cpu": cpu, "bw": bw}
-    columns = {q: np.array(loads[q] if q in loads else [o[q] for o in others], dtype=float) for q in app.params}
+    columns = {q: np.array(loads[q], dtype=float) if q in loads else stored_floats(others, ids, q) for q in app.params}
     return np.array(ids, dtype=np.int64), columns, np.array(times, dtype=float)
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 from automodel.model.calibration import calibrate
 from automodel.data import load
 from automodel.errors import DataError, StoreError
+from automodel.names import printable
 from automodel.model.interval import MAX_ALTERNATIVES, Interval
 from automodel.model.core import Model, TermModel
 from automodel.options import ROLE_NAMES, weights
@@ -60,7 +61,7 @@ def history(store: str | Path | Store | Storage, app: str) -> pd.DataFrame:
     return pd.DataFrame([{"update": r.update_no, "at": r.at, "event": r.event, "added": r.n_added,
                           "admitted": r.n_admitted, "flagged": r.n_flagged, "live": r.n_live, "pruned": r.n_pruned,
                           "cutoff": r.cutoff, "leader_id": r.leader_id, "leader_score": r.leader_score,
-                          "leader": r.leader_formula, "top": stored_json(r.top or "[]", "history", r.id, "top", list)} for r in rows],
+                          "leader": None if r.leader_formula is None else printable(r.leader_formula), "top": stored_json(r.top or "[]", "history", r.id, "top", list)} for r in rows],
                         columns=["update", "at", "event", "added", "admitted", "flagged", "live", "pruned", "cutoff",
                                  "leader_id", "leader_score", "leader", "top"])
 

@@ -17,14 +17,18 @@ import json
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
-                        Text, UniqueConstraint, bindparam, inspect, select, text, update)
+                        Text, UniqueConstraint, bindparam, func, inspect, select, text, update)
 from sqlalchemy.engine import Connection
 
+from automodel.data.cells import finite_number, shown
 from automodel.errors import StoreError
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "outdated", "migrate", "stored_json",
+           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "migrate", "stored_json",
+           "stored_number", "stored_floats",
            "stored_json_rows"]
 
 #: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
@@ -175,6 +179,34 @@ def stored_json(text: object, table: str, row_id: object, column: str, kind: typ
     return value
 
 
+def stored_number(value: object, table: str, row_id: object, column: str, kind: type = float) -> Any:
+    """The number ``column`` of the stored row ``row_id`` of ``table`` as a ``kind`` (``float`` or ``int``,
+    finite); a damaged one (text, NULL, NaN where SQLite's loose typing let it in) is a one-line
+    :class:`~automodel.errors.StoreError` naming the table, row and column."""
+    if finite_number(value) and (kind is float or float(value).is_integer()):  # type: ignore[arg-type]
+        return kind(value)
+    raise StoreError(f"table '{table}', row {row_id}, column '{column}': damaged record, expected "
+                     f"{'an integer' if kind is int else 'a finite number'}, got {shown(value)}")
+
+
+def stored_floats(records: Sequence[Mapping[str, Any]], ids: Sequence[object], name: str) -> np.ndarray:
+    """The value ``name`` of each parsed ``params`` record of the runs table (ids ``ids``) as floats; a
+    record without it or whose value is not a finite number is a one-line :class:`StoreError` naming
+    its row (checked one by one only when the columns do not convert at once)."""
+    try:
+        values = np.array([r[name] for r in records], dtype=float)
+        if np.isfinite(values).all():
+            return values
+    except (KeyError, TypeError, ValueError, OverflowError):
+        pass
+    for record, row_id in zip(records, ids):
+        value = record.get(name)
+        if not finite_number(value):
+            raise StoreError(f"table 'runs', row {row_id}, column 'params': damaged record, expected a finite "
+                             f"number for {name!r}, got {shown(value)}")
+    return np.array([r[name] for r in records], dtype=float)
+
+
 def stored_json_rows(texts: Sequence[object], ids: Sequence[object], table: str, column: str,
                      kind: type = dict) -> list[Any]:
     """:func:`stored_json` of many rows at once (one parse of them all; the rows one by one only to
@@ -192,6 +224,20 @@ def _content(row, params: Iterable[str]) -> dict[str, float]:
     """What :func:`run_identities` hashes of a stored run: its values of ``params`` and its time."""
     values = {**stored_json(row.params, "runs", row.id, "params"), "cpu": row.cpu, "bw": row.bw}
     return {**{q: values[q] for q in params}, "time": row.time}
+
+
+def newer_version(conn: Connection) -> int | None:
+    """The schema version of the newest application in the database when a newer automodel than this
+    one wrote it (above :data:`SCHEMA_VERSION`), else None: such a store is read as before, but this
+    version must not write it (its runs, identities and indexes may follow rules it does not know)."""
+    if not inspect(conn).has_table(applications.name):
+        return None
+    newest = conn.execute(select(func.max(applications.c.schema_version))).scalar()
+    try:
+        newest = int(newest)
+    except (TypeError, ValueError):  # no application, or a value that is no version: nothing newer
+        return None
+    return newest if newest > SCHEMA_VERSION else None
 
 
 def outdated(conn: Connection) -> bool:

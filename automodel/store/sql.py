@@ -24,7 +24,7 @@ from automodel.store import schema
 from automodel.store.db import Store, now, open_store, pack, unpack
 from automodel.store.pool import (ADMITTED, App, Layout, State, app_name, assemble_pool, layout_of, run_columns,
                                   state_arrays)
-from automodel.store.schema import stored_json, stored_json_rows
+from automodel.store.schema import stored_json, stored_json_rows, stored_number
 
 __all__ = ["SqlStorage", "SqlSession", "IDENTITIES_PER_QUERY", "LAYOUTS_KEPT"]
 
@@ -70,9 +70,15 @@ class SqlStorage:
 def _app(row) -> App:
     """The :class:`App` of an ``applications`` row."""
     opts = stored_json(row.options, "applications", row.id, "options")
-    return App(row.id, row.name, tuple(stored_json(row.params, "applications", row.id, "params", list)),
-               stored_json(row.roles, "applications", row.id, "roles"),
-               OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""), row.n_updates, row.created_at)
+    params = stored_json(row.params, "applications", row.id, "params", list)
+    roles = stored_json(row.roles, "applications", row.id, "roles")
+    for column, names, what in (("params", params, "a list of parameter names"),
+                                ("roles", list(roles.values()), "an object of column names")):
+        if not all(isinstance(q, str) for q in names):
+            raise StoreError(f"table 'applications', row {row.id}, column '{column}': damaged record, expected {what}")
+    return App(row.id, row.name, tuple(params), roles,
+               OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""),
+               stored_number(row.n_updates, "applications", row.id, "n_updates", int), row.created_at)
 
 
 def _insert_new(conn: Connection, table: Table, **values) -> int | None:
@@ -101,6 +107,10 @@ def _read_layout(conn: Connection, app: App) -> Layout:
     c = schema.candidates
     rows = conn.execute(select(c.c.id, c.c.term_index).where(c.c.app_id == app.id).order_by(c.c.idx)).all()
     lists = stored_json_rows([r.term_index for r in rows], [r.id for r in rows], "candidates", "term_index", list)
+    for r, x in zip(rows, lists):
+        if not all(type(i) is int for i in x):
+            raise StoreError(f"table 'candidates', row {r.id}, column 'term_index': damaged record, expected a "
+                             "list of term indices")
     return layout_of(terms, lists, [r.id for r in rows])
 
 
@@ -195,8 +205,11 @@ class SqlSession:
 
     def pool_state(self, app: App) -> State | None:
         srow = self.conn.execute(_STATE, {"state_app": app.id}).first()
-        return None if srow is None else State(unpack(srow.arrays, f"application {app.name!r}"),
-                                               float(srow.target_ss), int(srow.n_runs))
+        if srow is None:
+            return None
+        return State(unpack(srow.arrays, f"application {app.name!r}"),
+                     stored_number(srow.target_ss, "state", app.id, "target_ss"),
+                     stored_number(srow.n_runs, "state", app.id, "n_runs", int))
 
     def load_pool(self, app: App, recent: int = 0) -> tuple[LivePool, np.ndarray, np.ndarray]:
         """The recent runs are those the state persisted (:meth:`save_pool`), when it holds them (at

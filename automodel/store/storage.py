@@ -19,7 +19,7 @@ import pandas as pd
 
 from automodel.errors import StoreError
 from automodel.store.pool import missing_app
-from automodel.store.schema import stored_json_rows
+from automodel.store.schema import stored_floats, stored_json_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -162,4 +162,8 @@ def run_frame(db: Session, app: App, statuses: tuple[str, ...] | None = None) ->
                    note=r.note or "")
         recs.append(rec)
     cols = ["id", *app.params, "time", "observed_at", "update_no", "status", "note"]
-    return pd.DataFrame(recs, columns=cols)
+    frame = pd.DataFrame(recs, columns=cols)
+    for q in app.params:  # a damaged value names its row (stored_floats), not a TypeError downstream
+        if q not in ("cpu", "bw"):
+            frame[q] = stored_floats(recs, [r.id for r in rows], q)
+    return frame

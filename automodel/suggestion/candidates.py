@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import floats, shown
+from automodel.data.cells import RULES, floats, magnitude_note, shown, violation
 from automodel.errors import DataError
 from automodel.model.core import Model
 
@@ -38,7 +38,7 @@ def check_target(model: Model, target: Mapping[str, Any], max_p: float | None = 
             raise DataError(f"target: {key} must be a number, got {shown(value)}") from None
         if not (math.isfinite(number) and number > 0):
             raise DataError(f"target: {key} must be a positive finite number, got {shown(value)}")
-        out[q] = number
+        out[q] = _checked(f"target: {key}", q, [number])[0]
     for q in model.params:
         if q not in out:
             if q not in LOAD_ROLES:
@@ -52,6 +52,22 @@ def check_target(model: Model, target: Mapping[str, Any], max_p: float | None = 
             raise DataError(f"target p={out['p']:g} is outside the allowed p (at most {max_p:g}); raise "
                             "--max-p or choose a smaller target")
     return {q: out[q] for q in model.params}
+
+
+def _checked(label: str, role: str, values: Sequence[Any]) -> list[float]:
+    """``values`` (levels or a target of the parameter of ``role``) as floats when each is a number its
+    role allows and of a magnitude the engine fits (:func:`automodel.data.cells.violation`: a level of n
+    that is not positive, or of 1e300, would be weighed as if it could be run); else a one-line
+    :class:`DataError` starting with ``label``."""
+    levels = floats(list(values))
+    bad = ~np.isfinite(levels)
+    found = (int(np.argmax(bad)), RULES[role][1] if role in RULES else "a finite number", False) if bad.any() \
+        else violation(levels, role)
+    if found is not None:
+        i, what, magnitude = found
+        raise DataError(f"{label} must be {what}{magnitude_note(role) if magnitude else ''}, "
+                        f"got {shown(values[i])}")
+    return [float(v) for v in levels]
 
 
 def _levels(low: float, high: float, target: float, measured: Sequence[float] = ()) -> list[float]:
@@ -89,11 +105,11 @@ def candidate_grid(model: Model, target: Mapping[str, float], grid: Mapping[str,
         if q is None:
             raise DataError(f"grid: unknown parameter {shown(key)}; the model has "
                             f"{', '.join(model.roles.get(x, x) for x in model.params)}")
-        given[q] = [float(v) for v in values]
+        given[q] = _checked(f"grid: {key}", q, values)
     if p is not None:
         if "p" not in model.params:
             raise DataError("allowed p given, but the model does not depend on p")
-        given["p"] = [float(v) for v in p]
+        given["p"] = _checked("allowed p", "p", p)
     if "p" in given:
         bad = [v for v in given["p"] if not (v >= 1 and v == math.floor(v))]
         if bad:

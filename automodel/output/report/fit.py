@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automodel.errors import DataError
+from automodel.model.best_p import best_p_at
 from automodel.output.plot import BAND_LEVEL, plot_candidates, plot_model
 from automodel.text.printing import to_latex
 from automodel.output.report.figures import inline_svg
@@ -30,16 +30,6 @@ CANDIDATES_DRAWN = 5
 def _names(model: Any) -> dict[str, str]:
     """Canonical parameter name -> the user's column name."""
     return {q: model.roles.get(q, q) for q in model.params}
-
-
-def best_p_at(model: Any) -> tuple[dict[str, float], Any]:
-    """The best process count of ``model`` at the largest trained value of its other parameters (cpu and
-    bw at 1), as ``automodel fit`` prints it: ``(where, BestP)``, or ``(where, reason)`` when there is none."""
-    at = {q: model.ranges[q][1] for q in model.params if q not in ("p", "cpu", "bw")}
-    try:
-        return at, model.best_p(**at)
-    except DataError as exc:
-        return at, str(exc)
 
 
 def _card(value: str, label: str) -> str:
