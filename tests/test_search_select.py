@@ -187,3 +187,14 @@ def test_a_time_that_stops_falling_is_not_extrapolated_as_a_turnover(seed):
     far = np.array([32.0, 128.0])
     predicted = np.asarray(best.predict(pd.DataFrame({"p": far})), float)
     assert np.all(np.abs(predicted / (1 + 10 / 8) - 1) < 0.1), best.formula
+
+
+def test_a_latency_that_levels_off_is_not_extrapolated_as_growing():
+    """Issue 36, failure 6: a cost that grows with p until every link is busy, then stays: runs of
+    ``5 + 2 min(p, 16)`` at p = 2 to 64 gave ``7.2 log2(p)``, 55 % off at p = 128-512."""
+    rng = np.random.default_rng(0)
+    p = np.repeat([2.0, 4, 8, 16, 32, 64], 3)
+    frame = pd.DataFrame({"p": p, "time": (5 + 2 * np.minimum(p, 16)) * (1 + 0.02 * rng.standard_normal(p.size))})
+    best = automodel.fit(frame, progress=False, templates=(), intervals=False).best
+    predicted = np.asarray(best.predict(pd.DataFrame({"p": [128.0, 512.0]})), float)
+    assert np.all(np.abs(predicted / 37 - 1) < 0.05), best.formula
