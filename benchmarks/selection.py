@@ -134,6 +134,8 @@ def evaluate(task: SelectionTask) -> dict[str, Any]:
     oracle = ranked.iloc[int(np.argmin(errors))]
     chosen = ranked[ranked["choice"] == "chosen"]
     chosen_error, oracle_error = model_error(result.best, configs), float(errors.min())
+    tied = ranked["choice"].isin(["chosen", "equivalent"]).to_numpy()
+    tied_error = float(errors[tied].min()) if tied.any() else chosen_error
     record |= {
         "candidates": len(ranked),
         "chosen_error": _finite(chosen_error), "chosen_formula": result.best.formula,
@@ -142,6 +144,8 @@ def evaluate(task: SelectionTask) -> dict[str, Any]:
         "oracle_error": _finite(oracle_error), "oracle_rank": int(oracle["rank"]),
         "oracle_formula": str(oracle["formula"]), "oracle_kind": str(oracle["kind"]),
         "regret_pp": _finite(100 * (chosen_error - oracle_error)) if math.isfinite(chosen_error) else None,
+        "tied": int(tied.sum()), "tied_oracle_error": _finite(tied_error),
+        "tie_regret_pp": _finite(100 * (chosen_error - tied_error)) if math.isfinite(chosen_error) else None,
         **band_scores(result.best, configs)}
     return record
 
@@ -223,6 +227,8 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
            "median_error": _median(errors), "worst": max(errors, default=None),
            "above_bad": sum(e > BAD_ERROR for e in errors),
            "median_regret_pp": _median([math.inf if r.get("regret_pp") is None else r["regret_pp"] for r in ok]),
+           "median_tie_regret_pp": _median([math.inf if r.get("tie_regret_pp") is None else r["tie_regret_pp"]
+                                            for r in ok if "tie_regret_pp" in r]),
            "coverage": (sum(r["covered"] for r in banded) / sum(r["configs"] for r in banded)) if banded else None,
            "median_width": _median([r["width"] for r in banded if r.get("width") is not None]),
            "extrap": {}, "worse_than_extrap": None}
@@ -289,25 +295,28 @@ def task_row(record: Mapping) -> list[str]:
     """One task's row: task, chosen, oracle, regret, oracle rank, coverage, width, Extra-P's errors."""
     extrap = [pct(_extrap_error_of(record, v)) for v in EXTRAP]
     if record["status"] != "ok":
-        return [record["name"], record["status"][:60], "-", "-", "-", "-", "-", *extrap]
+        return [record["name"], record["status"][:60], "-", "-", "-", "-", "-", "-", *extrap]
     coverage = "-" if record["covered"] is None else f"{record['covered']}/{record['configs']}"
+    tie_regret = ("-" if "tie_regret_pp" not in record else
+                  _pp(math.inf if record["tie_regret_pp"] is None else record["tie_regret_pp"]))
     return [record["name"], pct(_error(record)), pct(record["oracle_error"]),
             _pp(math.inf if record["regret_pp"] is None else record["regret_pp"]),
-            str(record["oracle_rank"]), coverage, pct(record["width"]), *extrap]
+            str(record["oracle_rank"]), tie_regret, coverage, pct(record["width"]), *extrap]
 
 
 def summary_row(suite: str, part: str, s: Mapping) -> list[str]:
     """One (suite, part) summary row."""
     worse = "-" if s["worse_than_extrap"] is None else f"{s['worse_than_extrap']}/{s['tasks']}"
     return [suite, part, f"{s['tasks']} ({s['failed']} failed)", pct(s["median_error"]), pct(s["worst"]),
-            str(s["above_bad"]), _pp(s["median_regret_pp"]), pct(s["coverage"]), pct(s["median_width"]),
+            str(s["above_bad"]), _pp(s["median_regret_pp"]), _pp(s["median_tie_regret_pp"]), pct(s["coverage"]),
+            pct(s["median_width"]),
             *(pct(s["extrap"].get(v)) for v in EXTRAP), worse]
 
 
-TASK_HEADERS = ["task", "chosen", "oracle", "regret (pp)", "oracle rank", "90 % band holds", "band width",
+TASK_HEADERS = ["task", "chosen", "oracle", "regret (pp)", "oracle rank", "regret in the tie (pp)", "90 % band holds", "band width",
                 *(f"Extra-P {v}" for v in EXTRAP)]
 SUMMARY_HEADERS = ["suite", "part", "tasks", "median error", "worst", f"tasks > {100 * BAD_ERROR:.0f} %",
-                   "median regret (pp)", "band coverage", "median width", *(f"Extra-P {v}" for v in EXTRAP),
+                   "median regret (pp)", "median regret in the tie (pp)", "band coverage", "median width", *(f"Extra-P {v}" for v in EXTRAP),
                    "worse than Extra-P default/negative"]
 
 
@@ -319,6 +328,9 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
              "`python -m benchmarks.selection` (corpus: `benchmarks/corpus.py`). Error: median over the test "
              "configurations of |prediction - truth| / truth, truth the median of the repetitions. Oracle: the "
              "least error among all ranked candidates (searched and templates); regret = chosen - oracle. "
+             "Regret in the tie: chosen minus the least error among the candidates the chooser found tied with "
+             "the best (`automodel.search.select`): what a better choice among the same candidates could gain; "
+             "the rest of the regret belongs to candidates the runs themselves rank lower. "
              f"Band: the chosen model's {100 * LEVEL:.0f} % band for one run, the test configurations it holds and its "
              "median width (hi - lo) / prediction. A failed fit counts as infinitely wrong.", ""]
     if not records:
