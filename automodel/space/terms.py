@@ -364,11 +364,23 @@ class Term:
     factors: tuple[Factor, ...] = ()
     _expr: sympy.Expr = field(default=None, init=False, repr=False, compare=False, hash=False)
     _hash: int = field(default=0, init=False, repr=False, compare=False, hash=False)
+    _key: str = field(default="", init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "factors", _merge(tuple(self.factors)))
+        object.__setattr__(self, "_key", repr(self.factors))
         # of the text, not of the factors: Python hashes -1 and -2 alike, so p^-1 and p^-2 would collide
-        object.__setattr__(self, "_hash", hash(repr(self.factors)))
+        object.__setattr__(self, "_hash", hash(self._key))
+
+    @property
+    def key(self) -> str:
+        """The text of the term's canonical factors: equal terms have equal keys, in every process (a
+        cache can be looked up by it without rebuilding its terms).
+
+        >>> (power("n") * power("p", -1)).key == (power("p", -1) * power("n")).key
+        True
+        """
+        return self._key
 
     def __hash__(self) -> int:  # computed once: terms key every cache (exponents are Fractions, slow to hash)
         return self._hash

@@ -92,16 +92,22 @@ def to_c(expr: sympy.Expr, names: dict[str, str] | None = None) -> str:
 # -- term models --------------------------------------------------------------------------------
 #: the environment variable naming the folder of :func:`cache_file` ("off": no file)
 CACHE_ENV = "AUTOMODEL_CACHE_DIR"
-#: the version of the cache file's layout
-CACHE_VERSION = 1
+#: the version of the cache file's layout (2: each term listed with its :attr:`~automodel.space.terms.Term.key`)
+CACHE_VERSION = 2
 #: term -> (the text after its coefficient or None, whether ``c*term`` is two factors, the text of the
 #: term's expression); found with sympy (:func:`_found`) or read from :func:`cache_file`
 _FACTS: dict[Term, tuple[str | None, bool, str]] = {}
-#: term -> its place in the printer's order of the sum of all the terms that have one (:func:`prime_orders`);
-#: replaced whole, never changed in place, so a thread that reads it (automodel serve) sees one ordering
+#: term -> its place in the printer's order of the sum of all the terms that have one (:func:`prime_orders`),
+#: for the terms this process looked up or ordered; replaced whole, never changed in place, so a thread
+#: that reads it (automodel serve) sees one ordering
 _RANK: dict[Term, int] = {}
-#: whether the cache file was read (``"read"``) and whether this process found facts it lacks (``"new"``)
-_STATE = {"read": False, "new": False}
+#: the cache file's entries by term key, as read (``[term as a dict, text, lone, expression text, place]``):
+#: a term is rebuilt only when it is looked up (rebuilding every term the file holds cost more than the
+#: rest of a small command: 0.1 s for 2300 terms)
+_FILE: dict[str, list] = {}
+#: whether the cache file was read (``"read"``), whether this process found facts it lacks (``"new"``) and
+#: whether it ordered the terms again (``"reordered"``: the file's places are then out of date)
+_STATE = {"read": False, "new": False, "reordered": False}
 
 
 def cache_file() -> Path | None:
@@ -117,39 +123,64 @@ def cache_file() -> Path | None:
 
 
 def _read_cache() -> None:
-    """Add the facts of :func:`cache_file` to :data:`_FACTS` (and its places to :data:`_RANK` when it has
-    none yet: places are only comparable within one ordering), once per process. A missing, unreadable
+    """Read the entries of :func:`cache_file` into :data:`_FILE`, once per process. A missing, unreadable
     or malformed file, or one written with another sympy than the one loaded, is ignored."""
-    global _RANK
+    global _FILE
     if _STATE["read"]:
         return
     _STATE["read"] = True
     path = cache_file()
-    facts: dict[Term, tuple[str | None, bool, str]] = {}
-    ranks: dict[Term, int] = {}
     try:
         body = json.loads(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else None
         if not isinstance(body, dict) or body.get("version") != CACHE_VERSION:
             return
         if "sympy" in sys.modules and body.get("sympy") != sys.modules["sympy"].__version__:
             return
-        for data, text, lone, key, rank in body["terms"]:
-            names = {f.get("param") for f in data} | {f.get("center_param") for f in data if f.get("center_param")}
-            term = term_from_dict(data, names)
-            facts[term] = (None if text is None else str(text), bool(lone), str(key))
-            if rank is not None:
-                ranks[term] = int(rank)
+        entries = {}
+        for key, data, text, lone, expression, rank in body["terms"]:
+            if not isinstance(key, str) or not (text is None or isinstance(text, str)) or not isinstance(
+                    expression, str) or not (rank is None or isinstance(rank, int)):
+                return
+            entries[key] = [data, text, bool(lone), expression, rank]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return
-    for term, found in facts.items():
-        _FACTS.setdefault(term, found)
-    if not _RANK:
-        _RANK = ranks
+    _FILE = entries
+
+
+def _from_file(term: Term) -> list | None:
+    """The cache file's entry of ``term`` (:data:`_FILE`), read first if need be; None when it has none."""
+    _read_cache()
+    return _FILE.get(term.key)
+
+
+def _place(term: Term) -> int | None:
+    """``term``'s place in the printer's order of a sum (:data:`_RANK`, else the cache file's unless this
+    process ordered the terms again); None when it has none."""
+    rank = _RANK.get(term)
+    if rank is None and not _STATE["reordered"]:
+        entry = _from_file(term)
+        rank = None if entry is None else entry[4]
+    return rank
+
+
+def _ranked() -> list[Term]:
+    """Every term with a place (:func:`_place`), in order: the file's terms rebuilt (when the terms are
+    ordered again, which imports sympy anyway)."""
+    _read_cache()
+    places = dict(_RANK)
+    if not _STATE["reordered"]:
+        for entry in _FILE.values():
+            if entry[4] is not None:
+                data = entry[0]
+                names = {f.get("param") for f in data} | {f.get("center_param") for f in data if f.get("center_param")}
+                places.setdefault(term_from_dict(data, names), entry[4])
+    return sorted(places, key=places.__getitem__)
 
 
 def _write_cache() -> None:
-    """Write :data:`_FACTS` and :data:`_RANK` to :func:`cache_file` when this process found facts the file
-    lacked (at exit; atomically: a reader sees the old file or the new one, and the last writer wins)."""
+    """Write the cache file's entries with this process's facts and places to :func:`cache_file` when this
+    process found facts the file lacked (at exit; atomically: a reader sees the old file or the new one,
+    and the last writer wins)."""
     path = cache_file()
     if path is None or not _STATE["new"]:
         return
@@ -158,9 +189,18 @@ def _write_cache() -> None:
 
         from automodel.files import write_text
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _read_cache()
+        entries = {key: list(entry) for key, entry in _FILE.items()}
+        if _STATE["reordered"]:  # the file's places are out of date: every ranked term is in _RANK
+            for entry in entries.values():
+                entry[4] = None
+        for term, facts in _FACTS.items():  # (a place the file has is kept: it is in the same ordering)
+            entry = entries.get(term.key)
+            entries[term.key] = [term.to_dict(), *facts, None if entry is None else entry[4]]
+        for term, rank in _RANK.items():
+            entries.setdefault(term.key, [term.to_dict(), *_found(term), None])[4] = rank
         body = {"version": CACHE_VERSION, "sympy": sympy.__version__,
-                "terms": [[t.to_dict(), text, lone, key, _RANK.get(t)] for t, (text, lone, key) in _FACTS.items()]}
+                "terms": [[key, *entry] for key, entry in entries.items()]}
         write_text(path, json.dumps(body, separators=(",", ":")))
         _STATE["new"] = False
     except Exception:  # noqa: BLE001  (a cache: a command never fails for it)
@@ -177,27 +217,30 @@ def _learnt() -> None:
 
 
 def _found(term: Term) -> tuple[str | None, bool, str]:
-    """What the printer makes of ``term`` (:data:`_FACTS`), found with sympy when not known."""
+    """What the printer makes of ``term`` (:data:`_FACTS`), read from the cache file or found with sympy
+    when not known."""
     facts = _FACTS.get(term)
-    if facts is None:
-        _read_cache()
-        facts = _FACTS.get(term)
-    if facts is None:
-        import sympy
+    if facts is not None:
+        return facts
+    entry = _from_file(term)
+    if entry is not None:
+        facts = _FACTS[term] = (entry[1], entry[2], entry[3])
+        return facts
+    import sympy
 
-        from automodel.text.printers import TextPrinter
+    from automodel.text.printers import TextPrinter
 
-        printer = TextPrinter()
-        text = None
-        if term == ONE:
-            text = ""
-        else:
-            product = sympy.Float(1.5) * term.expr
-            if product.is_Mul and product.as_coeff_Mul() == (sympy.Float(1.5), term.expr):
-                printed = printer.doprint(product)
-                text = printed[3:] if printed.startswith("1.5") and printed[3:4] in ("*", "/") else None
-        facts = _FACTS[term] = (text, not isinstance(term.expr, sympy.Mul), printer.doprint(term.expr))
-        _learnt()
+    printer = TextPrinter()
+    text = None
+    if term == ONE:
+        text = ""
+    else:
+        product = sympy.Float(1.5) * term.expr
+        if product.is_Mul and product.as_coeff_Mul() == (sympy.Float(1.5), term.expr):
+            printed = printer.doprint(product)
+            text = printed[3:] if printed.startswith("1.5") and printed[3:4] in ("*", "/") else None
+    facts = _FACTS[term] = (text, not isinstance(term.expr, sympy.Mul), printer.doprint(term.expr))
+    _learnt()
     return facts
 
 
@@ -234,18 +277,16 @@ def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
     todo = [s for s in dict.fromkeys(sums) if s not in _ORDERS and _printable(s)]
     if not todo:
         return
-    _read_cache()
-    rank = _RANK
-    if any(t not in rank for s in todo for t in s):
+    places = {t: _place(t) for s in todo for t in s}
+    if any(r is None for r in places.values()):
         # the new terms are ordered among themselves (one sympy call) and then put into the kept order
         # (:func:`_merged`), so a later process that prints them needs no sympy; ordering only the new
         # terms and keeping nothing imported sympy in every process that printed them again, and ordering
         # every known term again at each new one grew with the terms known (0.7 s for 1130 terms)
-        every = list(dict.fromkeys(t for s in todo for t in s))
-        wanted = [t for t in every if t not in rank]
+        every = list(places)
+        wanted = [t for t in every if places[t] is None]
         local = _sympy_rank(wanted)
-        merged = None if local is None else _merged(sorted(rank, key=rank.__getitem__),
-                                                     sorted(wanted, key=local.__getitem__))
+        merged = None if local is None else _merged(_ranked(), sorted(wanted, key=local.__getitem__))
         if merged is None:  # two terms the printer merges: order these sums' terms alone, not kept
             local = _sympy_rank(every)
             if local is None:  # term_text() rules this out; formula() then prints the expression
@@ -253,10 +294,14 @@ def prime_orders(sums: Iterable[tuple[Term, ...]]) -> None:
             for s in todo:
                 _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: local[s[i]]))
             return
-        rank = _RANK = {t: i for i, t in enumerate(merged)}  # replaced whole: a reader in another thread
-        _learnt()                                               # sees one ordering
+        _RANK = {t: i for i, t in enumerate(merged)}  # replaced whole: a reader in another thread sees one
+        _STATE["reordered"] = True                     # ordering
+        _learnt()
+        places = {t: _RANK[t] for t in every}
+    else:  # kept for the next sums, and for the cache file when this process writes it
+        _RANK = {**_RANK, **places}
     for s in todo:
-        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: rank[s[i]]))
+        _ORDERS[s] = tuple(sorted(range(len(s)), key=lambda i: places[s[i]]))
 
 
 def _merged(known: list[Term], new: list[Term]) -> list[Term] | None:
