@@ -17,7 +17,6 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 import pandas as pd
 import sympy
-from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
 from automodel.errors import DataError, ModelFileError
@@ -115,6 +114,8 @@ def fit_pc(p: np.ndarray, t: np.ndarray, n: np.ndarray | None = None, degree: in
     values = np.array([cost(g) for g in grid])
     i = int(np.argmin(values))
     a, b = grid[max(i - 1, 0)], grid[min(i + 1, n_grid - 1)]
+    from scipy.optimize import minimize_scalar  # here: scipy.optimize costs 0.6 s of CPU to import
+
     refined = minimize_scalar(cost, bounds=(a, b), method="bounded", options={"xatol": 1e-3 * a})
     return float(refined.x) if refined.fun <= values[i] else float(grid[i])
 
