@@ -11,7 +11,7 @@ start without loading numpy, pandas, scipy or sympy.
 
 from typing import TYPE_CHECKING
 
-from automodel.errors import AutomodelError, DataError, ModelFileError, SpaceError, StoreError
+from automodel.errors import AutomodelError, DataError, ModelFileError, OptionError, SpaceError, StoreError
 from automodel.lazy import lazy_names
 
 #: public name -> module that defines it
@@ -27,7 +27,7 @@ _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "
 
 __all__ = ["fit", "FitResult", "load", "Dataset", "Model", "TermModel", "BestP", "Interval", "load_model", "load_space",
            "SearchSpace", "fit_many", "ManyResult", "suggest", "Plan", "read", "read_extrap_text", "AutomodelRegressor", "AutomodelError",
-           "DataError", "SpaceError", "ModelFileError", "StoreError"]
+           "DataError", "SpaceError", "OptionError", "ModelFileError", "StoreError"]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # pragma: no cover

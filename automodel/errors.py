@@ -15,6 +15,10 @@ class SpaceError(AutomodelError, ValueError):
     """A search-space TOML file is malformed or asks for something unknown."""
 
 
+class OptionError(SpaceError):
+    """A template option's value is outside what the template takes (``kohashi.n_terms=-4``)."""
+
+
 class ModelFileError(AutomodelError, ValueError):
     """A model JSON file is malformed, of an unknown version, or hostile."""
 

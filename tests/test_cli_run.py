@@ -151,3 +151,33 @@ def test_run_writes_no_bar_into_a_redirected_stderr_and_stops_when_the_program_c
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "cannot run 'no-such-program-automodel'" in err and "stopped after the first run" in err
     assert len(missing.read_text().splitlines()) == 2  # the header and the one run
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--n", "nan", "--p", "1,2"], "parameter 'n': 'nan' is not finite"),
+    (["--n", "inf,1", "--p", "1"], "parameter 'n': 'inf' is not finite"),
+    (["--n", "1", "--p", "1,-Infinity"], "parameter 'p': '-Infinity' is not finite"),
+    (["--n", "1", "--param", "k=2,1e999"], "parameter 'k': '1e999' is not finite"),
+])
+def test_run_refuses_a_listed_value_that_is_not_finite(args: list[str], message: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``run --n nan --dry-run`` printed a grid with n = nan and exited 0 (``--n 1:nan:3`` was refused)."""
+    from automodel.cli import main
+
+    assert main(["run", "--cmd", "echo {n}", *args, "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"automodel: error: {message}\n" and out == ""
+    assert main(["run", "--cmd", "echo {n} {mode}", "--n", "1", "--param", "mode=fast,slow", "--dry-run"]) == 0
+    assert "echo 1 slow" in capsys.readouterr().out
+
+
+def test_run_adaptive_refuses_a_target_that_is_not_finite_before_running_the_seed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``run --adaptive --target n=nan`` ran the seed runs first and only then refused the target."""
+    from automodel.cli import main
+
+    out = tmp_path / "runs.csv"
+    assert main(["run", "--cmd", "true {n} {p}", "--n", "1,2,4", "--p", "1,2", "--adaptive", "--target",
+                 "n=nan,p=2", "--until", "15%", "--no-progress", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == "automodel: error: --target 'n=nan,p=2': n must be a finite number, got nan\n"
+    assert not out.exists()

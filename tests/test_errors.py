@@ -2,11 +2,12 @@
 
 import pytest
 
-from automodel.errors import AutomodelError, DataError, ModelFileError, SpaceError, StoreError, where
+from automodel.errors import AutomodelError, DataError, ModelFileError, OptionError, SpaceError, StoreError, where
 
 
 @pytest.mark.parametrize("error, builtin", [(DataError, ValueError), (SpaceError, ValueError),
-                                            (ModelFileError, ValueError), (StoreError, RuntimeError)])
+                                            (OptionError, SpaceError), (ModelFileError, ValueError),
+                                            (StoreError, RuntimeError)])
 def test_every_error_is_an_automodel_error_and_a_builtin(error, builtin):
     with pytest.raises(AutomodelError):
         raise error("x")

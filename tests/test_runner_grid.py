@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from automodel.errors import DataError
@@ -64,3 +66,22 @@ def test_cause7_a_step_below_the_precision_of_the_range_is_refused_not_repeated_
     assert parse_values("3:3:+2", "n") == [3] and parse_values("1:1000:*10", "n") == [1, 10, 100, 1000]
     with pytest.raises(DataError, match="gives inf values"):
         parse_values("-1e308:1e308:+1e300", "n")
+
+
+@pytest.mark.parametrize("spec", ["nan", "inf,1", "1,-inf", "NaN", "Infinity", "1e999", "1,2,-1E999"])
+def test_a_list_item_that_is_a_number_but_not_finite_is_refused_like_the_range_form(spec: str) -> None:
+    """``--n nan`` or ``--n inf,1`` gave a grid with n = nan (the range ``1:nan:3`` was refused): a list
+    item that reads as a number but is not finite is the same one-line error; names stay names."""
+    bad = next(s for s in spec.split(",") if s not in ("1", "2"))
+    with pytest.raises(DataError, match=rf"^parameter 'n': '{bad}' is not finite$"):
+        parse_values(spec, "n")
+    assert parse_values("fast,slow,nano,information", "mode") == ["fast", "slow", "nano", "information"]
+    assert parse_values("1,fast,2.5", "mode") == [1, "fast", 2.5]
+
+
+def test_an_axis_given_in_python_with_a_value_that_is_not_finite_is_refused() -> None:
+    with pytest.raises(DataError, match=r"^parameter 'n': 'nan' is not finite$"):
+        next(expand_grid({"n": [1, float("nan")]}))
+    with pytest.raises(DataError, match=r"^parameter 'p': '-inf' is not finite$"):
+        next(expand_grid({"n": [1], "p": [2, -math.inf]}))
+    assert list(expand_grid({"flag": [True], "mode": ["nan-free"]})) == [{"flag": True, "mode": "nan-free"}]

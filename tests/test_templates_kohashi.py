@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from automodel.errors import DataError, ModelFileError
+from automodel.errors import DataError, ModelFileError, OptionError
 from automodel.space.symbols import symbol
 from automodel.templates.kohashi import KOHASHI, KohashiModel, term_basis
 from automodel.templates.remc import DEFAULT_TEMPERATURES, effective_sample_size, ladder, replica_exchange
@@ -179,5 +179,5 @@ def test_pc_by_an_optuna_study_is_seeded_recovers_pc_and_resumes(tmp_path) -> No
         assert len(optuna.load_study(study_name="s", storage=where).trials) == 8
     with pytest.raises(DataError, match=r"^kohashi: optuna storage 'nosuch://x' cannot be opened: [^\n]*$"):
         KOHASHI.fit(frame, n_terms=6, pc_search="optuna", pc_storage="nosuch://x")
-    with pytest.raises(DataError, match="pc_search must be 'bounded' or 'optuna'"):
+    with pytest.raises(OptionError, match="^kohashi: option pc_search must be 'bounded' or 'optuna', got 'grid'$"):
         KOHASHI.fit(frame, n_terms=6, pc_search="grid")

@@ -8,7 +8,7 @@ import pytest
 
 import automodel
 from automodel.cli import main
-from automodel.errors import SpaceError
+from automodel.errors import OptionError, SpaceError
 from automodel.templates import TEMPLATES
 from automodel.templates.options import convert, parse_assignments, template_options
 
@@ -72,10 +72,86 @@ def test_fit_cli_and_space_reach_kohashi_n_terms(tmp_path, capsys):
 
 
 def test_a_template_option_the_data_refuses_is_noted_in_its_row():
+    """An option the template takes but these data cannot serve (a degree in n without column n) is a
+    note of the template's row; the fit goes on."""
     result = automodel.fit(strong_scaling(), progress=False, templates="kohashi",
-                           template_options={"kohashi": {"n_terms": 9}})
+                           template_options={"kohashi": {"degree": 2}})
     row = result.leaderboard[result.leaderboard["kind"] == "template:kohashi"].iloc[0]
-    assert row["note"] == "fit failed: kohashi: n_terms must be 2 to 6, got 9"
+    assert row["note"] == "fit failed: data: degree 2 in n needs column 'n'"
+
+
+@pytest.mark.parametrize("template, options, message", [
+    ("kohashi", {"n_terms": -4}, "kohashi: option n_terms must be a whole number from 2 to 6, got -4"),
+    ("kohashi", {"n_terms": 9}, "kohashi: option n_terms must be a whole number from 2 to 6, got 9"),
+    ("kohashi", {"pc": -40.0}, "kohashi: option pc must be none or a number > 0, got -40"),
+    ("kohashi", {"cores_per_node": 0.0}, "kohashi: option cores_per_node must be none or a number > 0, got 0"),
+    ("kohashi", {"degree": -1}, "kohashi: option degree must be none or a whole number from 0 to 3, got -1"),
+    ("kohashi", {"degree": 9}, "kohashi: option degree must be none or a whole number from 0 to 3, got 9"),
+    ("kohashi", {"n_steps": -1}, "kohashi: option n_steps must be a whole number >= 2, got -1"),
+    ("kohashi", {"max_samples": 0}, "kohashi: option max_samples must be a whole number >= 1, got 0"),
+    ("kohashi", {"pc_trials": 0}, "kohashi: option pc_trials must be a whole number >= 1, got 0"),
+    ("kohashi", {"pc_timeout": -1.0}, "kohashi: option pc_timeout must be none or a number > 0, got -1"),
+    ("kohashi", {"temperatures": (0.1, -1.0)}, "kohashi: option temperatures must be none or numbers > 0, "
+                                               r"got \(0.1, -1.0\)"),
+    ("kohashi", {"seed": -1}, "kohashi: option seed must be none or a whole number >= 0, got -1"),
+    ("kohashi", {"pc_search": "grid"}, "kohashi: option pc_search must be 'bounded' or 'optuna', got 'grid'"),
+    ("prophesy", {"degree": -1}, "prophesy: option degree must be a whole number from 0 to 7, got -1"),
+    ("rbasp", {"g": "cubic"}, "rbasp: option g must be 'linear', 'quadratic', 'auto', got 'cubic'"),
+    ("rational", {"degrees": (3, -1, 2)}, "rational: option degrees must be 'search' or 3 whole numbers from 0 "
+                                          r"to 7, got \(3, -1, 2\)"),
+    ("rational", {"degrees": "all"}, "rational: option degrees must be 'search' or 3 whole numbers from 0 to 7, "
+                                     "got 'all'"),
+    ("rational", {"max_degree": 50}, "rational: option max_degree must be a whole number from 0 to 7, got 50"),
+    ("hockney", {"breakpoints": (131072.0, 8192.0)}, "hockney: option breakpoints must be none, 'paper', "
+                                                     r"'search' or increasing sizes > 0, got \(131072.0, 8192.0\)"),
+    ("hockney", {"breakpoints": "guess"}, "hockney: option breakpoints must be none, 'paper', 'search' or "
+                                          "increasing sizes > 0, got 'guess'"),
+    ("hockney_collective", {"schedule": "p2p"}, "hockney_collective: option schedule must be 'auto' or one of "),
+    ("hockney_collective", {"schedules": ("ring",)}, "hockney_collective: option schedules must be none or some "),
+    ("fim_cal", {"method": "exact"}, "fim_cal: option method must be 'first_step' or 'chain', got 'exact'"),
+    ("fim_cal", {"stages": 0}, "fim_cal: option stages must be a whole number >= 1, got 0"),
+    ("fim_cal", {"epsilon": -1e-5}, "fim_cal: option epsilon must be a number > 0, got -1e-05"),
+    ("fim_cal", {"tau": 0.0}, "fim_cal: option tau must be a number > 0, got 0"),
+    ("fim_cal", {"max_steps": 0}, "fim_cal: option max_steps must be a whole number >= 1, got 0"),
+    ("fim_com", {"pattern": "alltoall"}, "fim_com: option pattern must be 'scatter', 'broadcast', 'gather', "
+                                         "'auto', got 'alltoall'"),
+    ("fim_com", {"reps": 0}, "fim_com: option reps must be a whole number from 1 to 4096, got 0"),
+    ("fim_com", {"fit_reps": 10**6}, "fim_com: option fit_reps must be a whole number from 1 to 4096, got 1e\\+06"),
+    ("fim_com", {"zeta_ratio": 2.0}, r"fim_com: option zeta_ratio must be a number in \(0, 1\], got 2"),
+    ("fim_com", {"job_size": -1.0}, "fim_com: option job_size must be none or a number > 0, got -1"),
+    ("fim_com", {"max_jobs": 0}, "fim_com: option max_jobs must be a whole number >= 1, got 0"),
+])
+def test_an_option_outside_what_the_template_takes_is_an_option_error(template, options, message):
+    """``kohashi.n_terms=-4`` and the like: an OptionError naming template, option, expectation and value,
+    whatever the data (checked before them)."""
+    with pytest.raises(OptionError, match=f"^{message}"):
+        TEMPLATES[template].fit(strong_scaling(), **options)
+
+
+@pytest.mark.parametrize("option, got", [
+    ("kohashi.n_terms=-4", "-4"), ("kohashi.pc=-40", "-40"), ("kohashi.degree=9", "9"), ("kohashi.n_steps=-1", "-1"),
+    ("rbasp.g=cubic", "'cubic'"), ("rational.max_degree=50", "50"), ("prophesy.degree=-1", "-1"),
+    ("hockney.breakpoints=0,10", "(0.0, 10.0)")])
+def test_fit_cli_stops_at_an_option_outside_what_the_template_takes(option, got, tmp_path, capsys):
+    """``fit --template-option kohashi.n_terms=-4`` fitted, noted "fit failed" in the row and exited 0."""
+    data = tmp_path / "runs.csv"
+    frame = strong_scaling()
+    frame["n"] = 1000.0 * frame["p"]
+    frame.to_csv(data, index=False)
+    template, rest = option.split(".", 1)
+    assert main(["fit", str(data), "--quiet", "--templates", template, "--template-option", option]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith(f"automodel: error: {template}: option {rest.split('=')[0]} must be ")
+    assert err.endswith(f", got {got}\n") and err.count("\n") == 1 and out == ""
+
+
+def test_fit_raises_an_option_error_and_keeps_data_failures_as_notes():
+    with pytest.raises(OptionError, match="^kohashi: option n_terms must be"):
+        automodel.fit(strong_scaling(), progress=False, templates="kohashi,amdahl",
+                      template_options={"kohashi": {"n_terms": -4}})
+    result = automodel.fit(strong_scaling(), progress=False, templates="kohashi,prophesy")
+    notes = result.leaderboard.set_index("kind")["note"]
+    assert notes["template:prophesy"].startswith("not applicable")  # no column n: a note, as before
 
 
 def test_templates_command_lists_options_within_80_columns(capsys):

@@ -60,6 +60,8 @@ def parse_target(text: str, flag: str = "--target") -> dict[str, float]:
     >>> parse_target("n=1e6, p=1024")
     {'n': 1000000.0, 'p': 1024.0}
     """
+    import math
+
     from automodel.errors import DataError
 
     out: dict[str, float] = {}
@@ -71,6 +73,8 @@ def parse_target(text: str, flag: str = "--target") -> dict[str, float]:
             out[name.strip()] = float(value)
         except ValueError:
             raise DataError(f"{flag} {text!r}: expected NAME=NUMBER,... e.g. n=1000000,p=1024") from None
+        if not math.isfinite(out[name.strip()]):  # refused before `run --adaptive` runs its seed
+            raise DataError(f"{flag} {text!r}: {name.strip()} must be a finite number, got {value.strip()}")
     return out
 
 

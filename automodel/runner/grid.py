@@ -86,7 +86,8 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
     Raises
     ------
     DataError
-        If the specification is empty or malformed.
+        If the specification is empty or malformed, or a number in it is not finite (``nan``,
+        ``inf``, ``1e999``: in a list too, where other text is kept as a name).
 
     Examples
     --------
@@ -105,9 +106,11 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
         out: list[int | float | str] = []
         for s in items:
             try:
-                out.append(_number(s, name))
-            except DataError:
-                out.append(s)
+                float(s)
+            except ValueError:
+                out.append(s)  # a name such as 'fast', not a number
+            else:
+                out.append(_number(s, name))  # a number, refused when not finite (nan, inf, 1e999)
         return out
     parts = spec.split(":")
     if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] not in ("log", "lin")):
@@ -166,6 +169,9 @@ def expand_grid(axes: Mapping[str, Sequence[object]]) -> Iterator[dict[str, obje
             raise DataError(f"parameter name '{name}' is reserved (built-in placeholder)")
         if len(values) == 0:
             raise DataError(f"parameter '{name}' has no values")
+        for value in values:  # an axis given in Python, not parsed by parse_values
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isfinite(value):
+                raise DataError(f"parameter '{name}': '{value}' is not finite")
     names = list(axes)
     return (dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names)))
 

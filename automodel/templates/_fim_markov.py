@@ -15,6 +15,7 @@ from scipy.special import gammaln, xlogy
 
 from automodel.data.cells import shown
 from automodel.errors import DataError
+from automodel.templates.base import check_option, whole
 
 __all__ = [
     "BaseProbabilities",
@@ -245,6 +246,11 @@ def chain_expected_cycles(base: BaseProbabilities, t: int) -> np.ndarray:
     return 1.0 / (p_s * pi[..., t])
 
 
+def check_stages(stages: object) -> None:
+    """A one-line OptionError unless ``stages`` (of the chain, FiM-Cal's option) is a whole number >= 1."""
+    check_option(whole(stages, 1), "fim_cal", "stages", "a whole number >= 1", stages)
+
+
 def chain_time(u: np.ndarray, tc: np.ndarray, sc: np.ndarray, f: np.ndarray, t: np.ndarray,
                stages: int = 1) -> np.ndarray:
     """Calculation time of ``stages`` synchronised stages from the full chain (eqs. 6-10).
@@ -272,8 +278,7 @@ def chain_time(u: np.ndarray, tc: np.ndarray, sc: np.ndarray, f: np.ndarray, t: 
     DataError
         A ``t`` that is not a whole number from 1 to :data:`MAX_CHAIN_T`, or counters out of range.
     """
-    if int(stages) != stages or stages < 1:
-        raise DataError(f"FiM-Cal: stages must be a positive integer, got {shown(stages)}")
+    check_stages(stages)
     arrays = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (u, tc, sc, f, t)))
     u, tc, sc, f, t = (np.ravel(x) for x in arrays)
     out = np.empty(u.shape, dtype=float)

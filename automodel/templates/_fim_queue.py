@@ -69,8 +69,13 @@ class QueueParams:
         if not all(np.isfinite(v) and v >= 0 for v in values) or self.zeta_max <= 0:
             raise DataError(f"FiM-Com: queue parameters must be finite, >= 0 and zeta_max > 0, got "
                             f"{', '.join(shown(v) for v in values)}")
-        if not 0 < self.zeta_ratio <= 1:
+        if not zeta_ratio_ok(self.zeta_ratio):
             raise DataError(f"FiM-Com: zeta_ratio must be in (0, 1], got {self.zeta_ratio:g}")
+
+
+def zeta_ratio_ok(ratio: object) -> bool:
+    """``zeta_min / zeta_max`` of eq. 13 is a number in (0, 1]."""
+    return isinstance(ratio, (int, float, np.integer, np.floating)) and not isinstance(ratio, bool) and 0 < ratio <= 1
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from automodel.data.cells import finite_number, shown
-from automodel.errors import DataError, ModelFileError
+from automodel.errors import DataError, ModelFileError, OptionError
 from automodel.model.core import Core  # the fitted core every template returns
 from automodel.options import weights
 from automodel.solve import metrics
@@ -24,7 +24,7 @@ from automodel.solve.lstsq import solve_one
 
 __all__ = ["Template", "COSTS", "ColumnTemplate", "MODEL_VERSION", "frame_source", "column", "json_float", "times",
            "missing_reason", "standard_error", "solve_weighted", "read_floats", "read_float", "read_str", "read_header",
-           "read_notes"]
+           "read_notes", "option_error", "check_option", "whole", "positive"]
 
 #: cost classes of a template's fit: name -> what it means for ``automodel fit``
 COSTS: dict[str, str] = {
@@ -213,3 +213,29 @@ def read_notes(d: dict) -> tuple[str, ...]:
     if not isinstance(notes, list) or not all(isinstance(s, str) for s in notes):
         raise ModelFileError("model field 'notes': expected a list of strings")
     return tuple(notes)
+
+
+def option_error(template: str, option: str, expected: str, value: Any) -> OptionError:
+    """The one-line :class:`OptionError` of a template option's value: ``kohashi: option n_terms must be
+    2 to 6, got -4``."""
+    return OptionError(f"{template}: option {option} must be {expected}, got {shown(value)}")
+
+
+def check_option(ok: bool, template: str, option: str, expected: str, value: Any) -> None:
+    """Raise :func:`option_error` unless ``ok`` (a test of the option's value alone, not of the data)."""
+    if not ok:
+        raise option_error(template, option, expected, value)
+
+
+def whole(value: Any, low: float, high: float = math.inf) -> bool:
+    """``value`` is a whole number (not a bool) from ``low`` to ``high``."""
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and math.isfinite(value) and value == int(value) and low <= value <= high)
+
+
+def positive(value: Any, allow_none: bool = False) -> bool:
+    """``value`` is a finite number > 0 (or None when ``allow_none``)."""
+    if value is None:
+        return allow_none
+    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+            and math.isfinite(value) and value > 0)

@@ -15,11 +15,17 @@ import sympy
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import log2, symbol
-from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, frame_source, read_float, read_floats,
-                                      read_header, read_notes, solve_weighted, standard_error, times)
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, frame_source, read_float,
+                                      read_floats, read_header, read_notes, solve_weighted, standard_error, times,
+                                      whole)
 
 __all__ = ["TEMPLATES", "PROPHESY", "RBASP", "AMDAHL", "PolynomialModel", "RbaspModel", "AmdahlModel",
            "ProphesyTemplate", "RbaspTemplate", "AmdahlTemplate"]
+
+#: the degrees of Prophesy's polynomial (a model file holds 1 to 8 coefficients)
+DEGREES = (0, 7)
+#: RBASP's g(p): linear or quadratic in log2 p, or the one of lower standard error
+G_CHOICES = ("linear", "quadratic", "auto")
 
 
 def _f(x: float) -> sympy.Float:
@@ -60,8 +66,8 @@ class PolynomialModel:
     def from_dict(cls, d: dict) -> "PolynomialModel":
         read_header(d, "prophesy")
         coef = read_floats(d, "coefficients")
-        if not 1 <= len(coef) <= 8:
-            raise ModelFileError("model field 'coefficients': expected 1 to 8 numbers")
+        if not whole(len(coef) - 1, *DEGREES):
+            raise ModelFileError(f"model field 'coefficients': expected {DEGREES[0] + 1} to {DEGREES[1] + 1} numbers")
         return cls(coefficients=coef, notes=read_notes(d))
 
 
@@ -86,6 +92,8 @@ class ProphesyTemplate(ColumnTemplate):
         >>> [round(c, 6) + 0.0 for c in PROPHESY.fit(f).coefficients]
         [1.0, 0.0, 0.0, 1.0]
         """
+        check_option(whole(degree, *DEGREES), "prophesy", "degree", f"a whole number from {DEGREES[0]} to "
+                     f"{DEGREES[1]}", degree)
         t = times(frame, min_rows=1)
         n = column(frame, "n")
         n_distinct = np.unique(n).size
@@ -176,8 +184,7 @@ class RbaspTemplate(ColumnTemplate):
         g : "linear", "quadratic" or "auto" (lower standard error of log2 T; needs enough rows).
         variables : the x_i; default every numeric column except ``time`` and ``p`` that varies.
         """
-        if g not in ("linear", "quadratic", "auto"):
-            raise DataError(f"rbasp: option g must be 'linear', 'quadratic' or 'auto', got {g!r}")
+        check_option(g in G_CHOICES, "rbasp", "g", ", ".join(map(repr, G_CHOICES)), g)
         t = times(frame)
         lp = np.log2(column(frame, "p"))
         notes: list[str] = []

@@ -14,7 +14,7 @@ import pandas as pd
 
 from automodel.data import Dataset
 from automodel.data.splits import holdout_rows
-from automodel.errors import SpaceError
+from automodel.errors import OptionError, SpaceError
 from automodel.model.core import Model
 from automodel.options import ROLE_NAMES, weights
 from automodel.solve import metrics as metrics_mod
@@ -125,6 +125,8 @@ def refit_errors(template: Any, options: Mapping[str, Any], frame: pd.DataFrame,
             with np.errstate(all="ignore"):
                 got = np.asarray(template.fit(frame[train].reset_index(drop=True), **options).predict(
                     frame[test].reset_index(drop=True)), float)
+        except OptionError:
+            raise
         except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError):
             return np.full(int(test.sum()), np.inf)
         return np.where(np.isfinite(got), got, np.inf)
@@ -181,6 +183,8 @@ def template_rows(ds: Dataset, sp: SearchSpace, ctx: Mapping[str, Any], named: b
                 fitted = (template.fit(frame, progress=progress, **given) if template.cost == "slow"
                           else template.fit(frame, **given))
                 pred = np.asarray(fitted.predict(frame), float)
+            except OptionError:
+                raise  # the user's option, not these data: an error of the command, not a note of its row
             except (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
                 reason = f"fit failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         if reason is not None:

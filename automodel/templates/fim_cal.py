@@ -19,8 +19,8 @@ import sympy
 from automodel.data.cells import finite_number, floats, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
-from automodel.templates._fim_markov import chain_time, first_step_time
-from automodel.templates.base import ColumnTemplate, json_float, read_float
+from automodel.templates._fim_markov import chain_time, check_stages, first_step_time
+from automodel.templates.base import ColumnTemplate, check_option, json_float, positive, read_float, whole
 
 __all__ = ["TEMPLATE", "FimCalModel", "FimCalTemplate", "fit_regression", "calibrate_alpha"]
 
@@ -59,6 +59,13 @@ def fit_regression(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return coef
 
 
+def _check_calibration(epsilon: Any, tau: Any, max_steps: Any) -> None:
+    """A one-line OptionError unless the step ``epsilon`` and threshold ``tau`` are > 0 and ``max_steps`` >= 1."""
+    for name, value in (("epsilon", epsilon), ("tau", tau)):
+        check_option(positive(value), "fim_cal", name, "a number > 0", value)
+    check_option(whole(max_steps, 1), "fim_cal", "max_steps", "a whole number >= 1", max_steps)
+
+
 def calibrate_alpha(time_of_alpha: Callable[[np.ndarray], np.ndarray], actual: np.ndarray,
                     epsilon: float = 1e-5, tau: float = 0.01, max_steps: int = 1_000_000,
                     relative: bool = False, chunk: int = 4096) -> tuple[float, float, int]:
@@ -89,8 +96,7 @@ def calibrate_alpha(time_of_alpha: Callable[[np.ndarray], np.ndarray], actual: n
     -------
     (alpha, rms, steps) : tuple
     """
-    if epsilon <= 0 or tau <= 0:
-        raise DataError(f"FiM-Cal: epsilon and tau must be > 0, got {epsilon!r}, {tau!r}")
+    _check_calibration(epsilon, tau, max_steps)
     actual = np.asarray(actual, dtype=float)
 
     def rms(alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -345,11 +351,12 @@ class FimCalTemplate(ColumnTemplate):
         stages, epsilon, tau, max_steps
             See :func:`automodel.templates._fim_markov.chain_time` and :func:`calibrate_alpha`.
         """
+        check_option(method in METHODS, "fim_cal", "method", " or ".join(map(repr, METHODS)), method)
+        check_stages(stages)
+        _check_calibration(epsilon, tau, max_steps)
         reason = self.applicable(frame)
         if reason is not None:
             raise DataError(f"FiM-Cal: {reason}")
-        if method not in METHODS:
-            raise DataError(f"FiM-Cal: method must be one of {METHODS}, got {method!r}")
         if parameters is None:
             parameters = [c for c in frame.columns if c not in _NOT_PARAMETERS
                           and pd.api.types.is_numeric_dtype(frame[c])]

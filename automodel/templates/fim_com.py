@@ -20,8 +20,9 @@ from automodel.data.cells import finite_number, floats, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
 from automodel.templates import _fim_queue
-from automodel.templates._fim_queue import PATTERNS, QueueParams, batches, config_rng, draw, run, stack, variates
-from automodel.templates.base import ColumnTemplate, json_float, read_float
+from automodel.templates._fim_queue import (PATTERNS, QueueParams, batches, config_rng, draw, run, stack, variates,
+                                            zeta_ratio_ok)
+from automodel.templates.base import ColumnTemplate, check_option, json_float, positive, read_float, whole
 
 __all__ = ["TEMPLATE", "FimComModel", "FimComTemplate", "calibrate", "simulate_frame"]
 
@@ -33,6 +34,8 @@ _PARAM_NAMES: tuple[str, ...] = ("zeta_max", "meta_mean", "meta_log", "init_mean
 _EVALUATIONS = 400
 #: most simulated repetitions a model file may ask for
 MAX_REPS = 4096
+#: the largest seed (a model file's, and the option's)
+MAX_SEED = 2 ** 63 - 1
 _SECONDS_PER_VARIATE = 1.5e-8
 _SECONDS_PER_JOB = 2e-8
 _SECONDS_PER_PASS = 2e-5
@@ -281,7 +284,7 @@ class FimComModel:
             raise ModelFileError("FiM-Com model file: 'job_size' must be > 0")
         rms = read_float(d, "rms", allow_none=True)  # null or absent: the calibration's error is not known
         return cls(pattern=d["pattern"], params=params, job_size=job_size, reps=integer("reps", 1, MAX_REPS),
-                   seed=integer("seed", 0, 2 ** 63 - 1), rms_=float("nan") if rms is None else rms)
+                   seed=integer("seed", 0, MAX_SEED), rms_=float("nan") if rms is None else rms)
 
 
 @dataclass(frozen=True)
@@ -342,6 +345,15 @@ class FimComTemplate(ColumnTemplate):
         progress : bool
             Show a progress bar of the simulations once calibration has run for a second.
         """
+        check_option(pattern in (*PATTERNS, "auto"), self.name, "pattern", ", ".join(map(repr, (*PATTERNS, "auto"))),
+                     pattern)
+        check_option(positive(job_size, allow_none=True), self.name, "job_size", "none or a number > 0", job_size)
+        for name, value, high in (("max_jobs", max_jobs, math.inf), ("reps", reps, MAX_REPS),
+                                  ("fit_reps", fit_reps, MAX_REPS), ("max_nfev", max_nfev, math.inf)):
+            check_option(whole(value, 1, high), self.name, name, "a whole number >= 1" if high == math.inf else
+                         f"a whole number from 1 to {high}", value)
+        check_option(whole(seed, 0, MAX_SEED), self.name, "seed", f"a whole number from 0 to {MAX_SEED}", seed)
+        check_option(zeta_ratio_ok(zeta_ratio), self.name, "zeta_ratio", "a number in (0, 1]", zeta_ratio)
         reason = self.applicable(frame)
         if reason is not None:
             raise DataError(f"FiM-Com: {reason}")
@@ -349,8 +361,6 @@ class FimComTemplate(ColumnTemplate):
         if job_size is None:
             job_size = float(np.max(n)) / max_jobs
         patterns = PATTERNS if pattern == "auto" else (pattern,)
-        if not set(patterns) <= set(PATTERNS):
-            raise DataError(f"FiM-Com: pattern must be one of {PATTERNS + ('auto',)}, got {pattern!r}")
         best: FimComModel | None = None
         for name in patterns:
             params, rms = calibrate(frame, name, job_size, reps=fit_reps, seed=seed,

@@ -18,9 +18,9 @@ import pandas as pd
 import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, json_float, read_float,
-                                           read_floats, read_header, read_notes, read_str, solve_weighted,
-                                           standard_error, times)
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, json_float,
+                                           read_float, read_floats, read_header, read_notes, read_str,
+                                           solve_weighted, standard_error, times)
 from automodel.templates.collectives import SCHEDULES, design_matrix, schedule_expr
 
 __all__ = ["HockneyModel", "HOCKNEY", "HOCKNEY_COLLECTIVE", "TEMPLATES", "PAPER_BREAKPOINTS",
@@ -28,6 +28,13 @@ __all__ = ["HockneyModel", "HOCKNEY", "HOCKNEY_COLLECTIVE", "TEMPLATES", "PAPER_
 
 #: The eager / rendezvous thresholds of contention-hockney-singh sec. 3.3.1 (8 KB and 128 KB).
 PAPER_BREAKPOINTS: tuple[float, float] = (8192.0, 131072.0)
+#: the named choices of breakpoints (besides None and explicit sizes)
+BREAKPOINT_CHOICES = ("paper", "search")
+
+
+def increasing_sizes(sizes: Sequence[float]) -> bool:
+    """``sizes`` are finite, positive and strictly increasing (breakpoints of a piecewise model)."""
+    return list(sizes) == sorted(set(sizes)) and all(math.isfinite(b) and b > 0 for b in sizes)
 
 _COLLECTIVE_SCHEDULES = tuple(s for s in SCHEDULES if s != "p2p")
 
@@ -85,7 +92,7 @@ class HockneyModel:
         breakpoints = read_floats(d, "breakpoints")
         alphas = read_floats(d, "alphas", length=len(breakpoints) + 1)
         betas = read_floats(d, "betas", length=len(breakpoints) + 1)
-        if list(breakpoints) != sorted(set(breakpoints)) or any(b <= 0 for b in breakpoints):
+        if not increasing_sizes(breakpoints):
             raise ModelFileError("model field 'breakpoints': expected increasing positive numbers")
         constant_first = d.get("constant_first")
         if not isinstance(constant_first, bool):
@@ -132,8 +139,12 @@ def fit_schedule(frame: pd.DataFrame, schedule: str, breakpoints: Sequence[float
     relative : weight rows by ``1/T`` (relative-error cost; times span decades of message size).
     nonnegative : ``alpha, beta >= 0`` (NNLS).
     """
-    if schedule not in SCHEDULES:
-        raise DataError(f"hockney: unknown schedule {schedule!r}; expected one of {sorted(SCHEDULES)}")
+    check_option(schedule in SCHEDULES, template, "schedule", f"one of {', '.join(sorted(SCHEDULES))}", schedule)
+    if breakpoints is not None and not isinstance(breakpoints, str):
+        breakpoints = tuple(float(b) for b in breakpoints)
+    check_option(breakpoints in (None, *BREAKPOINT_CHOICES) if not isinstance(breakpoints, tuple) else
+                 increasing_sizes(breakpoints), template, "breakpoints", "none, 'paper', 'search' or increasing "
+                 "sizes > 0", breakpoints)
     t = times(frame, min_rows=2)
     m = column(frame, "n")
     p = column(frame, "p") if schedule != "p2p" else np.ones_like(m)
@@ -145,13 +156,8 @@ def fit_schedule(frame: pd.DataFrame, schedule: str, breakpoints: Sequence[float
         elif breakpoints == "search":
             grid = _candidate_breakpoints(m)
             candidates = list(itertools.combinations(grid.tolist(), n_pieces - 1))
-        else:
-            raise DataError(f"hockney: breakpoints must be None, 'paper', 'search' or sizes, got {breakpoints!r}")
     else:
-        bps = tuple(float(b) for b in breakpoints)
-        if list(bps) != sorted(set(bps)) or any(b <= 0 for b in bps):
-            raise DataError(f"hockney: breakpoints must be increasing positive sizes, got {bps}")
-        candidates = [bps]
+        candidates = [breakpoints]
     best: tuple[float, tuple[float, ...], np.ndarray] | None = None
     for bps in candidates:
         solved = _solve(design_matrix(schedule, p, m, bps), t, constant_first, relative, nonnegative)
@@ -221,6 +227,11 @@ class HockneyCollectiveTemplate(ColumnTemplate):
             ...) or ``"auto"``.
         schedules : the schedules ``"auto"`` compares (default: every collective).
         """
+        check_option(schedule == "auto" or schedule in _COLLECTIVE_SCHEDULES, self.name, "schedule",
+                     f"'auto' or one of {', '.join(_COLLECTIVE_SCHEDULES)}", schedule)
+        check_option(schedules is None or (not isinstance(schedules, str) and len(schedules) > 0 and all(
+            s in SCHEDULES for s in schedules)), self.name, "schedules", f"none or some of {', '.join(SCHEDULES)}",
+            schedules)
         if schedule != "auto":
             return fit_schedule(frame, schedule, breakpoints, constant_first, relative, nonnegative,
                                 template=self.name)

@@ -21,8 +21,8 @@ from scipy.special import expit
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import log2, symbol
-from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, read_float, read_floats,
-                                           read_header, read_notes, solve_weighted, times)
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, positive, read_float,
+                                           read_floats, read_header, read_notes, solve_weighted, times, whole)
 from automodel.templates.remc import DEFAULT_TEMPERATURES, hdi, ladder, replica_exchange
 
 #: a posterior whose adjacent temperatures swap less often than this did not mix
@@ -33,6 +33,11 @@ MIN_ESS = 100
 __all__ = ["KOHASHI", "TEMPLATE", "KohashiModel", "term_basis", "features", "fit_pc", "pc_study"]
 
 TERM_NAMES = ("1/p", "1", "log2 p", "log2 p / sqrt p", "1/p^2", "p sigmoid(p - pc)")
+#: the numbers of terms a model has (2 is Amdahl's law), and the degrees of c_i(n) (sec. 3.3: cubic)
+N_TERMS = (2, 6)
+DEGREES = (0, 3)
+#: how ``pc`` of the 6-term model is fitted (:func:`fit_pc`)
+PC_SEARCHES = ("bounded", "optuna")
 
 
 def term_basis(p: np.ndarray, n_terms: int, pc: np.ndarray | float | None = None) -> np.ndarray:
@@ -108,8 +113,7 @@ def fit_pc(p: np.ndarray, t: np.ndarray, n: np.ndarray | None = None, degree: in
         study.optimize(lambda trial: cost(trial.suggest_float("pc", lo, hi, log=True)), n_trials=n_trials,
                        timeout=timeout)
         return float(study.best_params["pc"])
-    if search != "bounded":
-        raise DataError(f"kohashi: pc_search must be 'bounded' or 'optuna', got {search!r}")
+    _check_pc_search(search)
     grid = np.geomspace(lo, hi, n_grid)
     values = np.array([cost(g) for g in grid])
     i = int(np.argmin(values))
@@ -249,8 +253,10 @@ class KohashiModel:
     def from_dict(cls, d: dict) -> "KohashiModel":
         read_header(d, "kohashi")
         n_terms, degree = d.get("n_terms"), d.get("degree")
-        if type(n_terms) is not int or not 2 <= n_terms <= 6 or type(degree) is not int or not 0 <= degree <= 3:
-            raise ModelFileError("model fields 'n_terms' (2-6) and 'degree' (0-3): expected small integers")
+        if type(n_terms) is not int or not whole(n_terms, *N_TERMS) or type(degree) is not int or not whole(
+                degree, *DEGREES):
+            raise ModelFileError(f"model fields 'n_terms' ({N_TERMS[0]}-{N_TERMS[1]}) and 'degree' "
+                                 f"({DEGREES[0]}-{DEGREES[1]}): expected small integers")
         k = n_terms * (degree + 1)
         coef = np.array(read_floats(d, "coefficients", length=k))
         samples = d.get("samples")
@@ -308,8 +314,8 @@ class KohashiTemplate(ColumnTemplate):
         c_max : upper prior bounds of the coefficients (default: 10x the largest ``T_j / term(p_j)``).
         max_samples : posterior samples kept in the model (evenly thinned).
         """
-        if not 2 <= int(n_terms) <= 6:
-            raise DataError(f"kohashi: n_terms must be 2 to 6, got {n_terms!r}")
+        _check_options(n_terms, pc, cores_per_node, degree, n_steps, temperatures, c_max, max_samples, seed,
+                       pc_search, pc_trials, pc_timeout)
         t = times(frame)
         p = column(frame, "p")
         notes: list[str] = []
@@ -345,6 +351,30 @@ class KohashiTemplate(ColumnTemplate):
                          f"{model.diagnostics['ess_min']:.0f}")
         model.notes = tuple(notes)
         return model
+
+
+def _check_options(n_terms: Any, pc: Any, cores_per_node: Any, degree: Any, n_steps: Any, temperatures: Any,
+                   c_max: Any, max_samples: Any, seed: Any, pc_search: Any, pc_trials: Any, pc_timeout: Any) -> None:
+    """A one-line :class:`~automodel.errors.OptionError` for an option of :meth:`KohashiTemplate.fit`
+    whose value the template does not take (whatever the data)."""
+    check_option(whole(n_terms, *N_TERMS), "kohashi", "n_terms", f"a whole number from {N_TERMS[0]} to "
+                 f"{N_TERMS[1]}", n_terms)
+    check_option(degree is None or whole(degree, *DEGREES), "kohashi", "degree",
+                 f"none or a whole number from {DEGREES[0]} to {DEGREES[1]}", degree)
+    for name, value in (("pc", pc), ("cores_per_node", cores_per_node), ("pc_timeout", pc_timeout)):
+        check_option(positive(value, allow_none=True), "kohashi", name, "none or a number > 0", value)
+    check_option(whole(n_steps, 2), "kohashi", "n_steps", "a whole number >= 2", n_steps)
+    for name, value in (("max_samples", max_samples), ("pc_trials", pc_trials)):
+        check_option(whole(value, 1), "kohashi", name, "a whole number >= 1", value)
+    for name, values in (("temperatures", temperatures), ("c_max", c_max)):
+        check_option(values is None or (len(values) > 0 and all(positive(v) for v in values)), "kohashi", name,
+                     "none or numbers > 0", values)
+    check_option(seed is None or whole(seed, 0), "kohashi", "seed", "none or a whole number >= 0", seed)
+    _check_pc_search(pc_search)
+
+
+def _check_pc_search(search: Any) -> None:
+    check_option(search in PC_SEARCHES, "kohashi", "pc_search", " or ".join(map(repr, PC_SEARCHES)), search)
 
 
 def _posterior(x: np.ndarray, t: np.ndarray, coef: np.ndarray, n_steps: int, temperatures: Sequence[float],

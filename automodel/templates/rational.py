@@ -18,13 +18,15 @@ import sympy
 
 from automodel.errors import DataError, ModelFileError
 from automodel.space.symbols import symbol
-from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, column, read_floats, read_header,
-                                           read_notes, solve_weighted, standard_error, times)
+from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, read_floats,
+                                           read_header, read_notes, solve_weighted, standard_error, times, whole)
 
 __all__ = ["RATIONAL", "MULTIVARIATE_TYPE1", "MULTIVARIATE_TYPE2", "TEMPLATES", "RationalModel",
            "MultivariateModel"]
 
 PARTS = ("n", "cpu", "bw")  # P_n, P_cpu / cpu, P_bw / bw
+#: the degrees of each polynomial P (a model file holds 1 to 8 coefficients a part)
+DEGREES = (0, 7)
 
 
 def _poly(n: np.ndarray, coefficients: Sequence[float]) -> np.ndarray:
@@ -97,8 +99,9 @@ class RationalModel:
         if not isinstance(coef, list) or len(coef) != len(parts):
             raise ModelFileError("model field 'coefficients': expected one list of numbers per part")
         rows = tuple(read_floats({"c": c}, "c") for c in coef)
-        if any(not 1 <= len(r) <= 8 for r in rows):
-            raise ModelFileError("model field 'coefficients': each part needs 1 to 8 numbers")
+        if any(not whole(len(r) - 1, *DEGREES) for r in rows):
+            raise ModelFileError(f"model field 'coefficients': each part needs {DEGREES[0] + 1} to {DEGREES[1] + 1} "
+                                 "numbers")
         return cls(parts=tuple(parts), coefficients=rows, notes=read_notes(d))
 
 
@@ -123,19 +126,20 @@ class RationalTemplate(ColumnTemplate):
             sec. 3), or ``"search"``: every combination up to ``max_degree``, lowest standard error.
         relative : weight rows by ``1/T``.
         """
+        span = f"{DEGREES[0]} to {DEGREES[1]}"
+        check_option(whole(max_degree, *DEGREES), "rational", "max_degree", f"a whole number from {span}", max_degree)
+        check_option(degrees == "search" or (not isinstance(degrees, str) and hasattr(degrees, "__len__") and len(degrees) == len(PARTS) and all(
+            whole(d, *DEGREES) for d in degrees)), "rational", "degrees",
+            f"'search' or {len(PARTS)} whole numbers from {span}", degrees)
         t = times(frame)
         n = column(frame, "n")
         loads, notes = _load_columns(frame, ("cpu", "bw"))
         parts = ("n", *loads)
         scale = float(np.max(n))
         if isinstance(degrees, str):
-            if degrees != "search":
-                raise DataError(f"rational: degrees must be three integers or 'search', got {degrees!r}")
             choices = list(itertools.product(range(max_degree + 1), repeat=len(parts)))
         else:
-            if len(degrees) != 3 or any(not isinstance(d, (int, np.integer)) or d < 0 for d in degrees):
-                raise DataError(f"rational: degrees must be three non-negative integers, got {degrees!r}")
-            choices = [tuple(d for d, part in zip(degrees, PARTS) if part in parts)]
+            choices = [tuple(int(d) for d, part in zip(degrees, PARTS) if part in parts)]
         divisors = [np.ones_like(n) if part == "n" else column(frame, part) for part in parts]
         best = None
         for degs in choices:
