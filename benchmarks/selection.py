@@ -38,6 +38,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 import automodel
+from automodel.solve.metrics import METRICS
 from benchmarks.corpus import PARTS, SUITES, TARGET, SelectionTask, load_corpus, select
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,6 +137,11 @@ def evaluate(task: SelectionTask) -> dict[str, Any]:
     chosen_error, oracle_error = model_error(result.best, configs), float(errors.min())
     tied = ranked["choice"].isin(["chosen", "equivalent"]).to_numpy()
     tied_error = float(errors[tied].min()) if tied.any() else chosen_error
+    metric = result.space.fit.metric
+    scores = ranked[metric].to_numpy(float)
+    with np.errstate(all="ignore"):  # how much worse the oracle fits the training runs (a ratio of errors)
+        fit_ratio = (float(scores[int(np.argmin(errors))] / np.nanmin(scores))
+                     if METRICS[metric].scale in ("relative", "percent", "seconds") else math.nan)
     record |= {
         "candidates": len(ranked),
         "chosen_error": _finite(chosen_error), "chosen_formula": result.best.formula,
@@ -145,6 +151,7 @@ def evaluate(task: SelectionTask) -> dict[str, Any]:
         "oracle_formula": str(oracle["formula"]), "oracle_kind": str(oracle["kind"]),
         "regret_pp": _finite(100 * (chosen_error - oracle_error)) if math.isfinite(chosen_error) else None,
         "tied": int(tied.sum()), "tied_oracle_error": _finite(tied_error),
+        "oracle_tied": bool(tied[int(np.argmin(errors))]), "oracle_fit_ratio": _finite(fit_ratio),
         "tie_regret_pp": _finite(100 * (chosen_error - tied_error)) if math.isfinite(chosen_error) else None,
         **band_scores(result.best, configs)}
     return record
@@ -229,6 +236,9 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
            "median_regret_pp": _median([math.inf if r.get("regret_pp") is None else r["regret_pp"] for r in ok]),
            "median_tie_regret_pp": _median([math.inf if r.get("tie_regret_pp") is None else r["tie_regret_pp"]
                                             for r in ok if "tie_regret_pp" in r]),
+           "oracle_tied": sum(bool(r.get("oracle_tied")) for r in ok),
+           "median_oracle_fit_ratio": _median([r["oracle_fit_ratio"] for r in ok if not r.get("oracle_tied", True)
+                                               and r.get("oracle_fit_ratio") is not None]),
            "coverage": (sum(r["covered"] for r in banded) / sum(r["configs"] for r in banded)) if banded else None,
            "median_width": _median([r["width"] for r in banded if r.get("width") is not None]),
            "extrap": {}, "worse_than_extrap": None}
@@ -340,6 +350,17 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
         lines += [f"### {suite}, {part}", "", table(TASK_HEADERS, [task_row(r) for r in members]), ""]
     rows = [summary_row(suite, part, summary(members)) for (suite, part), members in grouped.items()]
     lines += ["### Summary", "", table(SUMMARY_HEADERS, rows), ""]
+    sources = [[suite, part, str(s["tasks"]), f"{s['oracle_tied']}", _pp(s["median_regret_pp"]),
+                _pp(s["median_tie_regret_pp"]),
+                "-" if s["median_oracle_fit_ratio"] is None else f"{s['median_oracle_fit_ratio']:.2g}x"]
+               for (suite, part), members in grouped.items() for s in [summary(members)]]
+    lines += ["Where the regret comes from: the tasks whose oracle is among the candidates tied with the best "
+              "(a better choice among them could have found it), the median regret against every ranked "
+              "candidate and against the tied ones, and, where the oracle is not tied, the median of its "
+              "score on the training runs over the best score (how much worse it fits the runs it was "
+              "chosen on):", "",
+              table(["suite", "part", "tasks", "oracle tied", "median regret (pp)", "in the tie (pp)",
+                     "untied oracle's fit / best fit"], sources), ""]
     paired = []
     for (suite, part), members in grouped.items():
         for variant in EXTRAP:

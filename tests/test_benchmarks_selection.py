@@ -121,6 +121,7 @@ def test_a_task_that_fails_is_recorded_and_counts_as_infinitely_wrong():
 def _record(name, error, default, negative, covered=1, configs=2):
     return {"name": name, "suite": "real", "part": "dev", "status": "ok", "chosen_error": error,
             "oracle_error": 0.0, "regret_pp": 100 * error, "oracle_rank": 3, "tie_regret_pp": 50 * error,
+            "oracle_tied": error < 0.2, "oracle_fit_ratio": 10 * error + 1,
             "covered": covered,
             "configs": configs, "width": 0.2,
             "extrap": {"default": {"error": default}, "negative": {"error": negative},
@@ -133,6 +134,7 @@ def test_summary_pools_coverage_and_counts_tasks_where_extrap_is_better():
     s = selection.summary(records)
     assert s["median_error"] == pytest.approx(0.2) and s["above_bad"] == 1
     assert s["median_tie_regret_pp"] == pytest.approx(10.0)  # half of each regret: 5, 35, 10
+    assert s["oracle_tied"] == 1 and s["median_oracle_fit_ratio"] == pytest.approx(5.5)  # b: 8, c: 3 untied
     assert s["coverage"] == pytest.approx(3 / 6)
     assert s["worse_than_extrap"] == 1  # only a: Extra-P negative 5 % beats 10 %
     assert s["extrap"]["refining"] == math.inf and s["extrap"]["default"] == pytest.approx(0.5)
@@ -143,7 +145,9 @@ def test_section_lines_render_a_row_per_task_and_a_summary_per_suite_and_part():
     text = "\n".join(selection.section_lines(records))
     assert "### real, dev" in text and "### smpi-others, test" in text
     assert "| a | 10.0 % | 0.0 % | 10.0 | 3 | 5.0 | 1/2 | 20.0 % | 50.0 % | 5.0 % | inf |" in text
-    assert text.count("| real | dev |") == 1 and text.count("| smpi-others | test |") == 1
+    assert text.count("| real | dev |") == 2 and text.count("| smpi-others | test |") == 2  # summary, sources
+    assert "| real | dev | 1 | 1 | 10.0 | 5.0 | - |" in text  # its oracle tied: no untied fit ratio
+    assert "| smpi-others | test | 1 | 0 | 30.0 | 15.0 | 4x |" in text
 
 
 def test_collect_keeps_the_task_order_and_writes_json(tmp_path):
