@@ -141,12 +141,12 @@ def test_fit_cli_stops_at_an_option_outside_what_the_template_takes(option, got,
     template, rest = option.split(".", 1)
     assert main(["fit", str(data), "--quiet", "--templates", template, "--template-option", option]) == 2
     out, err = capsys.readouterr()
-    assert err.startswith(f"automodel: error: {template}: option {rest.split('=')[0]} must be ")
+    assert err.startswith(f"automodel: error: template options: {template}: option {rest.split('=')[0]} must be ")
     assert err.endswith(f", got {got}\n") and err.count("\n") == 1 and out == ""
 
 
 def test_fit_raises_an_option_error_and_keeps_data_failures_as_notes():
-    with pytest.raises(OptionError, match="^kohashi: option n_terms must be"):
+    with pytest.raises(OptionError, match="^template options: kohashi: option n_terms must be"):
         automodel.fit(strong_scaling(), progress=False, templates="kohashi,amdahl",
                       template_options={"kohashi": {"n_terms": -4}})
     result = automodel.fit(strong_scaling(), progress=False, templates="kohashi,prophesy")
