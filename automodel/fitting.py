@@ -26,8 +26,9 @@ from automodel.search.select import MIN_DOF, too_few_dof
 from automodel.search.selection import Selection
 from automodel.search.engine import staged_search
 from automodel.search.outcome import SearchOutcome, StageReport
-from automodel.space.config import SearchSpace, load_space
+from automodel.space.config import SearchSpace
 from automodel.templates.evaluate import NOT_RUN, template_columns, template_names, template_rows
+from automodel.templates.options import checked_space
 from automodel.terminal import WIDTH, table, wrap
 
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context"]
@@ -390,8 +391,9 @@ def _nothing_fitted(ds: data_mod.Dataset, outcome: SearchOutcome, t_rows: list[d
 def with_options(space: str | Path | SearchSpace, **options: Any) -> SearchSpace:
     """The search space (a name, file or SearchSpace) with the fit ``options`` that are not None replaced;
     an unknown metric, selection or weighting is a one-line :class:`SpaceError` (:meth:`FitOptions.check`,
-    :func:`automodel.solve.metrics.check_metric`)."""
-    sp = space if isinstance(space, SearchSpace) else load_space(space)
+    :func:`automodel.solve.metrics.check_metric`), as is a template option of the space that its template
+    does not take (:func:`~automodel.templates.options.checked_space`)."""
+    sp = checked_space(space)
     options = {k: v for k, v in options.items() if v is not None}
     if not options:
         return sp

@@ -181,3 +181,24 @@ def test_run_adaptive_refuses_a_target_that_is_not_finite_before_running_the_see
                  "n=nan,p=2", "--until", "15%", "--no-progress", "-o", str(out)]) == 2
     assert capsys.readouterr().err == "automodel: error: --target 'n=nan,p=2': n must be a finite number, got nan\n"
     assert not out.exists()
+
+
+def test_run_refuses_a_space_with_a_bad_template_option_before_running(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``run --space FILE``: a template option of FILE its template does not take was found only by the
+    fit after the campaign had run (and never with --store, whose observe runs no template). Now it is one
+    line naming the file, exit 2, before anything runs or is written."""
+    from importlib.resources import files
+
+    from automodel.cli import main
+
+    space = tmp_path / "space.toml"
+    space.write_text((files("automodel") / "spaces" / "default.toml").read_text()
+                     + "\n[fit.template_options.kohashi]\nn_terms = -4\n")
+    out_csv, store = tmp_path / "runs.csv", tmp_path / "s.db"
+    assert main(["run", "--cmd", "true {n} {p}", "--n", "1,2", "--p", "1,2", "--no-progress", "-o", str(out_csv),
+                 "--space", str(space), "--store", str(store), "--app", "lu"]) == 2
+    out, err = capsys.readouterr()
+    assert err == (f"automodel: error: {space}: kohashi: option n_terms must be a whole number from 2 to 6, "
+                   "got -4\n") and out == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["space.toml"]

@@ -6,9 +6,11 @@ import argparse
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from automodel import store as S
 from automodel.cli import main
+from automodel.errors import StoreError
 from automodel.cli import predict as cli_predict
 from automodel.cli import store as cli_store
 from test_store_observe import _grid, _runs
@@ -106,3 +108,59 @@ def test_predict_from_the_store_uses_the_leader_that_observe_reports(tmp_path, c
     assert "90% band (one run): " in out
     assert main(["predict", "--store", path, "--app", "cg", "--n", "400000", "--p", "512", "--rank", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[0] != out.splitlines()[0]  # rank 1 by score differs here
+
+
+BAD_TEMPLATE_OPTIONS = [  # (the table, what the one-line error says after the file name)
+    ("[fit.template_options.kohashi]\nn_terms = -4", "kohashi: option n_terms must be a whole number from 2 to 6, "
+                                                     "got -4"),
+    ('[fit.template_options.kohashi]\nn_terms = "abc"', "kohashi.n_terms takes int, got 'abc'"),
+    ("[fit.template_options.kohashi]\nnterms = 4", "template kohashi has no option 'nterms'"),
+    ("[fit.template_options.kohashy]\nn_terms = 4", "options for unknown template 'kohashy'"),
+]
+
+
+def _space_file(tmp_path: Path, table: str) -> Path:
+    from importlib.resources import files
+
+    space = tmp_path / "space.toml"
+    space.write_text((files("automodel") / "spaces" / "default.toml").read_text() + "\n" + table + "\n")
+    return space
+
+
+@pytest.mark.parametrize("table, message", BAD_TEMPLATE_OPTIONS)
+def test_observe_refuses_a_space_with_a_bad_template_option_before_storing(table, message, tmp_path, capsys):
+    """``observe --space FILE`` never runs the templates: a template option of FILE its template does not
+    take was not checked and the runs were stored (exit 0). Now it is one line naming the file, exit 2,
+    for a new application and for one the store has, and the store is left as it was."""
+    path, data = str(tmp_path / "s.db"), tmp_path / "runs.csv"
+    _grid().to_csv(data, index=False)
+    space = _space_file(tmp_path, table)
+    assert main(["observe", "--store", path, "--app", "new", "--space", str(space), str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"automodel: error: {space}: {message}") and err.count("\n") == 1
+    assert not Path(path).exists()  # nothing stored, not even an empty store
+    assert main(["observe", "--store", path, "--app", "lu", str(data)]) == 0
+    capsys.readouterr()
+    before = S.runs(path, "lu")
+    more = tmp_path / "more.csv"
+    _runs(3, 3).to_csv(more, index=False)
+    for app in ("lu", "new"):
+        assert main(["observe", "--store", path, "--app", app, "--space", str(space), str(more)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"automodel: error: {space}: {message}") and err.count("\n") == 1
+    pd.testing.assert_frame_equal(S.runs(path, "lu"), before)
+    with pytest.raises(StoreError, match="new"):  # the new application was not created
+        S.runs(path, "new")
+    assert main(["fit", str(data), "--quiet", "--space", str(space)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"automodel: error: {space}: {message}") and err.count("\n") == 1
+
+
+def test_observe_takes_a_space_with_good_template_options(tmp_path, capsys):
+    path, data = str(tmp_path / "s.db"), tmp_path / "runs.csv"
+    _grid().to_csv(data, index=False)
+    space = _space_file(tmp_path, '[fit.template_options.kohashi]\nn_terms = 4\npc_search = "bounded"\n'
+                                  '[fit.template_options.hockney]\nbreakpoints = "paper"')
+    assert main(["observe", "--store", path, "--app", "lu", "--space", str(space), str(data)]) == 0
+    assert "32 run(s) added (new application: staged search)" in capsys.readouterr().out
+    assert len(S.runs(path, "lu")) == 32

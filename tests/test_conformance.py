@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -43,6 +43,9 @@ class Searched:
 
     def from_dict(self, d: dict) -> Core:
         raise NotImplementedError  # searched models load through automodel.model.file only
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """No option values of its own to check (automodel.fit checks its arguments)."""
 
 
 def _runs() -> pd.DataFrame:

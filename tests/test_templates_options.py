@@ -10,7 +10,8 @@ import automodel
 from automodel.cli import main
 from automodel.errors import OptionError, SpaceError
 from automodel.templates import TEMPLATES
-from automodel.templates.options import convert, parse_assignments, template_options
+from automodel.templates.options import (check_options, checked_space, convert, parse_assignments,
+                                         template_options)
 
 P = np.repeat([1.0, 2, 4, 8, 16, 32, 64], 2)
 
@@ -80,7 +81,8 @@ def test_a_template_option_the_data_refuses_is_noted_in_its_row():
     assert row["note"] == "fit failed: data: degree 2 in n needs column 'n'"
 
 
-@pytest.mark.parametrize("template, options, message", [
+#: (template, options, the start of the OptionError): values a template does not take, whatever the data
+OUT_OF_RANGE = [
     ("kohashi", {"n_terms": -4}, "kohashi: option n_terms must be a whole number from 2 to 6, got -4"),
     ("kohashi", {"n_terms": 9}, "kohashi: option n_terms must be a whole number from 2 to 6, got 9"),
     ("kohashi", {"pc": -40.0}, "kohashi: option pc must be none or a number > 0, got -40"),
@@ -120,12 +122,55 @@ def test_a_template_option_the_data_refuses_is_noted_in_its_row():
     ("fim_com", {"zeta_ratio": 2.0}, r"fim_com: option zeta_ratio must be a number in \(0, 1\], got 2"),
     ("fim_com", {"job_size": -1.0}, "fim_com: option job_size must be none or a number > 0, got -1"),
     ("fim_com", {"max_jobs": 0}, "fim_com: option max_jobs must be a whole number >= 1, got 0"),
-])
+]
+
+
+@pytest.mark.parametrize("template, options, message", OUT_OF_RANGE)
 def test_an_option_outside_what_the_template_takes_is_an_option_error(template, options, message):
     """``kohashi.n_terms=-4`` and the like: an OptionError naming template, option, expectation and value,
     whatever the data (checked before them)."""
     with pytest.raises(OptionError, match=f"^{message}"):
         TEMPLATES[template].fit(strong_scaling(), **options)
+
+
+@pytest.mark.parametrize("template, options, message", OUT_OF_RANGE)
+def test_the_template_checks_an_option_value_without_data(template, options, message):
+    """The checks of each template's fit on the values alone (Template.check_options, which fit runs),
+    over the defaults (check_options), prefixed with where the options come from."""
+    defaults = {key: option.default for key, option in template_options(TEMPLATES[template]).items()}
+    TEMPLATES[template].check_options(defaults)  # the defaults are values it takes
+    with pytest.raises(OptionError, match=f"^{message}"):
+        TEMPLATES[template].check_options({**defaults, **options})
+    with pytest.raises(OptionError, match=f"^space.toml: {message}"):
+        check_options(TEMPLATES, {template: {key: list(value) if isinstance(value, tuple) else value  # as TOML has it
+                                             for key, value in options.items()}}, "space.toml")
+
+
+def test_a_space_file_is_checked_whole_where_it_is_loaded(tmp_path):
+    """checked_space: a bad template option of a space file is a SpaceError naming the file (fit,
+    kernels, observe and run load their space with it); a good one is converted as the fit takes it."""
+    from importlib.resources import files
+
+    default = (files("automodel") / "spaces" / "default.toml").read_text()
+    space = tmp_path / "space.toml"
+    space.write_text(default + "\n[fit.template_options.kohashi]\nn_terms = 9\n")
+    with pytest.raises(OptionError, match=f"^{space}: kohashi: option n_terms must be a whole number from 2 to 6"):
+        checked_space(space)
+    with pytest.raises(OptionError, match=f"^{space}: kohashi: option n_terms"):
+        automodel.fit(strong_scaling(), progress=False, space=space, templates="none")
+    space.write_text(default + "\n[fit.template_options.kohashi]\nn_terms = 4\n")
+    assert checked_space(space).fit.template_options == {"kohashi": {"n_terms": 4}}
+    assert checked_space("default").name == "default"
+
+
+def test_a_space_without_template_options_loads_without_the_template_registry():
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom automodel.templates.options import checked_space\nchecked_space('default')\n"
+             "print(sorted(m for m in sys.modules if m.startswith('automodel.templates.')))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['automodel.templates.base',", "'automodel.templates.options']"]
 
 
 @pytest.mark.parametrize("option, got", [
@@ -141,12 +186,12 @@ def test_fit_cli_stops_at_an_option_outside_what_the_template_takes(option, got,
     template, rest = option.split(".", 1)
     assert main(["fit", str(data), "--quiet", "--templates", template, "--template-option", option]) == 2
     out, err = capsys.readouterr()
-    assert err.startswith(f"automodel: error: {template}: option {rest.split('=')[0]} must be ")
+    assert err.startswith(f"automodel: error: template options: {template}: option {rest.split('=')[0]} must be ")
     assert err.endswith(f", got {got}\n") and err.count("\n") == 1 and out == ""
 
 
 def test_fit_raises_an_option_error_and_keeps_data_failures_as_notes():
-    with pytest.raises(OptionError, match="^kohashi: option n_terms must be"):
+    with pytest.raises(OptionError, match="^template options: kohashi: option n_terms must be"):
         automodel.fit(strong_scaling(), progress=False, templates="kohashi,amdahl",
                       template_options={"kohashi": {"n_terms": -4}})
     result = automodel.fit(strong_scaling(), progress=False, templates="kohashi,prophesy")

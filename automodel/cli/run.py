@@ -276,8 +276,10 @@ def _axis_value(values: Any, value: float) -> object:
 def handle(args: argparse.Namespace) -> int:
     """Run the campaign described by ``args``; exit code 0 if at least one run succeeded."""
     from automodel.runner import run_campaign
+    from automodel.templates.options import checked_space
 
     campaign = build_campaign(args)
+    checked_space(args.space)  # a space file the fit would refuse is refused before anything runs
     if args.adaptive and not args.dry_run:
         return _adaptive(args, campaign)
     if args.target or args.until or args.budget is not None:

@@ -23,7 +23,7 @@ from automodel.options import DEFAULT_AGGREGATE
 from automodel.online.anomaly import ANOMALY_WINDOW
 from automodel.online.live import LivePool, OnlineOptions, PoolStats, Update
 from automodel.space.structure import Structure
-from automodel.space.config import SearchSpace, load_space
+from automodel.space.config import SearchSpace
 from automodel.space.terms import Term
 from automodel.online.variants import load_variants
 from automodel.store import schema
@@ -204,7 +204,9 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     data : path or DataFrame
         The runs, one row each.
     space, options
-        Search space and online options of the first observe.
+        Search space and online options of the first observe (the space is read and checked first,
+        whether the application is new or not: a space file with a template option its template does
+        not take is a one-line SpaceError and nothing is stored).
     aggregate : {"robust", "median", "mean", "min"} or None
         Combine the repetitions of ``data`` (rows with identical parameters) into one run each
         first, as :func:`automodel.fit` does; None stores every row as a run.
@@ -214,6 +216,9 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     **roles
         The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
+    from automodel.templates.options import checked_space  # the template registry only for template options
+
+    space = checked_space(space)
     st = open_storage(store, create=True)
     frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
     done = st.session(lambda db: _observe_known(db, app, frame, roles, aggregate, allow_duplicates))
@@ -244,8 +249,7 @@ def _observe_known(db: Session, name: str, frame: pd.DataFrame, roles: dict, agg
     return _add(db, app, ds, _runs(ds, aggregate), None, allow_duplicates)
 
 
-def _search(ds: data_mod.Dataset, space: str | Path | SearchSpace, options: OnlineOptions | None) -> _Search:
-    sp = space if isinstance(space, SearchSpace) else load_space(space)
+def _search(ds: data_mod.Dataset, sp: SearchSpace, options: OnlineOptions | None) -> _Search:
     opts = options or OnlineOptions.from_dict({"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative})
     return _Search(sp, opts, *search_pool(ds, sp))
 

@@ -9,7 +9,7 @@ of templates is :mod:`automodel.templates`.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -68,6 +68,11 @@ class Template(Protocol):
 
     def from_dict(self, d: dict[str, Any]) -> Core:
         """The fitted core from its :meth:`Core.to_dict` form, every field validated."""
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """A one-line :class:`~automodel.errors.OptionError` when a value of ``options`` (every option of
+        ``fit``: :func:`automodel.templates.options.check_options` gives the defaults of those not set) is
+        one ``fit`` does not take, whatever the data; ``fit`` runs the same checks before reading them."""
 
 
 #: the version of a template's model dictionary (:func:`read_header` checks it)
@@ -139,6 +144,9 @@ class ColumnTemplate:
 
     def from_dict(self, d: dict) -> Any:
         return self.model_class.from_dict(d)
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """No value checks (:meth:`Template.check_options`): a template with some overrides this."""
 
 
 def standard_error(residuals: np.ndarray, n_coefficients: int) -> float:

@@ -7,7 +7,7 @@ standard error) is in :mod:`automodel.templates.base`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -82,6 +82,12 @@ class ProphesyTemplate(ColumnTemplate):
     source: str = ("rational-polynomial-yagnik-icpp2006.txt, sec. 4.1 (Prophecy's model ax^3 + bx^2 + cx + d)")
     requires: tuple[str, ...] = ("n",)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The check of :meth:`fit` on its option values alone (:meth:`Template.check_options`)."""
+        degree = options["degree"]
+        check_option(whole(degree, *DEGREES), "prophesy", "degree", f"a whole number from {DEGREES[0]} to "
+                     f"{DEGREES[1]}", degree)
+
     def fit(self, frame: pd.DataFrame, degree: int = 3, relative: bool = False, **options: Any) -> PolynomialModel:
         """Fit the polynomial of ``degree`` (default 3) by ordinary (or relative, ``1/T``-weighted) least squares.
 
@@ -92,8 +98,7 @@ class ProphesyTemplate(ColumnTemplate):
         >>> [round(c, 6) + 0.0 for c in PROPHESY.fit(f).coefficients]
         [1.0, 0.0, 0.0, 1.0]
         """
-        check_option(whole(degree, *DEGREES), "prophesy", "degree", f"a whole number from {DEGREES[0]} to "
-                     f"{DEGREES[1]}", degree)
+        self.check_options({"degree": degree})
         t = times(frame, min_rows=1)
         n = column(frame, "n")
         n_distinct = np.unique(n).size
@@ -175,6 +180,10 @@ class RbaspTemplate(ColumnTemplate):
     source: str = "fim-bhimani-2019.txt, sec. 5 (RBASP), eq. 17; the x_i enter as log2 x_i"
     requires: tuple[str, ...] = ("p",)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The check of :meth:`fit` on its option values alone (:meth:`Template.check_options`)."""
+        check_option(options["g"] in G_CHOICES, "rbasp", "g", ", ".join(map(repr, G_CHOICES)), options["g"])
+
     def fit(self, frame: pd.DataFrame, g: str = "auto", variables: Sequence[str] | None = None,
             **options: Any) -> RbaspModel:
         """Fit by ordinary least squares in log2 space.
@@ -184,7 +193,7 @@ class RbaspTemplate(ColumnTemplate):
         g : "linear", "quadratic" or "auto" (lower standard error of log2 T; needs enough rows).
         variables : the x_i; default every numeric column except ``time`` and ``p`` that varies.
         """
-        check_option(g in G_CHOICES, "rbasp", "g", ", ".join(map(repr, G_CHOICES)), g)
+        self.check_options({"g": g})
         t = times(frame)
         lp = np.log2(column(frame, "p"))
         notes: list[str] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 import pandas as pd
@@ -329,6 +329,13 @@ class FimCalTemplate(ColumnTemplate):
             return "not applicable: no column time"
         return None
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The checks of :meth:`fit` on its option values alone (:meth:`Template.check_options`)."""
+        method = options["method"]
+        check_option(method in METHODS, "fim_cal", "method", " or ".join(map(repr, METHODS)), method)
+        check_stages(options["stages"])
+        _check_calibration(options["epsilon"], options["tau"], options["max_steps"])
+
     def fit(self, frame: pd.DataFrame, *, parameters: Sequence[str] | None = None,
             method: str = "first_step", stages: int = 1, epsilon: float = 1e-5, tau: float = 0.01,
             max_steps: int = 1_000_000, relative: bool = True) -> FimCalModel:
@@ -351,9 +358,8 @@ class FimCalTemplate(ColumnTemplate):
         stages, epsilon, tau, max_steps
             See :func:`automodel.templates._fim_markov.chain_time` and :func:`calibrate_alpha`.
         """
-        check_option(method in METHODS, "fim_cal", "method", " or ".join(map(repr, METHODS)), method)
-        check_stages(stages)
-        _check_calibration(epsilon, tau, max_steps)
+        self.check_options({"method": method, "stages": stages, "epsilon": epsilon, "tau": tau,
+                            "max_steps": max_steps})
         reason = self.applicable(frame)
         if reason is not None:
             raise DataError(f"FiM-Cal: {reason}")

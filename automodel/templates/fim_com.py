@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 import pandas as pd
@@ -320,6 +320,18 @@ class FimComTemplate(ColumnTemplate):
         shapes = np.unique(jobs).size * _EVALUATIONS
         return _SECONDS_PER_VARIATE * drawn + _SECONDS_PER_JOB * simulated + _SECONDS_PER_PASS * shapes
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The checks of :meth:`fit` on its option values alone (:meth:`Template.check_options`)."""
+        pattern, job_size, seed, zeta_ratio = (options[k] for k in ("pattern", "job_size", "seed", "zeta_ratio"))
+        check_option(pattern in (*PATTERNS, "auto"), self.name, "pattern", ", ".join(map(repr, (*PATTERNS, "auto"))),
+                     pattern)
+        check_option(positive(job_size, allow_none=True), self.name, "job_size", "none or a number > 0", job_size)
+        for name, high in (("max_jobs", math.inf), ("reps", MAX_REPS), ("fit_reps", MAX_REPS), ("max_nfev", math.inf)):
+            check_option(whole(options[name], 1, high), self.name, name, "a whole number >= 1" if high == math.inf
+                         else f"a whole number from 1 to {high}", options[name])
+        check_option(whole(seed, 0, MAX_SEED), self.name, "seed", f"a whole number from 0 to {MAX_SEED}", seed)
+        check_option(zeta_ratio_ok(zeta_ratio), self.name, "zeta_ratio", "a number in (0, 1]", zeta_ratio)
+
     def fit(self, frame: pd.DataFrame, *, pattern: str = "broadcast", job_size: float | None = None,
             max_jobs: int = 32, reps: int = 64, fit_reps: int = 8, seed: int = 0,
             zeta_ratio: float = 0.9, max_nfev: int = 200, progress: bool = False) -> FimComModel:
@@ -345,15 +357,8 @@ class FimComTemplate(ColumnTemplate):
         progress : bool
             Show a progress bar of the simulations once calibration has run for a second.
         """
-        check_option(pattern in (*PATTERNS, "auto"), self.name, "pattern", ", ".join(map(repr, (*PATTERNS, "auto"))),
-                     pattern)
-        check_option(positive(job_size, allow_none=True), self.name, "job_size", "none or a number > 0", job_size)
-        for name, value, high in (("max_jobs", max_jobs, math.inf), ("reps", reps, MAX_REPS),
-                                  ("fit_reps", fit_reps, MAX_REPS), ("max_nfev", max_nfev, math.inf)):
-            check_option(whole(value, 1, high), self.name, name, "a whole number >= 1" if high == math.inf else
-                         f"a whole number from 1 to {high}", value)
-        check_option(whole(seed, 0, MAX_SEED), self.name, "seed", f"a whole number from 0 to {MAX_SEED}", seed)
-        check_option(zeta_ratio_ok(zeta_ratio), self.name, "zeta_ratio", "a number in (0, 1]", zeta_ratio)
+        self.check_options({"pattern": pattern, "job_size": job_size, "max_jobs": max_jobs, "reps": reps,
+                            "fit_reps": fit_reps, "seed": seed, "zeta_ratio": zeta_ratio, "max_nfev": max_nfev})
         reason = self.applicable(frame)
         if reason is not None:
             raise DataError(f"FiM-Com: {reason}")

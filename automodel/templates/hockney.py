@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_optio
 from automodel.templates.collectives import SCHEDULES, design_matrix, schedule_expr
 
 __all__ = ["HockneyModel", "HOCKNEY", "HOCKNEY_COLLECTIVE", "TEMPLATES", "PAPER_BREAKPOINTS",
-           "fit_schedule"]
+           "fit_schedule", "check_breakpoints"]
 
 #: The eager / rendezvous thresholds of contention-hockney-singh sec. 3.3.1 (8 KB and 128 KB).
 PAPER_BREAKPOINTS: tuple[float, float] = (8192.0, 131072.0)
@@ -125,6 +125,18 @@ def _candidate_breakpoints(m: np.ndarray) -> np.ndarray:
     return np.unique(m)[1:]
 
 
+def check_breakpoints(breakpoints: Sequence[float] | str | None, template: str = "hockney"
+                      ) -> tuple[float, ...] | str | None:
+    """``breakpoints`` (:func:`fit_schedule`'s option) with explicit sizes as a tuple of floats; a one-line
+    OptionError unless it is None, a choice of :data:`BREAKPOINT_CHOICES` or increasing sizes > 0."""
+    if breakpoints is not None and not isinstance(breakpoints, str):
+        breakpoints = tuple(float(b) for b in breakpoints)
+    check_option(breakpoints in (None, *BREAKPOINT_CHOICES) if not isinstance(breakpoints, tuple) else
+                 increasing_sizes(breakpoints), template, "breakpoints", "none, 'paper', 'search' or increasing "
+                 "sizes > 0", breakpoints)
+    return breakpoints
+
+
 def fit_schedule(frame: pd.DataFrame, schedule: str, breakpoints: Sequence[float] | str | None = None,
                  constant_first: bool = True, relative: bool = True, nonnegative: bool = True,
                  n_pieces: int = 3, template: str = "hockney") -> HockneyModel:
@@ -140,11 +152,7 @@ def fit_schedule(frame: pd.DataFrame, schedule: str, breakpoints: Sequence[float
     nonnegative : ``alpha, beta >= 0`` (NNLS).
     """
     check_option(schedule in SCHEDULES, template, "schedule", f"one of {', '.join(sorted(SCHEDULES))}", schedule)
-    if breakpoints is not None and not isinstance(breakpoints, str):
-        breakpoints = tuple(float(b) for b in breakpoints)
-    check_option(breakpoints in (None, *BREAKPOINT_CHOICES) if not isinstance(breakpoints, tuple) else
-                 increasing_sizes(breakpoints), template, "breakpoints", "none, 'paper', 'search' or increasing "
-                 "sizes > 0", breakpoints)
+    breakpoints = check_breakpoints(breakpoints, template)
     t = times(frame, min_rows=2)
     m = column(frame, "n")
     p = column(frame, "p") if schedule != "p2p" else np.ones_like(m)
@@ -187,6 +195,11 @@ class HockneyTemplate(ColumnTemplate):
     #: where the options are documented (``automodel templates``)
     option_docs: ClassVar[tuple[Callable, ...]] = (fit_schedule,)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The check of :meth:`fit` (in :func:`fit_schedule`) on its option values alone
+        (:meth:`Template.check_options`)."""
+        check_breakpoints(options["breakpoints"], self.name)
+
     def fit(self, frame: pd.DataFrame, breakpoints: Sequence[float] | str | None = None,
             constant_first: bool = True, relative: bool = True, nonnegative: bool = True,
             **options: Any) -> HockneyModel:
@@ -215,6 +228,17 @@ class HockneyCollectiveTemplate(ColumnTemplate):
     requires: tuple[str, ...] = ("n", "p")
     option_docs: ClassVar[tuple[Callable, ...]] = (fit_schedule,)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The checks of :meth:`fit` (and of :func:`fit_schedule`) on its option values alone
+        (:meth:`Template.check_options`)."""
+        schedule, schedules = options["schedule"], options["schedules"]
+        check_option(schedule == "auto" or schedule in _COLLECTIVE_SCHEDULES, self.name, "schedule",
+                     f"'auto' or one of {', '.join(_COLLECTIVE_SCHEDULES)}", schedule)
+        check_option(schedules is None or (not isinstance(schedules, str) and len(schedules) > 0 and all(
+            s in SCHEDULES for s in schedules)), self.name, "schedules", f"none or some of {', '.join(SCHEDULES)}",
+            schedules)
+        check_breakpoints(options["breakpoints"], self.name)
+
     def fit(self, frame: pd.DataFrame, schedule: str = "auto", breakpoints: Sequence[float] | str | None = None,
             constant_first: bool = True, relative: bool = True, nonnegative: bool = True,
             schedules: Sequence[str] | None = None, **options: Any) -> HockneyModel:
@@ -227,11 +251,7 @@ class HockneyCollectiveTemplate(ColumnTemplate):
             ...) or ``"auto"``.
         schedules : the schedules ``"auto"`` compares (default: every collective).
         """
-        check_option(schedule == "auto" or schedule in _COLLECTIVE_SCHEDULES, self.name, "schedule",
-                     f"'auto' or one of {', '.join(_COLLECTIVE_SCHEDULES)}", schedule)
-        check_option(schedules is None or (not isinstance(schedules, str) and len(schedules) > 0 and all(
-            s in SCHEDULES for s in schedules)), self.name, "schedules", f"none or some of {', '.join(SCHEDULES)}",
-            schedules)
+        self.check_options({"schedule": schedule, "schedules": schedules, "breakpoints": breakpoints})
         if schedule != "auto":
             return fit_schedule(frame, schedule, breakpoints, constant_first, relative, nonnegative,
                                 template=self.name)

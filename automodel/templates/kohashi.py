@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time as clock
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -285,6 +285,10 @@ class KohashiTemplate(ColumnTemplate):
                    "sec. 3.3 (c_i(M) cubic in M)")
     requires: tuple[str, ...] = ("p",)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The checks of :meth:`fit` on its option values alone (:meth:`Template.check_options`)."""
+        _check_options(**options)
+
     def fit(self, frame: pd.DataFrame, n_terms: int = 3, pc: float | None = None,
             cores_per_node: float | None = None, degree: int | None = None, bayesian: bool = False,
             n_steps: int = 20_000, temperatures: Sequence[float] | None = None,
@@ -354,9 +358,11 @@ class KohashiTemplate(ColumnTemplate):
 
 
 def _check_options(n_terms: Any, pc: Any, cores_per_node: Any, degree: Any, n_steps: Any, temperatures: Any,
-                   c_max: Any, max_samples: Any, seed: Any, pc_search: Any, pc_trials: Any, pc_timeout: Any) -> None:
+                   c_max: Any, max_samples: Any, seed: Any, pc_search: Any, pc_trials: Any, pc_timeout: Any,
+                   **unchecked: Any) -> None:
     """A one-line :class:`~automodel.errors.OptionError` for an option of :meth:`KohashiTemplate.fit`
-    whose value the template does not take (whatever the data)."""
+    whose value the template does not take (whatever the data); ``unchecked``: its options that take any
+    value (:meth:`KohashiTemplate.check_options` passes them all)."""
     check_option(whole(n_terms, *N_TERMS), "kohashi", "n_terms", f"a whole number from {N_TERMS[0]} to "
                  f"{N_TERMS[1]}", n_terms)
     check_option(degree is None or whole(degree, *DEGREES), "kohashi", "degree",

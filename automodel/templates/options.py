@@ -14,12 +14,14 @@ import inspect
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping
 
-from automodel.errors import SpaceError
+from automodel.errors import OptionError, SpaceError
+from automodel.space.config import SearchSpace, load_space
 from automodel.templates.base import Template
 
-__all__ = ["TemplateOption", "template_options", "convert", "check_options", "parse_assignments"]
+__all__ = ["TemplateOption", "template_options", "convert", "check_options", "checked_space", "parse_assignments"]
 
 _SKIPPED = {"self", "frame", "progress"}
 #: the type half of a numpy-style ``name : type`` line (``int``, ``sequence of str, optional``, ``{"a", "b"}``)
@@ -142,14 +144,36 @@ def convert(template: Template, key: str, value: Any, where: str = "") -> Any:
 
 def check_options(templates: Mapping[str, Template], options: Mapping[str, Mapping[str, Any]], where: str = ""
                   ) -> dict[str, dict[str, Any]]:
-    """Every template's options converted (:func:`convert`); an unknown template is a SpaceError."""
+    """Every template's options converted (:func:`convert`) and their values checked by the template
+    (:meth:`Template.check_options`, on them over its defaults); an unknown template is a SpaceError, a
+    value the template does not take a one-line OptionError starting with ``where``."""
+    prefix = f"{where}: " if where else ""
     out: dict[str, dict[str, Any]] = {}
     for name, values in options.items():
         if name not in templates:
-            prefix = f"{where}: " if where else ""
             raise SpaceError(f"{prefix}options for unknown template {name!r}; known: {', '.join(sorted(templates))}")
-        out[name] = {key: convert(templates[name], key, value, where) for key, value in values.items()}
+        template = templates[name]
+        out[name] = {key: convert(template, key, value, where) for key, value in values.items()}
+        defaults = {key: option.default for key, option in template_options(template).items()}
+        try:
+            template.check_options({**defaults, **out[name]})
+        except OptionError as exc:
+            raise OptionError(f"{prefix}{exc}") from None
     return out
+
+
+def checked_space(space: str | Path | SearchSpace) -> SearchSpace:
+    """The search space (a name, file or SearchSpace: :func:`~automodel.space.config.load_space`) with
+    its ``[fit.template_options]`` checked (:func:`check_options`): what every command and function that
+    takes a space loads it with, before it stores or runs anything, so a space file is refused whole,
+    with a one-line SpaceError naming it. The template registry is imported only when the space has
+    template options."""
+    sp = space if isinstance(space, SearchSpace) else load_space(space)
+    if sp.fit.template_options:
+        from automodel.templates import TEMPLATES
+
+        check_options(TEMPLATES, sp.fit.template_options, sp.source or sp.name)
+    return sp
 
 
 def parse_assignments(items: list[str]) -> dict[str, dict[str, str]]:

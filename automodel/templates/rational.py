@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -116,6 +116,15 @@ class RationalTemplate(ColumnTemplate):
     source: str = "rational-polynomial-yagnik-icpp2006.txt, sec. 3, eqs. 1-5"
     requires: tuple[str, ...] = ("n",)
 
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """The checks of :meth:`fit` on its option values alone (:meth:`Template.check_options`)."""
+        degrees, max_degree = options["degrees"], options["max_degree"]
+        span = f"{DEGREES[0]} to {DEGREES[1]}"
+        check_option(whole(max_degree, *DEGREES), "rational", "max_degree", f"a whole number from {span}", max_degree)
+        check_option(degrees == "search" or (not isinstance(degrees, str) and hasattr(degrees, "__len__") and len(degrees) == len(PARTS) and all(
+            whole(d, *DEGREES) for d in degrees)), "rational", "degrees",
+            f"'search' or {len(PARTS)} whole numbers from {span}", degrees)
+
     def fit(self, frame: pd.DataFrame, degrees: Sequence[int] | str = (3, 3, 2), max_degree: int = 3,
             relative: bool = False, **options: Any) -> RationalModel:
         """Fit the coefficients by least squares (eq. 4 is linear in them).
@@ -126,11 +135,7 @@ class RationalTemplate(ColumnTemplate):
             sec. 3), or ``"search"``: every combination up to ``max_degree``, lowest standard error.
         relative : weight rows by ``1/T``.
         """
-        span = f"{DEGREES[0]} to {DEGREES[1]}"
-        check_option(whole(max_degree, *DEGREES), "rational", "max_degree", f"a whole number from {span}", max_degree)
-        check_option(degrees == "search" or (not isinstance(degrees, str) and hasattr(degrees, "__len__") and len(degrees) == len(PARTS) and all(
-            whole(d, *DEGREES) for d in degrees)), "rational", "degrees",
-            f"'search' or {len(PARTS)} whole numbers from {span}", degrees)
+        self.check_options({"degrees": degrees, "max_degree": max_degree})
         t = times(frame)
         n = column(frame, "n")
         loads, notes = _load_columns(frame, ("cpu", "bw"))
