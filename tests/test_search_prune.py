@@ -19,3 +19,12 @@ def test_prune_by_percentile_with_survivors_and_top():
     assert kept.tolist() == [1, 3]
     kept, deleted = prune(np.array([np.nan, np.inf]), 50.0, 1)
     assert kept.tolist() == [] and deleted == 2
+
+
+def test_rank_takes_scores_equal_to_rounding_as_ties_in_input_order():
+    """The online store's ranking after one observe at a time must equal a fresh fit's: two candidates
+    that fit alike (log2(p) and ceil(log2(p)) on powers of two) differ only by rounding, in either order."""
+    fresh = rank(np.array([0.2, 0.1 * (1 + 1e-13), 0.1, 0.05]))
+    updated = rank(np.array([0.2, 0.1, 0.1 * (1 + 1e-13), 0.05]))
+    assert fresh.tolist() == updated.tolist() == [3, 1, 2, 0]
+    assert rank(np.array([0.1 + 1e-6, 0.1])).tolist() == [1, 0]  # a real difference still counts

@@ -345,8 +345,8 @@ class LivePool:
             part = np.argpartition(s, count)[:count]
         else:
             part = np.arange(len(s))
-        part = part[np.isfinite(s[part])]
-        return part[np.argsort(s[part], kind="stable")]
+        part = np.sort(part[np.isfinite(s[part])])  # in input order, as rank() keeps ties
+        return part[rank(s[part])]
 
     def refit(self) -> int:
         """Refit every live candidate from the statistics (warm-started); returns the exact-solve count."""

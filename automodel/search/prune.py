@@ -5,13 +5,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from automodel.options import RELATIVE_RESOLUTION
+
 __all__ = ["rank", "prune", "prune_rows"]
 
 
 def rank(scores: np.ndarray) -> np.ndarray:
-    """Indices of ``scores`` from best (lowest) to worst; NaN and inf last; ties keep input order."""
+    """Indices of ``scores`` from best (lowest) to worst; NaN and inf last; ties keep input order.
+
+    Scores equal to within :data:`~automodel.options.RELATIVE_RESOLUTION` (relative to their size) are
+    ties: two candidates that fit alike (``log2(p)`` and ``ceil(log2(p))`` on powers of two) get scores
+    that differ only by rounding, and which rounding depends on the path to them (a fit from the runs,
+    or statistics updated one observe at a time); a ranking that followed the rounding would differ
+    between the two.
+
+    >>> rank(np.array([2.0, 1.0 + 1e-14, 1.0, np.nan, 0.5])).tolist()
+    [4, 1, 2, 0, 3]
+    >>> rank(np.array([0.3, np.inf, 0.3 + 1e-9, 0.3])).tolist()
+    [0, 3, 2, 1]
+    """
     s = np.where(np.isfinite(scores), scores, np.inf)
-    return np.argsort(s, kind="stable")
+    order = np.argsort(s, kind="stable")
+    ranked = s[order]
+    with np.errstate(invalid="ignore"):
+        same = (ranked[1:] == ranked[:-1]) | (np.isfinite(ranked[1:]) & (
+            np.abs(ranked[1:] - ranked[:-1]) <= RELATIVE_RESOLUTION * np.abs(ranked[1:])))
+    group = np.cumsum(np.r_[True, ~same]) if len(s) else np.zeros(0, int)
+    return order[np.lexsort((order, group))]
 
 
 def prune(scores: np.ndarray, percentile: float, min_survivors: int, top: int | None = None
