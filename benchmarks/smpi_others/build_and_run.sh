@@ -10,7 +10,7 @@
 # SIMGRID_MIRROR: a clone (bare or not) of github.com/simgrid/simgrid holding commit $SIMGRID_COMMIT;
 # OSU_MIRROR: of github.com/forresti/osu-micro-benchmarks holding $OSU_COMMIT (OSU Micro-Benchmarks 5.3).
 # Needs smpicc/smpirun (apt-get install -y libsimgrid-dev simgrid; SimGrid 3.32 here) and python3.
-# JOBS (default 2) runs at once; about 9 minutes on 2 cores (nas_is 5, osu_alltoall 2.3).
+# JOBS (default 2) runs at once; about 11 minutes on 2 cores (nas_is 5, osu_alltoall 2.3, osu_allgather 1.1).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,7 +37,8 @@ for f in ep.c is.c nas_common.c nas_common.h; do
     extract "$SG" "$SIMGRID_COMMIT" "examples/smpi/NAS/$f" "$WORK/nas"
 done
 extract "$SG" "$SIMGRID_COMMIT" examples/smpi/gemm/gemm.c "$WORK/gemm"
-for f in osu_coll.c osu_coll.h osu_allreduce.c osu_bcast.c osu_alltoall.c; do
+for f in osu_coll.c osu_coll.h osu_allreduce.c osu_bcast.c osu_alltoall.c \
+         osu_allgather.c osu_reduce.c osu_gather.c osu_scatter.c; do
     extract "$OSU" "$OSU_COMMIT" "mpi/collective/$f" "$WORK/osu"
 done
 
@@ -46,7 +47,7 @@ python3 "$HERE/patch_sizes.py" "$WORK/nas"
 CC="smpicc -O2"
 ( cd "$WORK/nas" && $CC -o "$BIN/ep" ep.c nas_common.c -lm && $CC -o "$BIN/is" is.c nas_common.c -lm )
 ( cd "$WORK/gemm" && $CC -o "$BIN/gemm" gemm.c )
-( cd "$WORK/osu" && for b in allreduce bcast alltoall; do $CC -o "$BIN/osu_$b" "osu_$b.c" osu_coll.c -lm; done )
+( cd "$WORK/osu" && for b in allreduce bcast alltoall allgather reduce gather scatter; do $CC -o "$BIN/osu_$b" "osu_$b.c" osu_coll.c -lm; done )
 SMPI_VERSION="$(smpicc --version 2>&1 | head -1)"   # "SimGrid version 3.32"
 
 python3 - "$WORK/prov.json" "$SIMGRID_COMMIT" "$OSU_COMMIT" "$SMPI_VERSION" <<'EOF'
@@ -62,6 +63,10 @@ json.dump({
     "osu_allreduce": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_allreduce.c", " (+ osu_coll.c)"),
     "osu_bcast": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_bcast.c", " (+ osu_coll.c)"),
     "osu_alltoall": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_alltoall.c", " (+ osu_coll.c)"),
+    "osu_allgather": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_allgather.c", " (+ osu_coll.c)"),
+    "osu_reduce": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_reduce.c", " (+ osu_coll.c)"),
+    "osu_gather": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_gather.c", " (+ osu_coll.c)"),
+    "osu_scatter": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_scatter.c", " (+ osu_coll.c)"),
     "smpicc": f"smpicc -O2 ({ver}, Debian libsimgrid-dev 3.32-2+b2)",
 }, open(path, "w"), indent=1)
 EOF

@@ -47,6 +47,17 @@ def sim_time(out):
     return float(m.group(1)) if m else None
 
 
+OSU_SIZES = [4096, 8192, 16384, 32768, 65536, 131072]
+OSU_SMALL = [1024, 2048, 4096, 8192, 16384, 32768]  # alltoall, allgather: p x n bytes per rank
+
+
+def osu(prog, sizes, iters=("10", "2"), cfg=()):
+    """An OSU collective: one run per p over every size, `-i` timed iterations after `-x` warm-up ones."""
+    return dict(sizes=sizes, procs=P_TRAIN[1:] + P_TEST, source=prog, runner="per_p", opts=NOCOMP + list(cfg),
+                cmd=lambda b, lo, hi: [f"./{prog}", "-m", f"{lo}:{hi}", "-i", iters[0], "-x", iters[1]],
+                read=osu_reader)
+
+
 # name: sizes (n), the p to run, the runs (one per (n, p), or one per p covering every n for OSU), source key
 PROGRAMS = {
     # NAS EP (SimGrid's C port), n = 2^m random pairs, m = 20..23 train, 24 (class S) and 25 (class W) test.
@@ -67,19 +78,18 @@ PROGRAMS = {
                  cmd=lambda b, n, p: (["./gemm", str(n), "native"], {}),
                  feasible=lambda n, p: True, read=lambda n: sim_time),
     # OSU micro-benchmarks 5.3 collectives: n = message size in bytes, p >= 2 (they refuse one process).
-    "osu_allreduce": dict(sizes=[4096, 8192, 16384, 32768, 65536, 131072], procs=P_TRAIN[1:] + P_TEST,
-                          source="osu_allreduce", runner="per_p", opts=NOCOMP,
-                          cmd=lambda b, lo, hi: ["./osu_allreduce", "-m", f"{lo}:{hi}", "-i", "10", "-x", "2"],
-                          read=osu_reader),
-    "osu_bcast": dict(sizes=[4096, 8192, 16384, 32768, 65536, 131072], procs=P_TRAIN[1:] + P_TEST,
-                      source="osu_bcast", runner="per_p", opts=NOCOMP,
-                      cmd=lambda b, lo, hi: ["./osu_bcast", "-m", f"{lo}:{hi}", "-i", "10", "-x", "2"],
-                      read=osu_reader),
+    "osu_allreduce": osu("osu_allreduce", OSU_SIZES),
+    "osu_bcast": osu("osu_bcast", OSU_SIZES),
     # Alltoall with SMPI's pairwise algorithm: the default one (all messages at once) takes minutes per run at p >= 128.
-    "osu_alltoall": dict(sizes=[1024, 2048, 4096, 8192, 16384, 32768], procs=P_TRAIN[1:] + P_TEST,
-                         source="osu_alltoall", runner="per_p", opts=NOCOMP + ["--cfg=smpi/alltoall:pair"],
-                         cmd=lambda b, lo, hi: ["./osu_alltoall", "-m", f"{lo}:{hi}", "-i", "3", "-x", "1"],
-                         read=osu_reader),
+    "osu_alltoall": osu("osu_alltoall", OSU_SMALL, iters=("3", "1"), cfg=["--cfg=smpi/alltoall:pair"]),
+    # Allgather with SMPI's recursive doubling (log2 p steps; every p here is a power of two): the default
+    # algorithm, and ring, did not finish one run in 2-4 minutes of simulation at p = 256 on the torus.
+    "osu_allgather": osu("osu_allgather", OSU_SMALL, cfg=["--cfg=smpi/allgather:rdb"]),
+    # Reduce with SMPI's binomial tree: SMPI's default reduce is linear (every rank sends to the root), the same
+    # communication as its default gather, and gave the very same latencies as osu_gather (no computation simulated).
+    "osu_reduce": osu("osu_reduce", OSU_SIZES, cfg=["--cfg=smpi/reduce:binomial"]),
+    "osu_gather": osu("osu_gather", OSU_SIZES),
+    "osu_scatter": osu("osu_scatter", OSU_SIZES),
 }
 
 
