@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     train, test = ds.frame[mask], ds.frame[~mask]
     keys = list(ds.params)
     train_runs = frame.merge(train[keys], on=keys)
+    train_runs.attrs["source"] = f"{Path(args.data).name}, {text}"  # named in the fit's messages
     print(f"demo data: {args.data} ({len(frame)} runs)\ntraining on {text}, "
           f"{len(test)} larger configurations held out\n")
     with status("demo: searching"):
