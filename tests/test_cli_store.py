@@ -156,6 +156,20 @@ def test_observe_refuses_a_space_with_a_bad_template_option_before_storing(table
     assert err.startswith(f"automodel: error: {space}: {message}") and err.count("\n") == 1
 
 
+def test_observe_refuses_a_space_naming_an_unknown_template(tmp_path, capsys):
+    """A misspelt name in ``[fit] templates`` was caught only when a fit ran the templates: ``observe``
+    stored the runs with exit 0. Now the space is refused where it is loaded, by the registry's table of
+    names (no template module imported)."""
+    path, data = str(tmp_path / "s.db"), tmp_path / "runs.csv"
+    _grid().to_csv(data, index=False)
+    space = _space_file(tmp_path, "")
+    space.write_text(space.read_text().replace('templates = ["amdahl", ', 'templates = ["amdhal", ', 1))
+    assert main(["observe", "--store", path, "--app", "lu", "--space", str(space), str(data)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"automodel: error: {space}: unknown template(s) ['amdhal']") and err.count("\n") == 1
+    assert not Path(path).exists()
+
+
 def test_observe_takes_a_space_with_good_template_options(tmp_path, capsys):
     path, data = str(tmp_path / "s.db"), tmp_path / "runs.csv"
     _grid().to_csv(data, index=False)

@@ -155,12 +155,9 @@ def template_rows(ds: Dataset, sp: SearchSpace, ctx: Mapping[str, Any], named: b
     if not sp.fit.templates:
         return [], []
     from automodel.templates import TEMPLATES
-    from automodel.templates.options import check_options
+    from automodel.templates.options import check_names, check_options
 
-    unknown = [t for t in sp.fit.templates if t not in TEMPLATES]
-    if unknown:
-        where = "templates" if named else sp.source
-        raise SpaceError(f"{where}: unknown template(s) {unknown}; known: {', '.join(sorted(TEMPLATES))}")
+    check_names(sp.fit.templates, "templates" if named else sp.source)
     options = check_options(TEMPLATES, sp.fit.template_options, "template options")
     y = ds.frame["time"].to_numpy(float)
     w = weights(y, sp.fit.weighting)

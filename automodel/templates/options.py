@@ -15,13 +15,13 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from automodel.errors import OptionError, SpaceError
 from automodel.space.config import SearchSpace, load_space
 from automodel.templates.base import Template
 
-__all__ = ["TemplateOption", "template_options", "convert", "check_options", "checked_space", "parse_assignments"]
+__all__ = ["TemplateOption", "template_options", "convert", "check_options", "check_names", "checked_space", "parse_assignments"]
 
 _SKIPPED = {"self", "frame", "progress"}
 #: the type half of a numpy-style ``name : type`` line (``int``, ``sequence of str, optional``, ``{"a", "b"}``)
@@ -162,13 +162,31 @@ def check_options(templates: Mapping[str, Template], options: Mapping[str, Mappi
     return out
 
 
+def check_names(names: Sequence[str], where: str) -> None:
+    """A one-line SpaceError when a name of ``names`` is no template (by the registry's table of names:
+    no template module is imported).
+
+    >>> check_names(["amdahl", "kohashi"], "space.toml")
+    >>> check_names(["amdhal"], "space.toml")
+    Traceback (most recent call last):
+    ...
+    automodel.errors.SpaceError: space.toml: unknown template(s) ['amdhal']; known: amdahl, fim_cal, fim_com, hockney, hockney_collective, kohashi, multivariate_type1, multivariate_type2, prophesy, rational, rbasp
+    """
+    from automodel.templates import MODULE_OF
+
+    unknown = [t for t in names if t not in MODULE_OF]
+    if unknown:
+        raise SpaceError(f"{where}: unknown template(s) {unknown}; known: {', '.join(sorted(MODULE_OF))}")
+
+
 def checked_space(space: str | Path | SearchSpace) -> SearchSpace:
     """The search space (a name, file or SearchSpace: :func:`~automodel.space.config.load_space`) with
-    its ``[fit.template_options]`` checked (:func:`check_options`): what every command and function that
+    its template names (:func:`check_names`) and ``[fit.template_options]`` (:func:`check_options`) checked: what every command and function that
     takes a space loads it with, before it stores or runs anything, so a space file is refused whole,
     with a one-line SpaceError naming it. The template registry is imported only when the space has
     template options."""
     sp = space if isinstance(space, SearchSpace) else load_space(space)
+    check_names(sp.fit.templates, sp.source or sp.name)
     if sp.fit.template_options:
         from automodel.templates import TEMPLATES
 
