@@ -49,8 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-
-
 def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> None:  # noqa: ANN001
     """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout),
     on lines of at most ``width`` columns (None: no limit)."""

@@ -216,7 +216,7 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     **roles
         The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
-    from automodel.templates.options import checked_space  # the template registry only for template options
+    from automodel.templates.options import checked_space  # template modules only for template options
 
     space = checked_space(space)
     st = open_storage(store, create=True)

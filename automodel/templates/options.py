@@ -180,11 +180,11 @@ def check_names(names: Sequence[str], where: str) -> None:
 
 
 def checked_space(space: str | Path | SearchSpace) -> SearchSpace:
-    """The search space (a name, file or SearchSpace: :func:`~automodel.space.config.load_space`) with
-    its template names (:func:`check_names`) and ``[fit.template_options]`` (:func:`check_options`) checked: what every command and function that
-    takes a space loads it with, before it stores or runs anything, so a space file is refused whole,
-    with a one-line SpaceError naming it. The template registry is imported only when the space has
-    template options."""
+    """The search space (a name, file or SearchSpace: :func:`~automodel.space.config.load_space`) with its
+    template names (:func:`check_names`) and ``[fit.template_options]`` (:func:`check_options`) checked:
+    what every command and function that takes a space loads it with, before it stores or runs anything,
+    so a space file is refused whole, with a one-line SpaceError naming it. The names are checked against
+    the registry's table; template modules are imported only when the space has template options."""
     sp = space if isinstance(space, SearchSpace) else load_space(space)
     check_names(sp.fit.templates, sp.source or sp.name)
     if sp.fit.template_options:
