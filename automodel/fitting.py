@@ -21,7 +21,7 @@ from automodel.online.anomaly import unexplained
 from automodel.online.live import OnlineOptions
 from automodel.search.score import PARALLEL_ROWS, all_metrics
 from automodel.search.choice import (choose, core_length, description_lengths, log_predictions, probe_points,
-                                     probe_values, term_lengths)
+                                     probe_values, term_ceiling, term_lengths)
 from automodel.search.select import MIN_DOF, too_few_dof
 from automodel.search.selection import Selection
 from automodel.search.engine import staged_search
@@ -271,7 +271,8 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
         raise DataError(_nothing_fitted(ds, outcome, t_rows))
     held = holdout_rows(ds)
     chosen = choose(values, n_terms, ds.n_points, sp.fit.metric, sp.fit.selection, *ds.aggregate_se(), logs,
-                    lengths, holdout, 0 if held is None or np.isnan(pool["holdout"]).all() else int(held.sum()))
+                    lengths, holdout, 0 if held is None or np.isnan(pool["holdout"]).all() else int(held.sum()),
+                    pool["ceiling"])
     picked = int(candidates[chosen.index])
     shown = list(outcome.order[:max_rows])
     sizes = outcome.scores.n_terms[outcome.order]  # and the best-ranked candidate of every size
@@ -341,7 +342,8 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     (``ids``), ranking metric, ``holdout`` error (NaN where the search did not compute it), coefficients left nonzero (``n_terms``), description length
     (:func:`~automodel.search.choice.description_lengths`) and log predictions at the chooser's probes
     (:func:`~automodel.search.choice.probe_points`, one batched product,
-    :func:`~automodel.search.choice.log_predictions`)."""
+    :func:`~automodel.search.choice.log_predictions`); and the steepest growth of the searched terms there
+    (``ceiling``, :func:`~automodel.search.choice.term_ceiling`)."""
     sc = outcome.scores
     ids = np.asarray(outcome.order, dtype=int)
     coefs = sc.coefficients[ids]
@@ -349,7 +351,7 @@ def _searched_pool(outcome: SearchOutcome, ds: data_mod.Dataset, metric: str) ->
     at = probe_values(outcome.terms, ds.frame, ds.params)
     return {"ids": ids, "values": sc.metrics[metric][ids],
             "holdout": sc.metrics["holdout"][ids] if "holdout" in sc.metrics else np.full(len(ids), np.nan),
-            "logs": log_predictions(at, columns, np.where(columns >= 0, coefs, 0.0)),
+            "logs": log_predictions(at, columns, np.where(columns >= 0, coefs, 0.0)), "ceiling": term_ceiling(at),
             "n_terms": np.maximum((np.nan_to_num(coefs) != 0.0).sum(axis=1), 1),
             "lengths": description_lengths(term_lengths(outcome.terms), columns,
                                            np.where(columns >= 0, coefs, 0.0))}

@@ -90,6 +90,7 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
     from automodel.fitting import model_context
     from automodel.kernels.choice import choose
     from automodel.kernels.modelling import _beyond, _lengths, _model
+    from automodel.search.choice import probe_values, term_ceiling
     from automodel.search.engine import staged_search
     from automodel.search.score import all_metrics
     from automodel.data.splits import holdout_rows
@@ -107,12 +108,14 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
         columns = np.full((len(sc.structures), sc.coefficients.shape[1]), -1)
         for i, s in enumerate(sc.structures):
             columns[i, :len(s.terms)] = [terms.index(t) for t in s.terms]
-        beyond = _beyond(terms, columns, order[None], sc.coefficients[order][None], ds)
+        probes = probe_values(terms, ds.frame, ds.params)
+        beyond = _beyond(probes, columns, order[None], sc.coefficients[order][None])
         length = _lengths(terms, columns, order[None], sc.coefficients[order][None])
         held = holdout_rows(ds)
         pick = choose(sc.metric(sp.fit.metric)[order][None], n_terms[None], np.ones(len(order), bool), ds.n_points,
                       sp, (np.array([se[0]]), np.array([se[1]])), beyond=beyond, length=length,
-                      holdout=sc.metric("holdout")[order][None], n_holdout=0 if held is None else int(held.sum()))[0]
+                      holdout=sc.metric("holdout")[order][None], n_holdout=0 if held is None else int(held.sum()),
+                      ceiling=term_ceiling(probes))[0]
         top = int(order[pick])
         mets = {k: float(v[0]) for k, v in all_metrics(sc, [top], ds, sp.fit).items()}
         out[name] = _model(sc.structures[top].terms, sc.coefficients[top], mets, model_context(ds, sp))

@@ -198,3 +198,25 @@ def test_a_latency_that_levels_off_is_not_extrapolated_as_growing():
     best = automodel.fit(frame, progress=False, templates=(), intervals=False).best
     predicted = np.asarray(best.predict(pd.DataFrame({"p": [128.0, 512.0]})), float)
     assert np.all(np.abs(predicted / 37 - 1) < 0.05), best.formula
+
+
+def test_a_template_that_explodes_beyond_the_data_is_set_aside_and_its_band_says_so():
+    """Issue 36, failure 5: on the bundled demo runs at p <= 8, Kohashi's six terms with the sigmoid
+    centre the user fixed at p = 40 fit best (rank 1) and predicted 1e12 s at p = 256, where the runs
+    take 0.006 s, inside a +-1 % band. Beyond the data it grows faster than any term of the search space
+    (``4e9 p / (1 + 2e17 exp(-p))``), so the chooser sets it aside; its own band spans its disagreement
+    with the candidates that remain."""
+    from importlib.resources import files
+
+    runs = pd.read_csv(files("automodel") / "demo" / "cg_fast.csv")
+    result = automodel.fit(runs[runs["p"] <= 8][["n", "p", "time"]], templates=["kohashi"],
+                           template_options={"kohashi": {"n_terms": 6, "pc": 40}}, progress=False)
+    far = pd.DataFrame({"n": [400000.0] * 2, "p": [128.0, 256.0]})
+    truth = runs[runs["n"].eq(400000) & runs["p"].isin([128, 256])].groupby("p")["time"].median().to_numpy()
+    kohashi = result.models[0]
+    assert kohashi.formula != result.best.formula and "exp" in kohashi.formula
+    assert np.all(np.asarray(kohashi.predict(far), float) > 1e3 * truth)  # the failure, still ranked first
+    assert "faster than any term of the search space" in result.selection.reason
+    assert np.all(np.abs(np.asarray(result.best.predict(far), float) / truth - 1) < 0.25), result.best.formula
+    low, high = kohashi.predict_interval(far, level=0.9)
+    assert np.all(high / low > 1e6)  # not +-1 %: the band holds what the remaining candidates predict

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from automodel.solve.metrics import METRICS
-from automodel.search.choice import choose_rows, description_lengths, log_predictions
+from automodel.search.choice import choose_rows, description_lengths, log_predictions, term_ceiling
 from automodel.search.score import Rows, prepare, score_pairs
 from automodel.search.targets import CHUNK_PAIRS
 from automodel.solve.design import pairs
@@ -68,13 +68,15 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
         rows, term_idx, widths, signed, K, sp, probe_values, term_lengths)
     P = beyond.shape[2]
     score = np.where(np.isfinite(score) & valid, score, np.inf)
+    ceiling = term_ceiling(probe_values) if P else None
     held = None
     if forward:  # the holdout errors weigh tied candidates only (choose_rows): refit those pairs alone
-        _, _, tied = choose_rows(score, n_terms, len(Y), opt.metric, opt.selection, *noise_se)
+        _, _, tied = choose_rows(score, n_terms, len(Y), opt.metric, opt.selection, *noise_se,
+                                 beyond if P else None, ceiling=ceiling)
         held = _tied_holdout(rows, term_idx, widths, signed, tied, sp)
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None,
                   None if term_lengths is None else length, held,
-                  int(np.count_nonzero(hold)) if forward else 0)
+                  int(np.count_nonzero(hold)) if forward else 0, ceiling)
     coefs, mets = _refit(values, Y, term_idx, widths, signed, best, sp, hold)
     return best, coefs, mets
 
@@ -202,7 +204,8 @@ def _refit(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]], widths:
 
 def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: int, sp: SearchSpace,
            noise_se: tuple[np.ndarray, np.ndarray], beyond: np.ndarray | None = None,
-           length: np.ndarray | None = None, holdout: np.ndarray | None = None, n_holdout: int = 0) -> np.ndarray:
+           length: np.ndarray | None = None, holdout: np.ndarray | None = None, n_holdout: int = 0,
+           ceiling: np.ndarray | None = None) -> np.ndarray:
     """Each kernel's candidate by the one chooser (:func:`automodel.search.choice.choose_rows`, the rule
     automodel.fit applies to its ranked candidates, for all kernels at once); the first valid one when
     no score is finite, as the staged search ranks them.
@@ -223,6 +226,8 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         Each candidate's :func:`~automodel.search.choice.description_lengths`.
     holdout : (K, N) array, optional
         Each candidate's ``holdout`` error, measured on ``n_holdout`` held-out configurations.
+    ceiling : (P - 1,) array, optional
+        The steepest growth of a term beyond the data (:func:`~automodel.search.choice.term_ceiling`).
 
     Returns
     -------
@@ -230,7 +235,7 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
         The chosen candidate of each kernel, -1 when none is valid.
     """
     best, _, _ = choose_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond, length,
-                             holdout, n_holdout)
+                             holdout, n_holdout, ceiling)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():
         best[~finite] = int(np.argmax(valid))

@@ -23,7 +23,7 @@ from automodel.kernels.result import summary_row
 from automodel.model.core import Model, TermModel
 from automodel.options import ROLE_NAMES
 from automodel.text.printing import formulas
-from automodel.search.choice import description_lengths, log_predictions, probe_values, term_lengths
+from automodel.search.choice import description_lengths, log_predictions, probe_values, term_ceiling, term_lengths
 from automodel.space.config import SearchSpace
 from automodel.space.terms import Term
 
@@ -87,14 +87,13 @@ def _padded(columns: np.ndarray, width: int) -> np.ndarray:
     return cols
 
 
-def _beyond(terms: list[Term], columns: np.ndarray, ids: np.ndarray, coefficients: np.ndarray,
-            ds: data_mod.Dataset) -> np.ndarray:
-    """(K, L, P) log predictions at the chooser's probes (:func:`automodel.search.choice.probe_values`) of every kernel's ranked
-    candidates (``ids`` (K, L) into ``columns``, -1 none; ``columns`` (N, w) each candidate's terms as
-    indices into ``terms``, -1 padded; ``coefficients`` (K, L, width) in that order), NaN where not
-    positive."""
+def _beyond(at: np.ndarray, columns: np.ndarray, ids: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """(K, L, P) log predictions at the chooser's probes of every kernel's ranked candidates (``at`` (P, T)
+    the terms' :func:`automodel.search.choice.probe_values`; ``ids`` (K, L) into ``columns``, -1 none;
+    ``columns`` (N, w) each candidate's terms as indices into the terms, -1 padded; ``coefficients``
+    (K, L, width) in that order), NaN where not positive."""
     cols = _padded(columns, coefficients.shape[2])
-    logs = log_predictions(probe_values(terms, ds.frame, ds.params), cols[np.maximum(ids, 0)], coefficients)
+    logs = log_predictions(at, cols[np.maximum(ids, 0)], coefficients)
     return np.where(ids[:, :, None] >= 0, logs, np.nan)
 
 
@@ -121,13 +120,14 @@ def _staged_group(g: Group, ds: data_mod.Dataset, sp: SearchSpace, ctx: dict[str
     ids = many.ids[rows, at] if L else np.zeros((K, 0), np.intp)
     score = np.where(present, many.metrics[sp.fit.metric][rows, at], np.inf)
     n_terms = np.where(present, np.maximum((np.nan_to_num(many.coefficients[rows, at]) != 0.0).sum(axis=2), 1), 1)
-    beyond = _beyond(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at], ds)
+    probes = probe_values(many.terms, ds.frame, ds.params)
+    beyond = _beyond(probes, many.columns, np.where(present, ids, -1), many.coefficients[rows, at])
     length = _lengths(many.terms, many.columns, np.where(present, ids, -1), many.coefficients[rows, at])
     held = holdout_rows(ds)
     holdout = (np.where(present, many.metrics["holdout"][rows, at], np.nan)
                if "holdout" in many.metrics and held is not None else None)
     pick = choose(score, n_terms, np.ones(L, bool), len(g.points), sp, noise(g, g.aggregate), beyond, length,
-                  holdout, 0 if holdout is None else int(held.sum()))
+                  holdout, 0 if holdout is None else int(held.sum()), term_ceiling(probes))
     pick = np.where(present.any(axis=1), pick, -1)
     chosen = np.where(pick >= 0, ids[np.arange(K), np.maximum(pick, 0)], -1)
     coefs, mets = many.rescore(chosen)

@@ -32,7 +32,8 @@ from automodel.solve.metrics import METRICS
 from automodel.search.score import TermCache, score
 from automodel.space.structure import Structure
 from automodel.space.terms import caps_measured
-from automodel.search.choice import choose, description_lengths, log_predictions, probe_values, term_lengths
+from automodel.search.choice import (choose, description_lengths, log_predictions, probe_values, term_ceiling,
+                                     term_lengths)
 from automodel.data.splits import holdout_rows
 from automodel.solve import band
 
@@ -184,7 +185,8 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
             logs = log_predictions(at, columns, sc.coefficients)
             length = description_lengths(lengths, columns, sc.coefficients)
             chosen = choose(values, sc.n_terms, m, opt.metric, opt.selection, noise_rel, noise_abs, logs, length,
-                            None if hold is None else sc.metric("holdout"), 0 if hold is None else int(hold.sum()))
+                            None if hold is None else sc.metric("holdout"), 0 if hold is None else int(hold.sum()),
+                            term_ceiling(at))
             order = np.argsort(np.where(np.isfinite(values), values, np.inf), kind="stable")
             cores = {i: TermModel.from_fit(usable[i].terms, sc.coefficients[i, :len(usable[i].terms)])
                      for i in [chosen.index, *[j for j in order if chosen.equivalent[j]][:MAX_ALTERNATIVES + 1]]}

@@ -3,8 +3,16 @@
 In-sample scores cannot tell apart candidates that agree on the measured runs and part ways beyond
 them; with a few configurations many candidates tie exactly, and the first of them in the ranking is
 as often as not the steepest (``n^(5/2)/p`` where ``n log n / p`` was there, ``p^3`` for a gather).
-The choice is therefore made in three steps, each with a reason that does not depend on a benchmark:
+The choice is therefore made in steps, each with a reason that does not depend on a benchmark:
 
+0. **Admissible**: a candidate whose prediction grows from the edge of the data to a point beyond it
+   faster than any term of the search space grows there (:func:`too_steep`, :func:`term_ceiling`) is
+   set aside before anything is compared, while another candidate is left. The terms are the laws the
+   search considers physical, and a sum of them with non-negative coefficients grows no faster than
+   its steepest term; what does is a template whose nonlinear part turns on beyond the runs (Kohashi's
+   sigmoid with its centre fixed at p = 40 for runs at p <= 8: ``4e9 p / (1 + 2e17 exp(-p))``, rank 1
+   in-sample and 1e12 s at p = 256 for a time of 0.006 s) or a signed pair whose difference vanishes
+   at the edge. No score inside the data can support such a bet.
 1. **Tied**: the candidates the data cannot tell apart from the best-ranked one, by the
    one-standard-error rule (:func:`automodel.search.select.thresholds`: one standard error of the best
    score, or the repetition noise, whichever is larger; Breiman et al. 1984, sec. 3.4.3; Hastie,
@@ -65,9 +73,10 @@ from automodel.search.select import comparable, thresholds, tolerance
 from automodel.search.selection import Selection
 from automodel.space.terms import Term, term_values
 
-__all__ = ["PROBE_FACTOR", "FAR_FACTOR", "LOADS", "probe_points", "probe_values", "log_predictions", "term_lengths",
-           "description_lengths", "core_length", "weighted_median", "first_of_equals", "relative_scale", "forward_weights",
-           "central_rows", "choose_rows", "choose"]
+__all__ = ["PROBE_FACTOR", "FAR_FACTOR", "LOADS", "GROWTH_TOLERANCE", "probe_points", "probe_values", "log_predictions",
+           "term_ceiling", "too_steep", "admissible_scores", "term_lengths", "description_lengths", "core_length",
+           "weighted_median", "first_of_equals", "relative_scale", "forward_weights", "central_rows", "choose_rows",
+           "choose"]
 
 #: how far beyond the largest measured value of each parameter the chooser looks
 PROBE_FACTOR = 4.0
@@ -75,6 +84,9 @@ PROBE_FACTOR = 4.0
 FAR_FACTOR = 1024.0
 #: parameters that are fractions of a machine (free CPU, free bandwidth): probed at 1, never grown
 LOADS = ("cpu", "bw")
+#: how much faster than the steepest term of the space a prediction may grow beyond the data (natural log
+#: of a ratio): round-off only (:func:`too_steep`)
+GROWTH_TOLERANCE = 1e-6
 
 
 def probe_points(frame: pd.DataFrame, params: Sequence[str]) -> pd.DataFrame:
@@ -120,6 +132,58 @@ def probe_values(terms: Sequence[Term], frame: pd.DataFrame, params: Sequence[st
     :func:`log_predictions` for every candidate drawn from ``terms``."""
     probes = probe_points(frame, params)
     return term_values(terms, {q: probes[q].to_numpy(float) for q in probes}, len(probes))
+
+
+def term_ceiling(probe_values: np.ndarray) -> np.ndarray:
+    """(P - 1,) the steepest growth of any term from the edge of the data to each point beyond it: the
+    largest ``log(|t(probe)| / |t(edge)|)`` over the terms' values ``probe_values`` (P, T) at the
+    :func:`probe_points` (row 0 the edge); infinite where a term overflows, -inf where no term is nonzero
+    at the edge. A sum of terms with non-negative coefficients grows no faster: what :func:`too_steep`
+    compares with.
+
+    >>> term_ceiling(np.array([[2.0, 1.0, 0.0], [8.0, 4.0, 1.0], [2048.0, 1024.0 ** 2, 1.0]])).round(3).tolist()
+    [1.386, 13.863]
+    """
+    values = np.abs(np.asarray(probe_values, float))
+    with np.errstate(all="ignore"):
+        growth = np.log(values[1:] / values[:1])
+    growth = np.where((values[:1] > 0) & ~np.isnan(growth), growth, -np.inf)
+    return growth.max(axis=1, initial=-np.inf)
+
+
+def too_steep(logs: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
+    """(..., N) True for the candidates whose prediction grows from the edge of the data to a point beyond
+    it faster than any term of the space (``logs`` (..., N, P) at the :func:`probe_points`, ``ceiling``
+    (P - 1,) or (..., P - 1) their :func:`term_ceiling`): a template whose sigmoid centre lies beyond the
+    runs (Kohashi's ``4e9 p / (1 + 2e17 exp(-p))``, 1e12 s at p = 256 for a time of 0.005 s) or a
+    near-cancelling sum whose difference vanishes at the edge. Where a prediction is not positive the
+    positivity rule of :func:`choose_rows` decides, not this.
+
+    >>> too_steep(np.log([[[1.0, 4.0, 16.0], [1.0, 64.0, 16.0], [1.0, np.nan, 16.0]]]), np.log([16.0, 1024.0])).tolist()
+    [[False, True, False]]
+    """
+    logs = np.asarray(logs, float)
+    with np.errstate(invalid="ignore"):
+        growth = logs[..., 1:] - logs[..., :1]
+        return (growth > np.asarray(ceiling, float)[..., None, :] + GROWTH_TOLERANCE).any(axis=-1)
+
+
+def admissible_scores(scores: np.ndarray, logs: np.ndarray | None, ceiling: np.ndarray | None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """``scores`` (K, N) with the candidates that grow :func:`too_steep` beyond the data set to infinity
+    (not ranked, not tied), in every row that keeps a finite score without them; and how many were set
+    aside in each row (K,). Unchanged without ``logs`` or ``ceiling``.
+
+    A model is a bet on the time beyond the runs; a candidate that grows there faster than every term
+    the search considered physical bets on a law the space excludes, and no fit inside the data can
+    support that bet, however well it scores there.
+    """
+    scores = np.asarray(scores, float)
+    if logs is None or ceiling is None or np.shape(logs)[-1] < 2:
+        return scores, np.zeros(len(scores), int)
+    steep = too_steep(np.broadcast_to(np.asarray(logs, float), scores.shape + np.shape(logs)[-1:]), ceiling)
+    steep &= (~steep & np.isfinite(scores)).any(axis=1, keepdims=True)
+    return np.where(steep, np.inf, scores), steep.sum(axis=1)
 
 
 def term_lengths(terms: Sequence[Term]) -> np.ndarray:
@@ -266,7 +330,7 @@ def central_rows(logs: np.ndarray, among: np.ndarray, length: np.ndarray | None 
 def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
                 noise_relative=0.0, noise_absolute=0.0, logs: np.ndarray | None = None,
                 length: np.ndarray | None = None, holdout: np.ndarray | None = None,
-                n_holdout: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                n_holdout: int = 0, ceiling: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The choice of the module docstring for every row of ``values`` (K, N) at once (K targets, N
     candidates; lower scores are better).
 
@@ -295,6 +359,9 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
         (:func:`forward_weights`).
     n_holdout : int
         How many configurations the ``holdout`` errors were measured on.
+    ceiling : (P - 1,) or (K, P - 1) array, optional
+        The steepest growth of a term of the space beyond the data (:func:`term_ceiling`): with
+        ``logs``, candidates that grow faster are set aside before the tie (:func:`admissible_scores`).
 
     Returns
     -------
@@ -314,6 +381,7 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     check_choice("selection rule", rule, SELECTIONS)
     scores = np.asarray(values, float)
     scores = comparable(np.where(np.isfinite(scores), scores, np.inf), n_terms, n_points)
+    scores, _ = admissible_scores(scores, logs, ceiling)
     n_terms = np.broadcast_to(np.asarray(n_terms), scores.shape)
     rows = np.arange(len(scores))
     best = np.argmin(scores, axis=1)
@@ -346,7 +414,8 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
 
 def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
            noise_relative: float = 0.0, noise_absolute: float = 0.0, logs: np.ndarray | None = None,
-           length: np.ndarray | None = None, holdout: np.ndarray | None = None, n_holdout: int = 0) -> Selection:
+           length: np.ndarray | None = None, holdout: np.ndarray | None = None, n_holdout: int = 0,
+           ceiling: np.ndarray | None = None) -> Selection:
     """:func:`choose_rows` of one target, with the reason in words.
 
     Examples
@@ -363,8 +432,10 @@ def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
     (index,), (thr,), (tied,) = choose_rows(values[None], n_terms, n_points, metric, rule, noise_relative,
                                             noise_absolute, None if logs is None else np.asarray(logs)[None],
                                             None if length is None else np.asarray(length)[None],
-                                            None if holdout is None else np.asarray(holdout, float)[None], n_holdout)
+                                            None if holdout is None else np.asarray(holdout, float)[None], n_holdout,
+                                            ceiling)
     scores = comparable(np.where(np.isfinite(values), values, np.inf), n_terms, n_points)
+    (scores,), (steep,) = admissible_scores(scores[None], None if logs is None else np.asarray(logs)[None], ceiling)
     best = int(np.argmin(scores))
     index = int(index)
     if rule == "best" or not np.isfinite(scores[best]):
@@ -381,4 +452,7 @@ def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
         weights = f"weighted by {' and by '.join(weighed)}; " if weighed else ""
         reason += (f"; of those, the one nearest the median of their predictions at {PROBE_FACTOR:g}x the "
                    f"largest measured values ({weights}neither the steepest nor the flattest)")
+    if steep:
+        reason += (f"; {int(steep)} candidate(s) set aside: beyond the data they grow faster than any term of "
+                   "the search space")
     return Selection(index, best, float(thr), tied, reason)
