@@ -48,6 +48,21 @@ def test_plot_model_draws_into_the_axes_given(fitted):
     plt.close("all")
 
 
+def test_process_counts_are_drawn_at_whole_numbers_only(fitted):
+    """``over1(p)`` and ``ceiling(log2(p))`` have values at p = 1.5 that no run can have: the p panel
+    draws every curve at whole process counts (all of them at small p), the n panel anywhere."""
+    import matplotlib.pyplot as plt
+
+    result, train, _ = fitted
+    fig, axes = plt.subplots(1, 2)
+    plot_model(result.best, runs=train, ax=axes)
+    p_values = np.concatenate([line.get_xdata() for line in axes[1].lines if len(line.get_xdata()) > 2])
+    assert np.all(p_values == np.round(p_values)) and {1.0, 2.0, 3.0, 4.0} <= set(p_values.tolist())
+    n_values = np.concatenate([line.get_xdata() for line in axes[0].lines if len(line.get_xdata()) > 2])
+    assert np.any(n_values != np.round(n_values))
+    plt.close(fig)
+
+
 def test_plot_model_without_runs_and_candidates(fitted, tmp_path):
     result, train, _ = fitted
     plot_model(result.best, tmp_path / "m.svg")

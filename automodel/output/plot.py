@@ -88,13 +88,17 @@ def _fixed(model: Any, runs: pd.DataFrame | None) -> dict[str, float]:
 
 def _grid(model: Any, x: str, runs: pd.DataFrame | None) -> tuple[np.ndarray, float, bool]:
     """Values of ``x`` to draw from the smallest measured to beyond the largest; the largest trained
-    value; whether the axis is logarithmic."""
+    value; whether the axis is logarithmic. Process counts measured in whole numbers are drawn at whole
+    numbers only: a model holds between them only where a process count exists (``over1(p)`` and
+    ``ceiling(log2(p))`` take values at p = 1.5 or 5.7 that no run can have)."""
     lo, hi_train = model.ranges.get(x, [1.0, 1.0])
     hi = hi_train * REACH.get(x, 2.0)
     if runs is not None and x in runs:
         lo, hi = min(lo, float(runs[x].min())), max(hi, float(runs[x].max()))
     log = x == "p" or hi / max(lo, 1e-300) > 20
     grid = np.geomspace(max(lo, 1e-300), hi, 240) if log else np.linspace(lo, hi, 240)
+    if x == "p" and lo >= 1 and float(lo).is_integer():
+        grid = np.unique(np.round(grid))
     return grid, float(hi_train), log
 
 
