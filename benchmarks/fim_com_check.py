@@ -58,7 +58,7 @@ def throughput() -> list[dict]:
     q = QueueParams(zeta_max=1e4, meta_mean=0.05, meta_log=0.01, init_mean=1.0, recv_mean=0.1)
     out = []
     for pattern, p, jobs, reps in (("scatter", 256, 16, 256), ("gather", 256, 16, 256),
-                                   ("broadcast", 256, 256, 64)):
+                                   ("broadcast", 256, 256, 32)):  # within MAX_VARIATES of a kind
         d = draw(pattern, jobs * 1024.0, p, 1024.0, reps, config_rng(0, pattern, jobs * 1024.0, p))
         start = time.perf_counter()
         run(d, q)

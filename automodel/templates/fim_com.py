@@ -32,6 +32,11 @@ _PARAM_NAMES: tuple[str, ...] = ("zeta_max", "meta_mean", "meta_log", "init_mean
 # in a default calibration (least_squares with a finite-difference Jacobian), seconds per variate
 # drawn, per sender job simulated, per vectorised pass
 _EVALUATIONS = 400
+#: relative tolerances of the calibration's least squares (cost, step and gradient): the simulated means
+#: it fits carry a Monte Carlo error of order ``1/sqrt(fit_reps)`` (8 replications: several per cent) of
+#: the model's own, so finer than 1e-4 buys digits the model does not have (scipy's default 1e-8 took
+#: twice the simulations; benchmarks/RESULTS.md)
+TOLERANCE = 1e-4
 #: most simulated repetitions a model file may ask for
 MAX_REPS = 4096
 #: the largest seed (a model file's, and the option's)
@@ -167,7 +172,7 @@ def calibrate(frame: pd.DataFrame, pattern: str, job_size: float, reps: int = 8,
 
     with bar:
         fit = least_squares(residuals, x0, bounds=(lower, upper), diff_step=1e-3, x_scale=1.0,
-                            max_nfev=max_nfev)
+                            max_nfev=max_nfev, ftol=TOLERANCE, xtol=TOLERANCE, gtol=TOLERANCE)
     return params_of(fit.x), float(np.sqrt(np.mean(fit.fun**2)))
 
 
