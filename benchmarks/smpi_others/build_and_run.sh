@@ -14,7 +14,7 @@
 # COMD_MIRROR: of github.com/ECP-copa/CoMD holding $COMD_COMMIT (needed only when comd is run).
 # Needs smpicc/smpirun (apt-get install -y libsimgrid-dev simgrid; SimGrid 3.32 here) and python3.
 # JOBS (default 2) runs at once; about 11 minutes on 2 cores (nas_is 5, osu_alltoall 2.3, osu_allgather 1.1)
-# without the proxy applications; hpccg alone (JOBS=1) about 17 minutes.
+# without the proxy applications; alone (JOBS=1) hpccg about 17 minutes, comd about 24.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
