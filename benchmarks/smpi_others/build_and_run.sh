@@ -6,11 +6,15 @@
 #
 #   SIMGRID_MIRROR=/path/to/simgrid.git OSU_MIRROR=/path/to/osu.git benchmarks/smpi_others/build_and_run.sh
 #   benchmarks/smpi_others/build_and_run.sh nas_ep gemm      # only these programs (others' CSVs kept)
+#   JOBS=1 benchmarks/smpi_others/build_and_run.sh hpccg comd   # only these two (the others are built, not run)
 #
 # SIMGRID_MIRROR: a clone (bare or not) of github.com/simgrid/simgrid holding commit $SIMGRID_COMMIT;
-# OSU_MIRROR: of github.com/forresti/osu-micro-benchmarks holding $OSU_COMMIT (OSU Micro-Benchmarks 5.3).
+# OSU_MIRROR: of github.com/forresti/osu-micro-benchmarks holding $OSU_COMMIT (OSU Micro-Benchmarks 5.3);
+# HPCCG_MIRROR: of github.com/Mantevo/HPCCG holding $HPCCG_COMMIT (needed only when hpccg is run);
+# COMD_MIRROR: of github.com/ECP-copa/CoMD holding $COMD_COMMIT (needed only when comd is run).
 # Needs smpicc/smpirun (apt-get install -y libsimgrid-dev simgrid; SimGrid 3.32 here) and python3.
-# JOBS (default 2) runs at once; about 11 minutes on 2 cores (nas_is 5, osu_alltoall 2.3, osu_allgather 1.1).
+# JOBS (default 2) runs at once; about 11 minutes on 2 cores (nas_is 5, osu_alltoall 2.3, osu_allgather 1.1)
+# without the proxy applications; alone (JOBS=1) hpccg about 17 minutes, comd about 24.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,11 +24,20 @@ SIMGRID_MIRROR="${SIMGRID_MIRROR:-/work/.mirror/simgrid+simgrid/repo}"
 OSU_MIRROR="${OSU_MIRROR:-/work/.mirror/forresti+osu-micro-benchmarks/repo}"
 SIMGRID_COMMIT=12a63c78cdaa56b78836c95c6a18484f367dca38
 OSU_COMMIT=993f966d750386dd813a3d970b83c7c4938bb926
+HPCCG_MIRROR="${HPCCG_MIRROR:-/work/.mirror/Mantevo+HPCCG/repo}"
+HPCCG_COMMIT=80dd2f12a4e8aa70c330a5686cdda3fd187c2545
+COMD_MIRROR="${COMD_MIRROR:-/work/.mirror/ECP-copa+CoMD/repo}"
+COMD_COMMIT=3d48396b77ca8caa3124bc2391f9139c3ffb556c
 JOBS="${JOBS:-2}"
 
 command -v smpicc >/dev/null || { echo "smpicc not found: apt-get install -y libsimgrid-dev simgrid" >&2; exit 1; }
 gitdir() { if [ -d "$1/.git" ]; then echo "$1/.git"; else echo "$1"; fi; }
 SG="$(gitdir "$SIMGRID_MIRROR")"; OSU="$(gitdir "$OSU_MIRROR")"
+want() {  # is program $1 among the ones to run (all when no argument was given)?
+    [ "${#PROGS[@]}" -eq 0 ] && return 0
+    local q; for q in "${PROGS[@]}"; do [ "$q" = "$1" ] && return 0; done; return 1
+}
+PROGS=("$@")
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/smpi_others.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
@@ -48,11 +61,32 @@ CC="smpicc -O2"
 ( cd "$WORK/nas" && $CC -o "$BIN/ep" ep.c nas_common.c -lm && $CC -o "$BIN/is" is.c nas_common.c -lm )
 ( cd "$WORK/gemm" && $CC -o "$BIN/gemm" gemm.c )
 ( cd "$WORK/osu" && for b in allreduce bcast alltoall allgather reduce gather scatter; do $CC -o "$BIN/osu_$b" "osu_$b.c" osu_coll.c -lm; done )
+# HPCCG (C++, Mantevo): the 14 .cpp of its Makefile's TEST_CPP, built with its USE_MPI = -DUSING_MPI.
+if want hpccg; then
+    HG="$(gitdir "$HPCCG_MIRROR")"; mkdir -p "$WORK/hpccg"
+    for f in $(git --git-dir="$HG" ls-tree --name-only "$HPCCG_COMMIT" | grep -E '\.(cpp|hpp)$'); do
+        extract "$HG" "$HPCCG_COMMIT" "$f" "$WORK/hpccg"
+    done
+    ( cd "$WORK/hpccg" && smpicxx -O2 -DUSING_MPI -o "$BIN/hpccg" main.cpp generate_matrix.cpp read_HPC_row.cpp \
+        compute_residual.cpp mytimer.cpp dump_matlab_matrix.cpp HPC_sparsemv.cpp HPCCG.cpp waxpby.cpp ddot.cpp \
+        make_local_matrix.cpp exchange_externals.cpp YAML_Element.cpp YAML_Doc.cpp )
+fi
+# CoMD (C, ECP proxy app): every file of src-mpi/, built as its Makefile.vanilla does (DOUBLE_PRECISION = ON,
+# DO_MPI = ON: -std=c99 -DDOUBLE -DDO_MPI; -O2 here instead of its -g -O5), CoMD_info.h made by its own script.
+if want comd; then
+    CG="$(gitdir "$COMD_MIRROR")"; mkdir -p "$WORK/comd"
+    for f in $(git --git-dir="$CG" ls-tree --name-only "$COMD_COMMIT" src-mpi/); do
+        extract "$CG" "$COMD_COMMIT" "$f" "$WORK/comd"
+    done
+    ( cd "$WORK/comd" && CFL="-std=c99 -DDOUBLE -DDO_MPI -O2" \
+        && bash ./generate_info_header CoMD-mpi smpicc "$CFL" "-lm" >/dev/null \
+        && smpicc $CFL -o "$BIN/comd" *.c -lm )
+fi
 SMPI_VERSION="$(smpicc --version 2>&1 | head -1)"   # "SimGrid version 3.32"
 
-python3 - "$WORK/prov.json" "$SIMGRID_COMMIT" "$OSU_COMMIT" "$SMPI_VERSION" <<'EOF'
+python3 - "$WORK/prov.json" "$SIMGRID_COMMIT" "$OSU_COMMIT" "$SMPI_VERSION" "$HPCCG_COMMIT" "$COMD_COMMIT" <<'EOF'
 import json, sys
-path, sg, osu, ver = sys.argv[1:]
+path, sg, osu, ver, hpccg, comd = sys.argv[1:]
 def p(repo, commit, path, extra=""):
     return {"short": f"{repo}@{commit[:12]}:{path}", "long": f"{repo}@{commit}:{path}{extra}"}
 nas = "examples/smpi/NAS"
@@ -67,7 +101,10 @@ json.dump({
     "osu_reduce": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_reduce.c", " (+ osu_coll.c)"),
     "osu_gather": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_gather.c", " (+ osu_coll.c)"),
     "osu_scatter": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_scatter.c", " (+ osu_coll.c)"),
+    "hpccg": p("Mantevo/HPCCG", hpccg, "main.cpp", " (+ the 13 other .cpp of its Makefile, built with -DUSING_MPI)"),
+    "comd": p("ECP-copa/CoMD", comd, "src-mpi/CoMD.c", " (+ the other .c of src-mpi, built with -std=c99 -DDOUBLE -DDO_MPI)"),
     "smpicc": f"smpicc -O2 ({ver}, Debian libsimgrid-dev 3.32-2+b2)",
+    "cc_hpccg": f"smpicxx -O2 ({ver}, Debian libsimgrid-dev 3.32-2+b2)",
 }, open(path, "w"), indent=1)
 EOF
 

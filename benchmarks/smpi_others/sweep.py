@@ -58,6 +58,22 @@ def osu(prog, sizes, iters=("10", "2"), cfg=()):
                 read=osu_reader)
 
 
+# CoMD's process grid (i, j, k) for each p: as cubic as powers of two allow, the larger factors first.
+COMD_GRID = {1: (1, 1, 1), 2: (2, 1, 1), 4: (2, 2, 1), 8: (2, 2, 2), 16: (4, 2, 2), 32: (4, 4, 2), 64: (4, 4, 4),
+             128: (8, 4, 4), 256: (8, 8, 4)}
+COMD_STEPS = ["-N", "100", "-n", "10"]  # CoMD's defaults: 100 time steps, energies reduced every 10
+
+
+def comd_side(n):
+    """L of a CoMD box of n = 4 L^3 atoms (FCC: 4 atoms per unit cell)."""
+    return round((n / 4) ** (1 / 3))
+
+
+def comd_args(n, p):
+    L, (i, j, k) = comd_side(n), COMD_GRID[p]
+    return ["-x", str(L), "-y", str(L), "-z", str(L), "-i", str(i), "-j", str(j), "-k", str(k)] + COMD_STEPS
+
+
 # name: sizes (n), the p to run, the runs (one per (n, p), or one per p covering every n for OSU), source key
 PROGRAMS = {
     # NAS EP (SimGrid's C port), n = 2^m random pairs, m = 20..23 train, 24 (class S) and 25 (class W) test.
@@ -77,6 +93,23 @@ PROGRAMS = {
                  runner="per_point", opts=BENCH,
                  cmd=lambda b, n, p: (["./gemm", str(n), "native"], {}),
                  feasible=lambda n, p: True, read=lambda n: sim_time),
+    # HPCCG (Mantevo): 150 CG iterations on a 27-point 3-D stencil, 1-D (slab) decomposition along z. Strong
+    # scaling: n = the global number of rows (16 x 16 x nz grid points, nz = n / 256 a multiple of 256), each rank
+    # gets nz / p planes (HPCCG takes the local sub-block nx ny nz on its command line).
+    "hpccg": dict(sizes=[256 * 16 * 16 * k for k in (1, 2, 3, 4, 8, 16)], procs=P_TRAIN + P_TEST,
+                  source="hpccg", runner="per_point", opts=BENCH,
+                  cmd=lambda b, n, p: (["./hpccg", "16", "16", str(n // 256 // p)], {}),
+                  feasible=lambda n, p: (n // 256) % p == 0, read=lambda n: sim_time),
+    # CoMD (ECP proxy app): classical molecular dynamics, Lennard-Jones (its default potential), an FCC box of
+    # L x L x L unit cells, n = 4 L^3 atoms, 3-D decomposition on a process grid i x j x k (COMD_GRID). Strong
+    # scaling: L = 14..17 train, 21 and 26 test (1.9x and 3.6x the atoms of L = 17). CoMD refuses a subdomain
+    # thinner than 2 cutoffs (L x 3.615 A >= 2 x 5.7875 A x procs per dimension): L <= 21 runs up to p = 64,
+    # L = 26 to 256.
+    "comd": dict(sizes=[4 * L ** 3 for L in (14, 15, 16, 17, 21, 26)], procs=P_TRAIN + P_TEST, source="comd",
+                 runner="per_point", opts=BENCH,
+                 cmd=lambda b, n, p: (["./comd"] + comd_args(n, p), {}),
+                 feasible=lambda n, p: all(comd_side(n) * 3.615 >= 2 * 5.7875 * d for d in COMD_GRID[p]),
+                 read=lambda n: sim_time),
     # OSU micro-benchmarks 5.3 collectives: n = message size in bytes, p >= 2 (they refuse one process).
     "osu_allreduce": osu("osu_allreduce", OSU_SIZES),
     "osu_bcast": osu("osu_bcast", OSU_SIZES),
@@ -177,7 +210,8 @@ def main():
                 for n, p, t, split in rows:
                     f.write(f"{n},{p},{t:.9g},{split},{src['short']}\n")
             tasks[task] = {"file": f"{task}.csv", "roles": {"n": "n", "p": "p"}, "params": [], "groups": [],
-                           "provenance": f"{src['long']}, built with {prov['smpicc']}, platform {Path(plat_file).name}"}
+                           "provenance": f"{src['long']}, built with {prov.get('cc_' + spec['source'], prov['smpicc'])}, "
+                                         f"platform {Path(plat_file).name}"}
             print(f"== {task}: {len(rows)} rows in {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
             tasks_path.write_text(json.dumps(dict(sorted(tasks.items())), indent=1) + "\n")
     with open(out / "failures.txt", "a") as f:
