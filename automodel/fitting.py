@@ -34,6 +34,9 @@ from automodel.terminal import WIDTH, table, wrap
 __all__ = ["FitResult", "fit", "screen", "with_options", "model_context"]
 
 LEADERBOARD_COLUMNS = ["rank", "formula", "n_terms", *metrics_mod.METRICS, "kind", "choice", "note"]
+#: the leaderboard's ``choice`` of a candidate the chooser set aside before the tie: beyond the data it grows
+#: faster than any term of the search space (:func:`automodel.search.choice.admissible_scores`)
+SET_ASIDE = "set aside"
 
 
 @dataclass
@@ -44,9 +47,10 @@ class FitResult:
     ----------
     leaderboard : DataFrame
         One row per candidate (searched and seeded), best first: rank, formula, n_terms, every metric,
-        kind (``searched`` or ``template:<name>``), choice (``chosen``, or ``equivalent`` for the
-        candidates the data cannot tell apart from rank 1) and a note (e.g. why a template does not
-        apply).
+        kind (``searched`` or ``template:<name>``), choice (``chosen``; ``equivalent`` for the
+        candidates the data cannot tell apart from the best; ``set aside`` for those that grow beyond the
+        data faster than any term of the search space, not compared) and a note (e.g. why a template
+        does not apply).
     best : Model
         The chosen model: the simplest candidate statistically equivalent to rank 1
         (:mod:`automodel.search.select`), or rank 1 itself with ``selection="best"``.
@@ -298,6 +302,8 @@ def _fit_dataset(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: b
                           _why(chosen.reason, board[sp.fit.metric].to_numpy(float)[:position],
                                board["n_terms"].to_numpy()[:position], ds.n_points))
     choice = np.where(equivalent, "equivalent", "")
+    if chosen.set_aside is not None:  # grows beyond the data faster than any term of the space
+        choice[np.isin(ranked_keys, candidates[chosen.set_aside])] = SET_ASIDE
     choice[position] = "chosen"
     board["choice"] = ""
     board.loc[board["rank"].notna().to_numpy(), "choice"] = choice

@@ -217,6 +217,7 @@ def test_a_template_that_explodes_beyond_the_data_is_set_aside_and_its_band_says
     assert kohashi.formula != result.best.formula and "exp" in kohashi.formula
     assert np.all(np.asarray(kohashi.predict(far), float) > 1e3 * truth)  # the failure, still ranked first
     assert "faster than any term of the search space" in result.selection.reason
+    assert result.leaderboard["choice"].iloc[0] == "set aside"
     assert np.all(np.abs(np.asarray(result.best.predict(far), float) / truth - 1) < 0.25), result.best.formula
     low, high = kohashi.predict_interval(far, level=0.9)
     assert np.all(high / low > 1e6)  # not +-1 %: the band holds what the remaining candidates predict

@@ -171,8 +171,8 @@ def too_steep(logs: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
 def admissible_scores(scores: np.ndarray, logs: np.ndarray | None, ceiling: np.ndarray | None
                       ) -> tuple[np.ndarray, np.ndarray]:
     """``scores`` (K, N) with the candidates that grow :func:`too_steep` beyond the data set to infinity
-    (not ranked, not tied), in every row that keeps a finite score without them; and how many were set
-    aside in each row (K,). Unchanged without ``logs`` or ``ceiling``.
+    (not ranked, not tied), in every row that keeps a finite score without them; and which were set
+    aside (K, N). Unchanged without ``logs`` or ``ceiling``.
 
     A model is a bet on the time beyond the runs; a candidate that grows there faster than every term
     the search considered physical bets on a law the space excludes, and no fit inside the data can
@@ -180,10 +180,10 @@ def admissible_scores(scores: np.ndarray, logs: np.ndarray | None, ceiling: np.n
     """
     scores = np.asarray(scores, float)
     if logs is None or ceiling is None or np.shape(logs)[-1] < 2:
-        return scores, np.zeros(len(scores), int)
+        return scores, np.zeros(scores.shape, bool)
     steep = too_steep(np.broadcast_to(np.asarray(logs, float), scores.shape + np.shape(logs)[-1:]), ceiling)
-    steep &= (~steep & np.isfinite(scores)).any(axis=1, keepdims=True)
-    return np.where(steep, np.inf, scores), steep.sum(axis=1)
+    steep &= np.isfinite(scores) & (~steep & np.isfinite(scores)).any(axis=1, keepdims=True)
+    return np.where(steep, np.inf, scores), steep
 
 
 def term_lengths(terms: Sequence[Term]) -> np.ndarray:
@@ -452,7 +452,7 @@ def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
         weights = f"weighted by {' and by '.join(weighed)}; " if weighed else ""
         reason += (f"; of those, the one nearest the median of their predictions at {PROBE_FACTOR:g}x the "
                    f"largest measured values ({weights}neither the steepest nor the flattest)")
-    if steep:
-        reason += (f"; {int(steep)} candidate(s) set aside: beyond the data they grow faster than any term of "
-                   "the search space")
-    return Selection(index, best, float(thr), tied, reason)
+    if steep.any():
+        reason = (f"{int(steep.sum())} candidate(s) set aside (beyond the data they grow faster than any term of "
+                  f"the search space); of the rest, {reason}")
+    return Selection(index, best, float(thr), tied, reason, steep if steep.any() else None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -25,6 +25,9 @@ class Selection:
         Which candidates are within ``threshold``.
     reason : str
         One line for people: what was chosen and on what grounds.
+    set_aside : ndarray of bool or None
+        Which candidates were set aside before the tie, growing beyond the data faster than any term
+        of the search space (:func:`automodel.search.choice.admissible_scores`); None when none was.
     """
 
     index: int
@@ -32,3 +35,4 @@ class Selection:
     threshold: float
     equivalent: np.ndarray
     reason: str
+    set_aside: np.ndarray | None = field(default=None)
