@@ -247,11 +247,14 @@ def test_a_template_whose_formula_differs_from_its_predictions_says_so():
 
     from automodel.templates.evaluate import formula_gap
 
-    result = automodel.fit(str(files("automodel") / "demo" / "cg_fast.csv"), progress=False,
-                           templates="fim_com,kohashi,amdahl")
+    result = automodel.fit(str(files("automodel") / "demo" / "cg_fast.csv"), progress=False, templates="all")
     notes = dict(zip(result.leaderboard["kind"], result.leaderboard["note"]))
     assert "its formula (the exports) differs from its predictions by up to" in notes["template:fim_com"]
     frame = result.dataset.frame
-    for model in result.models:
-        if model.name in ("kohashi", "amdahl"):
-            assert formula_gap(model.core, frame) < 1e-9
+    closed = [model for model in result.models if getattr(model.core, "closed_form", False)]
+    # the fit does not measure the gap of a model that says its predictions are its formula: this does
+    assert {"kohashi", "amdahl", "rbasp", "rational", "hockney", "prophesy", "multivariate_type1",
+            "multivariate_type2"} <= {model.name for model in closed}
+    assert any(model.name.startswith("hockney_collective") for model in closed)
+    for model in closed:
+        assert formula_gap(model.core, frame) < 1e-9, model.name

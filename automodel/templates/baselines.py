@@ -41,6 +41,9 @@ def _f(x: float) -> sympy.Float:
 class PolynomialModel:
     """A single polynomial in ``n`` (Prophesy), coefficients from degree 0 upwards."""
 
+    #: ``predict`` evaluates ``expr`` itself: the fit does not recheck it (tests/test_templates_options.py does)
+    closed_form: ClassVar[bool] = True
+
     coefficients: tuple[float, ...]
     notes: tuple[str, ...] = ()
     name: str = "prophesy"
@@ -121,6 +124,9 @@ class ProphesyTemplate(ColumnTemplate):
 @dataclass(frozen=True)
 class RbaspModel:
     """``log2 T = b0 + sum_i b_i log2 x_i + g1 log2 p (+ g2 log2^2 p)`` (fim-bhimani eq. 17)."""
+
+    #: ``predict`` evaluates ``expr`` itself: the fit does not recheck it (tests/test_templates_options.py does)
+    closed_form: ClassVar[bool] = True
 
     intercept: float
     variables: tuple[str, ...]
@@ -228,6 +234,9 @@ class RbaspTemplate(ColumnTemplate):
 @dataclass(frozen=True)
 class AmdahlModel:
     """Amdahl's law ``c1 / p + c2`` (bayesian-kohashi eqs. 1-2)."""
+
+    #: ``predict`` evaluates ``expr`` itself: the fit does not recheck it (tests/test_templates_options.py does)
+    closed_form: ClassVar[bool] = True
 
     c1: float
     c2: float

@@ -70,13 +70,14 @@ def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[s
 
 def template_note(fitted: Any, ds: Dataset) -> str:
     """A fitted template's own notes, the parameters of the data its formula does not use, and how far
-    its formula is from its predictions when that is more than :data:`FORMULA_TOLERANCE`."""
+    its formula is from its predictions when that is more than :data:`FORMULA_TOLERANCE` (not measured
+    for a model whose ``closed_form`` says that its predictions are its formula)."""
     notes = list(getattr(fitted, "notes", ()) or ())
     used = {str(symbol) for symbol in fitted.expr.free_symbols}
     ignored = [ds.roles.get(q, q) for q in ds.params if q not in used]
     if ignored:
         notes.append(f"ignores {', '.join(ignored)}")
-    gap = formula_gap(fitted, ds.frame)
+    gap = 0.0 if getattr(fitted, "closed_form", False) else formula_gap(fitted, ds.frame)
     if gap > FORMULA_TOLERANCE:
         notes.append(f"its formula (the exports) differs from its predictions by up to {gap:.0%} on the runs")
     return "; ".join(notes)

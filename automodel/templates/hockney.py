@@ -48,6 +48,9 @@ class HockneyModel:
     is constant (sec. 3.3.1).
     """
 
+    #: ``predict`` evaluates ``expr`` itself: the fit does not recheck it (tests/test_templates_options.py does)
+    closed_form: ClassVar[bool] = True
+
     schedule: str
     breakpoints: tuple[float, ...]
     alphas: tuple[float, ...]

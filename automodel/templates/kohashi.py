@@ -148,6 +148,9 @@ class KohashiModel:
     ``coefficients`` are ordered term-major: ``c_{i,j}`` multiplies ``term_i(p) * n^j``.
     """
 
+    #: ``predict`` evaluates ``expr`` itself: the fit does not recheck it (tests/test_templates_options.py does)
+    closed_form: ClassVar[bool] = True
+
     n_terms: int
     degree: int
     coefficients: np.ndarray

@@ -56,6 +56,9 @@ class RationalModel:
     """``T = P_n(n) + P_cpu(n)/cpu + P_bw(n)/bw`` (eqs. 1-4); ``parts`` lists the parts in use, each
     with its coefficients from degree 0 upwards."""
 
+    #: ``predict`` evaluates ``expr`` itself: the fit does not recheck it (tests/test_templates_options.py does)
+    closed_form: ClassVar[bool] = True
+
     parts: tuple[str, ...]
     coefficients: tuple[tuple[float, ...], ...]
     notes: tuple[str, ...] = ()
@@ -169,6 +172,9 @@ class RationalTemplate(ColumnTemplate):
 @dataclass(frozen=True)
 class MultivariateModel:
     """``(a n^3 + b n^2 + c n + d) / g`` with ``g`` of eq. 7 (type 1) or eq. 8 (type 2)."""
+
+    #: ``predict`` evaluates ``expr`` itself: the fit does not recheck it (tests/test_templates_options.py does)
+    closed_form: ClassVar[bool] = True
 
     kind: str                      # "type1" or "type2"
     loads: tuple[str, ...]         # load columns used in g
