@@ -68,16 +68,17 @@ def template_names(spec: str | Iterable[str] | None, space_templates: Iterable[s
     return tuple(spec), True
 
 
-def template_note(fitted: Any, ds: Dataset) -> str:
+def template_note(fitted: Any, ds: Dataset, predicted: np.ndarray | None = None) -> str:
     """A fitted template's own notes, the parameters of the data its formula does not use, and how far
     its formula is from its predictions when that is more than :data:`FORMULA_TOLERANCE` (not measured
-    for a model whose ``closed_form`` says that its predictions are its formula)."""
+    for a model whose ``closed_form`` says that its predictions are its formula); ``predicted``: its
+    predictions at the rows of ``ds.frame`` when they are at hand."""
     notes = list(getattr(fitted, "notes", ()) or ())
     used = {str(symbol) for symbol in fitted.expr.free_symbols}
     ignored = [ds.roles.get(q, q) for q in ds.params if q not in used]
     if ignored:
         notes.append(f"ignores {', '.join(ignored)}")
-    gap = 0.0 if getattr(fitted, "closed_form", False) else formula_gap(fitted, ds.frame)
+    gap = 0.0 if getattr(fitted, "closed_form", False) else formula_gap(fitted, ds.frame, predicted)
     if gap > FORMULA_TOLERANCE:
         notes.append(f"its formula (the exports) differs from its predictions by up to {gap:.0%} on the runs")
     return "; ".join(notes)
@@ -87,10 +88,11 @@ def template_note(fitted: Any, ds: Dataset) -> str:
 FORMULA_TOLERANCE = 0.01
 
 
-def formula_gap(core: Any, frame: pd.DataFrame) -> float:
+def formula_gap(core: Any, frame: pd.DataFrame, predicted: np.ndarray | None = None) -> float:
     """The largest relative difference between ``core.expr`` evaluated at the rows of ``frame`` and
-    ``core.predict`` there (a simulated or posterior prediction against its closed form); 0 when they
-    agree, inf when the formula cannot be evaluated."""
+    ``core.predict`` there (``predicted``, when given: a simulation need not run twice; a simulated or
+    posterior prediction against its closed form); 0 when they agree, inf when the formula cannot be
+    evaluated."""
     import sympy
 
     symbols = sorted(core.expr.free_symbols, key=str)
@@ -99,7 +101,7 @@ def formula_gap(core: Any, frame: pd.DataFrame) -> float:
         with np.errstate(all="ignore"):
             formula = np.broadcast_to(np.asarray(evaluate(*[frame[str(s)].to_numpy(float) for s in symbols]),
                                                  float), (len(frame),))
-            pred = np.asarray(core.predict(frame), float)
+            pred = np.asarray(core.predict(frame) if predicted is None else predicted, float)
             gap = np.abs(formula - pred) / np.abs(pred)
     except (KeyError, TypeError, ValueError, NameError):
         return float("inf")
@@ -197,5 +199,5 @@ def template_rows(ds: Dataset, sp: SearchSpace, ctx: Mapping[str, Any], named: b
             y, pred[:, None], k, np.array([e @ e]), holdout_rel=hold_rel, loo_rel=loo_rel).items()}
         models.append(Model(fitted, metrics=mets, **ctx))  # a template predicts from the parameters alone
         rows.append({"formula": models[-1].formula, "n_terms": k, **mets, "kind": f"template:{name}",
-                     "note": template_note(fitted, ds)})
+                     "note": template_note(fitted, ds, pred)})
     return rows, models
