@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -223,7 +224,7 @@ class FimComModel:
         sims = self.simulate(frame)
         return np.quantile(sims, (1 - level) / 2, axis=1), np.quantile(sims, (1 + level) / 2, axis=1)
 
-    @property
+    @cached_property  # built once: the leaderboard, the notes and the exports each ask for it
     def expr(self) -> sympy.Expr:
         """A fluid (bottleneck) approximation of the simulated mean, for printing only.
 
