@@ -238,7 +238,9 @@ def _fit_screened(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: 
                                                              result.selection.equivalent, structures)):
             model.interval = interval
     if len(anomalies):
-        record = anomalies.reset_index(drop=True).to_dict(orient="records")
+        record = [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in run.items()}
+                  for run in anomalies.reset_index(drop=True).to_dict(orient="records")]  # an infinite
+        # severity (every other run explained exactly: a MAD of 0) is null in the model file, as in --json
         for model in result.models:
             model.options = {**model.options, "anomalies": record}
     return result
