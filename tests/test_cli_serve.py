@@ -121,6 +121,10 @@ def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     ("/best-p", {"model": [[1]], "n": 4}, 400, "'model' must be a string"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": [1, 2]}]}, 400, "column 'time'"),
     ("/best-p", {"model": "m", "n": "big"}, 400, "'n' must be a number"),
+    # a 400-digit integer was float()'s OverflowError: a 500 instead of the line that says what is wrong
+    ("/best-p", {"model": "m", "n": 10 ** 400}, 400, "n must be a finite number, got inf"),
+    ("/predict", {"app": "cg", "rows": [{"n": 10 ** 400, "p": 4}]}, 400, "column 'n': expected a positive"),
+    ("/predict", {"model": "m", "rows": [{"n": 1, "p": 1}], "level": -10 ** 400}, 400, "level must be between"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": -1}]}, 400, "time"),
     ("/ranking?app=nope", None, 400, "nope"),
     ("/nope", None, 404, "no endpoint"),

@@ -283,7 +283,9 @@ def _number(body: dict, key: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise DataError(f"'{key}' must be a number, got {json.dumps(value)[:40]}")
-    return float(value)
+    from automodel.data.cells import as_float
+
+    return as_float(value)  # 10**400: inf, which the checks of the commands refuse (float(): OverflowError)
 
 
 def _numbers(values: dict) -> dict:
