@@ -206,9 +206,10 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
               for name in {*sp.fit.template_options, *(template_options or {})}}
     sp = replace(sp, fit=replace(sp.fit, templates=names, template_options=merged))
 
+    jobs = workers.default_jobs(jobs, 1)
     large = ds.n_points >= PARALLEL_ROWS  # smaller: the workers' start costs more than they save
     with workers.cluster(scheduler if large else None) as client, \
-            workers.use(workers.default_jobs(jobs, 1) if large else 1, client, "automodel.search.score"):
+            workers.use(jobs if large else 1, client, "automodel.search.score"):
         return _fit_screened(ds, sp, named, progress, max_rows, intervals, drop_anomalies)
 
 
