@@ -154,3 +154,18 @@ def test_a_file_of_one_long_line_is_refused_before_pandas_reads_it(tmp_path: Pat
     path.write_text("\n" + ",".join(f"c{i}" for i in range(20_000)) + "\n")
     with pytest.raises(DataError, match=r"line\.csv, row 2: the header names 20,000 columns; expected at most 10,000"):
         read(path)
+
+
+def test_suggest_reads_a_json_file_of_runs_within_the_bounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """suggest opened a RUNS file ending in .json itself, to see whether it is a model file: a FIFO waited
+    for ever and JSON nested 10^5 deep was a RecursionError traceback."""
+    fifo = tmp_path / "runs.json"
+    os.mkfifo(fifo)
+    done = _automodel("suggest", str(fifo), "--target", "n=1000,p=8", timeout=15)
+    assert done.returncode == 2 and done.stderr.decode() == (
+        f"automodel: error: {fifo}: is a FIFO (named pipe), expected a file of measurements in a regular file\n")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["suggest", str(deep), "--target", "n=1000,p=8"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{deep}: JSON nested too deeply" in err
