@@ -169,3 +169,19 @@ def test_suggest_reads_a_json_file_of_runs_within_the_bounds(tmp_path: Path, cap
     assert main(["suggest", str(deep), "--target", "n=1000,p=8"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{deep}: JSON nested too deeply" in err
+
+
+def test_an_output_that_is_a_fifo_or_a_device_is_refused_and_kept(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The finished file was renamed onto the output path: ``-o /dev/null`` run as root replaced the
+    device by a regular file. A FIFO stands for any such path (making a device needs root)."""
+    import stat
+
+    fifo = tmp_path / "model.json"
+    os.mkfifo(fifo)
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n,p,time\n" + "".join(f"{n},1,{n / 1000}\n" for n in (1000, 2000, 4000, 8000)))
+    assert main(["fit", str(runs), "-o", str(fifo)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {fifo}: is a FIFO (named pipe), expected a file name to "
+                                       "write (a regular file)\n")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
