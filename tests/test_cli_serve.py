@@ -126,6 +126,9 @@ def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     ("/predict", {"app": "cg", "rows": [{"n": 10 ** 400, "p": 4}]}, 400, "column 'n': expected a positive"),
     ("/predict", {"model": "m", "rows": [{"n": 1, "p": 1}], "level": -10 ** 400}, 400, "level must be between"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": -1}]}, 400, "time"),
+    # a key of 'roles' was a keyword of observe(): a TypeError and a 500
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "roles": {"store": "x"}}, 400,
+     "'roles': unknown role 'store'; expected time, n, p, cpu or bw"),
     ("/ranking?app=nope", None, 400, "nope"),
     ("/nope", None, 404, "no endpoint"),
     ("/health", {}, 405, "takes GET"),

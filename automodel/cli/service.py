@@ -170,6 +170,11 @@ class Service:
         roles = body.get("roles", {})
         if not isinstance(roles, dict) or not all(isinstance(v, str) for v in roles.values()):
             raise DataError("'roles' must map roles (time, n, p, cpu, bw) to column names")
+        from automodel.options import ROLE_NAMES
+
+        unknown = [k for k in roles if k not in ("time", *ROLE_NAMES)]
+        if unknown:  # passed on as keywords: a TypeError and a 500
+            raise DataError(f"'roles': unknown role {unknown[0][:40]!r}; expected time, n, p, cpu or bw")
         store, aggregate, duplicates = self._store(), body.get("aggregate"), bool(body.get("allow_duplicates", False))
 
         def work(frame: pd.DataFrame) -> Any:
