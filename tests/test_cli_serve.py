@@ -144,6 +144,8 @@ def test_bounds_and_unreadable_bodies(served):
     assert _call(url, "/predict", raw=b"{bad")[0] == 400
     status, answer = _call(url, "/predict", raw=b" " * 5000)
     assert status == 413 and "more than 4096" in answer["error"]
+    status, answer = _call(url, "/predict", raw=b"[" * 2000 + b"]" * 2000)  # the connection closed unanswered
+    assert status == 400 and answer["error"].startswith("the body is not JSON (maximum recursion depth exceeded")
 
 
 def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):

@@ -389,7 +389,8 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                     return 413, {"error": f"the body has {length} bytes, more than {max_bytes}"}
                 try:
                     body = json.loads(self.rfile.read(int(length)) or b"null")
-                except (ValueError, UnicodeDecodeError) as exc:
+                except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
+                    # 10^4 deep, the request thread's traceback and the connection closed without an answer
                     return 400, {"error": f"the body is not JSON ({str(exc).splitlines()[0][:80]})"}
             try:
                 return service.handle(method, self.path, body)
