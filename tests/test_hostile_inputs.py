@@ -200,3 +200,19 @@ def test_an_archive_listing_too_many_members_is_refused_before_they_are_listed(t
         read(path)
     assert str(err.value) == (f"{path}: an archive of 65,535 members; expected a saved Extra-P experiment (.extra-p: "
                               f"a ZIP archive holding experiment.json) of at most {MAX_MEMBERS:,}")
+
+
+@pytest.mark.parametrize("command", [["fit", "{long}.csv"], ["fit", "{runs}", "-o", "{long}.json"], ["show", "{long}.json"],
+                                     ["fit", "{runs}", "--space", "{long}.toml"], ["ranking", "--store", "{long}.db",
+                                                                                  "--app", "a"]])
+def test_a_file_name_too_long_for_the_system_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          command: list[str]) -> None:
+    """pathlib's is_dir() and exists() raise OSError(ENAMETOOLONG) where they return False for a missing
+    file: a traceback from every path a command takes."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n,p,time\n" + "".join(f"{n},1,{n / 1000}\n" for n in (1000, 2000, 4000, 8000)))
+    long = str(tmp_path / ("a" * 5000))
+    assert main([arg.format(long=long, runs=runs) for arg in command]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"automodel: error: {long[:100]}... (")
+    assert err.endswith(" characters): file name too long, expected a path the system can open\n")

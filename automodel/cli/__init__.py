@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from importlib import import_module
@@ -50,6 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     except AutomodelError as exc:
         Status(interactive()).clear()  # a status line on the terminal is not the start of the error's
         print(f"automodel: error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
+        return 2
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        Status(interactive()).clear()  # pathlib raises it from is_dir() and exists() of every path given
+        name = "a path" if exc.filename is None else str(exc.filename)
+        shown = name if len(name) <= 120 else f"{name[:100]}... ({len(name):,} characters)"
+        print(f"automodel: error: {printable(shown)}: file name too long, expected a path the system can "
+              f"open", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         Status(interactive()).clear()
