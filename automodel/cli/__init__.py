@@ -52,7 +52,14 @@ def main(argv: list[str] | None = None) -> int:
         Status(interactive()).clear()  # a status line on the terminal is not the start of the error's
         print(f"automodel: error: {printable(str(exc))}", file=sys.stderr)  # one line, no escapes
         return 2
-    except OSError as exc:
+    except KeyboardInterrupt:
+        Status(interactive()).clear()
+        print("automodel: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (``automodel templates | head``): stop quietly
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by a broken pipe
+    except OSError as exc:  # after BrokenPipeError, one of them
         if exc.errno != errno.ENAMETOOLONG:
             raise
         Status(interactive()).clear()  # pathlib raises it from is_dir() and exists() of every path given
@@ -61,13 +68,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"automodel: error: {printable(shown)}: file name too long, expected a path the system can "
               f"open", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        Status(interactive()).clear()
-        print("automodel: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # the reader went away (``automodel templates | head``): stop quietly
-        _silence_stdout()
-        return 141  # 128 + SIGPIPE, what a shell reports for a command killed by a broken pipe
 
 
 def _silence_stdout() -> None:
