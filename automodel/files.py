@@ -136,11 +136,20 @@ def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
 def check_output(path: str | Path) -> Path:
     """``path`` as a Path when a file can be written there (its folder exists, it is not a directory):
     checked before the work whose result it will hold, so a typo costs no fit; else an
-    :class:`OutputError` in one line."""
+    :class:`OutputError` in one line. A FIFO or a device is refused too: renaming the finished file
+    into place replaced ``-o /dev/null`` (as root) by a regular file, and appending to a FIFO (``run
+    -o``) waited for a reader for ever."""
     path = Path(path)
     folder = path.parent
     if path.is_dir():
         raise OutputError(f"{path}: is a directory, expected a file name to write")
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # absent (or unreadable: the write says why)
+        mode = stat.S_IFREG
+    kind = next((name for test, name in _KINDS if test(mode)), None)
+    if kind is not None:
+        raise OutputError(f"{path}: is {kind}, expected a file name to write (a regular file)")
     if not folder.exists():
         raise OutputError(f"{path}: the folder {folder} does not exist")
     if not folder.is_dir():

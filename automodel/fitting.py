@@ -210,9 +210,10 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
               for name in {*sp.fit.template_options, *(template_options or {})}}
     sp = replace(sp, fit=replace(sp.fit, templates=names, template_options=merged))
 
+    jobs = workers.default_jobs(jobs, 1)
     large = ds.n_points >= PARALLEL_ROWS  # smaller: the workers' start costs more than they save
     with workers.cluster(scheduler if large else None) as client, \
-            workers.use(workers.default_jobs(jobs, 1) if large else 1, client, "automodel.search.score"):
+            workers.use(jobs if large else 1, client, "automodel.search.score"):
         return _fit_screened(ds, sp, named, progress, max_rows, intervals, drop_anomalies)
 
 
@@ -242,7 +243,9 @@ def _fit_screened(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: 
                                                              result.selection.equivalent, structures)):
             model.interval = interval
     if len(anomalies):
-        record = anomalies.reset_index(drop=True).to_dict(orient="records")
+        record = [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in run.items()}
+                  for run in anomalies.reset_index(drop=True).to_dict(orient="records")]  # an infinite
+        # severity (every other run explained exactly: a MAD of 0) is null in the model file, as in --json
         for model in result.models:
             model.options = {**model.options, "anomalies": record}
     return result

@@ -62,6 +62,10 @@ CASES = [
     ("model_valid.json", "show {tmp}", "is a directory, expected a model JSON file"),
     ("model_valid.json", "best-p {f} --n 400 --p-max 0", "p_max"),
     ("predict_missing_p.csv", "predict {model} {f} -o {out}", "column 'p': missing"),
+    # runs without a column of the model's: a KeyError traceback of the plot
+    ("report_missing_n.csv", "report {model} {f} -o {out}", "column 'n': missing; the model needs n, p"),
+    # a cell that is no number: numpy's TypeError or ValueError in the plot
+    ("plot_text_in_n.csv", "plot {model} {f} -o {out}.png", "row 3, column 'n': expected a positive problem size, got 'big'"),
     ("predict_text_in_n.csv", "predict {model} {f} -o {out}", "row 3, column 'n': expected a positive problem size, got 'big'"),
     ("space_not_toml.toml", "fit {runs} --space {f} -o {out}", "not valid TOML"),
     ("space_unknown_stage.toml", "fit {runs} --space {f} -o {out}", "[stages.magic]: unknown stage"),

@@ -121,7 +121,14 @@ def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     ("/best-p", {"model": [[1]], "n": 4}, 400, "'model' must be a string"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": [1, 2]}]}, 400, "column 'time'"),
     ("/best-p", {"model": "m", "n": "big"}, 400, "'n' must be a number"),
+    # a 400-digit integer was float()'s OverflowError: a 500 instead of the line that says what is wrong
+    ("/best-p", {"model": "m", "n": 10 ** 400}, 400, "n must be a finite number, got inf"),
+    ("/predict", {"app": "cg", "rows": [{"n": 10 ** 400, "p": 4}]}, 400, "column 'n': expected a positive"),
+    ("/predict", {"model": "m", "rows": [{"n": 1, "p": 1}], "level": -10 ** 400}, 400, "level must be between"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": -1}]}, 400, "time"),
+    # a key of 'roles' was a keyword of observe(): a TypeError and a 500
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "roles": {"store": "x"}}, 400,
+     "'roles': unknown role 'store'; expected time, n, p, cpu or bw"),
     ("/ranking?app=nope", None, 400, "nope"),
     ("/nope", None, 404, "no endpoint"),
     ("/health", {}, 405, "takes GET"),
@@ -137,6 +144,8 @@ def test_bounds_and_unreadable_bodies(served):
     assert _call(url, "/predict", raw=b"{bad")[0] == 400
     status, answer = _call(url, "/predict", raw=b" " * 5000)
     assert status == 413 and "more than 4096" in answer["error"]
+    status, answer = _call(url, "/predict", raw=b"[" * 2000 + b"]" * 2000)  # the connection closed unanswered
+    assert status == 400 and answer["error"].startswith("the body is not JSON (maximum recursion depth exceeded")
 
 
 def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):

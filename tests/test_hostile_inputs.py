@@ -154,3 +154,65 @@ def test_a_file_of_one_long_line_is_refused_before_pandas_reads_it(tmp_path: Pat
     path.write_text("\n" + ",".join(f"c{i}" for i in range(20_000)) + "\n")
     with pytest.raises(DataError, match=r"line\.csv, row 2: the header names 20,000 columns; expected at most 10,000"):
         read(path)
+
+
+def test_suggest_reads_a_json_file_of_runs_within_the_bounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """suggest opened a RUNS file ending in .json itself, to see whether it is a model file: a FIFO waited
+    for ever and JSON nested 10^5 deep was a RecursionError traceback."""
+    fifo = tmp_path / "runs.json"
+    os.mkfifo(fifo)
+    done = _automodel("suggest", str(fifo), "--target", "n=1000,p=8", timeout=15)
+    assert done.returncode == 2 and done.stderr.decode() == (
+        f"automodel: error: {fifo}: is a FIFO (named pipe), expected a file of measurements in a regular file\n")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["suggest", str(deep), "--target", "n=1000,p=8"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{deep}: JSON nested too deeply" in err
+
+
+def test_an_output_that_is_a_fifo_or_a_device_is_refused_and_kept(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The finished file was renamed onto the output path: ``-o /dev/null`` run as root replaced the
+    device by a regular file. A FIFO stands for any such path (making a device needs root)."""
+    import stat
+
+    fifo = tmp_path / "model.json"
+    os.mkfifo(fifo)
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n,p,time\n" + "".join(f"{n},1,{n / 1000}\n" for n in (1000, 2000, 4000, 8000)))
+    assert main(["fit", str(runs), "-o", str(fifo)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {fifo}: is a FIFO (named pipe), expected a file name to "
+                                       "write (a regular file)\n")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_an_archive_listing_too_many_members_is_refused_before_they_are_listed(tmp_path: Path) -> None:
+    """zipfile builds an object per member when it opens an archive: 200,000 empty members (17 MB) took
+    126 MB and 10 s, the input limit allowed 3 million. The count in the end record is checked first."""
+    import struct
+
+    from automodel.data.readers.experiment import MAX_MEMBERS
+
+    path = tmp_path / "many.extra-p"  # the end record alone, stating 65,535 members
+    path.write_bytes(b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, 65535, 65535, 0, 0, 0))
+    with pytest.raises(DataError) as err:
+        read(path)
+    assert str(err.value) == (f"{path}: an archive of 65,535 members; expected a saved Extra-P experiment (.extra-p: "
+                              f"a ZIP archive holding experiment.json) of at most {MAX_MEMBERS:,}")
+
+
+@pytest.mark.parametrize("command", [["fit", "{long}.csv"], ["fit", "{runs}", "-o", "{long}.json"], ["show", "{long}.json"],
+                                     ["fit", "{runs}", "--space", "{long}.toml"], ["ranking", "--store", "{long}.db",
+                                                                                  "--app", "a"]])
+def test_a_file_name_too_long_for_the_system_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          command: list[str]) -> None:
+    """pathlib's is_dir() and exists() raise OSError(ENAMETOOLONG) where they return False for a missing
+    file: a traceback from every path a command takes."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n,p,time\n" + "".join(f"{n},1,{n / 1000}\n" for n in (1000, 2000, 4000, 8000)))
+    long = str(tmp_path / ("a" * 5000))
+    assert main([arg.format(long=long, runs=runs) for arg in command]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"automodel: error: {long[:100]}... (")
+    assert err.endswith(" characters): file name too long, expected a path the system can open\n")

@@ -135,3 +135,15 @@ def test_a_model_file_without_ranges_or_with_huge_times_is_drawn_and_reported(
     assert out.stat().st_size > 0
     if command[0] == "report" and "ranges" not in model:
         assert "no trained range of &#x27;n&#x27; to choose the best p at" in out.read_text()
+
+
+def test_an_infinite_anomaly_severity_is_saved_as_null(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Seven identical runs at p = 1 make the residuals' MAD 0, so the runs no model explains have an
+    infinite robust z-score: writing the model was a ValueError traceback of json.dumps."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("p,time\n" + "1,1\n" * 7 + "2,4\n4,2\n8,1\n")
+    out = tmp_path / "m.json"
+    assert main(["fit", str(runs), "--quiet", "--templates", "none", "-o", str(out)]) == 0
+    anomalies = json.loads(out.read_text())["options"]["anomalies"]
+    assert [run["severity"] for run in anomalies] == [None, None]
+    assert isinstance(load_model(out), Model)

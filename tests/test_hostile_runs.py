@@ -118,3 +118,30 @@ def test_a_full_disk_is_one_line_and_leaves_whole_rows(app: str, tmp_path: Path)
     assert 1 <= len(done) < 4
     assert _cli(*args).wait(timeout=30) == 0  # the disk has room again: the campaign resumes
     assert [r["n"] for r in iter_rows(out)] == ["20", "40", "60", "80"]
+
+
+def test_a_damaged_or_special_output_file_is_one_line(tmp_path: Path, capsys) -> None:
+    """The CSV of an earlier campaign with a cell beyond the csv module's limit, or bytes that are not
+    UTF-8 after the header, was a csv.Error or UnicodeDecodeError traceback; a FIFO given as -o waited
+    for a reader for ever. The file is left as it was."""
+    from automodel.cli import main
+
+    header = "n,p,rep,time,status,error,started\n"
+    args = ["run", "--cmd", "true {n} {p}", "--n", "1,2", "--p", "1", "--no-fit", "--no-progress", "--no-cpu", "-o"]
+    for name, tail, message in [
+            ("long.csv", '"' + "x" * 200_000 + '"\n', "long.csv, line 2: not a row of a CSV of runs (field larger "
+                                                      "than field limit (131072))"),
+            ("latin1.csv", "1,1,0,0.1,0,caf\xe9,x\n", "latin1.csv: not UTF-8 text, so not a CSV of runs")]:
+        out = tmp_path / name
+        out.write_bytes((header + tail).encode("latin-1"))
+        before = out.read_bytes()
+        assert main([*args, str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        assert out.read_bytes() == before
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    done = subprocess.run([sys.executable, "-m", "automodel", *args, str(fifo)], capture_output=True, text=True,
+                          timeout=20, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 2 and done.stderr == (f"automodel: error: {fifo}: is a FIFO (named pipe), expected a "
+                                                    "file name to write (a regular file)\n")

@@ -193,6 +193,11 @@ def test_bad_input_raises_one_line_errors():
         fit_many(frame, params=["q"])
     with pytest.raises(SpaceError, match="unknown metric"):
         fit_many(frame, metric="r2")
+    for jobs in (0, 1.5):  # joblib's ValueError "n_jobs == 0 in Parallel has no meaning": a traceback of --jobs 0
+        with pytest.raises(DataError, match=rf"jobs: expected a whole number of workers other than 0 .*got {jobs}"):
+            fit_many(frame, jobs=jobs)
+        with pytest.raises(DataError, match="jobs: expected a whole number"):
+            automodel.fit(frame[frame["kernel"] == "k0"].drop(columns="kernel"), jobs=jobs, templates="none")
 
 
 def test_parallel_groups_give_the_serial_result():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from importlib import import_module
@@ -58,6 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``automodel templates | head``): stop quietly
         _silence_stdout()
         return 141  # 128 + SIGPIPE, what a shell reports for a command killed by a broken pipe
+    except OSError as exc:  # after BrokenPipeError, one of them
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        Status(interactive()).clear()  # pathlib raises it from is_dir() and exists() of every path given
+        name = "a path" if exc.filename is None else str(exc.filename)
+        shown = name if len(name) <= 120 else f"{name[:100]}... ({len(name):,} characters)"
+        print(f"automodel: error: {printable(shown)}: file name too long, expected a path the system can "
+              f"open", file=sys.stderr)
+        return 2
 
 
 def _silence_stdout() -> None:

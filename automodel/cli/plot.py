@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from automodel.data import read_csv
+    from automodel.data.cells import numeric, rows_of
     from automodel.errors import DataError
     from automodel.files import check_output
     from automodel.output.plot import figure_format, plot_candidates, plot_model
@@ -44,6 +45,12 @@ def run(args: argparse.Namespace) -> int:
     runs = held_out = None
     if args.runs is not None:
         frame = read_csv(Path(args.runs))
+        rows = rows_of(frame)
+        rows = 2 if isinstance(rows, int) and rows == 0 else rows  # a CSV file's rows start on line 2
+        for q in (*model.params, "time"):  # a cell that is no number: one line (numpy's TypeError in the plot)
+            column = model.roles.get(q, q) if model.roles.get(q, q) in frame.columns else q
+            if column in frame.columns:
+                numeric(frame, column, q if q != "time" else "value", args.runs, rows)
         if args.kernel is not None and "kernel" in frame.columns:
             frame = frame[frame["kernel"] == args.kernel]
         canonical = {user: q for q, user in model.roles.items()}

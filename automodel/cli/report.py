@@ -82,6 +82,7 @@ def _model_report(args: argparse.Namespace) -> int:
         extras = [model.roles.get(q, q) for q in model.params if q not in ROLE_NAMES]
         frame = read_input(argparse.Namespace(**{**vars(args), "data": args.runs}), sys.stderr)
         runs = load(frame, **{**columns, **given, "params": [*given["params"], *extras]}).frame
+        model.predict(runs, source=args.runs)  # a column the model needs is missing: one line (the plot's KeyError)
     write_text(args.output, model_page(model, runs, source=args.data, runs_source=args.runs or "",
                                        title=args.title))
     print(f"model: T = {model.formula}\nreport written to {args.output}")

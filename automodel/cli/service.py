@@ -170,6 +170,11 @@ class Service:
         roles = body.get("roles", {})
         if not isinstance(roles, dict) or not all(isinstance(v, str) for v in roles.values()):
             raise DataError("'roles' must map roles (time, n, p, cpu, bw) to column names")
+        from automodel.options import ROLE_NAMES
+
+        unknown = [k for k in roles if k not in ("time", *ROLE_NAMES)]
+        if unknown:  # passed on as keywords: a TypeError and a 500
+            raise DataError(f"'roles': unknown role {unknown[0][:40]!r}; expected time, n, p, cpu or bw")
         store, aggregate, duplicates = self._store(), body.get("aggregate"), bool(body.get("allow_duplicates", False))
 
         def work(frame: pd.DataFrame) -> Any:
@@ -283,7 +288,9 @@ def _number(body: dict, key: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise DataError(f"'{key}' must be a number, got {json.dumps(value)[:40]}")
-    return float(value)
+    from automodel.data.cells import as_float
+
+    return as_float(value)  # 10**400: inf, which the checks of the commands refuse (float(): OverflowError)
 
 
 def _numbers(values: dict) -> dict:
@@ -382,7 +389,8 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                     return 413, {"error": f"the body has {length} bytes, more than {max_bytes}"}
                 try:
                     body = json.loads(self.rfile.read(int(length)) or b"null")
-                except (ValueError, UnicodeDecodeError) as exc:
+                except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
+                    # 10^4 deep, the request thread's traceback and the connection closed without an answer
                     return 400, {"error": f"the body is not JSON ({str(exc).splitlines()[0][:80]})"}
             try:
                 return service.handle(method, self.path, body)

@@ -99,14 +99,15 @@ def _source(path: str) -> Any:
     if path.endswith(".json"):
         import json
 
-        try:
-            with open(path, encoding="utf-8") as fh:
-                head = json.load(fh)
-        except (OSError, ValueError):
+        from automodel.errors import AutomodelError, DataError
+        from automodel.files import read_text
+        from automodel.model.file import load_model
+
+        try:  # bounded, a FIFO or a device refused unopened (open() of a FIFO waited for ever)
+            head = json.loads(read_text(path, "a model JSON file", DataError))
+        except (AutomodelError, ValueError, RecursionError):  # not a model: the reader of runs says why
             return path
         if isinstance(head, dict) and head.get("format") == "automodel-model":
-            from automodel.model.file import load_model
-
             return load_model(path)
     return path
 

@@ -181,19 +181,15 @@ def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_fa
         with open(path, "r+b") as fh:
             fh.truncate(raw.rfind(b"\n") + 1)
     done = set()
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        next(reader, None)
-        status_at = header.index("status")
-        for row in reader:
-            if len(row) != len(header):
-                continue
-            if retry_failed and row[status_at] != "0":
-                continue
-            done.add(tuple(row[header.index(n)] for n in key_names))
+    status_at = header.index("status")
+    rows = _rows(path)
+    for row in rows[1:]:
+        if len(row) != len(header):
+            continue
+        if retry_failed and row[status_at] != "0":
+            continue
+        done.add(tuple(row[header.index(n)] for n in key_names))
     if retry_failed:  # rewrite without the failed rows so they are not duplicated
-        with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
         kept = [rows[0]] + [r for r in rows[1:] if len(r) == len(header) and r[status_at] == "0"]
 
         def write(tmp: Path) -> None:
@@ -202,6 +198,20 @@ def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_fa
 
         write_atomic(path, write)
     return done
+
+
+def _rows(path: Path) -> list[list[str]]:
+    """The rows of the CSV of runs ``path``; a line that is not UTF-8 or a cell beyond the csv module's
+    limit (csv.Error, a traceback) is a one-line DataError naming the line."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        try:
+            return list(reader)
+        except csv.Error as exc:
+            raise DataError(f"{path}, line {reader.line_num}: not a row of a CSV of runs ({exc}); choose "
+                            "another output file or delete it to start over") from None
+        except UnicodeDecodeError:
+            raise DataError(f"{path}: not UTF-8 text, so not a CSV of runs; choose another output file") from None
 
 
 def _cell(value: object) -> str:

@@ -13,6 +13,7 @@ loky or multiprocessing workers map (no copy), or scattered once to every worker
 
 from __future__ import annotations
 
+import numbers
 import os
 import shutil
 import sys
@@ -73,7 +74,16 @@ def cluster(scheduler: Any) -> Iterator[Any]:
 
 def default_jobs(jobs: int | None, otherwise: int) -> int:
     """``jobs``, or for None the ``n_jobs`` of the active ``joblib.parallel_backend``, else ``otherwise``
-    (joblib not imported yet: no backend is active, and joblib is not imported for nothing)."""
+    (joblib not imported yet: no backend is active, and joblib is not imported for nothing).
+
+    Raises
+    ------
+    DataError
+        ``jobs`` 0 or not a whole number (joblib's ValueError, a traceback, once the work was large).
+    """
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs == 0):
+        raise DataError(f"jobs: expected a whole number of workers other than 0 (1: none in parallel, -1: "
+                        f"every core), got {jobs!r}")
     parallel = sys.modules.get("joblib.parallel")
     if jobs is not None or parallel is None:
         return otherwise if jobs is None else jobs
