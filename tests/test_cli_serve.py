@@ -146,6 +146,8 @@ def test_bounds_and_unreadable_bodies(served):
     assert status == 413 and "more than 4096" in answer["error"]
     status, answer = _call(url, "/predict", raw=b"[" * 2000 + b"]" * 2000)  # the connection closed unanswered
     assert status == 400 and answer["error"].startswith("the body is not JSON (maximum recursion depth exceeded")
+    status, answer = _call(url, "/predict", raw=b'{"rows": [{"n": NaN, "p": 2}]}')  # Python's reader takes NaN
+    assert status == 400 and answer["error"] == "the body is not JSON (NaN is not a JSON number)"
 
 
 def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):

@@ -282,6 +282,12 @@ ROUTES = {"/health": ("GET", "health"), "/openapi.json": ("GET", "openapi"), "/m
           "/ranking": ("GET", "ranking")}
 
 
+def _not_json(name: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity`` are no JSON (RFC 8259), though Python's reader takes them:
+    refused with their name, not read as a number a row's check would then call an empty cell."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _number(body: dict, key: str) -> float | None:
     value = body.get(key)
     if value is None:
@@ -388,7 +394,7 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                 if int(length) > max_bytes:
                     return 413, {"error": f"the body has {length} bytes, more than {max_bytes}"}
                 try:
-                    body = json.loads(self.rfile.read(int(length)) or b"null")
+                    body = json.loads(self.rfile.read(int(length)) or b"null", parse_constant=_not_json)
                 except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
                     # 10^4 deep, the request thread's traceback and the connection closed without an answer
                     return 400, {"error": f"the body is not JSON ({str(exc).splitlines()[0][:80]})"}
