@@ -221,3 +221,21 @@ def test_a_template_that_explodes_beyond_the_data_is_set_aside_and_its_band_says
     assert np.all(np.abs(np.asarray(result.best.predict(far), float) / truth - 1) < 0.25), result.best.formula
     low, high = kohashi.predict_interval(far, level=0.9)
     assert np.all(high / low > 1e6)  # not +-1 %: the band holds what the remaining candidates predict
+
+
+@pytest.mark.parametrize("law", ["n^2/p + log2 p", "n log2 n / p + c"])
+@pytest.mark.parametrize("seed", range(2))
+def test_a_kernel_whose_time_falls_with_p_keeps_its_computation_divided_by_p(law, seed):
+    """Issue 36, failure 4: a computation term without ``/p`` (``n^(9/4) + ...``) was chosen for a kernel
+    whose every run gets faster with p. Strong scaling of n = 1000-8000 on p = 1-16, 3 runs of 3 % noise
+    each; the chosen model predicts n = 16000-32000 on p = 64-256 within 10 % (0.3-2.3 % when written)."""
+    truth = {"n^2/p + log2 p": lambda n, p: 2e-8 * n ** 2 / p + 1e-3 * np.log2(p) + 1e-3,
+             "n log2 n / p + c": lambda n, p: 5e-7 * n * np.log2(n) / p + 2e-3}[law]
+    rng = np.random.default_rng(seed)
+    n, p = (a.ravel() for a in np.meshgrid([1000.0, 2000, 4000, 8000], [1.0, 2, 4, 8, 16]))
+    n, p = np.repeat(n, 3), np.repeat(p, 3)
+    runs = pd.DataFrame({"n": n, "p": p, "time": truth(n, p) * (1 + 0.03 * rng.standard_normal(n.size))})
+    best = automodel.fit(runs, progress=False, templates=(), intervals=False).best
+    far_n, far_p = (a.ravel() for a in np.meshgrid([16000.0, 32000], [64.0, 128, 256]))
+    predicted = np.asarray(best.predict(pd.DataFrame({"n": far_n, "p": far_p})), float)
+    assert np.all(np.abs(predicted / truth(far_n, far_p) - 1) < 0.1), best.formula
