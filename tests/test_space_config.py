@@ -3,7 +3,7 @@
 import pytest
 
 from automodel.errors import SpaceError
-from automodel.space.config import load_space
+from automodel.space.config import load_space, space_path
 
 
 def test_shipped_spaces_load():
@@ -60,3 +60,18 @@ def test_malformed_space(tmp_path, text, fragment):
 def test_unknown_space_names_the_shipped_ones():
     with pytest.raises(SpaceError, match="no search space named 'nope'; known: default, pmnf"):
         load_space("nope")
+
+
+def test_a_space_file_is_read_again_when_it_changes(tmp_path):
+    """``load_space`` keeps a file's space while the file is unchanged (``observe`` loads it on every call)
+    and reads it again once it changes; an edit that breaks it is refused, not served from before."""
+    path = tmp_path / "mine.toml"
+    text = space_path("default").read_text()
+    path.write_text(text)
+    first = load_space(path)
+    assert load_space(path) is first  # unchanged: read once
+    path.write_text(text + "\n# an edit\n")
+    assert load_space(path) is not first and load_space(path) == first  # read again, the same space
+    path.write_text(text + "\n[fit]\nbroken = 1\n")
+    with pytest.raises(SpaceError):
+        load_space(path)

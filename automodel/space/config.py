@@ -11,6 +11,8 @@ of every setting are).
 
 from __future__ import annotations
 
+import functools
+import stat
 import tomllib
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
@@ -112,8 +114,30 @@ def _check_subsets(stage: dict[str, Any], where: str, sname: str) -> None:
 
 
 def load_space(name_or_file: str | Path = "default") -> SearchSpace:
-    """Read a search space by name or path; every problem is a one-line :class:`SpaceError`."""
+    """Read a search space by name or path; every problem is a one-line :class:`SpaceError`.
+
+    A regular file is read once per process while its modification time and size stay the same
+    (:func:`_cached_space`): ``observe`` loads its space on every call, and parsing the default one's
+    terms cost 16 ms of the 28 an observe took."""
     path = space_path(name_or_file)
+    try:
+        status = path.stat()
+    except OSError:  # not there, or a name too long: the reader says so in one line
+        status = None
+    if status is not None and stat.S_ISREG(status.st_mode):
+        return _cached_space(str(path), status.st_mtime_ns, status.st_size)
+    return _read_space(path)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_space(path: str, mtime_ns: int, size: int) -> SearchSpace:
+    """:func:`_read_space` of the regular file ``path`` as it was at ``mtime_ns`` and ``size`` (a
+    :class:`SearchSpace` is frozen; an error is raised, never cached)."""
+    return _read_space(Path(path))
+
+
+def _read_space(path: Path) -> SearchSpace:
+    """The search space of the file at ``path``, every field checked."""
     src = str(path)
     text = read_text(path, "a search-space TOML file", SpaceError)
     try:
