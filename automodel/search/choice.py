@@ -155,7 +155,7 @@ def too_steep(logs: np.ndarray, ceiling: np.ndarray) -> np.ndarray:
     """(..., N) True for the candidates whose prediction grows from the edge of the data to a point beyond
     it faster than any term of the space (``logs`` (..., N, P) at the :func:`probe_points`, ``ceiling``
     (P - 1,) or (..., P - 1) their :func:`term_ceiling`): a template whose sigmoid centre lies beyond the
-    runs (Kohashi's ``4e9 p / (1 + 2e17 exp(-p))``, 1e12 s at p = 256 for a time of 0.005 s) or a
+    runs (Kohashi's ``4e9 p / (1 + 2e17 exp(-p))``, 1e12 s at p = 256 for a time of 0.006 s) or a
     near-cancelling sum whose difference vanishes at the edge. Where a prediction is not positive the
     positivity rule of :func:`choose_rows` decides, not this.
 
@@ -345,7 +345,7 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     metric : str
         The ranking metric (for the width of a tie, :func:`~automodel.search.select.thresholds`).
     rule : {"simplest", "best"}
-        ``"best"``: the best-ranked candidate, nothing else.
+        ``"best"``: the best-ranked candidate of those not set aside (step 0), nothing else.
     noise_relative, noise_absolute : float or (K,) array
         The repetitions' pooled standard error, relative and in seconds.
     logs : (K, N, P) or (N, P) array, optional
