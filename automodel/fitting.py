@@ -53,7 +53,8 @@ class FitResult:
         does not apply).
     best : Model
         The chosen model: the simplest candidate statistically equivalent to rank 1
-        (:mod:`automodel.search.select`), or rank 1 itself with ``selection="best"``.
+        (:mod:`automodel.search.select`), or the best-ranked one not set aside with ``selection="best"``
+        (:func:`automodel.search.choice.admissible_scores`).
     models : list of Model
         The model of every ranked leaderboard row, in leaderboard order.
     """
