@@ -27,6 +27,7 @@ from automodel.search.selection import Selection
 from automodel.search.engine import staged_search
 from automodel.search.outcome import SearchOutcome, StageReport
 from automodel.space.config import SearchSpace
+from automodel.templates.base import json_float
 from automodel.templates.evaluate import NOT_RUN, template_columns, template_names, template_rows
 from automodel.templates.options import checked_space
 from automodel.terminal import WIDTH, table, wrap
@@ -244,9 +245,9 @@ def _fit_screened(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: 
                                                              result.selection.equivalent, structures)):
             model.interval = interval
     if len(anomalies):
-        record = [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in run.items()}
-                  for run in anomalies.reset_index(drop=True).to_dict(orient="records")]  # an infinite
-        # severity (every other run explained exactly: a MAD of 0) is null in the model file, as in --json
+        record = [{k: json_float(v) if isinstance(v, float) else v for k, v in run.items()}  # an infinite
+                  for run in anomalies.reset_index(drop=True).to_dict(orient="records")]  # severity (a MAD
+        # of 0: every other run explained exactly) is null in the model file, as in --json
         for model in result.models:
             model.options = {**model.options, "anomalies": record}
     return result

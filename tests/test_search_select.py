@@ -120,7 +120,7 @@ def test_the_simplest_tied_candidate_nearest_their_median_beyond_the_data_is_cho
     # weights 2^-description length: a short candidate pulls the median to itself
     assert select(values, n_terms, 30, "rel_s", logs=logs, length=np.array([3, 0, 0, 3, 3, 0])).index == 1
     # the same rule for many targets at once, row by row
-    rows, _, tied = choose_rows(np.vstack([values, values[::-1]]), n_terms, 30, "rel_s", logs=logs)
+    rows, _, tied, _ = choose_rows(np.vstack([values, values[::-1]]), n_terms, 30, "rel_s", logs=logs)
     assert rows.tolist() == [3, select(values[::-1], n_terms, 30, "rel_s", logs=logs).index]
     # no positive prediction anywhere beyond: the best-scored of the simplest, never a crash
     nowhere = np.where(np.arange(2) == 1, np.nan, logs)

@@ -71,7 +71,7 @@ def best_per_kernel(values: np.ndarray, Y: np.ndarray, term_idx: list[list[int]]
     ceiling = term_ceiling(probe_values) if P else None
     held = None
     if forward:  # the holdout errors weigh tied candidates only (choose_rows): refit those pairs alone
-        _, _, tied = choose_rows(score, n_terms, len(Y), opt.metric, opt.selection, *noise_se,
+        _, _, tied, _ = choose_rows(score, n_terms, len(Y), opt.metric, opt.selection, *noise_se,
                                  beyond if P else None, ceiling=ceiling)
         held = _tied_holdout(rows, term_idx, widths, signed, tied, sp)
     best = choose(score, n_terms, valid, len(Y), sp, noise_se, beyond if P else None,
@@ -234,7 +234,7 @@ def choose(score: np.ndarray, n_terms: np.ndarray, valid: np.ndarray, n_points: 
     (K,) int array
         The chosen candidate of each kernel, -1 when none is valid.
     """
-    best, _, _ = choose_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond, length,
+    best, *_ = choose_rows(score, n_terms, n_points, sp.fit.metric, sp.fit.selection, *noise_se, beyond, length,
                              holdout, n_holdout, ceiling)
     finite = np.isfinite(score[np.arange(len(score)), best])
     if valid.any():

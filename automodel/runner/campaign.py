@@ -182,13 +182,14 @@ def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_fa
             fh.truncate(raw.rfind(b"\n") + 1)
     done = set()
     status_at = header.index("status")
+    key_at = [header.index(n) for n in key_names]
     rows = _rows(path)
     for row in rows[1:]:
         if len(row) != len(header):
             continue
         if retry_failed and row[status_at] != "0":
             continue
-        done.add(tuple(row[header.index(n)] for n in key_names))
+        done.add(tuple(row[i] for i in key_at))
     if retry_failed:  # rewrite without the failed rows so they are not duplicated
         kept = [rows[0]] + [r for r in rows[1:] if len(r) == len(header) and r[status_at] == "0"]
 

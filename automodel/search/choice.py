@@ -330,7 +330,8 @@ def central_rows(logs: np.ndarray, among: np.ndarray, length: np.ndarray | None 
 def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
                 noise_relative=0.0, noise_absolute=0.0, logs: np.ndarray | None = None,
                 length: np.ndarray | None = None, holdout: np.ndarray | None = None,
-                n_holdout: int = 0, ceiling: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                n_holdout: int = 0, ceiling: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The choice of the module docstring for every row of ``values`` (K, N) at once (K targets, N
     candidates; lower scores are better).
 
@@ -370,6 +371,8 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     threshold : (K,) array
         The highest score tied with the best.
     tied : (K, N) bool array
+    set_aside : (K, N) bool array
+        The candidates set aside before the tie (:func:`admissible_scores`).
 
     Examples
     --------
@@ -381,12 +384,12 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
     check_choice("selection rule", rule, SELECTIONS)
     scores = np.asarray(values, float)
     scores = comparable(np.where(np.isfinite(scores), scores, np.inf), n_terms, n_points)
-    scores, _ = admissible_scores(scores, logs, ceiling)
+    scores, set_aside = admissible_scores(scores, logs, ceiling)
     n_terms = np.broadcast_to(np.asarray(n_terms), scores.shape)
     rows = np.arange(len(scores))
     best = np.argmin(scores, axis=1)
     if rule == "best":
-        return best, scores[rows, best], np.isfinite(scores) & (scores <= scores[rows, best][:, None])
+        return best, scores[rows, best], np.isfinite(scores) & (scores <= scores[rows, best][:, None]), set_aside
     thr = thresholds(scores[rows, best], metric, n_points - n_terms[rows, best], noise_relative, noise_absolute)
     tied = np.isfinite(scores) & (scores <= thr[:, None])
     fewest = np.where(tied, n_terms, np.iinfo(np.int64).max).min(axis=1)
@@ -409,7 +412,7 @@ def choose_rows(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: 
             length = np.broadcast_to(length, scores.shape)
             central &= length <= np.where(central, length, np.iinfo(np.int64).max).min(axis=1, keepdims=True)
         chosen = np.argmin(np.where(central, scores, np.inf), axis=1)
-    return np.where(tied.any(axis=1), chosen, best), thr, tied
+    return np.where(tied.any(axis=1), chosen, best), thr, tied, set_aside
 
 
 def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, rule: str = "simplest",
@@ -429,13 +432,11 @@ def choose(values: np.ndarray, n_terms: np.ndarray, n_points: int, metric: str, 
     n_terms = np.asarray(n_terms)
     if not np.isfinite(values).any():
         raise DataError(f"no candidate has a finite {metric} (every fit failed)")
-    (index,), (thr,), (tied,) = choose_rows(values[None], n_terms, n_points, metric, rule, noise_relative,
-                                            noise_absolute, None if logs is None else np.asarray(logs)[None],
-                                            None if length is None else np.asarray(length)[None],
-                                            None if holdout is None else np.asarray(holdout, float)[None], n_holdout,
-                                            ceiling)
-    scores = comparable(np.where(np.isfinite(values), values, np.inf), n_terms, n_points)
-    (scores,), (steep,) = admissible_scores(scores[None], None if logs is None else np.asarray(logs)[None], ceiling)
+    (index,), (thr,), (tied,), (steep,) = choose_rows(
+        values[None], n_terms, n_points, metric, rule, noise_relative, noise_absolute,
+        None if logs is None else np.asarray(logs)[None], None if length is None else np.asarray(length)[None],
+        None if holdout is None else np.asarray(holdout, float)[None], n_holdout, ceiling)
+    scores = np.where(steep, np.inf, comparable(np.where(np.isfinite(values), values, np.inf), n_terms, n_points))
     best = int(np.argmin(scores))
     index = int(index)
     if rule == "best" or not np.isfinite(scores[best]):
