@@ -313,9 +313,10 @@ class Case:
         return (self.function.key, self.noise, self.seed)
 
 
-def layout(n_params: int) -> np.ndarray:
-    """The measured points (one row each): the full grid, or for four parameters the cross plus diagonal."""
-    grids = GRIDS[:n_params]
+def layout(n_params: int, grids: Sequence[Sequence[float]] = GRIDS) -> np.ndarray:
+    """The measured points (one row each) of ``grids`` (one per parameter, by position): the full grid, or for
+    four parameters the cross plus diagonal."""
+    grids = grids[:n_params]
     if n_params <= 3:
         return np.array(list(itertools.product(*grids)), dtype=float)
     low = [g[0] for g in grids]
@@ -324,13 +325,13 @@ def layout(n_params: int) -> np.ndarray:
     return np.array(cross + diagonal, dtype=float)
 
 
-def prediction_points(names: Sequence[str]) -> pd.DataFrame:
+def prediction_points(names: Sequence[str], grids: Sequence[Sequence[float]] = GRIDS) -> pd.DataFrame:
     """Column ``point`` (``"4x all"``, ``"16x n"``, ...) and the parameter values of every prediction point.
 
     ``<f>x all``: every parameter at ``f`` times its largest measured value; ``<f>x <name>``: that
-    parameter alone, the others at their largest measured value.
+    parameter alone, the others at their largest measured value (of ``grids``, by position).
     """
-    top = [max(g) for g in GRIDS[:len(names)]]
+    top = [max(g) for g in grids[:len(names)]]
     rows = []
     for factor in FACTORS:
         rows.append({"point": f"{factor}x all", **{n: factor * t for n, t in zip(names, top)}})
@@ -353,16 +354,18 @@ def evaluate(function: Known, points: np.ndarray) -> np.ndarray:
     return np.broadcast_to(np.asarray(values, dtype=float), (len(points),)).copy()
 
 
-def make_case(function: Known, names: tuple[str, ...], noise: float, seed: int) -> Case:
-    """The rows of ``function`` at ``noise`` and ``seed`` (the same under every naming) as a case."""
-    points = np.repeat(layout(function.n_params), REPETITIONS, axis=0)
+def make_case(function: Known, names: tuple[str, ...], noise: float, seed: int,
+              grids: Sequence[Sequence[float]] = GRIDS, suite: str = SUITE) -> Case:
+    """The rows of ``function`` at ``noise`` and ``seed`` (the same under every naming) as a case of ``suite``,
+    measured at :func:`layout` of ``grids`` and predicted at :func:`prediction_points` beyond them."""
+    points = np.repeat(layout(function.n_params, grids), REPETITIONS, axis=0)
     rng = np.random.default_rng([zlib.crc32(function.key.encode()), round(noise * 1000), seed])
     measured = evaluate(function, points) * (1 + noise * rng.uniform(-1.0, 1.0, len(points)))
     train = pd.DataFrame(points, columns=list(names)).assign(time=measured)
-    test = prediction_points(names)
+    test = prediction_points(names, grids)
     test["time"] = evaluate(function, test[list(names)].to_numpy(float))
     naming = ",".join(names)
-    task = Task(SUITE, f"{function.key} {naming} noise {noise:.0%} seed {seed}", {n: n for n in names},
+    task = Task(suite, f"{function.key} {naming} noise {noise:.0%} seed {seed}", {n: n for n in names},
                 train, test, False, "synthetic", unit="s",
                 split=f"{len(points) // REPETITIONS} points x {REPETITIONS}; predict at {FACTORS}x")
     return Case(function, names, noise, seed, task)
@@ -464,11 +467,12 @@ def _fit_automodel(tasks: Sequence[Task], workers: int, log: Callable[[str], Non
 
 
 def run(cases: Sequence[Case], extrap: bool = True, install: bool = True, workers: int = WORKERS,
-        log: Callable[[str], None] = print) -> dict[str, dict[Key, Outcome]]:
+        log: Callable[[str], None] = print, oracle: bool = True) -> dict[str, dict[Key, Outcome]]:
     """Fit every case with every contender: ``contender -> task.key -> Outcome``.
 
     automodel fits in ``workers`` processes; meanwhile a thread runs Extra-P (one process at a time), which
     models each data set once (under its first naming): its outcome serves the data set's other namings.
+    The suite's reference (:func:`oracle_outcome`) runs last unless ``oracle`` is false.
     """
     first: dict[tuple, Case] = {}
     for case in cases:
@@ -484,7 +488,8 @@ def run(cases: Sequence[Case], extrap: bool = True, install: bool = True, worker
             source = first[case.dataset]
             outcome = outcomes[source.task.key]
             out[name][case.task.key] = replace(outcome, formula=_rename(outcome.formula, source.names, case.names))
-    out[ORACLE] = {case.task.key: oracle_outcome(case) for case in cases}
+    if oracle:
+        out[ORACLE] = {case.task.key: oracle_outcome(case) for case in cases}
     return out
 
 
