@@ -7,7 +7,8 @@ Extra-P on synthetic functions of known formula (``benchmarks.known_formulas``).
 beyond the training runs of the bundled sweeps (``benchmarks.workloads``). Model selection: the chosen model
 against the best candidate on the development part of ``benchmarks.corpus`` (``benchmarks.selection``; two
 tasks without Extra-P with ``--quick``). Speed: ``benchmarks.speed.collect``.
-Writes ``RESULTS.md`` (``benchmarks.report``; its hand-written analysis section is kept),
+Writes ``RESULTS.md`` (``benchmarks.report``: only the generated blocks between their markers are replaced;
+every hand-written line is kept; a file with damaged markers is refused before the run),
 ``results.json`` (the known-formula fits in ``known_formulas_cases.json``) and ``plots/<task>.png``
 into ``--out`` (default: ``benchmarks/``).
 
@@ -29,6 +30,7 @@ import argparse  # noqa: E402
 import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -108,10 +110,20 @@ def command(argv: list[str]) -> str:
     return " ".join([*prefix, shlex.join(["python", "-m", "benchmarks", *argv])])
 
 
+def _refuse_damaged(action: Callable[..., object], *args: object) -> None:
+    """``action(*args)``; damaged generated markers in ``RESULTS.md`` end the run with their one-line error."""
+    try:
+        action(*args)
+    except report.DamagedMarkers as err:
+        raise SystemExit(f"error: {err}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
+    target = args.out / "RESULTS.md"
+    _refuse_damaged(report.check, target)
     args.out.mkdir(parents=True, exist_ok=True)
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "command": command(argv), "quick": args.quick,
@@ -132,10 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     meta["versions"] = report.versions(None if args.no_extrap else extrap_version())
     meta["seconds"] = time.perf_counter() - start
     results = records.jsonable({"meta": meta, **results})
+    _refuse_damaged(report.write, results, target)
     records.write_results(results, args.out)
-    target = args.out / "RESULTS.md"
-    text = report.render(results, report.read_analysis(target))
-    target.write_text(workloads.insert_section(text, results.get("workloads")))
     for goal in results["goal"]:
         print(f"{goal['task']:20} goal met? {goal['text']}")
     if results["workloads"]["status"] == "ok":

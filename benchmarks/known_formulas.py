@@ -619,13 +619,12 @@ def table_text(groups: Sequence[Mapping], level: str = "group") -> str:
 
 def publish(results: Mapping, out: Path = PUBLISHED) -> Path:
     """Put the suite's records into ``out/results.json`` (its cases into ``known_formulas_cases.json``,
-    :func:`benchmarks.records.write_results`) and render ``out/RESULTS.md`` again from it (the other
-    sections unchanged, the hand-written analysis kept)."""
+    :func:`benchmarks.records.write_results`) and render the generated blocks of ``out/RESULTS.md`` again from
+    it (:func:`benchmarks.report.write`: every hand-written line kept)."""
     stored = json.loads((out / "results.json").read_text())
     stored.update(jsonable(results))
+    target = report.write(stored, out / "RESULTS.md")
     write_results(stored, out)
-    target = out / "RESULTS.md"
-    target.write_text(report.render(stored, report.read_analysis(target)))
     return target
 
 

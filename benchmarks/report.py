@@ -1,15 +1,22 @@
 """Render the benchmark results (the dictionary stored as ``results.json``) as ``RESULTS.md``.
 
-``render`` is pure: every number in the Markdown comes from the results dictionary. The hand-written
-analysis between ``ANALYSIS_START`` and ``ANALYSIS_END`` is carried over from the previous file by
-``read_analysis``. ``machine`` and ``versions`` describe where the numbers were measured.
+Every generated part of the file is a block (:func:`blocks`: header, accuracy, known-formulas, bands,
+selection, speed, workloads) between the marker lines ``<!-- generated:NAME:start -->`` and
+``<!-- generated:NAME:end -->``. ``write`` replaces only the content between a block's markers in the existing
+file and keeps every other byte (the hand-written records, wherever they are, and the analysis between
+``ANALYSIS_START`` and ``ANALYSIS_END``); a block this run did not measure keeps its old content, a block the
+file lacks goes before the analysis. ``render`` is pure: a new file from the results dictionary alone.
+``machine`` and ``versions`` describe where the numbers were measured.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import re
+import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -20,6 +27,8 @@ from benchmarks.records import pct
 ANALYSIS_START = "<!-- analysis:start -->"
 ANALYSIS_END = "<!-- analysis:end -->"
 NO_ANALYSIS = "_No hand-written analysis yet: write it here; regenerating keeps it._"
+#: a generated block's marker line: name, then ``start`` or ``end``
+MARKER = re.compile(r"^<!-- generated:([\w-]+):(start|end) -->$", re.MULTILINE)
 PACKAGES = ("automodel", "numpy", "scipy", "sympy", "pandas")
 FITS_TARGET = 1e6
 STAGED_TARGET = 1.0
@@ -449,19 +458,226 @@ def _selection_section(entry: Mapping | None) -> list[str]:
     return selection.section_lines(entry["result"])
 
 
-def render(results: Mapping, analysis: str | None = None) -> str:
-    """The whole ``RESULTS.md``: header, accuracy summary, per-task tables and plots, speed, analysis."""
-    lines = _header(results) + _accuracy_intro(results) + _goal_section(results) + _matrix(results)
+def _accuracy_section(results: Mapping) -> list[str]:
+    """Extrapolation accuracy: the goal, every contender on every task, one table per task, groups left out."""
+    lines = _accuracy_intro(results) + _goal_section(results) + _matrix(results)
     for task in results["tasks"]:
         lines += _task_section(results, task)
     if results.get("skipped"):
         lines += ["### Groups left out", "",
                   table(["task", "group", "reason"], [[s["name"], s["group"], s["reason"]]
                                                       for s in results["skipped"]]), ""]
-    lines += _known_section(results)
-    lines += _bands_section(results.get("bands"))
-    lines += _selection_section(results.get("selection"))
-    lines += _speed_section(results.get("speed"))
-    lines += ["## Analysis", "", ANALYSIS_START, analysis if analysis is not None else NO_ANALYSIS,
-              ANALYSIS_END, ""]
-    return "\n".join(lines)
+    return lines
+
+
+@dataclass(frozen=True)
+class Block:
+    """One generated part of ``RESULTS.md``.
+
+    Attributes
+    ----------
+    name : str
+        Its name in the markers ``<!-- generated:NAME:start -->`` and ``<!-- generated:NAME:end -->``.
+    text : str
+        The Markdown between the markers (ends with a newline; empty: nothing to write).
+    measured : bool
+        Whether this run measured it; an unmeasured block keeps the text an existing file has for it.
+    """
+
+    name: str
+    text: str
+    measured: bool
+
+
+def _block(name: str, lines: Sequence[str], measured: bool) -> Block:
+    return Block(name, "\n".join(lines) + "\n" if lines else "", measured)
+
+
+def blocks(results: Mapping) -> list[Block]:
+    """The generated blocks of ``RESULTS.md`` in the order of a new file.
+
+    Parameters
+    ----------
+    results : Mapping
+        The results dictionary (``results.json``).
+
+    Returns
+    -------
+    list of Block
+        header, accuracy, known-formulas, bands, selection, speed and workloads.
+    """
+    from benchmarks import workloads
+
+    known = bool(results.get("known_formulas_meta") and results.get("known_formulas_groups"))
+    return [_block("header", _header(results), True),
+            _block("accuracy", _accuracy_section(results), bool(results.get("tasks"))),
+            _block("known-formulas", _known_section(results), known),
+            _block("bands", _bands_section(results.get("bands")), bool(results.get("bands"))),
+            _block("selection", _selection_section(results.get("selection")), results.get("selection") is not None),
+            _block("speed", _speed_section(results.get("speed")), results.get("speed") is not None),
+            _block("workloads", workloads.section_lines(results.get("workloads")),
+                   results.get("workloads") is not None)]
+
+
+def marker(name: str, edge: str) -> str:
+    """The marker line (without its newline) at the ``edge`` (``start`` or ``end``) of block ``name``."""
+    return f"<!-- generated:{name}:{edge} -->"
+
+
+def _wrap(block: Block) -> str:
+    return f"{marker(block.name, 'start')}\n{block.text}{marker(block.name, 'end')}\n" if block.text else ""
+
+
+def _analysis_section(analysis: str | None) -> str:
+    return "\n".join(["## Analysis", "", ANALYSIS_START, analysis if analysis is not None else NO_ANALYSIS,
+                      ANALYSIS_END, ""])
+
+
+def render(results: Mapping, analysis: str | None = None) -> str:
+    """A new ``RESULTS.md``: every generated block between its markers, then the analysis.
+
+    Parameters
+    ----------
+    results : Mapping
+        The results dictionary (``results.json``).
+    analysis : str, optional
+        The hand-written analysis; None: :data:`NO_ANALYSIS`.
+
+    Returns
+    -------
+    str
+        The whole file.
+    """
+    return "".join(_wrap(b) for b in blocks(results)) + _analysis_section(analysis)
+
+
+class DamagedMarkers(ValueError):
+    """An existing ``RESULTS.md`` whose generated markers do not pair up."""
+
+
+def spans(text: str, path: Path | str = "RESULTS.md") -> dict[str, tuple[int, int]]:
+    """Where the content of each generated block of ``text`` lies (between its start and end marker lines).
+
+    Parameters
+    ----------
+    text : str
+        An existing ``RESULTS.md``.
+    path : Path or str
+        Its file, named in the error.
+
+    Returns
+    -------
+    dict
+        Block name -> (first, last) character offsets of the content: from the end of the start marker (its
+        newline included) to the start of the end marker.
+
+    Raises
+    ------
+    DamagedMarkers
+        A block whose start marker has no end marker after it (or the reverse), or that appears twice.
+    """
+    found: dict[str, tuple[int, int]] = {}
+    open_: dict[str, int] = {}
+    for m in MARKER.finditer(text):
+        name, edge = m.group(1), m.group(2)
+        if edge == "start" and (name in open_ or name in found):
+            raise DamagedMarkers(f"{path}: block {name!r} has a second start marker; nothing written")
+        if edge == "end" and name not in open_:
+            raise DamagedMarkers(f"{path}: block {name!r} has an end marker without its start marker; "
+                                 "nothing written")
+        if edge == "start":
+            open_[name] = m.end()
+        else:
+            found[name] = (open_.pop(name), m.start())
+    if open_:
+        raise DamagedMarkers(f"{path}: block {next(iter(open_))!r} has a start marker without its end marker; "
+                             "nothing written")
+    return found
+
+
+def _insertion_point(text: str) -> int:
+    """Where blocks missing from ``text`` go: before its ``## Analysis`` heading (or analysis marker), else at
+    the end."""
+    at = text.find(ANALYSIS_START)
+    if at < 0:
+        return len(text)
+    before = text[:at].rstrip("\n")
+    heading = before.rfind("\n") + 1
+    return heading if before[heading:] == "## Analysis" else at
+
+
+def merge(existing: str, new: Sequence[Block], path: Path | str = "RESULTS.md") -> str:
+    """``existing`` with the content of every measured block replaced, and the blocks it lacks inserted.
+
+    Everything outside the markers is kept byte for byte; a block this run did not measure keeps its old
+    content; blocks the file lacks go, in the order of ``new``, before the analysis section.
+
+    Parameters
+    ----------
+    existing : str
+        The current ``RESULTS.md``.
+    new : sequence of Block
+        The blocks of this run (:func:`blocks`).
+    path : Path or str
+        The file, named in errors.
+
+    Returns
+    -------
+    str
+        The new file.
+
+    Raises
+    ------
+    DamagedMarkers
+        See :func:`spans`.
+    """
+    where = spans(existing, path)
+    missing = "".join(_wrap(b) for b in new if b.name not in where)
+    at = _insertion_point(existing)
+    if missing and existing and at == len(existing) and not existing.endswith("\n"):
+        missing = "\n" + missing
+    edits = sorted([(*where[b.name], "\n" + b.text) for b in new if b.name in where and b.measured]
+                   + ([(at, at, missing)] if missing else []))
+    out, done = [], 0
+    for first, last, text in edits:
+        out += [existing[done:first], text]
+        done = last
+    return "".join(out) + existing[done:]
+
+
+def check(path: Path) -> None:
+    """Refuse early (:class:`DamagedMarkers`) when the existing ``path`` has damaged generated markers."""
+    if path.exists():
+        spans(path.read_text(), path)
+
+
+def write(results: Mapping, path: Path) -> Path:
+    """Write ``RESULTS.md`` at ``path`` atomically: merged into the existing file (:func:`merge`), or new.
+
+    Parameters
+    ----------
+    results : Mapping
+        The results dictionary (``results.json``).
+    path : Path
+        The report; a temporary file in its folder replaces it.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    DamagedMarkers
+        The existing file's markers do not pair up; nothing is written.
+    """
+    text = merge(path.read_text(), blocks(results), path) if path.exists() else render(results)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path

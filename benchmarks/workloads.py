@@ -292,13 +292,6 @@ def notes(result: Mapping) -> list[tuple[str, str]]:
     return list(seen)
 
 
-def insert_section(text: str, entry: Mapping | None, before: str = "## Analysis") -> str:
-    """``text`` (a rendered ``RESULTS.md``) with :func:`section_lines` inserted before the ``before`` heading."""
-    section = "\n".join(section_lines(entry)) + "\n"
-    at = text.find(f"\n{before}\n")
-    return text + "\n" + section if at < 0 else text[:at + 1] + section + text[at + 1:]
-
-
 def print_result(result: Mapping) -> None:
     def show(headers: list[str], rows: list[list[str]]) -> None:
         widths = [max(len(h), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]

@@ -91,5 +91,3 @@ def test_records_summary_and_section_on_a_synthetic_sweep(tmp_path):
     lines = "\n".join(workloads.section_lines({"status": "ok", "result": result}))
     assert lines.startswith(f"## {workloads.TITLE}")
     assert "| jacobi | fast | 0.0 % / 0.0 % |" in lines and "| 2/2 | 0/2 |" in lines
-    text = workloads.insert_section("# R\n\n## Speed\n\n## Analysis\n\nkept\n", {"status": "not run"})
-    assert text.index(f"## {workloads.TITLE}") < text.index("## Analysis") and text.endswith("kept\n")

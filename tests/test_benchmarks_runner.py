@@ -85,7 +85,8 @@ def test_json_has_every_contender_and_traceable_errors(quick_run):
 
 def test_report_tables_plots_and_analysis(quick_run):
     out, results, text = quick_run
-    assert text.startswith("# Benchmark results") and "**Quick run**" in text
+    assert text.startswith(f"old\n{report.marker('header', 'start')}\n# Benchmark results")  # "old" is kept
+    assert "**Quick run**" in text
     assert "`python -m benchmarks --quick --bundled --no-speed --metrics holdout --out" in text
     assert "Extra-P not installed; run the full benchmark to install it" in text
     headline = next(s for s in results["summaries"] if s["contender"] == "automodel")
@@ -104,6 +105,104 @@ def test_report_tables_plots_and_analysis(quick_run):
     assert "](plots/bundled-smpi-p.png)" in text
     png = out / "plots" / "bundled-smpi-p.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def _results(date: str, speed: dict | None, workloads_status: str | None) -> dict:
+    """A results dictionary with no tasks: enough for every block of ``RESULTS.md``."""
+    machine = {"cores": 2, "cpu": "cpu", "system": "Linux", "python": "3.11"}
+    return {"meta": {"machine": machine, "versions": {"automodel": "0.1"}, "command": "python -m benchmarks",
+                     "date": date, "seconds": 1.0},
+            "tasks": [], "contenders": [], "summaries": [], "goal": [], "groups": [], "skipped": [],
+            "speed": speed, "workloads": None if workloads_status is None else {"status": workloads_status}}
+
+
+def _speed(seconds: float) -> dict:
+    return {"startup": {"status": "ok", "result": {"automodel_seconds": seconds}}}
+
+
+def _outside(text: str) -> str:
+    """``text`` with the content of every generated block left out: what regenerating must keep."""
+    spans = sorted(report.spans(text).values())
+    return "".join(text[a:b] for a, b in zip([0] + [end for _, end in spans], [start for start, _ in spans] + [None]))
+
+
+def _content(text: str, name: str) -> str:
+    start, end = report.spans(text)[name]
+    return text[start:end]
+
+
+def _hand_edited(text: str) -> str:
+    """A rendered report with hand-written records before, between and after the generated blocks."""
+    text = "Hand-written first line.\n" + text
+    for name in ("accuracy", "speed"):
+        at = text.index(report.marker(name, "start"))
+        text = text[:at] + f"### Update before {name}\n\n| hand | table |\n|---|---|\n| 1 | 2 |\n\n" + text[at:]
+    return text.replace(report.NO_ANALYSIS, "Hand-written analysis.") + "Trailing hand-written note.\n"
+
+
+def test_regenerating_keeps_every_hand_written_byte_and_replaces_measured_blocks(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    path.write_text(_hand_edited(report.render(_results("day one", _speed(1.5), "workloads: first"))))
+    before = path.read_text()
+    report.write(_results("day two", None, "workloads: second"), path)
+    after = path.read_text()
+    assert _outside(after) == _outside(before)
+    assert "day two" in _content(after, "header") and "day one" not in after
+    assert "workloads: second" in _content(after, "workloads") and "workloads: first" not in after
+    assert _content(after, "speed") == _content(before, "speed")  # not measured (--no-speed): kept
+    assert "| automodel_seconds | 1.5 |" in _content(after, "speed")
+    assert _content(after, "known-formulas") == _content(before, "known-formulas")  # not run: kept
+    assert [p.name for p in tmp_path.iterdir()] == ["RESULTS.md"]  # the temporary file replaced it
+
+
+def test_a_new_file_is_rendered_and_regenerating_it_changes_nothing(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    results = _results("day one", _speed(2.0), None)
+    report.write(results, path)
+    text = path.read_text()
+    assert text == report.render(results) and text.startswith(report.marker("header", "start") + "\n# Benchmark")
+    assert text.endswith(f"## Analysis\n\n{report.ANALYSIS_START}\n{report.NO_ANALYSIS}\n{report.ANALYSIS_END}\n")
+    assert "selection" not in report.spans(text)  # not run and never rendered: no block
+    report.write(results, path)
+    assert path.read_text() == text
+
+
+def test_blocks_the_file_lacks_go_before_the_analysis_in_render_order(tmp_path):
+    path = tmp_path / "RESULTS.md"
+    full = report.render(_results("day one", _speed(1.0), "workloads: first"))
+    spans = report.spans(full)
+    start = full.index(report.marker("bands", "start"))
+    end = spans["speed"][1] + len(report.marker("speed", "end")) + 1
+    path.write_text(full[:start] + "Hand-written where bands and speed were.\n" + full[end:])
+    report.write(_results("day two", _speed(3.0), "workloads: second"), path)
+    text = path.read_text()
+    assert "Hand-written where bands and speed were.\n" + report.marker("workloads", "start") in text
+    assert (text.index(report.marker("workloads", "end")) < text.index(report.marker("bands", "start"))
+            < text.index(report.marker("speed", "start")) < text.index("## Analysis\n"))
+    assert text.endswith(f"{report.marker('speed', 'end')}\n## Analysis\n\n{report.ANALYSIS_START}\n"
+                         f"{report.NO_ANALYSIS}\n{report.ANALYSIS_END}\n")
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda t: t.replace(report.marker("speed", "end") + "\n", ""), "block 'speed' has a start marker without"),
+    (lambda t: t.replace(report.marker("bands", "start") + "\n", ""), "block 'bands' has an end marker without"),
+    (lambda t: t + report.marker("header", "start") + "\n", "block 'header' has a second start marker")])
+def test_damaged_markers_are_refused_and_nothing_is_written(tmp_path, damage, message):
+    path = tmp_path / "RESULTS.md"
+    path.write_text(damage(report.render(_results("day one", _speed(1.0), None))))
+    before = path.read_bytes()
+    with pytest.raises(report.DamagedMarkers, match=message) as err:
+        report.write(_results("day two", _speed(2.0), None), path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["RESULTS.md"]
+
+
+def test_the_runner_refuses_a_damaged_report_before_running(tmp_path):
+    text = report.render(_results("day one", None, None))
+    (tmp_path / "RESULTS.md").write_text(text.replace(report.marker("accuracy", "end") + "\n", ""))
+    with pytest.raises(SystemExit, match="block 'accuracy' has a start marker without its end marker"):
+        runner.main(["--out", str(tmp_path), "--no-extrap"])
+    assert [p.name for p in tmp_path.iterdir()] == ["RESULTS.md"]
 
 
 def test_quick_refuses_to_overwrite_published_results():
