@@ -24,7 +24,7 @@ import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import parse_qs, urlsplit
 
 from automodel import __version__ as VERSION
@@ -154,7 +154,8 @@ class Service:
     def observe(self, body: dict) -> dict:
         """Store the runs of one request. Requests for the same application and options that arrive
         while an observe of it is being stored are stored together by the next one (:class:`_Batches`):
-        the application's lock is taken once for all of them."""
+        the application's lock is taken once for all of them, and the answer made once for all of them
+        (each gets its own run ids)."""
         from dataclasses import asdict
 
         import pandas as pd
@@ -177,16 +178,15 @@ class Service:
             raise DataError(f"'roles': unknown role {unknown[0][:40]!r}; expected time, n, p, cpu or bw")
         store, aggregate, duplicates = self._store(), body.get("aggregate"), bool(body.get("allow_duplicates", False))
 
-        def work(frame: pd.DataFrame) -> Any:
-            return observe(store, app, frame, aggregate=aggregate, allow_duplicates=duplicates, **roles)
+        def work(rows: list[dict]) -> dict:
+            report = observe(store, app, pd.DataFrame(rows), aggregate=aggregate, allow_duplicates=duplicates,
+                             **roles)
+            return jsonable({**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()})
 
-        frame = pd.DataFrame(runs)
         if aggregate is not None:  # repetitions combined: the runs of one request are not its rows
-            report, share = work(frame), slice(None)
-        else:
-            report, share = self.batches.run(json.dumps([app, roles, duplicates], sort_keys=True), frame, work)
-        out = {**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()}
-        return jsonable({**out, "run_ids": report.run_ids[share]})
+            return work(runs)
+        answer, share = self.batches.run(json.dumps([app, roles, duplicates], sort_keys=True), runs, work)
+        return {**answer, "run_ids": answer["run_ids"][share]}
 
     def ranking(self, query: dict) -> dict:
         from automodel.cli.common import jsonable
@@ -204,26 +204,26 @@ class Service:
 class _Pending:
     """One request's runs waiting in :class:`_Batches`: what it gets back, and when."""
 
-    def __init__(self, frame: Any) -> None:
-        self.frame, self.lead, self.result, self.error = frame, False, None, None
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows, self.lead, self.result, self.error = rows, False, None, None
         self.wake = threading.Event()
 
 
 class _Batches:
     """Group commit: the requests that queue for one key while a request of it is being stored are
     stored by the next one together (one observe of all their rows), each answered with that observe's
-    report and its own run ids. A batch that fails is stored request by request, so bad input fails
-    its own request only."""
+    answer and the slice of its ``run_ids`` that are its own. A batch that fails is stored request by
+    request, so bad input fails its own request only."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.queues: dict[str, list[_Pending]] = {}
         self.busy: set[str] = set()
 
-    def run(self, key: str, frame: Any, work: Any) -> tuple[Any, slice]:
-        """``work(rows)`` of ``frame`` with the rows that queued with it; the report and the slice of its
-        ``run_ids`` that are this request's."""
-        entry = _Pending(frame)
+    def run(self, key: str, rows: list[dict], work: Callable[[list[dict]], dict]) -> tuple[dict, slice]:
+        """``work(rows)`` of ``rows`` and the rows that queued with them: its answer (a dict with the
+        ``run_ids`` of all of them) and the slice of those ids that are this request's."""
+        entry = _Pending(rows)
         with self.lock:
             self.queues.setdefault(key, []).append(entry)
             if key not in self.busy:
@@ -249,16 +249,14 @@ class _Batches:
         return entry.result
 
     @staticmethod
-    def _store(batch: list[_Pending], work: Any) -> None:
-        import pandas as pd
-
+    def _store(batch: list[_Pending], work: Callable[[list[dict]], dict]) -> None:
         try:
-            report = work(pd.concat([e.frame for e in batch], ignore_index=True) if len(batch) > 1 else batch[0].frame)
-            sizes = [len(e.frame) for e in batch]
-            whole = len(report.run_ids) == sum(sizes)  # ids follow the rows when none was skipped
+            answer = work([row for e in batch for row in e.rows])
+            sizes = [len(e.rows) for e in batch]
+            whole = len(answer["run_ids"]) == sum(sizes)  # ids follow the rows when none was skipped
             start = 0
             for e, size in zip(batch, sizes):
-                e.result = (report, slice(start, start + size) if whole else slice(None))
+                e.result = (answer, slice(start, start + size) if whole else slice(None))
                 start += size
         except Exception as exc:  # noqa: BLE001  (handed to the requests; each is answered)
             if len(batch) == 1:
@@ -266,7 +264,7 @@ class _Batches:
             else:
                 for e in batch:
                     try:
-                        e.result = (work(e.frame), slice(None))
+                        e.result = (work(e.rows), slice(None))
                     except Exception as own:  # noqa: BLE001
                         e.error = own
         finally:

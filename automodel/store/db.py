@@ -233,10 +233,13 @@ def _sqlite_engine(url: str, read_only: bool = False) -> Engine:
 
 
 def _server_engine(url: str) -> Engine:
+    """The engine of a database server. A pooled connection is not pinged before each transaction (a
+    round trip each): one the server closed (a restart) fails the transaction's first statement, which
+    :meth:`Store.transaction` retries on a new connection, as it retries a connection lost mid-way."""
     parsed = make_url(url)
     args = {"connect_timeout": CONNECT_TIMEOUT_S} if parsed.get_backend_name() == "postgresql" and \
         "connect_timeout" not in parsed.query else {}
-    return create_engine(url, pool_pre_ping=True, connect_args=args)
+    return create_engine(url, connect_args=args)
 
 
 #: the engine (pool of connections) of each database this process opened, its tables checked: an engine

