@@ -9,6 +9,8 @@ strategy chosen by name has one registry: the metrics are objects in :mod:`autom
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
@@ -17,7 +19,7 @@ if TYPE_CHECKING:  # numpy is imported by the weightings when they run: the CLI'
 
 from automodel.errors import SpaceError
 
-__all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "is_time_unit", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+__all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "unit_in_name", "is_time_unit", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
            "FitOptions", "check_choice"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
@@ -133,6 +135,24 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 DEFAULT_UNIT = "s"
 _UNIT_ALIASES = {"sec": "s", "secs": "s", "second": "s", "seconds": "s", "µs": "us", "μs": "us",
                  "usec": "us", "msec": "ms", "nsec": "ns"}
+
+
+#: a time unit written at the end of a column's name: ``runtime_ms``, ``time (us)``, ``Time[s]``, ``t-nsec``
+_UNIT_SUFFIX = re.compile(r"(?:[ _.\-]+[(\[]?|[(\[])(s|sec|secs|seconds|ms|msec|us|usec|µs|μs|ns|nsec)[)\]]?$",
+                          re.IGNORECASE)
+
+
+def unit_in_name(column: str) -> str | None:
+    """The time unit a column's name ends with (``runtime_ms``: ``ms``; ``time (us)``: ``us``; ``elapsed_seconds``:
+    ``s``), or None: what a newcomer's data say when they have no ``unit`` column and no ``--unit``.
+
+    Examples
+    --------
+    >>> [unit_in_name(c) for c in ["runtime_ms", "time (us)", "Time[s]", "wall_usec", "time", "runs", "mass"]]
+    ['ms', 'us', 's', 'us', None, None, None]
+    """
+    found = _UNIT_SUFFIX.search(str(column).strip())
+    return None if found is None else unit_name(found.group(1).lower())
 
 
 def unit_name(unit: str) -> str:

@@ -14,7 +14,7 @@ import pytest
 import automodel
 from automodel.cli import main
 from automodel.errors import DataError
-from automodel.options import unit_name
+from automodel.options import unit_in_name, unit_name
 
 DATASETS = Path(os.environ.get("AUTOMODEL_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
 OSU = DATASETS / "osu_bcast_orfeo_mzampar.csv"
@@ -45,6 +45,22 @@ def test_the_unit_comes_from_the_option_or_the_data_and_is_kept(tmp_path):
     mixed = _runs("us").assign(unit=["us"] * 5 + ["ms"] * 5)
     with pytest.raises(DataError, match=r"column 'unit': 2 units \(ms, us\); expected one"):
         automodel.fit(mixed, progress=False)
+
+
+def test_a_unit_at_the_end_of_the_time_columns_name_is_the_unit(tmp_path, capsys):
+    assert [unit_in_name(c) for c in ("runtime_ms", "time (us)", "Time[s]", "wall_USEC", "time", "runs", "mass")] == \
+        ["ms", "us", "s", "us", None, None, None]
+    runs = _runs().rename(columns={"time": "runtime_ms"})
+    assert automodel.fit(runs, time="runtime_ms", templates="none", progress=False).best.unit == "ms"
+    assert automodel.fit(runs, time="runtime_ms", unit="us", templates="none", progress=False).best.unit == "us"
+    assert automodel.fit(runs.assign(unit="ns"), time="runtime_ms", templates="none", progress=False).best.unit == "ns"
+    csv = tmp_path / "runs.csv"
+    runs.to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--templates", "none", "--quiet"]) == 2  # no column 'time': the hint names it
+    assert capsys.readouterr().err.strip().endswith("the file has p, runtime_ms (--time runtime_ms, read in ms)")
+    assert main(["fit", str(csv), "--time", "runtime_ms", "--templates", "none", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "values in ms" in out and out.split("best process count")[1].split("\n")[1].endswith(" ms)")
 
 
 def test_cli_prints_and_plots_the_unit(tmp_path, capsys):

@@ -13,6 +13,7 @@ spread that goes with that aggregate is kept as the noise estimate
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Mapping, NamedTuple
@@ -26,7 +27,7 @@ from automodel.data.repetitions import aggregate_groups, aggregate_se
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
 from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES, is_time_unit,
-                               unit_name)
+                               unit_in_name, unit_name)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
 __all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "data_unit", "floor_zeros"]
@@ -142,7 +143,8 @@ def load(
         is neither a role, a parameter nor a covariate must not (:func:`check_pooling`).
     unit : str, optional
         The unit of the times (:func:`automodel.options.unit_name`); default: the one value of the
-        data's ``unit`` column, else seconds. A ``unit`` column that disagrees is an error.
+        data's ``unit`` column, else the unit the time column's name ends with (``runtime_ms``), else
+        seconds. A ``unit`` column that disagrees is an error.
 
     Raises
     ------
@@ -152,7 +154,7 @@ def load(
     if aggregate not in AGGREGATES:
         raise DataError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
     data = data if isinstance(data, pd.DataFrame) else read(Path(data))
-    found = data_unit(one_kernel(data), source or data.attrs.get("source", "<DataFrame>"), unit)
+    found = data_unit(one_kernel(data), source or data.attrs.get("source", "<DataFrame>"), unit, time)
     runs, params_present, roles, src, notes, carried = _runs(
         data, time=time, n=n, p=p, cpu=cpu, bw=bw, params=params, explicit=explicit, source=source,
         covariates=covariates, ignore=ignore, counts=not is_time_unit(found))
@@ -161,9 +163,23 @@ def load(
                    unit=found)
 
 
-def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None) -> str:
+def _role_hint(role: str, available: list[str]) -> str:
+    """How to name the column a missing role probably is (the options ``fit`` and ``run`` share): for
+    the time, the one column whose name says time (``runtime_ms``, ``Time (us)``), with its unit."""
+    if role != "time":
+        return ""
+    likely = [c for c in available if "time" in c.lower() or unit_in_name(c) is not None]
+    if len(likely) != 1:
+        return ""
+    unit = unit_in_name(likely[0])
+    return f" (--time {shlex.quote(likely[0])}{'' if unit is None else f', read in {unit}'})"
+
+
+def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None, time: str | None = None) -> str:
     """The unit of the times: ``unit`` (checked, :func:`automodel.options.unit_name`), else the one
-    value of the ``unit`` column of ``raw`` (the shared OSU data say ``us`` so), else seconds.
+    value of the ``unit`` column of ``raw`` (the shared OSU data say ``us`` so), else the unit the name
+    of the ``time`` column ends with (``runtime_ms``, ``time (us)``: :func:`automodel.options.unit_in_name`),
+    else seconds.
 
     Raises
     ------
@@ -185,7 +201,7 @@ def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None) -> st
                 return unit_name(str(metrics[0]))
             except ValueError:
                 pass
-        return given or DEFAULT_UNIT
+        return given or (time is not None and unit_in_name(time)) or DEFAULT_UNIT
     values = [str(v) for v in pd.unique(column.dropna())]
     try:
         names = sorted({unit_name(v) for v in values})
@@ -248,7 +264,7 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
             mapping[role] = col
         elif role in explicit:
             raise DataError(f"{where(src, column=col)}: no such column for the {role!r} role; "
-                            f"the file has {', '.join(available)}")
+                            f"the file has {', '.join(available)}{_role_hint(role, available)}")
     if not params:  # an Extra-P file's parameters that no role takes
         params = [q for q in given if q not in mapping.values() and q not in ROLE_NAMES]
     for extra in params:

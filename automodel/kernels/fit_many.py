@@ -182,7 +182,7 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
         frame, source, offset = load_kernels(data, format)
         line(f"kernels: grouping the kernels of {source}")
         cols = _columns(frame, kernel, time, params, source, ignore)
-        unit = data_mod.data_unit(frame, source, unit)
+        unit = data_mod.data_unit(frame, source, unit, time)
         from automodel.fitting import with_options
 
         sp = with_options(space, metric=metric, weighting=weighting, nonnegative=nonnegative,
