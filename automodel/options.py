@@ -20,10 +20,31 @@ if TYPE_CHECKING:  # numpy is imported by the weightings when they run: the CLI'
 from automodel.errors import SpaceError
 
 __all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "unit_in_name", "is_time_unit", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
-           "FitOptions", "check_choice"]
+           "FitOptions", "check_choice", "ROLE_GUESSES", "guess_role"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
 ROLE_NAMES: tuple[str, ...] = ("n", "p", "cpu", "bw")
+
+#: column names (lower case, without ``_``, ``-`` or spaces) that usually hold a role, for the hints of
+#: the errors that meet an undeclared column: the process count and the problem size
+ROLE_GUESSES: dict[str, frozenset[str]] = {
+    "p": frozenset({"np", "nprocs", "nproc", "procs", "numprocs", "processes", "nprocesses", "ranks", "nranks",
+                    "numranks", "mpiranks", "nodes", "nnodes", "numnodes", "cores", "ncores", "threads",
+                    "nthreads", "numthreads", "ompnumthreads", "gpus", "ngpus", "workers"}),
+    "n": frozenset({"size", "problemsize", "nsize", "inputsize", "datasize", "elements", "nelem", "nelements",
+                    "cells", "ncells", "gridsize", "msgsize", "messagesize", "msgbytes", "bytes", "length"}),
+}
+
+
+def guess_role(column: str) -> str | None:
+    """The role a column's name suggests (``procs``: ``p``; ``problem_size``: ``n``), or None.
+
+    >>> [guess_role(c) for c in ("procs", "MPI ranks", "problem_size", "theta", "p")]
+    ['p', 'p', 'n', None, None]
+    """
+    key = "".join(ch for ch in str(column).lower() if ch.isalnum())
+    return next((role for role, names in ROLE_GUESSES.items() if key in names), None)
+
 
 #: relative differences below this are rounding, not measurement: the solver works on normal equations in
 #: double precision, whose residuals carry relative errors of about ``eps * cond``. A fitted term that

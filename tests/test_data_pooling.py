@@ -41,6 +41,18 @@ def test_a_factor_hidden_in_the_repetitions_is_an_error_naming_it_and_the_option
     assert "time_min" not in text and "jobid" not in text and "'rep'" not in text
 
 
+def test_an_undeclared_column_named_like_a_role_is_offered_as_that_role():
+    runs = _runs().rename(columns={"p": "MPI ranks"})
+    with pytest.raises(DataError) as info:
+        automodel.fit(runs, p=None, params=["theta"], progress=False)
+    assert "'MPI ranks' (4 values)" in str(info.value) and "or a role (--p 'MPI ranks')" in str(info.value)
+    with pytest.raises(DataError) as info:
+        automodel.fit(_runs(), progress=False)
+    assert "or a role" not in str(info.value)  # theta is no role's name
+    model = automodel.fit(runs, p="MPI ranks", params=["theta"], templates="none", progress=False).best
+    assert "p" in model.params
+
+
 def test_declared_ignored_or_constant_columns_are_not_refused():
     runs = _runs()
     assert "theta" in automodel.fit(runs, params=["theta"], templates="none", progress=False).best.params

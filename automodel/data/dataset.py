@@ -26,7 +26,7 @@ from automodel.data.readers import read
 from automodel.data.repetitions import aggregate_groups, aggregate_se
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
-from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES, is_time_unit,
+from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES, guess_role, is_time_unit,
                                unit_in_name, unit_name)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
@@ -365,7 +365,7 @@ def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src
     group = raw.groupby(keys, sort=False, dropna=False).ngroup().to_numpy() if keys else np.zeros(len(raw), int)
     if group.max() + 1 == len(raw):
         return  # no repetitions at all
-    found = []
+    found, roles = [], []
     for i in others:  # by position: a frame may name two columns alike
         c, column = raw.columns[i], raw.iloc[:, i]
         distinct = column.nunique(dropna=True)
@@ -374,11 +374,14 @@ def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src
         pairs = pd.DataFrame({"g": group, "v": column}).dropna().drop_duplicates()
         if len(pairs) > pairs["g"].nunique():
             found.append(f"'{printable(str(c))}' ({distinct} values)")
+            if (role := guess_role(str(c))) is not None:
+                roles.append(f"--{role} {shlex.quote(str(c))}")
     if found:
         same = ", ".join(printable(k) for k in keys) or "parameters"
+        hint = f" or a role ({' '.join(roles)})" if roles else ""
         raise DataError(f"{src}: rows with the same {same} differ in undeclared column(s) {', '.join(found)}; "
                         "pooling them as repetitions would average them away: declare a parameter with "
-                        "--param COL, select rows with --where EXPR, or pool knowingly with --ignore COL")
+                        f"--param COL{hint}, select rows with --where EXPR, or pool knowingly with --ignore COL")
 
 
 def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, list[str]]:
