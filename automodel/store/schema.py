@@ -27,7 +27,7 @@ from automodel.data.cells import finite_number, shown
 from automodel.errors import StoreError
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "migrate", "stored_json",
+           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "foreign", "migrate", "stored_json",
            "stored_number", "stored_floats",
            "stored_json_rows"]
 
@@ -247,6 +247,27 @@ def outdated(conn: Connection) -> bool:
     return any(t.name not in have or {c.name for c in t.columns} - {c["name"] for c in insp.get_columns(t.name)}
                or {i.name for i in t.indexes} - {i["name"] for i in insp.get_indexes(t.name)}
                for t in metadata.sorted_tables)
+
+
+def foreign(conn: Connection) -> str | None:
+    """Why the database holds another program's tables (and must not be written), or None.
+
+    A SQLite file with tables but no ``applications`` table, or a table of this schema's name without
+    one of the columns every version had (those that may not be null; later ones are added by
+    :func:`migrate`), is not an automodel store: migrating it would alter that program's tables.
+    """
+    insp = inspect(conn)
+    have = set(insp.get_table_names())
+    if conn.dialect.name == "sqlite" and have and applications.name not in have:
+        listed = ", ".join(sorted(have)[:5]) + (f", ... ({len(have)} in all)" if len(have) > 5 else "")
+        return f"it has tables ({listed}) and none named {applications.name!r}"
+    for table in metadata.sorted_tables:
+        if table.name in have:
+            columns = {c["name"] for c in insp.get_columns(table.name)}
+            missing = [c.name for c in table.columns if not c.nullable and c.name not in columns]
+            if missing:
+                return f"its table {table.name!r} has no column {missing[0]!r}"
+    return None
 
 
 def migrate(conn: Connection) -> None:
