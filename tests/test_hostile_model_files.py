@@ -113,6 +113,19 @@ def test_template_fields_of_the_wrong_kind_are_one_line(tmp_path: Path, capsys: 
     assert message in err
 
 
+@pytest.mark.parametrize("options, message", [
+    ({"unit": "s\x1b[2J\nautomodel: fake"}, "'options': 'unit': a unit must be s, ms, us, ns or a short printable "
+                                             "label: "),
+    ({"unit": 5}, "'options': 'unit': expected a string such as 's' or 'misses', got int"),
+    (["unit"], "'options': expected an object, got list"),
+])
+def test_a_unit_the_commands_print_is_printable(tmp_path: Path, capsys: pytest.CaptureFixture[str], options,
+                                                message: str) -> None:
+    """best-p printed a model file's unit as it was: an escape sequence reached the terminal."""
+    err = _one_line_error(capsys, "best-p", str(_file(tmp_path, {**VALID, "options": options})), "--n", "400")
+    assert message in err and "\x1b" not in err
+
+
 def test_a_fim_com_model_without_rms_is_saved_as_valid_json_and_loads_again(tmp_path: Path) -> None:
     body = _fim_com()
     del body["rms"]
