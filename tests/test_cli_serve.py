@@ -267,6 +267,14 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
     os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
     after = service.handle("POST", "/predict", body)[1]
     assert after["rows"][0]["predicted"] == 2.5 and after["formula"] != before["formula"]
+    # rewritten as a models file without 'm': a KeyError, answered 500
+    model = Model(TermModel((ONE,), (1.0,)), ("n", "p"), {"n": "n", "p": "p", "time": "time"})
+    from automodel.model.file import save_models
+
+    save_models({"other": model}, tmp_path / "m.json")
+    os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 2 * 10 ** 9))
+    with pytest.raises(DataError, match=r"^no model 'm': .*m\.json no longer holds it$"):
+        service.handle("POST", "/predict", body)
 
 
 @pytest.mark.parametrize("target, message", [("gone.json", "m.json: no such file, expected a model JSON file"),
