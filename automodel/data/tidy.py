@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -232,11 +232,12 @@ def backquoted(expr: str) -> tuple[str, dict[str, str]]:
     return "".join(out), names
 
 
-def condition_problem(expr: str) -> str | None:
+def condition_problem(expr: str, text_columns: Collection[str] = ()) -> str | None:
     """Why ``expr`` is not a plain condition on columns (:data:`CONDITION_NODES`), or None.
 
     Backquoted column names (pandas' ```my col```) count as names; a backquote inside a quoted string,
-    or one left open, is refused.
+    or one left open, is refused, and so is arithmetic that could grow without end
+    (:func:`_arithmetic_problem`; ``text_columns``: the names of the columns that hold text).
 
     >>> condition_problem("theta == 0.3 and `call path` != 'main'") is None
     True
@@ -258,6 +259,21 @@ def condition_problem(expr: str) -> str | None:
             name = getattr(target, "attr", None) or getattr(target, "id", None)
             return (f"a call or an attribute{f' ({name})' if name else ''} is not a condition"
                     if isinstance(node, (ast.Call, ast.Attribute)) else f"{type(node).__name__.lower()} is not allowed")
+        if isinstance(node, ast.BinOp) and (why := _arithmetic_problem(node, text_columns)) is not None:
+            return why
+    return None
+
+
+def _arithmetic_problem(node: ast.BinOp, text_columns: Collection[str]) -> str | None:
+    """Why the arithmetic ``node`` of a condition may not be computed, or None: on constants alone it is
+    Python's (``9**9**9``: a big integer computed for ever), on text or a list a repetition (``'a' *
+    10**10``: ten gigabytes). On a numeric column it is numpy's, bounded by the column's length."""
+    if not any(isinstance(n, ast.Name) for n in ast.walk(node)):
+        return f"arithmetic on constants alone ({shown(ast.unparse(node))}) is not allowed; write its value"
+    for side in (node.left, node.right):
+        if (isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant) and isinstance(side.value, str))
+                or (isinstance(side, ast.Name) and side.id in text_columns)):
+            return f"arithmetic on text or a list ({shown(ast.unparse(node))}) is not a condition"
     return None
 
 
@@ -272,7 +288,9 @@ def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
         row satisfies: one line naming the file and the expression.
     """
     src = frame.attrs.get("source", "<DataFrame>")
-    if (why := condition_problem(expr)) is not None:
+    text = {str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)}
+    text |= {name for name, c in backquoted(expr)[1].items() if c in text}
+    if (why := condition_problem(expr, text)) is not None:
         raise DataError(f"{src}: --where {shown(expr)}: {why}; expected a condition on the columns "
                         f"({_listing([str(c) for c in frame.columns])})")
     plain, names = backquoted(expr)
