@@ -382,6 +382,7 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
 
         def _answer(self, method: str) -> None:
             status, value = self._request(method)
+            self.connection.settimeout(timeout)  # the answer's writes: the socket's timeout, not what was left
             if status is None:  # read whole and allowed: the work takes a slot of those in progress
                 if not active.acquire(blocking=False):
                     return self._send(503, {"error": f"busy: {MAX_ACTIVE} requests in progress; retry"})
