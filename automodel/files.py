@@ -17,7 +17,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from automodel.errors import AutomodelError, OutputError
 
@@ -133,13 +133,18 @@ def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
     return decode(read_bytes(path, what, error), path, what, error)
 
 
-def check_output(path: str | Path) -> Path:
+def check_output(path: str | Path, inputs: Sequence[str | Path | None] = ()) -> Path:
     """``path`` as a Path when a file can be written there (its folder exists, it is not a directory):
     checked before the work whose result it will hold, so a typo costs no fit; else an
     :class:`OutputError` in one line. A FIFO or a device is refused too: renaming the finished file
     into place replaced ``-o /dev/null`` (as root) by a regular file, and appending to a FIFO (``run
-    -o``) waited for a reader for ever."""
+    -o``) waited for a reader for ever. So is one of the command's ``inputs`` (``fit runs.csv -o
+    runs.csv`` replaced the measured runs by the model)."""
     path = Path(path)
+    for source in inputs:
+        if source is not None and str(source) != "-" and _same_file(path, Path(source)):
+            raise OutputError(f"{path}: is the input file {source}; expected another file to write (writing it "
+                              "would replace what was read)")
     folder = path.parent
     if path.is_dir():
         raise OutputError(f"{path}: is a directory, expected a file name to write")
@@ -155,6 +160,14 @@ def check_output(path: str | Path) -> Path:
     if not folder.is_dir():
         raise OutputError(f"{path}: {folder} is not a folder")
     return path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` are one existing file (through links too)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def _umask() -> int:

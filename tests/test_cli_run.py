@@ -171,6 +171,24 @@ def test_run_refuses_a_listed_value_that_is_not_finite(args: list[str], message:
     assert "echo 1 slow" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--n", "1", "--p", "0,1"], "parameter 'p': expected a positive process count, got 0"),
+    (["--n", "1", "--p", "1:4:+1.5"], "parameter 'p': expected a process count (an integer >= 1), got 2.5"),
+    (["--n", "1", "--p", "fast"], "parameter 'p': expected a positive process count, got 'fast'"),
+    (["--n=-8,8", "--p", "1"], "parameter 'n': expected a positive problem size, got -8"),
+    (["--n", "1e200", "--p", "1"], "parameter 'n': expected a positive problem size between 1e-100 and 1e+100 "
+                                   "(the range automodel fits), got 1e+200"),
+])
+def test_run_refuses_a_role_value_its_runs_may_not_hold(args: list[str], message: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``run --p 0`` ran the program at p = 0 and wrote runs that ``fit`` then refused."""
+    from automodel.cli import main
+
+    out = tmp_path / "runs.csv"
+    assert main(["run", "--cmd", "echo {n} {p}", *args, "--no-fit", "--no-progress", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == f"automodel: error: {message}\n" and not out.exists()
+
+
 def test_run_adaptive_refuses_a_target_that_is_not_finite_before_running_the_seed(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``run --adaptive --target n=nan`` ran the seed runs first and only then refused the target."""

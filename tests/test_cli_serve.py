@@ -3,6 +3,7 @@ the bounds and the token hold, and SIGTERM loses no accepted observe (a server i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -150,6 +151,40 @@ def test_bounds_and_unreadable_bodies(served):
     assert status == 400 and answer["error"] == "the body is not JSON (NaN is not a JSON number)"
 
 
+def test_a_request_sent_a_byte_at_a_time_is_dropped_and_holds_no_slot(model_json, tmp_path):
+    """Each byte within the socket's timeout kept a request's read (and a slot of the 64 in progress) for
+    ever: 64 such bodies made every other request a 503. The whole request now has ``timeout`` seconds."""
+    import socket
+    import time
+
+    from automodel.cli import service as serve_module
+
+    (tmp_path / "m.json").write_bytes(Path(model_json).read_bytes())
+    server = make_server(Service(None, tmp_path), "127.0.0.1", 0, timeout=0.4)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    address = server.server_address
+    slow = [socket.create_connection(address) for _ in range(serve_module.MAX_ACTIVE + 2)]
+    try:
+        for s in slow:
+            s.sendall(b"POST /best-p HTTP/1.0\r\nContent-Length: 100\r\n\r\n{")
+        time.sleep(0.1)
+        url = f"http://127.0.0.1:{address[1]}"
+        assert _call(url, "/best-p", {"model": "m", "n": 1000})[0] == 200  # the slow ones hold no slot
+        for _ in range(4):  # a byte every 0.15 s, within the socket's 0.4 s, until the server hangs up
+            time.sleep(0.15)
+            for s in slow:
+                with contextlib.suppress(OSError):
+                    s.sendall(b" ")
+        slow[0].settimeout(5)
+        answer = slow[0].recv(4096)
+        assert answer.startswith(b"HTTP/1.0 408") and b"did not arrive whole within 0.4 s" in answer
+    finally:
+        for s in slow:
+            s.close()
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
     with pytest.raises(DataError, match="needs a token"):
         make_server(Service(), "0.0.0.0", 0)  # refused before anything is bound
@@ -232,6 +267,14 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
     os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
     after = service.handle("POST", "/predict", body)[1]
     assert after["rows"][0]["predicted"] == 2.5 and after["formula"] != before["formula"]
+    # rewritten as a models file without 'm': a KeyError, answered 500
+    model = Model(TermModel((ONE,), (1.0,)), ("n", "p"), {"n": "n", "p": "p", "time": "time"})
+    from automodel.model.file import save_models
+
+    save_models({"other": model}, tmp_path / "m.json")
+    os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 2 * 10 ** 9))
+    with pytest.raises(DataError, match=r"^no model 'm': .*m\.json no longer holds it$"):
+        service.handle("POST", "/predict", body)
 
 
 @pytest.mark.parametrize("target, message", [("gone.json", "m.json: no such file, expected a model JSON file"),

@@ -92,3 +92,24 @@ def test_written_files_get_the_mode_of_a_plain_open(tmp_path):
     finally:
         os.umask(mask)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("command", [["fit", "{runs}", "-o", "{runs}", "--quiet", "--templates", "none"],
+                                     ["predict", "{model}", "{runs}", "-o", "{runs}"],
+                                     ["predict", "{model}", "{runs}", "-o", "{model}"],
+                                     ["report", "{runs}", "-o", "{link}"],
+                                     ["kernels", "{runs}", "--out", "{runs}"]])
+def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, model_json, command):
+    """``fit runs.csv -o runs.csv`` replaced the measured runs by the model; ``predict`` rewrote its input."""
+    from automodel.cli import main
+
+    runs, model, link = tmp_path / "runs.csv", tmp_path / "model.json", tmp_path / "link.csv"
+    runs.write_bytes((model_json.parent / "runs.csv").read_bytes())
+    model.write_bytes(model_json.read_bytes())
+    link.symlink_to(runs)
+    before = runs.read_bytes(), model.read_bytes()
+    args = [a.format(runs=runs, model=model, link=link) for a in command]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ": is the input file " in err
+    assert (runs.read_bytes(), model.read_bytes()) == before

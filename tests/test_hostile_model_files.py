@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from automodel.cli import main
@@ -84,6 +85,45 @@ def test_ranges_that_would_divide_by_zero_are_refused(tmp_path: Path, capsys: py
                                                       message: str) -> None:
     path = _file(tmp_path, {**VALID, "ranges": ranges})
     assert _one_line_error(capsys, "best-p", str(path), "--n", "400") == f"automodel: error: {path}: {message}"
+
+
+def _kohashi() -> dict:
+    from automodel.templates.kohashi import KohashiModel
+
+    return KohashiModel(n_terms=3, degree=0, coefficients=np.array([1.0, 0.5, 0.1])).to_dict()
+
+
+def _rational() -> dict:
+    from automodel.templates.rational import RationalModel
+
+    return RationalModel(parts=("n",), coefficients=((1.0, 2.0),)).to_dict()
+
+
+@pytest.mark.parametrize("body, field, value, message", [
+    # math.isfinite of a 400-digit integer: an OverflowError traceback
+    (_kohashi, "n_terms", HUGE, "model fields 'n_terms' (2-6) and 'degree' (0-3): expected small integers"),
+    # a list among the part names: set() of them, a TypeError traceback
+    (_rational, "parts", [[]], "model field 'parts': expected distinct names among"),
+])
+def test_template_fields_of_the_wrong_kind_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        body, field: str, value: object, message: str) -> None:
+    d = body()
+    d[field] = value
+    err = _one_line_error(capsys, "show", str(_file(tmp_path, {**VALID, "model": d})))
+    assert message in err
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"unit": "s\x1b[2J\nautomodel: fake"}, "'options': 'unit': a unit must be s, ms, us, ns or a short printable "
+                                             "label: "),
+    ({"unit": 5}, "'options': 'unit': expected a string such as 's' or 'misses', got int"),
+    (["unit"], "'options': expected an object, got list"),
+])
+def test_a_unit_the_commands_print_is_printable(tmp_path: Path, capsys: pytest.CaptureFixture[str], options,
+                                                message: str) -> None:
+    """best-p printed a model file's unit as it was: an escape sequence reached the terminal."""
+    err = _one_line_error(capsys, "best-p", str(_file(tmp_path, {**VALID, "options": options})), "--n", "400")
+    assert message in err and "\x1b" not in err
 
 
 def test_a_fim_com_model_without_rms_is_saved_as_valid_json_and_loads_again(tmp_path: Path) -> None:

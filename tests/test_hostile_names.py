@@ -251,7 +251,13 @@ def test_a_driver_message_quoting_the_password_is_masked():
 
 
 @pytest.mark.parametrize("condition", ["time.to_csv('pwned.csv') == 0", "n > 0 and p.to_csv('pwned.csv') is None",
-                                       "abs(n) > 0", "@main == 1"])
+                                       "abs(n) > 0", "@main == 1",
+                                       # backquotes inside strings hid the call from the check: it ran
+                                       "'`' == n.to_csv('pwned.csv') or '`' == 'x' or n > 0",
+                                       "n > 0 and '\\\\' == '`' or n.to_csv('pwned.csv')",
+                                       "`nope` > 0", "n" + "+n" * 20000 + " > 0",
+                                       # a big integer computed for ever, a string of ten gigabytes
+                                       "n > 0 or 9**9**9 == 1", "n > 0 or 'a' * 10**10 == 'b'"])
 def test_where_is_a_condition_and_runs_no_method(tmp_path, monkeypatch, capsys, condition):
     """pandas' python engine would run ``time.to_csv(...)``; ``--where`` takes conditions on columns only."""
     monkeypatch.chdir(tmp_path)
@@ -262,3 +268,16 @@ def test_where_is_a_condition_and_runs_no_method(tmp_path, monkeypatch, capsys, 
     assert err.count("\n") == 1 and "--where" in err and "runs.csv" in err
     assert not (tmp_path / "pwned.csv").exists()
     assert main(["fit", "runs.csv", "--where", "n < 4 or p == 1", "--templates", "none", "--quiet"]) == 0
+    assert main(["fit", "runs.csv", "--where", "`n` < 4 or `p` == 1", "--templates", "none", "--quiet"]) == 0
+
+
+def test_where_refuses_arithmetic_on_a_text_column():
+    """``name * n**3`` repeats each name n**3 times (pandas' python engine), memory without end."""
+    from automodel.data.tidy import select_rows
+    from automodel.errors import DataError
+
+    frame = pd.DataFrame({"n": [1, 2], "name": ["a", "b"]})
+    for condition in ("name * n**3 == 'x'", "`name` * n == 'x'"):
+        with pytest.raises(DataError, match="arithmetic on text or a list"):
+            select_rows(frame, condition)
+    assert select_rows(frame, "name == 'b' and n * 2 > 3")["n"].tolist() == [2]

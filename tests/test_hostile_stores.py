@@ -170,6 +170,26 @@ print("exit codes", *codes)
 """
 
 
+@pytest.mark.parametrize("tables, message", [
+    (["CREATE TABLE runs (a, b)"], "it has tables (runs) and none named 'applications'"),
+    (["CREATE TABLE applications (x)"], "its table 'applications' has no column 'id'"),
+])
+def test_a_database_of_another_program_is_refused_and_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  tables: list[str], message: str) -> None:
+    """observe added its columns to another program's ``runs`` table and then failed with a TypeError
+    traceback; it now refuses the file before writing anything."""
+    db = tmp_path / "other.db"
+    with sqlite3.connect(db) as conn:
+        for statement in tables:
+            conn.execute(statement)
+    before = sqlite3.connect(db).execute("SELECT sql FROM sqlite_master").fetchall()
+    for command in (["observe", "--store", str(db), "--app", "lu", str(RUNS)], ["ranking", "--store", str(db), "--app", "lu"]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"other.db: not an automodel store ({message})" in err
+    assert sqlite3.connect(db).execute("SELECT sql FROM sqlite_master").fetchall() == before
+
+
 def test_a_store_on_read_only_media_can_be_read(tmp_path: Path) -> None:
     folder = tmp_path / "media"
     folder.mkdir()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -148,3 +149,21 @@ def test_the_examples_of_the_report_modules_hold():
 
     for module in (page, mathml, terms, profile):
         assert doctest.testmod(module).failed == 0, module.__name__
+
+
+def test_report_of_a_fifo_or_a_broken_model_file_says_what_is_wrong(tmp_path, capsys, model_json):
+    """``report X.json`` opened a FIFO to look at its first bytes and waited for ever; a model file with a
+    byte-order mark was "not a model file", and so was any bad model file given with its runs."""
+    import os
+
+    fifo = tmp_path / "m.json"
+    os.mkfifo(fifo)
+    assert main(["report", str(fifo), "-o", str(tmp_path / "r.html")]) == 2
+    assert "is a FIFO (named pipe)" in capsys.readouterr().err
+    runs = str(Path(model_json).parent / "runs.csv")
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + Path(model_json).read_bytes())
+    assert main(["report", str(bom), "-o", str(tmp_path / "b.html")]) == 0
+    (tmp_path / "bad.json").write_text('{"format": "automodel-model", "version": 99}')
+    assert main(["report", str(tmp_path / "bad.json"), runs, "-o", str(tmp_path / "x.html")]) == 2
+    assert "model file version 99 is not supported" in capsys.readouterr().err

@@ -32,13 +32,13 @@ def test_no_shell_values_reach_program_literally(tmp_path: Path) -> None:
     echo.write_text("import sys, json; print(json.dumps(sys.argv[1:]))")
     marker = tmp_path / "pwned"
     hostile = [f"; touch {marker}", f"$(touch {marker})", f"`touch {marker}`", "a b > c"]
-    campaign = Campaign(command=f"{sys.executable} {echo} {{n}}", axes={"n": hostile}, sample_cpu=False,
-                        captures={})
+    campaign = Campaign(command=f"{sys.executable} {echo} {{word}}", axes={"word": hostile}, sample_cpu=False,
+                        captures={})  # not n: a problem size is a number
     out = tmp_path / "runs.csv"
     seen = []
     run_campaign(campaign, out, progress=False)
     for value in hostile:
-        result = run_once(substitute(campaign.command, {"n": value}))
+        result = run_once(substitute(campaign.command, {"word": value}))
         seen.append(result.stdout.strip())
     assert not marker.exists()
     assert [json.loads(s) for s in seen] == [[v] for v in hostile]

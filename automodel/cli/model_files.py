@@ -62,7 +62,10 @@ class ModelFiles:
             if changed:
                 with self.lock:
                     self.read(path)
-        return self.models[name]
+        model = self.models.get(name)
+        if model is None:  # its file was rewritten without it (a KeyError: an answer of 500)
+            raise DataError(f"no model {name[:80]!r}: {path} no longer holds it")
+        return model
 
     def formula(self, name: str, model: Any) -> str:
         """The formula of ``model``, the model ``name`` of a file, printed once."""

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.level < 1:
         raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")
     figure_format(args.out)
-    check_output(args.out)
+    check_output(args.out, inputs=(args.model, args.runs))
     model = next(iter(load_chosen(args, one=True).values()))
     runs = held_out = None
     if args.runs is not None:

@@ -70,7 +70,7 @@ def predict(args: argparse.Namespace) -> int:
         raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
     to_stdout = args.output == "-"
     if args.output and not to_stdout:
-        check_output(args.output)
+        check_output(args.output, inputs=(args.model, args.data))
     models = load_chosen(args)
     frame = read_input(args.data, plain=not args.output)
     if len(models) > 1 and "kernel" not in frame.columns:

@@ -38,23 +38,31 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def _is_model_file(path: str) -> bool:
-    """Whether ``path`` is a model file: JSON whose first key is ``"format"`` (what Model.save writes)."""
+def _is_model_file(path: str, runs: str | None) -> bool:
+    """Whether ``path`` is a model file: JSON whose first key is ``"format"`` (what Model.save writes), or
+    any ``.json`` file given with ``runs`` (whose model file errors then say what is wrong with it).
+
+    Raises
+    ------
+    DataError
+        A ``.json`` path that is not a regular file (a FIFO was opened and waited on for ever).
+    """
+    from automodel.errors import DataError
+    from automodel.files import read_bytes
+
     if path == "-" or not path.lower().endswith(".json"):
         return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            head = handle.read(64)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return head.lstrip().startswith('{') and '"format"' in head
+    if runs is not None:
+        return True
+    head = read_bytes(path, "a model JSON file or runs", DataError, limit=64).decode("utf-8", "replace")
+    return head.lstrip("\ufeff \t\r\n").startswith("{") and '"format"' in head
 
 
 def run(args: argparse.Namespace) -> int:
     import automodel
 
-    check_output(args.output)
-    if _is_model_file(args.data):
+    check_output(args.output, inputs=(args.data, args.runs))
+    if _is_model_file(args.data, args.runs):
         return _model_report(args)
     if args.runs is not None:
         raise automodel.DataError(f"{args.data}: not a model file, so RUNS ({args.runs}) has no use; give the runs "

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"a file holding the bearer token (else {TOKEN_ENV}); required off loopback")
     s.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N", help=f"largest request body (default {MAX_BYTES})")
     s.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="SECONDS",
-                   help=f"seconds a connection may stay silent (default {TIMEOUT_S:g})")
+                   help=f"seconds a request may take to arrive whole, headers and body (default {TIMEOUT_S:g})")
     s.set_defaults(handler=serve)
 
 

@@ -8,7 +8,8 @@ for model files, :func:`automodel.cli.predict.store_prediction` for a store's le
 The server is the standard library's :class:`http.server.ThreadingHTTPServer`: no dependency to add,
 one thread per request (the work is numpy and the store, which release the lock or wait on I/O), and
 everything it lacks for this job is a few lines here: a bound on the body (413), on the requests in
-progress (503), a socket timeout, a bearer token, and a shutdown that finishes every request it
+progress (503), on the time a request takes to arrive whole (408; a socket timeout alone let a body sent a
+byte at a time hold a slot for ever), a bearer token, and a shutdown that finishes every request it
 accepted. It binds to loopback by default; another address needs a token
 (``AUTOMODEL_SERVE_TOKEN`` or ``--token-file``). It speaks plain HTTP: put it behind a TLS proxy to
 reach it from elsewhere (README).
@@ -18,10 +19,13 @@ from __future__ import annotations
 
 import argparse
 import hmac
+import io
 import ipaddress
 import json
 import os
+import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
@@ -370,32 +374,47 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
         def do_POST(self) -> None:  # noqa: N802
             self._answer("POST")
 
+        def setup(self) -> None:
+            super().setup()
+            self.rfile = io.BufferedReader(_DeadlineReader(self.connection, time.monotonic() + timeout))
+
         def _answer(self, method: str) -> None:
-            if not active.acquire(blocking=False):
-                return self._send(503, {"error": f"busy: {MAX_ACTIVE} requests in progress; retry"})
-            try:
-                status, value = self._work(method)
-            finally:
-                active.release()
+            status, value = self._request(method)
+            self.connection.settimeout(timeout)  # the answer's writes: the socket's timeout, not what was left
+            if status is None:  # read whole and allowed: the work takes a slot of those in progress
+                if not active.acquire(blocking=False):
+                    return self._send(503, {"error": f"busy: {MAX_ACTIVE} requests in progress; retry"})
+                try:
+                    status, value = self._work(method, value)
+                finally:
+                    active.release()
             self._send(status, value)
 
-        def _work(self, method: str) -> tuple[int, Any]:
+        def _request(self, method: str) -> tuple[int | None, Any]:
+            """(None, the JSON body) of an allowed request read whole, else (status, error)."""
             if token is not None and urlsplit(self.path).path != "/health":
                 given = self.headers.get("Authorization", "")
                 if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
                     return 401, {"error": "missing or wrong token (Authorization: Bearer TOKEN)"}
-            body = None
-            if method == "POST":
-                length = self.headers.get("Content-Length")
-                if length is None or not length.isdigit():
-                    return 411, {"error": "a POST needs a Content-Length"}
-                if int(length) > max_bytes:
-                    return 413, {"error": f"the body has {length} bytes, more than {max_bytes}"}
-                try:
-                    body = json.loads(self.rfile.read(int(length)) or b"null", parse_constant=_not_json)
-                except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
-                    # 10^4 deep, the request thread's traceback and the connection closed without an answer
-                    return 400, {"error": f"the body is not JSON ({str(exc).splitlines()[0][:80]})"}
+            if method != "POST":
+                return None, None
+            length = self.headers.get("Content-Length")
+            if length is None or not length.isdigit():
+                return 411, {"error": "a POST needs a Content-Length"}
+            if int(length) > max_bytes:
+                return 413, {"error": f"the body has {length} bytes, more than {max_bytes}"}
+            try:
+                data = self.rfile.read(int(length))
+            except TimeoutError:
+                self.close_connection = True
+                return 408, {"error": f"the request did not arrive whole within {timeout:g} s"}
+            try:
+                return None, json.loads(data or b"null", parse_constant=_not_json)
+            except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
+                # 10^4 deep, the request thread's traceback and the connection closed without an answer
+                return 400, {"error": f"the body is not JSON ({str(exc).splitlines()[0][:80]})"}
+
+        def _work(self, method: str, body: Any) -> tuple[int, Any]:
             try:
                 return service.handle(method, self.path, body)
             except AutomodelError as exc:
@@ -423,6 +442,26 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
 
     Handler.timeout = timeout  # the socket's: a silent client is dropped
     return Handler
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The reads of a request's socket, every one of them ending by ``deadline`` (``time.monotonic()``),
+    so that a request sent a byte at a time (each byte within the socket's timeout) cannot hold its
+    thread for ever: what has not arrived by then is a :class:`TimeoutError`.
+    """
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self.sock, self.deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request did not arrive in time")
+        self.sock.settimeout(left)
+        return self.sock.recv_into(buffer)
 
 
 def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, token: str | None = None,

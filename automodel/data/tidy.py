@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,7 @@ from automodel.data.cells import finite_number, place, shown
 from automodel.errors import DataError
 from automodel.names import parameter_problem
 
-__all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "condition_problem", "RESERVED",
+__all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "backquoted", "condition_problem", "RESERVED",
            "ROOT"]
 
 #: columns of the tidy table that cannot be parameter names
@@ -199,26 +199,81 @@ def keep_rows(frame: pd.DataFrame, keep: np.ndarray) -> pd.DataFrame:
     return out
 
 
-def condition_problem(expr: str) -> str | None:
+def backquoted(expr: str) -> tuple[str, dict[str, str]]:
+    """``expr`` with each backquoted column name (pandas' ```my col```) outside quoted strings replaced by
+    a plain name, and the column of each such name.
+
+    The condition checked and the condition evaluated are then the same text, with no backquote left for
+    pandas to split differently (a backquote inside a quoted string stays, and :func:`condition_problem`
+    refuses it).
+
+    >>> backquoted("`call path` != 'a`b' and n > 0")
+    ("backquoted_0 != 'a`b' and n > 0", {'backquoted_0': 'call path'})
+    """
+    out: list[str] = []
+    names: dict[str, str] = {}
+    i, quote = 0, ""
+    while i < len(expr):
+        char = expr[i]
+        end = expr.find("`", i + 1) if char == "`" and not quote else -1
+        if end > i:
+            name = f"backquoted_{len(names)}"
+            names[name] = expr[i + 1:end]
+            out.append(name)
+            i = end + 1
+            continue
+        if quote and char == "\\":
+            out.append(expr[i:i + 2])
+            i += 2
+            continue
+        quote = ("" if char == quote else quote) if quote else (char if char in "'\"" else "")
+        out.append(char)
+        i += 1
+    return "".join(out), names
+
+
+def condition_problem(expr: str, text_columns: Collection[str] = ()) -> str | None:
     """Why ``expr`` is not a plain condition on columns (:data:`CONDITION_NODES`), or None.
 
-    Backquoted column names (pandas' ```my col```) count as names.
+    Backquoted column names (pandas' ```my col```) count as names; a backquote inside a quoted string,
+    or one left open, is refused, and so is arithmetic that could grow without end
+    (:func:`_arithmetic_problem`; ``text_columns``: the names of the columns that hold text).
 
     >>> condition_problem("theta == 0.3 and `call path` != 'main'") is None
     True
     >>> condition_problem("time.to_csv('x')")
     'a call or an attribute (to_csv) is not a condition'
+    >>> condition_problem("'`' == n.to_csv('x') or '`' == 'a'")
+    'a backquote inside a quoted string (or left open) is not allowed'
     """
+    plain = backquoted(expr)[0]
+    if "`" in plain:
+        return "a backquote inside a quoted string (or left open) is not allowed"
     try:
-        tree = ast.parse(re.sub(r"`[^`]*`", "column", expr).strip(), mode="eval")
-    except SyntaxError:
-        return None  # pandas says what is wrong with it
+        tree = ast.parse(plain.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"not an expression ({getattr(exc, 'msg', None) or type(exc).__name__})"
     for node in ast.walk(tree):
         if not isinstance(node, CONDITION_NODES):
             target = getattr(node, "func", node)
             name = getattr(target, "attr", None) or getattr(target, "id", None)
             return (f"a call or an attribute{f' ({name})' if name else ''} is not a condition"
                     if isinstance(node, (ast.Call, ast.Attribute)) else f"{type(node).__name__.lower()} is not allowed")
+        if isinstance(node, ast.BinOp) and (why := _arithmetic_problem(node, text_columns)) is not None:
+            return why
+    return None
+
+
+def _arithmetic_problem(node: ast.BinOp, text_columns: Collection[str]) -> str | None:
+    """Why the arithmetic ``node`` of a condition may not be computed, or None: on constants alone it is
+    Python's (``9**9**9``: a big integer computed for ever), on text or a list a repetition (``'a' *
+    10**10``: ten gigabytes). On a numeric column it is numpy's, bounded by the column's length."""
+    if not any(isinstance(n, ast.Name) for n in ast.walk(node)):
+        return f"arithmetic on constants alone ({shown(ast.unparse(node))}) is not allowed; write its value"
+    for side in (node.left, node.right):
+        if (isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant) and isinstance(side.value, str))
+                or (isinstance(side, ast.Name) and side.id in text_columns)):
+            return f"arithmetic on text or a list ({shown(ast.unparse(node))}) is not a condition"
     return None
 
 
@@ -233,11 +288,19 @@ def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
         row satisfies: one line naming the file and the expression.
     """
     src = frame.attrs.get("source", "<DataFrame>")
-    if (why := condition_problem(expr)) is not None:
+    text = {str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)}
+    text |= {name for name, c in backquoted(expr)[1].items() if c in text}
+    if (why := condition_problem(expr, text)) is not None:
         raise DataError(f"{src}: --where {shown(expr)}: {why}; expected a condition on the columns "
                         f"({_listing([str(c) for c in frame.columns])})")
+    plain, names = backquoted(expr)
+    missing = [c for c in names.values() if c not in frame.columns]
+    if missing:
+        raise DataError(f"{src}: --where {shown(expr)}: no column {shown(missing[0])}; expected a condition on "
+                        f"the columns ({_listing([str(c) for c in frame.columns])})")
     try:
-        keep = frame.eval(expr, engine="python", local_dict={}, global_dict={})
+        keep = frame.eval(plain, engine="python", local_dict={}, global_dict={},
+                          resolvers=({name: frame[c] for name, c in names.items()},))
     except Exception as exc:  # noqa: BLE001  (pandas raises many kinds for a bad expression)
         why = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise DataError(f"{src}: --where {shown(expr)}: {why}; expected a condition on the columns "

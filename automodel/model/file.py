@@ -105,6 +105,9 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
     except ModelFileError as exc:
         raise bad(str(exc)) from None
     options = d.get("options", {})
+    problem = _options_problem(options)
+    if problem is not None:
+        raise bad(f"'options': {problem}")
     interval = None
     if d.get("interval") is not None:
         try:
@@ -114,7 +117,25 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
             raise bad(str(exc)) from None
     return Model(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
                  {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
-                 space, options if isinstance(options, dict) else {}, interval)
+                 space, options, interval)
+
+
+def _options_problem(options: Any) -> str | None:
+    """Why a model file's ``options`` cannot be read (None when they can): an object, its ``unit`` one
+    :func:`~automodel.options.unit_name` takes (the commands print it: an escape sequence in it reached
+    the terminal)."""
+    from automodel.options import unit_name
+
+    if not isinstance(options, dict):
+        return f"expected an object, got {type(options).__name__}"
+    if "unit" in options:
+        if not isinstance(options["unit"], str):
+            return f"'unit': expected a string such as 's' or 'misses', got {type(options['unit']).__name__}"
+        try:
+            unit_name(options["unit"])
+        except ValueError as exc:
+            return f"'unit': {exc}"
+    return None
 
 
 def _refuse_constant(name: str) -> float:

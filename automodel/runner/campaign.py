@@ -31,6 +31,7 @@ from pathlib import Path
 
 from automodel.errors import DataError, OutputError
 from automodel.files import check_output, os_reason, write_atomic
+from automodel.options import ROLE_NAMES
 from automodel.runner.grid import BUILTIN_PLACEHOLDERS, expand_grid, format_value, placeholders, substitute
 from automodel.runner.measure import (
     STATUS_NOT_EXECUTABLE,
@@ -96,12 +97,32 @@ class Campaign:
                 re.compile(pattern)
             except re.error as exc:
                 raise DataError(f"regular expression for '{name}' is invalid: {pattern!r} ({exc})") from None
+        for role in ROLE_NAMES:
+            if role in self.axes:
+                _check_role_axis(role, self.axes[role])
         if self.cwd is not None and not Path(self.cwd).is_dir():
             raise DataError(f"working directory {self.cwd}: no such folder")
         for label, template in (("command template", self.command), ("bw probe", self.bw_probe or "")):
             unknown = placeholders(template) - set(self.axes) - set(BUILTIN_PLACEHOLDERS)
             if unknown:
                 raise DataError(f"{label}: unknown placeholder(s) {sorted(unknown)} (axes: {sorted(self.axes)})")
+
+
+def _check_role_axis(role: str, values: Sequence[object]) -> None:
+    """Refuse an axis of a role (``n``, ``p``, ``cpu``, ``bw``) with a value its measured runs may not hold
+    (:func:`automodel.data.cells.violation`): a campaign at ``p = 0`` ran and wrote runs that fit refuses."""
+    import numpy as np
+
+    from automodel.data.cells import RULES, magnitude_note, shown, violation
+
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DataError(f"parameter '{role}': expected {RULES[role][1]}, got {shown(value)}")
+    found = violation(np.asarray(values, dtype=float), role, measured=True)
+    if found is not None:
+        i, what, beyond = found
+        raise DataError(f"parameter '{role}': expected {what}{magnitude_note(role) if beyond else ''}, "
+                        f"got {shown(values[i])}")
 
 
 def columns_for(campaign: Campaign) -> list[str]:

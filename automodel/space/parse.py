@@ -25,8 +25,9 @@ import re
 from fractions import Fraction
 
 from automodel.data.cells import shown
-from automodel.errors import SpaceError
-from automodel.space.terms import Cap, CeilLog2, ONE, Over1, PowerLog, Sigmoid, Term, exponent_problem
+from automodel.errors import ModelFileError, SpaceError
+from automodel.space.terms import (Cap, CeilLog2, ONE, Over1, PowerLog, Sigmoid, Term, exponent_problem,
+                                  term_from_dict)
 
 __all__ = ["parse_term"]
 
@@ -111,12 +112,26 @@ def parse_term(text: str) -> Term:
         term = term * factor
         pos = m.end()
         if pos == len(s):
-            return term
+            return _storable(term, text)
         op = s[pos]
         if op not in "*/":
             raise SpaceError(f"cannot read term {shown(text)} at position {pos}: expected '*' or '/'")
         sign = -1 if op == "/" else 1
         pos += 1
+
+
+def _storable(term: Term, text: str) -> Term:
+    """``term`` when a model file may hold it (:func:`~automodel.space.terms.term_from_dict`'s rules: at
+    most 16 factors, exponents within bounds); else SpaceError. Products merge their factors
+    (``n*n*...`` is one power), so each atom within bounds did not make the product so: a fit chose
+    ``n^10000`` and wrote a model file that no command could read."""
+    # ``cap(p)`` has centre 0 until the stage puts in each measured level of p (a positive number)
+    data = [{**d, "center": 1.0} if d["kind"] == "cap" and d["center"] == 0 else d for d in term.to_dict()]
+    try:
+        term_from_dict(data, {d[key] for d in data for key in ("param", "center_param") if d.get(key)})
+    except ModelFileError as exc:
+        raise SpaceError(f"in term {shown(text)}: {str(exc).removeprefix('term: ')}") from None
+    return term
 
 
 def _invert(f):

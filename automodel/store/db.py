@@ -330,7 +330,12 @@ class Store:
         schema.migrate(conn)
 
     def _refuse_newer(self, conn: Connection) -> None:
-        """Refuse to write a store a newer automodel wrote (:func:`schema.newer_version`), in one line."""
+        """Refuse to write a store a newer automodel wrote (:func:`schema.newer_version`), or a database of
+        another program (:func:`schema.foreign`: migrating it would alter its tables), in one line."""
+        why = schema.foreign(conn)
+        if why is not None:
+            raise StoreError(f"{self.target}: not an automodel store ({why}); expected a store of automodel "
+                             "observe, or a new file")
         newer = schema.newer_version(conn)
         if newer is not None:
             raise StoreError(f"{self.target}: written by a newer automodel (store schema {newer}; this version "

@@ -28,8 +28,8 @@ from automodel.data.cells import finite_number, shown
 from automodel.errors import StoreError
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
-           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "blob_storage",
-           "migrate", "stored_json", "stored_number", "stored_floats", "stored_json_rows"]
+           "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "foreign",
+           "blob_storage", "migrate", "stored_json", "stored_number", "stored_floats", "stored_json_rows"]
 
 #: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
 #: ``(app_id, id)`` (an update reads the runs stored last) and the history on ``(app_id, update_no)``
@@ -265,6 +265,27 @@ def blob_storage(conn: Connection) -> str | None:
     if kept == ("l" if lz4 else "e"):
         return None
     return f"ALTER TABLE {state.name} ALTER COLUMN arrays SET " + ("COMPRESSION lz4" if lz4 else "STORAGE EXTERNAL")
+
+
+def foreign(conn: Connection) -> str | None:
+    """Why the database holds another program's tables (and must not be written), or None.
+
+    A SQLite file with tables but no ``applications`` table, or a table of this schema's name without
+    one of the columns every version had (those that may not be null; later ones are added by
+    :func:`migrate`), is not an automodel store: migrating it would alter that program's tables.
+    """
+    insp = inspect(conn)
+    have = set(insp.get_table_names())
+    if conn.dialect.name == "sqlite" and have and applications.name not in have:
+        listed = ", ".join(sorted(have)[:5]) + (f", ... ({len(have)} in all)" if len(have) > 5 else "")
+        return f"it has tables ({listed}) and none named {applications.name!r}"
+    for table in metadata.sorted_tables:
+        if table.name in have:
+            columns = {c["name"] for c in insp.get_columns(table.name)}
+            missing = [c.name for c in table.columns if not c.nullable and c.name not in columns]
+            if missing:
+                return f"its table {table.name!r} has no column {missing[0]!r}"
+    return None
 
 
 def migrate(conn: Connection) -> None:

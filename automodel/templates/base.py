@@ -235,15 +235,19 @@ def check_option(ok: bool, template: str, option: str, expected: str, value: Any
         raise option_error(template, option, expected, value)
 
 
+def _finite(value: Any) -> bool:
+    """:func:`~automodel.data.cells.finite_number` of a number of JSON or of numpy (``math.isfinite`` of a
+    400-digit integer of a model file raised an OverflowError)."""
+    return finite_number(value.item() if isinstance(value, (np.integer, np.floating)) else value)
+
+
 def whole(value: Any, low: float, high: float = math.inf) -> bool:
     """``value`` is a whole number (not a bool) from ``low`` to ``high``."""
-    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-            and math.isfinite(value) and value == int(value) and low <= value <= high)
+    return _finite(value) and value == int(value) and low <= value <= high
 
 
 def positive(value: Any, allow_none: bool = False) -> bool:
     """``value`` is a finite number > 0 (or None when ``allow_none``)."""
     if value is None:
         return allow_none
-    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-            and math.isfinite(value) and value > 0)
+    return _finite(value) and value > 0

@@ -96,8 +96,8 @@ class RationalModel:
     def from_dict(cls, d: dict) -> "RationalModel":
         read_header(d, "rational")
         parts, coef = d.get("parts"), d.get("coefficients")
-        if (not isinstance(parts, list) or not parts or len(set(parts)) != len(parts)
-                or any(p not in PARTS for p in parts)):
+        if (not isinstance(parts, list) or not parts or not all(isinstance(p, str) for p in parts)
+                or len(set(parts)) != len(parts) or any(p not in PARTS for p in parts)):
             raise ModelFileError(f"model field 'parts': expected distinct names among {list(PARTS)}")
         if not isinstance(coef, list) or len(coef) != len(parts):
             raise ModelFileError("model field 'coefficients': expected one list of numbers per part")
