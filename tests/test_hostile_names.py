@@ -257,7 +257,8 @@ def test_a_driver_message_quoting_the_password_is_masked():
                                        "n > 0 and '\\\\' == '`' or n.to_csv('pwned.csv')",
                                        "`nope` > 0", "n" + "+n" * 20000 + " > 0",
                                        # a big integer computed for ever, a string of ten gigabytes
-                                       "n > 0 or 9**9**9 == 1", "n > 0 or 'a' * 10**10 == 'b'"])
+                                       "n > 0 or 9**9**9 == 1", "n > 0 or 'a' * 10**10 == 'b'",
+                                       "n ** 9**9**9 > 0", "n > 2 ** 10**5", "n > (1 - 2j) ** 2"])
 def test_where_is_a_condition_and_runs_no_method(tmp_path, monkeypatch, capsys, condition):
     """pandas' python engine would run ``time.to_csv(...)``; ``--where`` takes conditions on columns only."""
     monkeypatch.chdir(tmp_path)
@@ -269,6 +270,8 @@ def test_where_is_a_condition_and_runs_no_method(tmp_path, monkeypatch, capsys, 
     assert not (tmp_path / "pwned.csv").exists()
     assert main(["fit", "runs.csv", "--where", "n < 4 or p == 1", "--templates", "none", "--quiet"]) == 0
     assert main(["fit", "runs.csv", "--where", "`n` < 4 or `p` == 1", "--templates", "none", "--quiet"]) == 0
+    # bounded arithmetic on constants is computed: a size written as a power of two
+    assert main(["fit", "runs.csv", "--where", "n < 2**2 or p == 3 - 2", "--templates", "none", "--quiet"]) == 0
 
 
 def test_where_refuses_arithmetic_on_a_text_column():

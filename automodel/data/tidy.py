@@ -253,23 +253,71 @@ def condition_problem(expr: str, text_columns: Collection[str] = ()) -> str | No
         tree = ast.parse(plain.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"not an expression ({getattr(exc, 'msg', None) or type(exc).__name__})"
+    judged: set[int] = set()  # the arithmetic inside a judged operation (ast.walk goes from the top down)
     for node in ast.walk(tree):
         if not isinstance(node, CONDITION_NODES):
             target = getattr(node, "func", node)
             name = getattr(target, "attr", None) or getattr(target, "id", None)
             return (f"a call or an attribute{f' ({name})' if name else ''} is not a condition"
                     if isinstance(node, (ast.Call, ast.Attribute)) else f"{type(node).__name__.lower()} is not allowed")
-        if isinstance(node, ast.BinOp) and (why := _arithmetic_problem(node, text_columns)) is not None:
-            return why
+        if isinstance(node, ast.BinOp) and id(node) not in judged:
+            if (why := _arithmetic_problem(node, text_columns)) is not None:
+                return why
+            if not any(isinstance(n, ast.Name) for n in ast.walk(node)):
+                judged |= {id(n) for n in ast.walk(node)}
     return None
+
+
+#: the largest integer (in bits) a constant of a condition may reach while it is computed: 2**4096 is
+#: computed at once, 9**9**9 (a number of 369 million digits) would take minutes and memory
+MAX_CONSTANT_BITS = 4096
+_CONSTANT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                 ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
+                 ast.Pow: lambda a, b: a ** b}
+
+
+def _bounded_value(node: ast.AST) -> int | float:
+    """The value of arithmetic on number constants (``2**20``, ``-1.5e3``, ``3 * 1024``), computed only
+    while its integers stay within :data:`MAX_CONSTANT_BITS` bits.
+
+    Raises
+    ------
+    ArithmeticError, TypeError, ValueError
+        Text or other constants, another operator, an integer that would grow beyond the bound (its
+        size is estimated before a power or a product is computed), a division by zero.
+
+    >>> _bounded_value(ast.parse("2**20 + 3 * -1.5", mode="eval").body)
+    1048571.5
+    """
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _bounded_value(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if not (isinstance(node, ast.BinOp) and type(node.op) in _CONSTANT_OPS):
+        raise TypeError("only numbers and + - * / // % ** are computed")
+    a, b = _bounded_value(node.left), _bounded_value(node.right)
+    if isinstance(a, int) and isinstance(b, int):
+        bits = {ast.Pow: a.bit_length() * max(b, 0), ast.Mult: a.bit_length() + b.bit_length()}.get(type(node.op), 0)
+        if bits > MAX_CONSTANT_BITS:
+            raise OverflowError(f"an integer of about {bits} bits, more than {MAX_CONSTANT_BITS}")
+    value = _CONSTANT_OPS[type(node.op)](a, b)
+    if isinstance(value, complex):
+        raise ValueError("a complex number")
+    return value
 
 
 def _arithmetic_problem(node: ast.BinOp, text_columns: Collection[str]) -> str | None:
     """Why the arithmetic ``node`` of a condition may not be computed, or None: on constants alone it is
-    Python's (``9**9**9``: a big integer computed for ever), on text or a list a repetition (``'a' *
-    10**10``: ten gigabytes). On a numeric column it is numpy's, bounded by the column's length."""
+    Python's, allowed while its integers stay small (``2**20``; :func:`_bounded_value`, not ``9**9**9``:
+    a big integer computed for ever), on text or a list a repetition (``'a' * 10**10``: ten gigabytes).
+    On a numeric column it is numpy's, bounded by the column's length."""
     if not any(isinstance(n, ast.Name) for n in ast.walk(node)):
-        return f"arithmetic on constants alone ({shown(ast.unparse(node))}) is not allowed; write its value"
+        try:
+            _bounded_value(node)
+        except (ArithmeticError, TypeError, ValueError, RecursionError) as exc:
+            return f"arithmetic on constants ({shown(ast.unparse(node))}): {exc}; write its value"
+        return None
     for side in (node.left, node.right):
         if (isinstance(side, (ast.List, ast.Tuple)) or (isinstance(side, ast.Constant) and isinstance(side.value, str))
                 or (isinstance(side, ast.Name) and side.id in text_columns)):
