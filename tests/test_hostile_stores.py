@@ -188,6 +188,7 @@ def test_a_database_of_another_program_is_refused_and_left_alone(tmp_path: Path,
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and f"other.db: not an automodel store ({message})" in err
     assert sqlite3.connect(db).execute("SELECT sql FROM sqlite_master").fetchall() == before
+    assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone() == ("delete",)  # not switched to WAL
 
 
 def test_a_store_on_read_only_media_can_be_read(tmp_path: Path) -> None:

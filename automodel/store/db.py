@@ -29,7 +29,7 @@ import sys
 import time
 import zipfile
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 from urllib.parse import quote, unquote_plus, urlsplit
 
 import numpy as np
@@ -212,6 +212,15 @@ def read_only_url(path: str) -> str:
     return f"sqlite:///file:{quote(path)}?mode=ro&immutable=1&uri=true"
 
 
+def _sqlite_store_or_new(cursor: Any) -> bool:
+    """Whether the SQLite file of ``cursor`` (a driver's cursor, before any SQLAlchemy) is empty or an
+    automodel store, not another program's database (:func:`schema.foreign_tables`)."""
+    names = {row[0] for row in cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    known = {t.name for t in schema.metadata.sorted_tables} & names
+    columns = {name: {row[1] for row in cursor.execute(f'PRAGMA table_info("{name}")')} for name in known}
+    return schema.foreign_tables(names, columns, sqlite=True) is None
+
+
 def _sqlite_engine(url: str, read_only: bool = False) -> Engine:
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_S})
 
@@ -220,7 +229,7 @@ def _sqlite_engine(url: str, read_only: bool = False) -> Engine:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        if not read_only:
+        if not read_only and _sqlite_store_or_new(cur):  # another program's file is left as it is
             cur.execute("PRAGMA journal_mode = WAL")
             cur.execute("PRAGMA synchronous = NORMAL")
         cur.close()

@@ -29,6 +29,7 @@ from automodel.errors import StoreError
 
 __all__ = ["metadata", "applications", "terms", "candidates", "runs", "state", "history", "load_samples",
            "SCHEMA_VERSION", "RETIRED_INDEXES", "run_identities", "newer_version", "outdated", "foreign",
+           "foreign_tables",
            "blob_storage", "migrate", "stored_json", "stored_number", "stored_floats", "stored_json_rows"]
 
 #: 2: runs have an ``identity`` (content hash), unique per application; 3: runs are indexed on
@@ -268,21 +269,33 @@ def blob_storage(conn: Connection) -> str | None:
 
 
 def foreign(conn: Connection) -> str | None:
-    """Why the database holds another program's tables (and must not be written), or None.
+    """Why the database holds another program's tables (and must not be written), or None
+    (:func:`foreign_tables` of what it holds)."""
+    insp = inspect(conn)
+    have = set(insp.get_table_names())
+    known = {t.name: {c["name"] for c in insp.get_columns(t.name)} for t in metadata.sorted_tables if t.name in have}
+    return foreign_tables(have, known, conn.dialect.name == "sqlite")
+
+
+def foreign_tables(names: set[str], columns: dict[str, set[str]], sqlite: bool) -> str | None:
+    """Why a database whose tables are ``names`` (``columns``: the columns of those that bear this
+    schema's names) is another program's, or None.
 
     A SQLite file with tables but no ``applications`` table, or a table of this schema's name without
     one of the columns every version had (those that may not be null; later ones are added by
     :func:`migrate`), is not an automodel store: migrating it would alter that program's tables.
+
+    >>> foreign_tables({"runs"}, {"runs": {"a"}}, sqlite=True)
+    "it has tables (runs) and none named 'applications'"
+    >>> foreign_tables(set(), {}, sqlite=True) is None
+    True
     """
-    insp = inspect(conn)
-    have = set(insp.get_table_names())
-    if conn.dialect.name == "sqlite" and have and applications.name not in have:
-        listed = ", ".join(sorted(have)[:5]) + (f", ... ({len(have)} in all)" if len(have) > 5 else "")
+    if sqlite and names and applications.name not in names:
+        listed = ", ".join(sorted(names)[:5]) + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
         return f"it has tables ({listed}) and none named {applications.name!r}"
     for table in metadata.sorted_tables:
-        if table.name in have:
-            columns = {c["name"] for c in insp.get_columns(table.name)}
-            missing = [c.name for c in table.columns if not c.nullable and c.name not in columns]
+        if table.name in columns:
+            missing = [c.name for c in table.columns if not c.nullable and c.name not in columns[table.name]]
             if missing:
                 return f"its table {table.name!r} has no column {missing[0]!r}"
     return None
