@@ -17,7 +17,8 @@
 # LULESH_MIRROR: of github.com/LLNL/LULESH holding $LULESH_COMMIT (needed only when lulesh is run).
 # Needs smpicc/smpirun (apt-get install -y libsimgrid-dev simgrid; SimGrid 3.32 here) and python3.
 # JOBS (default 2) runs at once; about 11 minutes on 2 cores (nas_is 5, osu_alltoall 2.3, osu_allgather 1.1)
-# without the proxy applications; alone (JOBS=1) hpccg about 17 minutes, comd about 24.
+# without the proxy applications; alone (JOBS=1) hpccg about 17 minutes, comd about 24, minife about 7,
+# lulesh about 13 (minife and lulesh run at the same time).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
