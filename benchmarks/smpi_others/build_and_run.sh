@@ -7,14 +7,18 @@
 #   SIMGRID_MIRROR=/path/to/simgrid.git OSU_MIRROR=/path/to/osu.git benchmarks/smpi_others/build_and_run.sh
 #   benchmarks/smpi_others/build_and_run.sh nas_ep gemm      # only these programs (others' CSVs kept)
 #   JOBS=1 benchmarks/smpi_others/build_and_run.sh hpccg comd   # only these two (the others are built, not run)
+#   JOBS=1 benchmarks/smpi_others/build_and_run.sh minife lulesh
 #
 # SIMGRID_MIRROR: a clone (bare or not) of github.com/simgrid/simgrid holding commit $SIMGRID_COMMIT;
 # OSU_MIRROR: of github.com/forresti/osu-micro-benchmarks holding $OSU_COMMIT (OSU Micro-Benchmarks 5.3);
 # HPCCG_MIRROR: of github.com/Mantevo/HPCCG holding $HPCCG_COMMIT (needed only when hpccg is run);
 # COMD_MIRROR: of github.com/ECP-copa/CoMD holding $COMD_COMMIT (needed only when comd is run).
+# MINIFE_MIRROR: of github.com/Mantevo/miniFE holding $MINIFE_COMMIT (needed only when minife is run);
+# LULESH_MIRROR: of github.com/LLNL/LULESH holding $LULESH_COMMIT (needed only when lulesh is run).
 # Needs smpicc/smpirun (apt-get install -y libsimgrid-dev simgrid; SimGrid 3.32 here) and python3.
 # JOBS (default 2) runs at once; about 11 minutes on 2 cores (nas_is 5, osu_alltoall 2.3, osu_allgather 1.1)
-# without the proxy applications; alone (JOBS=1) hpccg about 17 minutes, comd about 24.
+# without the proxy applications; alone (JOBS=1) hpccg about 17 minutes, comd about 24, minife about 7,
+# lulesh about 13 (minife and lulesh run at the same time).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,6 +32,10 @@ HPCCG_MIRROR="${HPCCG_MIRROR:-/work/.mirror/Mantevo+HPCCG/repo}"
 HPCCG_COMMIT=80dd2f12a4e8aa70c330a5686cdda3fd187c2545
 COMD_MIRROR="${COMD_MIRROR:-/work/.mirror/ECP-copa+CoMD/repo}"
 COMD_COMMIT=3d48396b77ca8caa3124bc2391f9139c3ffb556c
+MINIFE_MIRROR="${MINIFE_MIRROR:-/work/.mirror/Mantevo+miniFE/repo}"
+MINIFE_COMMIT=c79e0f7f7afdd6c8191936efce7a668316159cc3
+LULESH_MIRROR="${LULESH_MIRROR:-/work/.mirror/LLNL+LULESH/repo}"
+LULESH_COMMIT=3e01c40b3281aadb7f996525cdd4a3354f6d3801
 JOBS="${JOBS:-2}"
 
 command -v smpicc >/dev/null || { echo "smpicc not found: apt-get install -y libsimgrid-dev simgrid" >&2; exit 1; }
@@ -82,11 +90,34 @@ if want comd; then
         && bash ./generate_info_header CoMD-mpi smpicc "$CFL" "-lm" >/dev/null \
         && smpicc $CFL -o "$BIN/comd" *.c -lm )
 fi
+# miniFE (Mantevo): its reference MPI version ref/src (+ ref/utils, ref/fem), built as ref/src/Makefile and its
+# make_targets do (CSR matrix, double/int/int, -DHAVE_MPI -DMINIFE_REPORT_RUSAGE, MINIFE_INFO=1 MINIFE_KERNELS=0;
+# -O2 here instead of its -O3 -g), miniFE_info.hpp made by its own generate_info_header.
+if want minife; then
+    MG="$(gitdir "$MINIFE_MIRROR")"; mkdir -p "$WORK/minife"
+    git --git-dir="$MG" archive "$MINIFE_COMMIT" ref/src ref/utils ref/fem | tar -x -C "$WORK/minife"
+    ( cd "$WORK/minife/ref/src" && bash ./generate_info_header smpicxx "-O2" miniFE MINIFE >/dev/null \
+        && smpicxx -O2 -I. -I../utils -I../fem -DMINIFE_SCALAR=double -DMINIFE_LOCAL_ORDINAL=int \
+           -DMINIFE_GLOBAL_ORDINAL=int -DMINIFE_CSR_MATRIX -DHAVE_MPI -DMPICH_IGNORE_CXX_SEEK -DMINIFE_REPORT_RUSAGE \
+           -DMINIFE_INFO=1 -DMINIFE_KERNELS=0 -o "$BIN/miniFE.x" main.cpp ../utils/BoxPartition.cpp YAML_Doc.cpp \
+           YAML_Element.cpp ../utils/param_utils.cpp ../utils/utils.cpp ../utils/mytimer.cpp )
+fi
+# LULESH 2.0 (LLNL): the 5 .cc of its Makefile, MPI without OpenMP (-DUSE_MPI=1 -DUSE_OPENMP=0; -O2 instead of
+# its -g -O3 -fopenmp).
+if want lulesh; then
+    LG="$(gitdir "$LULESH_MIRROR")"; mkdir -p "$WORK/lulesh"
+    for f in lulesh.cc lulesh-comm.cc lulesh-viz.cc lulesh-util.cc lulesh-init.cc lulesh.h lulesh_tuple.h; do
+        extract "$LG" "$LULESH_COMMIT" "$f" "$WORK/lulesh"
+    done
+    ( cd "$WORK/lulesh" && smpicxx -O2 -DUSE_MPI=1 -DUSE_OPENMP=0 -I. -o "$BIN/lulesh2.0" lulesh.cc lulesh-comm.cc \
+        lulesh-viz.cc lulesh-util.cc lulesh-init.cc -lm )
+fi
 SMPI_VERSION="$(smpicc --version 2>&1 | head -1)"   # "SimGrid version 3.32"
 
-python3 - "$WORK/prov.json" "$SIMGRID_COMMIT" "$OSU_COMMIT" "$SMPI_VERSION" "$HPCCG_COMMIT" "$COMD_COMMIT" <<'EOF'
+python3 - "$WORK/prov.json" "$SIMGRID_COMMIT" "$OSU_COMMIT" "$SMPI_VERSION" "$HPCCG_COMMIT" "$COMD_COMMIT" \
+    "$MINIFE_COMMIT" "$LULESH_COMMIT" <<'EOF'
 import json, sys
-path, sg, osu, ver, hpccg, comd = sys.argv[1:]
+path, sg, osu, ver, hpccg, comd, minife, lulesh = sys.argv[1:]
 def p(repo, commit, path, extra=""):
     return {"short": f"{repo}@{commit[:12]}:{path}", "long": f"{repo}@{commit}:{path}{extra}"}
 nas = "examples/smpi/NAS"
@@ -103,8 +134,13 @@ json.dump({
     "osu_scatter": p("forresti/osu-micro-benchmarks", osu, "mpi/collective/osu_scatter.c", " (+ osu_coll.c)"),
     "hpccg": p("Mantevo/HPCCG", hpccg, "main.cpp", " (+ the 13 other .cpp of its Makefile, built with -DUSING_MPI)"),
     "comd": p("ECP-copa/CoMD", comd, "src-mpi/CoMD.c", " (+ the other .c of src-mpi, built with -std=c99 -DDOUBLE -DDO_MPI)"),
+    "minife": p("Mantevo/miniFE", minife, "ref/src/main.cpp", " (+ the rest of ref/src, ref/utils and ref/fem, built with "
+                "-DHAVE_MPI -DMINIFE_CSR_MATRIX -DMINIFE_SCALAR=double -DMINIFE_LOCAL_ORDINAL=int -DMINIFE_GLOBAL_ORDINAL=int)"),
+    "lulesh": p("LLNL/LULESH", lulesh, "lulesh.cc", " (+ lulesh-comm/-viz/-util/-init.cc, built with -DUSE_MPI=1 -DUSE_OPENMP=0)"),
     "smpicc": f"smpicc -O2 ({ver}, Debian libsimgrid-dev 3.32-2+b2)",
     "cc_hpccg": f"smpicxx -O2 ({ver}, Debian libsimgrid-dev 3.32-2+b2)",
+    "cc_minife": f"smpicxx -O2 ({ver}, Debian libsimgrid-dev 3.32-2+b2)",
+    "cc_lulesh": f"smpicxx -O2 ({ver}, Debian libsimgrid-dev 3.32-2+b2)",
 }, open(path, "w"), indent=1)
 EOF
 

@@ -6,7 +6,7 @@ Usage: python3 sweep.py --bindir DIR --outdir DIR --platform NAME=FILE ... [--on
 Every program is one of PROGRAMS below: its binary in --bindir, its sizes (the 4 smallest are for training, the
 others are held out), its process counts and how its time is read. One CSV per program x platform,
 <program>_<platform>.csv with columns n, p, time (seconds), split (train/test), source. Split rule: train when n is
-one of the 4 smallest sizes and p <= 16, test otherwise. A run that fails (non-zero exit, no time printed, timeout)
+one of the 4 smallest sizes and p <= 16 (LULESH: p <= 64), test otherwise. A run that fails (non-zero exit, no time printed, timeout)
 is left out of the CSV and listed in failures.txt beside it.
 """
 import argparse
@@ -110,6 +110,25 @@ PROGRAMS = {
                  cmd=lambda b, n, p: (["./comd"] + comd_args(n, p), {}),
                  feasible=lambda n, p: all(comd_side(n) * 3.615 >= 2 * 5.7875 * d for d in COMD_GRID[p]),
                  read=lambda n: sim_time),
+    # miniFE (Mantevo, ref/src): implicit finite elements on an nx x nx x nx box of hexahedra (27-point stencil),
+    # assembly then unpreconditioned CG (at most 200 iterations, tolerance machine epsilon: it may stop earlier),
+    # the box split among the ranks by recursive coordinate bisection (miniFE's BoxPartition). Strong scaling:
+    # n = nx^3 elements of the global box, nx = 16, 20, 24, 28 train, 36 and 44 test (2.1x and 3.9x the
+    # elements of nx = 28). p = 128 and 256 left out: in trials a run at p = 128 (nx = 16, 32) or 256 (nx = 32, 56)
+    # did not finish in 100-300 s of simulation (p = 64, nx = 32: 15 s), so the test p are 32 and 64 only.
+    "minife": dict(sizes=[nx ** 3 for nx in (16, 20, 24, 28, 36, 44)], procs=P_TRAIN + [32, 64],
+                   source="minife", runner="per_point", opts=BENCH,
+                   cmd=lambda b, n, p: (["./miniFE.x", f"nx={round(n ** (1 / 3))}"], {}),
+                   feasible=lambda n, p: True, read=lambda n: sim_time),
+    # LULESH 2.0 (LLNL): Sedov blast wave, Lagrangian hydrodynamics on hexahedra, MPI only (-DUSE_MPI=1
+    # -DUSE_OPENMP=0). It needs a cube number of ranks p = k^3 and takes the edge s of each rank's s x s x s
+    # subdomain (weak scaling: the global mesh is (k s)^3). n = s^3 elements per rank, s = 6, 7, 8, 9 train,
+    # 12 and 14 test (2.4x and 3.8x the elements of s = 9); p = 1, 8, 27, 64 train, 125 and 216 test (the largest
+    # cubes that fit the 256 hosts). 10 cycles (-i 10), quiet (-q); otherwise its defaults (11 regions, -b 1 -c 1).
+    "lulesh": dict(sizes=[s ** 3 for s in (6, 7, 8, 9, 12, 14)], procs=[k ** 3 for k in range(1, 7)],
+                   train_p=64, source="lulesh", runner="per_point", opts=BENCH,
+                   cmd=lambda b, n, p: (["./lulesh2.0", "-s", str(round(n ** (1 / 3))), "-i", "10", "-q"], {}),
+                   feasible=lambda n, p: True, read=lambda n: sim_time),
     # OSU micro-benchmarks 5.3 collectives: n = message size in bytes, p >= 2 (they refuse one process).
     "osu_allreduce": osu("osu_allreduce", OSU_SIZES),
     "osu_bcast": osu("osu_bcast", OSU_SIZES),
@@ -139,6 +158,7 @@ def run(cmd, env, cwd, timeout):
 def sweep(name, spec, plat, plat_file, bindir, timeout, jobs, log):
     sizes, procs = spec["sizes"], spec["procs"]
     train_n = set(sorted(sizes)[:4])
+    train_p = spec.get("train_p", 16)  # the largest p of the training rows (16; LULESH's cubes: 64)
     base = SMPIRUN + spec["opts"]
     jobs_list = []  # (list of (n, p), cmd, env)
     if spec["runner"] == "per_point":
@@ -174,7 +194,7 @@ def sweep(name, spec, plat, plat_file, bindir, timeout, jobs, log):
                     tail = " | ".join(out.strip().splitlines()[-3:])
                     log.append(f"{name}_{plat} n={n} p={p}: failed (rc={rc}) {envs} {' '.join(cmd)} :: {tail}")
                 else:
-                    split = "train" if n in train_n and p <= 16 else "test"
+                    split = "train" if n in train_n and p <= train_p else "test"
                     rows.append((n, p, t, split))
     rows.sort()
     return rows
