@@ -273,7 +273,8 @@ def paired_difference(records: Sequence[Mapping], variant: str = "negative", dra
     with np.errstate(invalid="ignore"):
         differences = 100.0 * (np.median(drawn[..., 0], axis=1) - np.median(drawn[..., 1], axis=1))
         point = 100.0 * (np.median(pairs[:, 0]) - np.median(pairs[:, 1]))
-    lo, hi = np.nanpercentile(np.where(np.isfinite(differences), differences, np.nan), [2.5, 97.5])
+    finite = differences[np.isfinite(differences)]  # a draw of failed fits only has no median difference
+    lo, hi = np.percentile(finite, [2.5, 97.5]) if len(finite) else (np.nan, np.nan)
     return float(point), float(lo), float(hi)
 
 
