@@ -93,6 +93,33 @@ def test_band_widens_beyond_the_data():
     assert (np.diff(width) > 0).all()
 
 
+def test_a_corner_no_run_measured_is_beyond_the_data(tmp_path):
+    """Runs at large n on one process and at small n on many do not measure large n on many: the band
+    there grows as beyond the data (from the nearest measured configuration above), where the box of
+    the ranges called it inside; a full grid's band is the box's, and the model file keeps the corners."""
+    rng = np.random.default_rng(7)
+    law = lambda n, p: 1e-5 * n / p + 2e-3 * np.log2(p) + 0.01  # noqa: E731
+    grid = [(n, p) for n in (1e3, 2e3, 4e3, 8e3) for p in (1.0, 2.0, 4.0, 8.0)]
+    cross = [(n, p) for n, p in grid if n == 1e3 or p == 1.0]  # an L: no run at large n and p at once
+    corner = pd.DataFrame({"n": [8e3], "p": [8.0]})
+    widths = {}
+    for name, configs in (("grid", grid), ("cross", cross)):
+        rows = pd.DataFrame([(n, p, law(n, p) * np.exp(0.02 * rng.standard_normal())) for n, p in configs for _ in range(3)],
+                            columns=["n", "p", "time"])
+        model = automodel.fit(rows, progress=False, templates="none").best
+        lo, hi = model.predict_interval(corner, 0.9)
+        widths[name] = float(np.log(hi / lo)[0])
+        iv = model.interval
+        assert (iv.frontier == {}) if name == "grid" else (sorted(zip(iv.frontier["n"], iv.frontier["p"])) ==
+                                                           [(1e3, 8.0), (8e3, 1.0)])
+        model.save(tmp_path / f"{name}.json")
+        np.testing.assert_array_equal(load_model(tmp_path / f"{name}.json").predict_interval(corner, 0.9), (lo, hi))
+        beyond = band.doublings_beyond_frontier({q: corner[q].to_numpy() for q in "np"}, iv.ranges,
+                                                {q: np.asarray(v) for q, v in iv.frontier.items()}, iv.growth)
+        assert (max(beyond["n"][0], beyond["p"][0]) >= 3.0) if name == "cross" else (beyond["n"][0] == beyond["p"][0] == 0)
+    assert widths["cross"] > widths["grid"]
+
+
 def test_forward_growth_sees_a_regime_change_at_the_top():
     """Forward splits refit without the top p levels: a curve that turns up there gains error per
     doubling; the same curve without the turn does not."""
@@ -185,7 +212,10 @@ def test_a_malformed_interval_is_one_line_naming_the_file():
     for field, value, message in (("covariance", [[1.0]], "covariance' must be a"),
                                   ("run", -1, "'run' must be a non-negative"),
                                   ("growth", {"p": "x"}, "growth of p must be a finite number"),
-                                  ("alternatives", [{"kind": "pickle"}], "unknown model kind")):
+                                  ("alternatives", [{"kind": "pickle"}], "unknown model kind"),
+                                  ("frontier", {"p": [1.0, 1e9]}, "'frontier' 'p': values must be positive and within"),
+                                  ("frontier", {"q": [1.0]}, "'frontier' 'q': expected a list of 1 to 64"),
+                                  ("frontier", [1.0], "'frontier' must be an object")):
         bad = json.loads(json.dumps(d))
         bad["interval"][field] = value
         with pytest.raises(ModelFileError, match=message) as err:

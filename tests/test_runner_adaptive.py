@@ -81,6 +81,7 @@ def test_a_confident_fit_wrong_on_the_runs_it_did_not_see_does_not_stop_the_camp
     out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, until=0.15,
                    budget=1.0, count=3, grid={"n": NS, "p": PS}, max_steps=2)
     first = out.steps[1]
-    assert first.forward == pytest.approx(0.4, rel=0.05) and first.width >= first.forward
-    assert first.upper >= first.predicted * 1.4 * 0.999 and first.model_width <= first.width
+    # the batch is predicted by the seed's fit (exact where it interpolates, short of the 40 % beyond it)
+    assert 0.25 <= first.forward <= 0.4 * 1.05 and first.width >= first.forward
+    assert first.upper >= first.predicted * (1 + first.forward) * 0.999 and first.model_width <= first.width
     assert out.stop == "steps"

@@ -148,3 +148,17 @@ def test_check_runs_are_the_nearest_to_the_target_within_the_budget():
     assert [r["p"] for r in runs] == [32.0, 16.0]
     cost_32 = 32 * (1 + 8 / 32) / 3600
     assert [r["p"] for r in check_runs(model, {"p": 64}, count=2, allowed_p=[16, 32], budget=cost_32 * 0.99)] == [16.0]
+
+
+def test_a_design_that_never_measured_the_corner_is_asked_for_it():
+    """Runs at large n on one process and at small n on many leave the corner of large n on many
+    unmeasured: the band at a target beyond that corner counts from the nearest measured configuration
+    above it, so the plan asks for runs that measure large n and large p together."""
+    rng = np.random.default_rng(3)
+    law = lambda n, p: 1e-5 * n / p + 2e-3 * np.log2(p) + 0.01  # noqa: E731
+    configs = [(n, p) for n in (1e3, 2e3, 4e3, 8e3) for p in (1.0, 2.0, 4.0, 8.0) if n == 1e3 or p == 1.0]
+    runs = pd.DataFrame([(n, p, law(n, p) * np.exp(0.02 * rng.standard_normal())) for n, p in configs for _ in range(3)],
+                        columns=["n", "p", "time"])
+    plan = automodel.suggest(runs, {"n": 16e3, "p": 16}, count=3, grid={"n": [1e3, 2e3, 4e3, 8e3, 16e3],
+                                                                       "p": [1, 2, 4, 8, 16]}, templates="none")
+    assert plan.suggestions and any(s.config["n"] >= 4e3 and s.config["p"] >= 4 for s in plan.suggestions)

@@ -38,7 +38,7 @@ from automodel.data.splits import holdout_rows
 from automodel.solve import band
 
 __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_growth", "calibrate", "kernel_intervals",
-           "MIN_SPLIT_LEVELS", "SPLIT_DOUBLINGS", "PRIOR_WEIGHT"]
+           "MIN_SPLIT_LEVELS", "SPLIT_DOUBLINGS", "PRIOR_WEIGHT", "measured_frontier"]
 
 #: a parameter needs this many levels left after a split (two: a forward split of a parameter measured
 #: at three levels, 32, 64 and 128, is worth more than the prior alone)
@@ -132,10 +132,22 @@ def fit_parts(cores: list[Core], frame: pd.DataFrame, params: tuple[str, ...], w
 
 
 def _interval(parts: FitParts, ranges: dict[str, tuple[float, float]],
-              growth: dict[str, tuple[float, float, str]], alternatives: tuple[Core, ...]) -> Interval:
+              growth: dict[str, tuple[float, float, str]], alternatives: tuple[Core, ...],
+              frontier: dict[str, tuple[float, ...]] | None = None) -> Interval:
     return Interval(parts.run[0], parts.misfit, parts.dof, ranges, {q: g[0] for q, g in growth.items()},
                     {q: g[2] for q, g in growth.items()}, parts.covariance, alternatives, parts.noise_seconds,
-                    parts.run[1], {q: g[1] for q, g in growth.items()})
+                    parts.run[1], {q: g[1] for q, g in growth.items()}, frontier or {})
+
+
+def measured_frontier(frame: pd.DataFrame, params: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
+    """Each positive parameter's values at the measured configurations of ``frame`` that bound it from
+    above (:func:`automodel.solve.band.frontier`); empty where one configuration does (a full grid: the
+    box of the ranges says as much)."""
+    names = [q for q in params if float(frame[q].min()) > 0]
+    if not names:
+        return {}
+    corners = band.frontier(frame[names].to_numpy(float))
+    return {} if len(corners) < 2 else {q: tuple(float(v) for v in corners[:, i]) for i, q in enumerate(names)}
 
 
 def _ranges(frame: pd.DataFrame, params: tuple[str, ...]) -> dict[str, tuple[float, float]]:
@@ -240,10 +252,11 @@ def calibrate(ds: Dataset, opt: FitOptions, cores: list[Core], equivalent: np.nd
     search's final candidates, best first) under the fit options ``opt``."""
     growth = forward_growth(ds, opt, structures)
     ranges = _ranges(ds.frame, ds.params)
+    frontier = measured_frontier(ds.frame, ds.params)
     peers = [i for i in range(len(cores)) if equivalent[i]]
     run = run_noise(ds.runs, ds.params)
     parts = fit_parts(cores, ds.frame, ds.params, opt.weighting, ds.aggregate, run)
-    return [_interval(part, ranges, growth, tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES])
+    return [_interval(part, ranges, growth, tuple(cores[j] for j in peers if j != i)[:MAX_ALTERNATIVES], frontier)
             for i, part in enumerate(parts)]
 
 
@@ -259,4 +272,5 @@ def kernel_intervals(cores: list[Core], ds: Dataset, opt: FitOptions, targets: n
     growth = {q: (DEFAULT_GROWTH, PRIOR_WEIGHT, f"the prior {DEFAULT_GROWTH:g}: kernels are not split")
               for q in ds.params}
     ranges = _ranges(ds.frame, ds.params)
-    return [_interval(part, ranges, growth, ()) for part in parts]
+    frontier = measured_frontier(ds.frame, ds.params)
+    return [_interval(part, ranges, growth, (), frontier) for part in parts]

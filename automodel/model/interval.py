@@ -70,6 +70,10 @@ class Interval:
         Degrees of freedom of ``run`` (the repetition differences it was estimated from).
     growth_dof : dict
         Degrees of freedom of each growth (forward points plus the prior's weight).
+    frontier : dict
+        Each parameter's values at the measured configurations that bound the data from above
+        (:func:`automodel.solve.band.frontier`; empty: the box of :attr:`ranges`), from which the
+        distance beyond the data is counted (:func:`automodel.solve.band.doublings_beyond_frontier`).
     """
 
     run: float
@@ -83,6 +87,7 @@ class Interval:
     noise_seconds: float = 0.0
     run_dof: int = 1
     growth_dof: dict[str, float] = field(default_factory=dict)
+    frontier: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     def parts(self, columns: pd.DataFrame, core: Any, yhat: np.ndarray, kind: str = "run"
               ) -> list[tuple[np.ndarray | float, float]]:
@@ -114,7 +119,10 @@ class Interval:
             ratios = np.where(np.isfinite(ratios), ratios, np.nan)
             counted = np.isfinite(ratios).sum(axis=1)
             choice = np.sqrt(np.nansum(ratios ** 2, axis=1) / np.maximum(counted, 1))
-        distance = band.doublings_beyond(columns, {q: r for q, r in self.ranges.items() if q in columns})
+        distance = band.doublings_beyond_frontier(
+            columns, {q: r for q, r in self.ranges.items() if q in columns},
+            {q: np.asarray(v, float) for q, v in self.frontier.items()},
+            {q: self.growth.get(q, DEFAULT_GROWTH) for q in self.ranges})
         growth = [(self.growth.get(q, DEFAULT_GROWTH) * d, self.growth_dof.get(q, 1.0)) for q, d in distance.items()]
         run = (self.run if kind == "run" else 0.0, float(self.run_dof))
         return [run, (self.misfit, self.dof), (coefficients, self.dof),
@@ -169,7 +177,8 @@ class Interval:
                 "covariance": None if self.covariance is None else
                 [[float(v) if np.isfinite(v) else None for v in row] for row in np.asarray(self.covariance)],
                 "alternatives": [a.to_dict() for a in self.alternatives], "noise_seconds": self.noise_seconds,
-                "run_dof": self.run_dof, "growth_dof": dict(self.growth_dof)}
+                "run_dof": self.run_dof, "growth_dof": dict(self.growth_dof),
+                "frontier": {q: list(v) for q, v in self.frontier.items()}}
 
     @classmethod
     def from_dict(cls, d: Any, params: Sequence[str], n_terms: int | None,
@@ -209,7 +218,8 @@ class Interval:
                    covariance=covariance, alternatives=tuple(core_from_dict(a) for a in alternatives),
                    noise_seconds=_nonnegative(d, "noise_seconds"),
                    run_dof=int(_nonnegative(d, "run_dof", whole=True)),
-                   growth_dof={str(q): _finite(g, f"growth_dof of {q}") for q, g in growth_dof.items()})
+                   growth_dof={str(q): _finite(g, f"growth_dof of {q}") for q, g in growth_dof.items()},
+                   frontier=_frontier(d.get("frontier", {}), checked_ranges))
 
 
 def union_bounds(yhat: np.ndarray, spreads: list[tuple[np.ndarray, np.ndarray]], level: float
@@ -224,6 +234,26 @@ def union_bounds(yhat: np.ndarray, spreads: list[tuple[np.ndarray, np.ndarray]],
         lo, hi = np.fmin(lo, other_lo), np.fmax(hi, other_hi)
     zero = yhat == 0
     return np.where(zero, 0.0, lo), np.where(zero, 0.0, hi)
+
+
+def _frontier(value: Any, ranges: Mapping[str, tuple[float, float]]) -> dict[str, tuple[float, ...]]:
+    """A model file's ``interval.frontier``: for parameters of ``ranges``, as many positive values each,
+    at most :data:`~automodel.solve.band.MAX_FRONTIER`, within the parameter's range (absent: ``{}``)."""
+    if not isinstance(value, dict):
+        raise ModelFileError("interval: 'frontier' must be an object of lists, one per parameter")
+    out: dict[str, tuple[float, ...]] = {}
+    for q, values in value.items():
+        if q not in ranges or not isinstance(values, list) or not 0 < len(values) <= band.MAX_FRONTIER:
+            raise ModelFileError(f"interval: 'frontier' {shown(q)}: expected a list of 1 to {band.MAX_FRONTIER} "
+                                 "values of a parameter of 'ranges'")
+        numbers = tuple(_finite(v, f"frontier of {q}") for v in values)
+        low, high = ranges[q]
+        if not all(low <= v <= high and v > 0 for v in numbers):
+            raise ModelFileError(f"interval: 'frontier' {shown(q)}: values must be positive and within its range")
+        out[str(q)] = numbers
+    if len({len(v) for v in out.values()}) > 1:
+        raise ModelFileError("interval: 'frontier': every parameter must have as many values")
+    return out
 
 
 def _finite(value: Any, what: str, nan_ok: bool = False) -> float:

@@ -20,7 +20,10 @@ few when a part estimated from few numbers dominates), ``s(x)`` the standard dev
     ratios to the chosen prediction, :func:`log_ratio`);
 ``growth``
     ``sqrt(sum_q (g_q d_q(x))^2)``: ``d_q`` the number of doublings by which ``x`` lies beyond the
-    measured range of parameter ``q`` (:func:`doublings_beyond`), ``g_q`` the error gained per doubling,
+    measured range of parameter ``q`` (:func:`doublings_beyond`), or beyond the measured configuration
+    nearest above it where the measured ones do not fill the box of the ranges (:func:`frontier`,
+    :func:`doublings_beyond_frontier`: a run at large ``n`` and small ``p`` and one at small ``n`` and
+    large ``p`` do not measure large ``n`` at large ``p``), ``g_q`` the error gained per doubling,
     measured on forward splits of the training data (:mod:`automodel.model.calibration`).
 
 Every function here is pure and vectorised over rows.
@@ -34,8 +37,12 @@ import numpy as np
 
 from automodel.solve.student import t_quantile
 
-__all__ = ["quantile", "satterthwaite", "log_ratio", "coefficient_covariance", "quadratic_form", "doublings_beyond", "combine",
-           "bounds"]
+__all__ = ["quantile", "satterthwaite", "log_ratio", "coefficient_covariance", "quadratic_form", "doublings_beyond",
+           "MAX_FRONTIER", "frontier", "doublings_above", "growth_cost", "doublings_beyond_frontier", "combine", "bounds"]
+
+#: at most this many measured configurations make a :func:`frontier` (those of the largest sums of logs
+#: first): fewer only count more of a prediction as beyond the data
+MAX_FRONTIER = 64
 
 
 def quantile(level: float, dof: float | np.ndarray) -> float | np.ndarray:
@@ -150,6 +157,75 @@ def doublings_beyond(columns: Mapping[str, np.ndarray], ranges: Mapping[str, tup
             width = np.maximum(high - low, 1e-300)
             d = np.where(low > 0, logs, np.maximum(x - high, low - x) / width)
         out[q] = np.maximum(np.nan_to_num(d, nan=0.0, posinf=1e3), 0.0)
+    return out
+
+
+def frontier(points: np.ndarray, limit: int = MAX_FRONTIER) -> np.ndarray:
+    """The rows of ``points`` (m, k) of positive parameter values that no other row dominates (another
+    at least as large in every column, larger in one): the measured configurations that bound the
+    data from above, at most ``limit`` of them (the largest sums of logs first). A full grid has one,
+    its largest corner.
+
+    >>> frontier(np.array([[1.0, 8.0], [4.0, 1.0], [2.0, 2.0], [1.0, 1.0], [4.0, 1.0]])).tolist()
+    [[1.0, 8.0], [2.0, 2.0], [4.0, 1.0]]
+    """
+    rows = np.unique(np.asarray(points, float), axis=0)
+    rows = rows[np.argsort(-np.log(rows).sum(axis=1), kind="stable")]  # a row is dominated only by one before it
+    kept: list[np.ndarray] = []
+    for row in rows:
+        if len(kept) == limit:
+            break
+        if not any((other >= row).all() for other in kept):
+            kept.append(row)
+    return np.array(kept).reshape(len(kept), rows.shape[1])
+
+
+def doublings_above(columns: Mapping[str, np.ndarray], corners: Mapping[str, np.ndarray],
+                    names: list[str]) -> np.ndarray:
+    """(len(names), rows, corners): ``log2`` of how far each row lies above each corner in each parameter
+    of ``names``, 0 where it does not.
+
+    >>> doublings_above({"n": np.array([8.0])}, {"n": np.array([2.0, 16.0])}, ["n"]).tolist()
+    [[[2.0, 0.0]]]
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = np.stack([np.log2(np.maximum(np.asarray(columns[q], float), 1e-300)[:, None]
+                                  / np.atleast_1d(np.asarray(corners[q], float))[None, :]) for q in names])
+    return np.maximum(np.nan_to_num(above, nan=0.0, posinf=1e3), 0.0)
+
+
+def growth_cost(above: np.ndarray, growth: np.ndarray) -> np.ndarray:
+    """The squared growth part ``sum_q (growth_q d_q)^2`` of distances ``above`` (q, ...), with a trace
+    of the plain distances to break ties between corners where a growth is 0."""
+    weight = np.asarray(growth, float).reshape((-1,) + (1,) * (above.ndim - 1))
+    return ((weight * above) ** 2).sum(axis=0) + 1e-12 * above.sum(axis=0)
+
+
+def doublings_beyond_frontier(columns: Mapping[str, np.ndarray], ranges: Mapping[str, tuple[float, float]],
+                              corners: Mapping[str, np.ndarray], growth: Mapping[str, float]
+                              ) -> dict[str, np.ndarray]:
+    """:func:`doublings_beyond`, with the distance above the data measured from the measured configuration
+    nearest above each row rather than from each parameter's largest value alone: ``corners`` (each
+    parameter's values at the :func:`frontier` points) are the configurations that bound the data from
+    above; of them, the one that leaves the least growth ``sqrt(sum_q (growth_q d_q)^2)`` to a row gives
+    its distances (:func:`growth_cost`). A row that some measured configuration bounds in every parameter
+    is inside; the corner of large ``n`` and large ``p`` that only runs at large ``n`` or at large ``p``
+    surround is not. Parameters missing from ``corners`` keep :func:`doublings_beyond`'s distance.
+
+    >>> d = doublings_beyond_frontier({"n": np.array([8.0, 2.0]), "p": np.array([8.0, 2.0])},
+    ...                               {"n": (1.0, 8.0), "p": (1.0, 8.0)},
+    ...                               {"n": np.array([8.0, 1.0]), "p": np.array([1.0, 8.0])}, {"n": 0.1, "p": 0.1})
+    >>> d["n"].tolist(), d["p"].tolist()
+    ([0.0, 0.0], [3.0, 1.0])
+    """
+    out = doublings_beyond(columns, ranges)
+    names = [q for q in corners if q in columns and q in ranges and np.min(corners[q]) > 0]
+    if not names or len(np.atleast_1d(corners[names[0]])) < 2:
+        return out  # one corner, the box's: doublings_beyond says it
+    above = doublings_above(columns, corners, names)  # (q, rows, corners)
+    nearest = np.argmin(growth_cost(above, [growth.get(q, 1.0) for q in names]), axis=1)
+    for i, q in enumerate(names):
+        out[q] = np.maximum(np.take_along_axis(above[i], nearest[:, None], axis=1)[:, 0], out[q])
     return out
 
 

@@ -40,6 +40,7 @@ class _State:
     ranges: dict[str, tuple[float, float]]
     covariance: np.ndarray | None
     weights: np.ndarray  # of the alternatives
+    corners: dict[str, np.ndarray]  # the configurations that bound the runs from above (band.frontier)
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,9 @@ def _problem(model: Model, target: Mapping[str, float], candidates: pd.DataFrame
         growth_dof={q: iv.growth_dof.get(q, 1.0) for q in growth_q}, sigma=sigma, level=level, a_t=a_t, A_x=A_x,
         r_t=np.where(counted, r_t, 0.0), n_counted=int(counted.sum()), D=D,
         keep=np.exp(-D ** 2 / (2 * sigma ** 2)))  # expected weight each run leaves each alternative
-    return problem, _State(dict(iv.ranges), cov, np.ones(len(alts)))
+    corners = ({q: np.asarray(v, float) for q, v in iv.frontier.items()} if iv.frontier else
+               {q: np.array([high]) for q, (low, high) in iv.ranges.items() if low > 0})  # a full grid's corner
+    return problem, _State(dict(iv.ranges), cov, np.ones(len(alts)), corners)
 
 
 def _width(problem: _Problem, coef: np.ndarray, choice: np.ndarray, growth: dict[str, np.ndarray]) -> np.ndarray:
@@ -227,14 +230,32 @@ def _parts_after(problem: _Problem, state: _State, rows: np.ndarray) -> Parts:
     else:
         choice = np.zeros(n)
     growth = {}
+    above = _above_after(problem, state, rows)
     for q, per_doubling in problem.growth.items():
         low, high = state.ranges[q]
         if len(rows):
             x = problem.X[q].to_numpy(float)[rows]
             low, high = np.minimum(low, x), np.maximum(high, x)
         d = band.doublings_beyond({q: np.full(n, float(problem.target[q]))}, {q: (low, high)})[q]
-        growth[q] = per_doubling * d
+        growth[q] = per_doubling * (np.maximum(d, above[q]) if q in above else d)
     return coef, choice, growth
+
+
+def _above_after(problem: _Problem, state: _State, rows: np.ndarray) -> dict[str, np.ndarray]:
+    """How far the target lies above the runs (:func:`automodel.solve.band.doublings_beyond_frontier`) if
+    each of ``rows`` were measured next: from the nearest of the corners so far and the row itself."""
+    names = [q for q in state.corners if q in problem.growth]
+    if not names:
+        return {}
+    target = {q: np.array([float(problem.target[q])]) for q in names}
+    growth = [problem.growth[q] for q in names]
+    now = band.doublings_above(target, state.corners, names)[:, 0, :]  # (q, corners)
+    best = now[:, int(np.argmin(band.growth_cost(now, growth)))]
+    if not len(rows):
+        return {q: best[i:i + 1] for i, q in enumerate(names)}
+    run = band.doublings_above(target, {q: problem.X[q].to_numpy(float)[rows] for q in names}, names)[:, 0, :]
+    closer = band.growth_cost(run, growth) < band.growth_cost(best[:, None], growth)
+    return {q: np.where(closer, run[i], best[i]) for i, q in enumerate(names)}
 
 
 def _measured(problem: _Problem, state: _State, i: int) -> _State:
@@ -249,7 +270,8 @@ def _measured(problem: _Problem, state: _State, i: int) -> _State:
         Ca = problem.A_x[i] @ covariance
         covariance = covariance - np.outer(Ca, Ca) / ((problem.sigma * problem.y_x[i]) ** 2 + Ca @ problem.A_x[i])
     weights = state.weights * problem.keep[i] if problem.has_alternatives else state.weights
-    return _State(ranges, covariance, weights)
+    corners = {q: np.append(v, float(problem.X[q].iloc[i])) for q, v in state.corners.items()}
+    return _State(ranges, covariance, weights, corners)
 
 
 def _band_now(problem: _Problem, width: float) -> dict[str, float]:
