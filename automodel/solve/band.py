@@ -172,12 +172,10 @@ def frontier(points: np.ndarray, limit: int = MAX_FRONTIER) -> np.ndarray:
     rows = np.unique(np.asarray(points, float), axis=0)
     rows = rows[np.argsort(-np.log(rows).sum(axis=1), kind="stable")]  # a row is dominated only by one before it
     kept: list[np.ndarray] = []
-    for row in rows:
-        if len(kept) == limit:
-            break
-        if not any((other >= row).all() for other in kept):
-            kept.append(row)
-    return np.array(kept).reshape(len(kept), rows.shape[1])
+    while len(rows) and len(kept) < limit:  # the first left is dominated by none: keep it, drop what it dominates
+        kept.append(rows[0])
+        rows = rows[1:][~(rows[1:] <= rows[0]).all(axis=1)]
+    return np.array(kept).reshape(len(kept), np.shape(points)[1])
 
 
 def doublings_above(columns: Mapping[str, np.ndarray], corners: Mapping[str, np.ndarray],
