@@ -112,6 +112,8 @@ def test_a_corner_no_run_measured_is_beyond_the_data(tmp_path):
         iv = model.interval
         assert (iv.frontier == {}) if name == "grid" else (sorted(zip(iv.frontier["n"], iv.frontier["p"])) ==
                                                            [(1e3, 8.0), (8e3, 1.0)])
+        said = " ".join(iv.describe())
+        assert ("nearest above: (n=" in said) == (name == "cross")
         model.save(tmp_path / f"{name}.json")
         np.testing.assert_array_equal(load_model(tmp_path / f"{name}.json").predict_interval(corner, 0.9), (lo, hi))
         beyond = band.doublings_beyond_frontier({q: corner[q].to_numpy() for q in "np"}, iv.ranges,

@@ -167,6 +167,13 @@ class Interval:
                          if q in self.ranges else f"  {q}: {g:.3g} per doubling")
             if self.growth_source.get(q):
                 lines.append(f"     ({self.growth_source[q]})")
+        if self.frontier:
+            names = list(self.frontier)
+            corners = ", ".join("(" + ", ".join(f"{q}={v:g}" for q, v in zip(names, point)) + ")"
+                                for point in list(zip(*self.frontier.values()))[:3])
+            more = len(next(iter(self.frontier.values()))) - 3
+            lines.append(f"  beyond counted from the measured configurations nearest above: {corners}"
+                         + (f" and {more} more" if more > 0 else ""))
         return lines
 
     # -- files -------------------------------------------------------------------------------
