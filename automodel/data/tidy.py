@@ -253,18 +253,23 @@ def condition_problem(expr: str, text_columns: Collection[str] = ()) -> str | No
         tree = ast.parse(plain.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return f"not an expression ({getattr(exc, 'msg', None) or type(exc).__name__})"
-    judged: set[int] = set()  # the arithmetic inside a judged operation (ast.walk goes from the top down)
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))  # from the top down: a node's children come after it
+    named: set[int] = set()  # the nodes with a column name among them, found once from the bottom up
+    for node in reversed(nodes):
+        if isinstance(node, ast.Name) or any(id(child) in named for child in ast.iter_child_nodes(node)):
+            named.add(id(node))
+    inside: set[int] = set()  # the nodes under an operation on constants, judged with it
+    for node in nodes:
         if not isinstance(node, CONDITION_NODES):
             target = getattr(node, "func", node)
             name = getattr(target, "attr", None) or getattr(target, "id", None)
             return (f"a call or an attribute{f' ({name})' if name else ''} is not a condition"
                     if isinstance(node, (ast.Call, ast.Attribute)) else f"{type(node).__name__.lower()} is not allowed")
-        if isinstance(node, ast.BinOp) and id(node) not in judged:
-            if (why := _arithmetic_problem(node, text_columns)) is not None:
+        if isinstance(node, ast.BinOp) and id(node) not in inside:
+            if (why := _arithmetic_problem(node, id(node) in named, text_columns)) is not None:
                 return why
-            if not any(isinstance(n, ast.Name) for n in ast.walk(node)):
-                judged |= {id(n) for n in ast.walk(node)}
+        if id(node) in inside or (isinstance(node, ast.BinOp) and id(node) not in named):
+            inside.update(id(child) for child in ast.iter_child_nodes(node))
     return None
 
 
@@ -307,12 +312,13 @@ def _bounded_value(node: ast.AST) -> int | float:
     return value
 
 
-def _arithmetic_problem(node: ast.BinOp, text_columns: Collection[str]) -> str | None:
-    """Why the arithmetic ``node`` of a condition may not be computed, or None: on constants alone it is
-    Python's, allowed while its integers stay small (``2**20``; :func:`_bounded_value`, not ``9**9**9``:
-    a big integer computed for ever), on text or a list a repetition (``'a' * 10**10``: ten gigabytes).
-    On a numeric column it is numpy's, bounded by the column's length."""
-    if not any(isinstance(n, ast.Name) for n in ast.walk(node)):
+def _arithmetic_problem(node: ast.BinOp, named: bool, text_columns: Collection[str]) -> str | None:
+    """Why the arithmetic ``node`` of a condition may not be computed, or None: on constants alone (not
+    ``named``: no column among its operands) it is Python's, allowed while its integers stay small
+    (``2**20``; :func:`_bounded_value`, not ``9**9**9``: a big integer computed for ever), on text or a
+    list a repetition (``'a' * 10**10``: ten gigabytes). On a numeric column it is numpy's, bounded by the
+    column's length."""
+    if not named:
         try:
             _bounded_value(node)
         except (ArithmeticError, TypeError, ValueError, RecursionError) as exc:
@@ -336,12 +342,12 @@ def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
         row satisfies: one line naming the file and the expression.
     """
     src = frame.attrs.get("source", "<DataFrame>")
+    plain, names = backquoted(expr)
     text = {str(c) for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c].dtype)}
-    text |= {name for name, c in backquoted(expr)[1].items() if c in text}
+    text |= {name for name, c in names.items() if c in text}
     if (why := condition_problem(expr, text)) is not None:
         raise DataError(f"{src}: --where {shown(expr)}: {why}; expected a condition on the columns "
                         f"({_listing([str(c) for c in frame.columns])})")
-    plain, names = backquoted(expr)
     missing = [c for c in names.values() if c not in frame.columns]
     if missing:
         raise DataError(f"{src}: --where {shown(expr)}: no column {shown(missing[0])}; expected a condition on "

@@ -181,10 +181,9 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         narrow = until is not None and widened(band, forward)[3] <= until
         reached, was_narrow = narrow and was_narrow, narrow
         chosen = () if reached or plan is None else tuple(s.config for s in plan.suggestions)
-        # a band narrow by the fit's account (the last runs may say otherwise) that no run is expected to
-        # narrow further: test it with the runs nearest the target
-        if (narrow or (until is not None and band[3] <= until)) and not reached and not chosen \
-                and (left is None or left > 0):
+        # a band narrow by the fit's account (the last runs may widen it: `narrow` implies this) that no
+        # run is expected to narrow further: test it with the runs nearest the target
+        if until is not None and band[3] <= until and not reached and not chosen and (left is None or left > 0):
             chosen = check_runs(result, target, count=count, **where)
         step = Step(index, len(runs), spent, *widened(band, forward), result.best.formula, chosen,
                     result.best.unit, forward, band[3])
