@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import automodel
 from automodel import store as S
 from automodel.cli import main
 from automodel.errors import StoreError
@@ -178,3 +179,29 @@ def test_observe_takes_a_space_with_good_template_options(tmp_path, capsys):
     assert main(["observe", "--store", path, "--app", "lu", "--space", str(space), str(data)]) == 0
     assert "32 run(s) added (new application: staged search)" in capsys.readouterr().out
     assert len(S.runs(path, "lu")) == 32
+
+
+def test_fit_of_a_stored_application_chooses_as_fit_of_its_runs(tmp_path, capsys):
+    """``fit --store S --app NAME`` fits the runs the application fits, read with the roles it was observed
+    with (the unit of its time column's name too), and chooses what ``fit`` of the same runs chooses;
+    FILE beside it, no application, or a role of its own are one-line errors."""
+    path = str(tmp_path / "s.db")
+    runs = _grid().rename(columns={"time": "wall_ms", "p": "ranks"})
+    S.observe(path, "lu", runs, time="wall_ms", p="ranks")
+    frame, roles = S.admitted_runs(path, "lu")
+    assert list(frame.columns) == ["n", "ranks", "cpu", "bw", "wall_ms"] and len(frame) == 32
+    assert roles["time"] == "wall_ms" and roles["p"] == "ranks" and frame.attrs["source"] == "application 'lu'"
+    direct = automodel.fit(runs, time="wall_ms", p="ranks", progress=False)
+    assert direct.dataset.unit == "ms"
+    assert main(["fit", "--store", path, "--app", "lu", "--top", "1", "-o", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out
+    assert f"chosen model: T = {direct.best.formula}" in out and " ms (90% band" in out
+    assert automodel.load_model(tmp_path / "m.json").formula == direct.best.formula
+    for argv, message in [(["x.csv", "--store", path, "--app", "lu"], "FILE or --store S --app NAME, not both"),
+                          (["--store", path], "fit --store needs --app NAME"),
+                          (["--store", path, "--app", "lu", "--p", "ranks"], "leave out --p"),
+                          ([], "fit needs FILE, or --store S --app NAME"),
+                          (["--store", path, "--app", "nope"], "no application 'nope'")]:
+        assert main(["fit", *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

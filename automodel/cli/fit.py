@@ -1,11 +1,13 @@
-"""``automodel fit FILE``: search, print the leaderboard and the chosen formula, write the model."""
+"""``automodel fit FILE`` (or ``--store S --app NAME``): search, print the leaderboard and the chosen formula,
+write the model."""
 
 from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
-                                  add_role_options, print_json, read_input, role_kwargs, rows_count, warn, width)
+from automodel.cli.common import (INPUT_HELP, ROLE_OPTIONS, STORE_HELP, add_input_options, add_jobs_option,
+                                  add_metric_option, add_pooling_options, add_role_options, print_json, read_input,
+                                  role_kwargs, rows_count, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
@@ -13,9 +15,14 @@ from automodel.errors import DataError, install_hint
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fit", help="search for the model of timed runs (CSV, Extra-P files, CUBE profiles)",
-                       description="Run the staged search on the runs in FILE and print the ranked candidates. "
-                                   "A file of several kernels needs --kernel NAME (or automodel kernels).")
-    p.add_argument("data", metavar="FILE", help=INPUT_HELP)
+                       description="Run the staged search on the runs in FILE (or on the runs of an "
+                                   "application in a store) and print the ranked candidates. A file of several "
+                                   "kernels needs --kernel NAME (or automodel kernels).")
+    p.add_argument("data", metavar="FILE", nargs="?", default=None, help=INPUT_HELP)
+    p.add_argument("--store", default=None, metavar="PATH|URL",
+                   help="fit the runs an application of this store fits (with --app, in place of FILE): "
+                        "the choice of fit, where observe's leader is chosen by a simpler rule; " + STORE_HELP)
+    p.add_argument("--app", default=None, metavar="NAME", help="the application of --store")
     add_input_options(p)
     add_role_options(p)
     add_pooling_options(p)
@@ -89,6 +96,27 @@ def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
     return out
 
 
+def stored_runs(args: argparse.Namespace) -> tuple:
+    """``fit --store S --app NAME``: the application's fitted runs (cut to ``--where``) and the roles to
+    read them with (:func:`automodel.store.admitted_runs`); a one-line error for FILE, a role or a
+    parameter given beside them (the application has its own)."""
+    from automodel.data.tidy import select_rows
+    from automodel.store import admitted_runs
+
+    if args.data is not None:
+        raise DataError("fit takes FILE or --store S --app NAME, not both")
+    if args.app is None:
+        raise DataError("fit --store needs --app NAME (the application whose runs to fit)")
+    given = [f"--{role}" for role in ROLE_OPTIONS if getattr(args, role) is not None] + ["--param"] * bool(args.param)
+    if given:
+        raise DataError(f"fit --store reads the roles the application was observed with; leave out "
+                        f"{', '.join(given)}")
+    frame, roles = admitted_runs(args.store, args.app)
+    if args.where:
+        frame = select_rows(frame, args.where)
+    return frame, {**roles, "aggregate": args.aggregate, "ignore": list(args.ignore)}
+
+
 def run(args: argparse.Namespace) -> int:
     import automodel
     from automodel.templates.options import parse_assignments
@@ -98,17 +126,21 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = args.output == "-"
     if to_stdout and args.json:
         raise DataError("-o - and --json both write to standard output; choose one")
+    if args.store is None and args.data is None:
+        raise DataError("fit needs FILE, or --store S --app NAME")
     if args.output and not to_stdout:
-        check_output(args.output, inputs=(args.data,))
+        check_output(args.output, inputs=tuple(f for f in (args.data, args.store) if f is not None))
     progress = not args.quiet and interactive()  # never into a redirected file
-    with status(f"fit: reading {args.data}", progress) as say:
-        frame = read_input(args, sys.stderr if to_stdout or args.json else None)
-        say(f"fit: {len(frame)} rows of {args.data}: searching")
+    source = args.data if args.store is None else f"application {args.app!r} of {args.store}"
+    with status(f"fit: reading {source}", progress) as say:
+        frame, roles = stored_runs(args) if args.store else (
+            read_input(args, sys.stderr if to_stdout or args.json else None), role_kwargs(args))
+        say(f"fit: {len(frame)} rows of {source}: searching")
         result = automodel.fit(frame, space=args.space, metric=args.metric, selection=args.selection,
                                templates=args.templates, progress=progress,
                                template_options=parse_assignments(args.template_option),
                                drop_anomalies=args.drop_anomalies, jobs=args.jobs, scheduler=args.scheduler,
-                               **role_kwargs(args))
+                               **roles)
     if args.json:
         print_json(as_json(result, args.top))
     else:

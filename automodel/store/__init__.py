@@ -14,15 +14,16 @@ from automodel.store.db import Store, open_store
 from automodel.store.observe import ObserveReport, exclude, observe, readmit
 
 #: public name -> module that defines it, imported on first use
-_LAZY = {**dict.fromkeys(("history", "ranking", "runs", "leader_model", "verify"), "automodel.store.query"),
+_LAZY = {**dict.fromkeys(("history", "ranking", "runs", "admitted_runs", "leader_model", "verify"),
+                         "automodel.store.query"),
          **dict.fromkeys(("record", "import_samples", "samples", "forecast_load"), "automodel.store.machine_load")}
 
 __all__ = ["Store", "open_store", "observe", "readmit", "exclude", "ObserveReport", "ranking", "history",
-           "runs", "leader_model", "verify", "record", "import_samples", "samples", "forecast_load"]
+           "runs", "admitted_runs", "leader_model", "verify", "record", "import_samples", "samples", "forecast_load"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from automodel.store.machine_load import forecast_load, import_samples, record, samples
-    from automodel.store.query import history, leader_model, ranking, runs, verify
+    from automodel.store.query import admitted_runs, history, leader_model, ranking, runs, verify
 
 
 __getattr__, __dir__ = lazy_names(globals(), _LAZY)

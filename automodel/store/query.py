@@ -26,7 +26,7 @@ from automodel.store.pool import ADMITTED, App, window_rows
 from automodel.store.schema import stored_json
 from automodel.store.storage import Session, Storage, read_app, run_frame
 
-__all__ = ["ranking", "history", "runs", "leader_model", "verify"]
+__all__ = ["ranking", "history", "runs", "admitted_runs", "leader_model", "verify"]
 
 
 def ranking(store: str | Path | Store | Storage, app: str, top: int | None = 10, pruned: bool = False) -> pd.DataFrame:
@@ -69,6 +69,25 @@ def history(store: str | Path | Store | Storage, app: str) -> pd.DataFrame:
 def runs(store: str | Path | Store | Storage, app: str, status: tuple[str, ...] | None = None) -> pd.DataFrame:
     """The application's runs (id, parameters, time, observed_at, update_no, status, note)."""
     return read_app(store, app, lambda db, a: run_frame(db, a, status))
+
+
+def admitted_runs(store: str | Path | Store | Storage, app: str) -> tuple[pd.DataFrame, dict]:
+    """The runs of ``app`` the live pool fits (status admitted or re-admitted), with the column names of
+    the files they came from, and the roles :func:`automodel.fit` reads them with
+    (``automodel.fit(frame, **roles)``).
+
+    The leader that ``observe`` keeps is chosen among fewer candidates and by a simpler rule than
+    ``fit``'s (:meth:`automodel.online.live.LivePool.leader`); to predict with ``fit``'s choice, fit
+    these runs (``automodel fit --store S --app NAME``).
+    """
+    a, frame = read_app(store, app, lambda db, a: (a, run_frame(db, a, ADMITTED)))
+    names = {q: a.roles.get(q, q) for q in (*a.params, "time")}
+    roles: dict = {role: a.roles.get(role, role) for role in ("time", *ROLE_NAMES)}
+    roles["params"] = [names[q] for q in a.params if q not in ROLE_NAMES]
+    roles["explicit"] = [role for role in ("time", *ROLE_NAMES) if role in a.roles]
+    frame = frame[[*a.params, "time"]].rename(columns=names).reset_index(drop=True)
+    frame.attrs["source"] = f"application {a.name!r}"
+    return frame, roles
 
 
 def leader_model(store: str | Path | Store | Storage, app: str, position: int | None = None) -> Model:
