@@ -85,3 +85,34 @@ def test_a_confident_fit_wrong_on_the_runs_it_did_not_see_does_not_stop_the_camp
     assert 0.25 <= first.forward <= 0.4 * 1.05 and first.width >= first.forward
     assert first.upper >= first.predicted * (1 + first.forward) * 0.999 and first.model_width <= first.width
     assert out.stop == "steps"
+
+
+def test_a_fit_with_no_positive_time_at_the_target_tests_the_runs_nearest_it(monkeypatch):
+    """A step whose model predicts no positive time at the target has no band to narrow: the campaign
+    runs the configurations nearest the target (and goes on), not an error mid-campaign."""
+    import automodel.runner.adaptive as A
+    from automodel.suggestion import NoTimeAtTarget
+
+    plan = A._plan
+    calls = []
+
+    def first_has_no_time(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise NoTimeAtTarget("the model predicts no positive time at the target (-0.06)")
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(A, "_plan", first_has_no_time)
+    made = []
+
+    def measure(configs):
+        made.extend(map(tuple, configs[["n", "p"]].to_numpy()))
+        return truth(configs)
+
+    out = adaptive(truth(seed_design({"n": NS, "p": PS})), measure, {"n": 6.4e4, "p": 256}, budget=1.0, count=3,
+                   grid={"n": NS, "p": PS}, max_steps=2)
+    first = out.steps[0]
+    assert np.isnan(first.predicted) and first.width == np.inf and len(first.next) == 3
+    assert "target no positive time predicted (the runs nearest it test the model)" in first.line().replace("\n   ", "")
+    assert (6.4e4, 256.0) in made[:3]  # the target itself is the nearest configuration
+    assert len(out.steps) == 2 and np.isfinite(out.steps[1].predicted)

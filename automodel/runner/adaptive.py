@@ -30,7 +30,7 @@ import pandas as pd
 
 from automodel.errors import DataError
 from automodel.fitting import fit
-from automodel.suggestion import NothingToRun, check_target, suggest
+from automodel.suggestion import NothingToRun, NoTimeAtTarget, check_target, suggest
 from automodel.suggestion.facade import check_runs
 from automodel.suggestion.greedy import seconds
 
@@ -93,8 +93,9 @@ class Step:
         """``step 2: 16 runs, 0.0021 core-h; target 0.0121 s (+-35%)`` and, on lines of at most ``width``
         columns below it, ``  next: n=4e+05 p=16, ...``."""
         roles = roles or {}
-        head = (f"step {self.index}: {self.n_runs} runs, {self.core_hours:.3g} core-h; target "
-                f"{self.predicted:.4g} {self.unit} (+-{self.width:.0%})")
+        at = (f"{self.predicted:.4g} {self.unit} (+-{self.width:.0%})" if math.isfinite(self.predicted) else
+              "no positive time predicted (the runs nearest it test the model)")
+        head = f"step {self.index}: {self.n_runs} runs, {self.core_hours:.3g} core-h; target {at}"
         if math.isfinite(self.forward):
             head += f"; last runs {self.forward:.0%} off"
         head = "\n".join(textwrap.wrap(head, width, subsequent_indent="    ", break_on_hyphens=False))
@@ -172,18 +173,21 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         left = None if budget is None else budget - spent
         where = dict(allowed_p=allowed_p, max_p=max_p, grid=grid, budget=left, configurations=configurations,
                      exclude=failed)
-        plan = _plan(result, target, count, level, index == 0, **where)
-        if plan is None:  # the band without a plan: the fitted model's own
-            band = _band(result.best, target, level)
-        else:
-            band = (plan.predicted, plan.lower, plan.upper, plan.width)
+        try:
+            plan = _plan(result, target, count, level, index == 0, **where)
+            # the band without a plan: the fitted model's own
+            band = _band(result.best, target, level) if plan is None else (
+                plan.predicted, plan.lower, plan.upper, plan.width)
+        except NoTimeAtTarget:  # no band at the target yet: the runs nearest it test the model (below)
+            plan, band = None, (math.nan, math.nan, math.nan, math.inf)
         forward = math.nan if previous is None else forward_error(previous, new)
         narrow = until is not None and widened(band, forward)[3] <= until
         reached, was_narrow = narrow and was_narrow, narrow
         chosen = () if reached or plan is None else tuple(s.config for s in plan.suggestions)
         # a band narrow by the fit's account (the last runs may widen it: `narrow` implies this) that no
-        # run is expected to narrow further: test it with the runs nearest the target
-        if until is not None and band[3] <= until and not reached and not chosen and (left is None or left > 0):
+        # run is expected to narrow further, or no band at all: test the model with the runs nearest the target
+        if ((until is not None and band[3] <= until or not math.isfinite(band[0])) and not reached and not chosen
+                and (left is None or left > 0)):
             chosen = check_runs(result, target, count=count, **where)
         step = Step(index, len(runs), spent, *widened(band, forward), result.best.formula, chosen,
                     result.best.unit, forward, band[3])
@@ -288,5 +292,7 @@ def _band(model: Any, target: Mapping[str, float], level: float) -> tuple[float,
     """Prediction, band ends and relative half-width at the target, from the model itself."""
     frame = pd.DataFrame({q: [v] for q, v in check_target(model, target).items()})
     y = float(model.predict(frame)[0])
+    if not y > 0:
+        raise NoTimeAtTarget(f"the model predicts no positive time at the target ({y:g})")
     lo, hi = model.predict_interval(frame, level=level)
     return y, float(lo[0]), float(hi[0]), float(hi[0] / y - 1.0)

@@ -43,7 +43,7 @@ from __future__ import annotations
 from automodel.suggestion.candidates import LOAD_ROLES, candidate_grid, check_target
 from automodel.suggestion.facade import suggest
 from automodel.suggestion.greedy import MIN_NOISE, plan_runs
-from automodel.suggestion.results import NothingToRun, Plan, Suggestion
+from automodel.suggestion.results import NothingToRun, NoTimeAtTarget, Plan, Suggestion
 
-__all__ = ["Suggestion", "Plan", "NothingToRun", "suggest", "plan_runs", "candidate_grid", "check_target", "MIN_NOISE",
+__all__ = ["Suggestion", "Plan", "NothingToRun", "NoTimeAtTarget", "suggest", "plan_runs", "candidate_grid", "check_target", "MIN_NOISE",
            "LOAD_ROLES"]

@@ -14,14 +14,13 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from automodel.errors import DataError
 from automodel.model.interval import DEFAULT_GROWTH, Interval
 from automodel.model.core import Model
 from automodel.options import TIME_UNITS
 from automodel.solve import band
 from automodel.space.terms import term_values
 from automodel.suggestion.alternatives import inside_ranges, log_ratios, untested
-from automodel.suggestion.results import Suggestion
+from automodel.suggestion.results import NoTimeAtTarget, Suggestion
 
 __all__ = ["MIN_NOISE", "plan_runs", "seconds"]
 
@@ -141,7 +140,7 @@ def _problem(model: Model, target: Mapping[str, float], candidates: pd.DataFrame
 
     Raises
     ------
-    DataError
+    NoTimeAtTarget
         The model predicts no positive time at the target.
     """
     iv = model.interval
@@ -152,7 +151,7 @@ def _problem(model: Model, target: Mapping[str, float], candidates: pd.DataFrame
         y_t = float(np.asarray(model.core.predict(t_cols), float)[0])
         y_x = np.asarray(model.core.predict(X), float)
     if not (math.isfinite(y_t) and y_t > 0):
-        raise DataError(f"the model predicts no positive time at the target ({y_t:g})")
+        raise NoTimeAtTarget(f"the model predicts no positive time at the target ({y_t:g})")
     parts = iv.parts(t_cols, model.core, np.array([y_t]))
     growth_q = [q for q in params if q in iv.ranges]
     sigma = _noise(iv)

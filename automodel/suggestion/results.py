@@ -10,7 +10,7 @@ import pandas as pd
 from automodel.errors import DataError
 from automodel.terminal import WIDTH, wrap
 
-__all__ = ["NothingToRun", "Suggestion", "Plan"]
+__all__ = ["NothingToRun", "NoTimeAtTarget", "Suggestion", "Plan"]
 
 
 class NothingToRun(DataError):
@@ -20,6 +20,12 @@ class NothingToRun(DataError):
     def __init__(self, message: str, why: str) -> None:
         super().__init__(message)
         self.why = why
+
+
+class NoTimeAtTarget(DataError):
+    """The model predicts no positive time at the target, so no band there to narrow: a one-line
+    :class:`DataError` on the command line; a campaign runs the configurations nearest the target
+    instead (:func:`automodel.suggestion.facade.check_runs`)."""
 
 
 @dataclass(frozen=True)
