@@ -114,7 +114,8 @@ def stored_runs(args: argparse.Namespace) -> tuple:
     frame, roles = admitted_runs(args.store, args.app)
     if args.where:
         frame = select_rows(frame, args.where)
-    return frame, {**roles, "aggregate": args.aggregate, "ignore": list(args.ignore)}
+    unit = {"unit": args.unit} if getattr(args, "unit", None) is not None else {}  # the user's word over the name's
+    return frame, {**roles, "aggregate": args.aggregate, "ignore": list(args.ignore), **unit}
 
 
 def run(args: argparse.Namespace) -> int:
