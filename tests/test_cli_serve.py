@@ -151,6 +151,50 @@ def test_bounds_and_unreadable_bodies(served):
     assert status == 400 and answer["error"] == "the body is not JSON (NaN is not a JSON number)"
 
 
+def _exchange(url: str, data: bytes) -> tuple[int, dict]:
+    """Send ``data`` as it is on a new connection to ``url``, close the sending side, and read the
+    status and JSON body of the answer (within 5 s)."""
+    import socket
+
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+BODY = b'{"model": "m", "rows": [{"n": 2000, "p": 16}]}'
+
+
+@pytest.mark.parametrize("request_, status, text", [
+    # str.isdigit() takes '²' and int() refuses it; int() refuses 5000 digits: both were a traceback
+    # in the request's thread and the connection closed unanswered
+    ("POST /predict HTTP/1.1\r\nContent-Length: \u00b2\r\n\r\n".encode("latin-1") + BODY, 411,
+     "a POST needs a Content-Length, a whole number of bytes"),
+    (b"POST /predict HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n" + BODY, 413,
+     "the body has a 5000-digit number of bytes, more than 4096"),
+    # more declared than sent, the client's side closed: the part was read as the whole body (200)
+    (b"POST /predict HTTP/1.1\r\nContent-Length: 500\r\n\r\n" + BODY, 400,
+     f"the body ended after {len(BODY)} of the 500 bytes of its Content-Length"),
+    (b"POST /predict HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 46\r\n\r\n" + BODY, 400,
+     "two Content-Lengths that differ"),
+    (b"POST /predict HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 46\r\n\r\n" + BODY, 411,
+     "not a Transfer-Encoding"),
+    # http.server's own refusals were HTML pages, an unknown method a 501
+    (b"DELETE /predict HTTP/1.1\r\n\r\n", 405, "no endpoint takes 'DELETE'; they take GET or POST"),
+    (b"GET /health?" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", 414, "Request-URI Too Long"),
+], ids=["superscript-length", "5000-digit-length", "cut-body", "two-lengths", "chunked", "unknown-method",
+        "long-line"])
+def test_what_http_server_refuses_is_a_one_line_json_error(served, request_, status, text):
+    url, _, _ = served
+    got, answer = _exchange(url, request_)
+    assert got == status and set(answer) == {"error"} and text in answer["error"] and "\n" not in answer["error"]
+
+
 def test_a_request_sent_a_byte_at_a_time_is_dropped_and_holds_no_slot(model_json, tmp_path):
     """Each byte within the socket's timeout kept a request's read (and a slot of the 64 in progress) for
     ever: 64 such bodies made every other request a 503. The whole request now has ``timeout`` seconds."""

@@ -23,6 +23,7 @@ import io
 import ipaddress
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -398,16 +399,18 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                     return 401, {"error": "missing or wrong token (Authorization: Bearer TOKEN)"}
             if method != "POST":
                 return None, None
-            length = self.headers.get("Content-Length")
-            if length is None or not length.isdigit():
-                return 411, {"error": "a POST needs a Content-Length"}
-            if int(length) > max_bytes:
-                return 413, {"error": f"the body has {length} bytes, more than {max_bytes}"}
+            length = _body_length(self.headers, max_bytes)
+            if isinstance(length, tuple):
+                self.close_connection = True  # the body's end is unknown: what follows is no next request
+                return length
             try:
-                data = self.rfile.read(int(length))
+                data = self.rfile.read(length)
             except TimeoutError:
                 self.close_connection = True
                 return 408, {"error": f"the request did not arrive whole within {timeout:g} s"}
+            if len(data) < length:  # the client closed its side early: a cut body is no body
+                self.close_connection = True
+                return 400, {"error": f"the body ended after {len(data)} of the {length} bytes of its Content-Length"}
             try:
                 return None, json.loads(data or b"null", parse_constant=_not_json)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
@@ -425,13 +428,28 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                 self.log_error("%s on %s: %r", type(exc).__name__, self.path, exc)
                 return 500, {"error": f"internal error ({type(exc).__name__})"}
 
-        def _send(self, status: int, value: Any) -> None:
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """http.server's own refusals (a method without a ``do_`` here, a request line or a header
+            too long, a request line that is no HTTP, an HTTP version it does not speak) as the one-line
+            JSON error of every other answer, not an HTML page; a method it does not know is 405, as
+            one an endpoint does not take (it was 501, a server error for a client's mistake)."""
+            from automodel.names import printable
+
+            if code == 501:
+                code, message = 405, f"no endpoint takes {self.command[:20]!r}; they take GET or POST"
+            self.log_error("code %d, message %s", code, message)
+            self.close_connection = True
+            text = message or self.responses.get(code, ("bad request",))[0]
+            self._send(code, {"error": printable(text)}, body=self.command != "HEAD")
+
+        def _send(self, status: int, value: Any, body: bool = True) -> None:
             data = json.dumps(value, allow_nan=False).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if body:
+                self.wfile.write(data)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (http.server's name)
             if os.environ.get("AUTOMODEL_SERVE_LOG"):
@@ -442,6 +460,30 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
 
     Handler.timeout = timeout  # the socket's: a silent client is dropped
     return Handler
+
+
+#: a Content-Length: ASCII digits only (``str.isdigit`` takes '²' and '٣', which ``int`` refuses or reads)
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _body_length(headers: Any, max_bytes: int) -> int | tuple[int, dict]:
+    """The length of a POST's body its headers declare, or the (status, error) that refuses them: no
+    Content-Length, or one that is not a whole number of bytes, or two that differ (411, 400); a
+    Transfer-Encoding (411: the body is read by its length, and a chunked one would be read as
+    garbage); more than ``max_bytes`` (413, also with thousands of digits, which ``int`` refuses)."""
+    if headers.get("Transfer-Encoding") is not None:
+        return 411, {"error": "a POST body is read by its Content-Length; send one, not a Transfer-Encoding"}
+    given = {v.strip() for v in headers.get_all("Content-Length") or ()}
+    if len(given) > 1:
+        return 400, {"error": "the request has two Content-Lengths that differ"}
+    value = given.pop() if given else ""
+    if not _DIGITS.fullmatch(value):
+        return 411, {"error": "a POST needs a Content-Length, a whole number of bytes"}
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(max_bytes)) or int(digits) > max_bytes:
+        shown = digits if len(digits) <= 24 else f"a {len(digits)}-digit number of"
+        return 413, {"error": f"the body has {shown} bytes, more than {max_bytes}"}
+    return int(digits)
 
 
 class _DeadlineReader(io.RawIOBase):
