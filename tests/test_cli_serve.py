@@ -130,6 +130,12 @@ def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     # a key of 'roles' was a keyword of observe(): a TypeError and a 500
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "roles": {"store": "x"}}, 400,
      "'roles': unknown role 'store'; expected time, n, p, cpu or bw"),
+    # bool("false") is True: the string stored every duplicate; [] was read as the default aggregate
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "allow_duplicates": "false"}, 400,
+     "'allow_duplicates' must be true or false, got \"false\""),
+    ("/predict", {"model": "m", "rows": [{"n": 1, "p": 1}], "parts": "no"}, 400, "'parts' must be true or false"),
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "aggregate": []}, 400,
+     "aggregate must be one of"),
     ("/ranking?app=nope", None, 400, "nope"),
     ("/nope", None, 404, "no endpoint"),
     ("/health", {}, 405, "takes GET"),

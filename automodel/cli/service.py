@@ -134,7 +134,7 @@ class Service:
 
         model = self._model(body)
         args = argparse.Namespace(data="rows", load_from=self.store, error="mse", window=None, level=level,
-                                  band=band, parts=bool(body.get("parts", False)))
+                                  band=band, parts=_flag(body, "parts"))
         out = table_rows(rows)  # no pandas: the rows as arrays, the model evaluated with numpy
         for column, values in predict_rows(args, model, out).items():
             out[column] = values
@@ -181,7 +181,7 @@ class Service:
         unknown = [k for k in roles if k not in ("time", *ROLE_NAMES)]
         if unknown:  # passed on as keywords: a TypeError and a 500
             raise DataError(f"'roles': unknown role {unknown[0][:40]!r}; expected time, n, p, cpu or bw")
-        store, aggregate, duplicates = self._store(), body.get("aggregate"), bool(body.get("allow_duplicates", False))
+        store, aggregate, duplicates = self._store(), body.get("aggregate"), _flag(body, "allow_duplicates")
 
         def work(rows: list[dict]) -> dict:
             report = observe(store, app, pd.DataFrame(rows), aggregate=aggregate, allow_duplicates=duplicates,
@@ -304,6 +304,14 @@ def _number(body: dict, key: str) -> float | None:
 
 def _numbers(values: dict) -> dict:
     return {str(k): _number(values, k) for k in values}
+
+
+def _flag(body: dict, key: str) -> bool:
+    """A JSON true or false (absent: false): the string "false" is no false (``bool`` of it is True)."""
+    value = body.get(key, False)
+    if not isinstance(value, bool):
+        raise DataError(f"'{key}' must be true or false, got {json.dumps(value)[:40]}")
+    return value
 
 
 def _level(body: dict) -> float:

@@ -134,7 +134,9 @@ def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | No
         frame = fill_run_loads(database, frame, roles, source)
     if aggregate is None and app is not None:
         return data_mod.load_runs(frame, source=source, **roles)
-    return data_mod.load(frame, source=source, aggregate=aggregate or DEFAULT_AGGREGATE, **roles)
+    # None is the default; any other value is the loader's to check ('' or [] were read as the default)
+    return data_mod.load(frame, source=source, aggregate=DEFAULT_AGGREGATE if aggregate is None else aggregate,
+                         **roles)
 
 
 def _record(db: Session, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
