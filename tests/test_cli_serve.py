@@ -97,6 +97,25 @@ def test_observe_predict_and_ranking_against_the_store(served):
     assert answer["rows"][0]["predicted"] == pytest.approx(leader.predict({"n": [4e5], "p": [64.0]})[0], rel=1e-12)
 
 
+def test_a_prediction_of_many_rows_of_an_app_reads_its_leader_once(served, monkeypatch):
+    """The leader was read from the store and refitted once a row (0.1 s each): a request of a thousand
+    rows held its thread for minutes, and a SIGTERM waited for it."""
+    url, folder, _ = served
+    reads = []
+    leader_model = S.leader_model
+    monkeypatch.setattr(S, "leader_model", lambda *a, **k: reads.append(a) or leader_model(*a, **k))
+    rows = [{"n": 2000.0 * (i + 1), "p": float(2 ** (i % 7))} for i in range(40)]
+    status, answer = _call(url, "/predict", {"app": "cg", "rows": rows, "level": 0.8})
+    assert status == 200 and len(reads) == 1
+    leader = leader_model(str(folder / "store.db"), "cg")
+    lower, upper = leader.predict_interval(pd.DataFrame(rows), level=0.8)
+    np.testing.assert_allclose([r["predicted"] for r in answer["rows"]], leader.predict(pd.DataFrame(rows)), rtol=1e-12)
+    np.testing.assert_allclose([r["lower"] for r in answer["rows"]], lower, rtol=1e-12)
+    np.testing.assert_allclose([r["upper"] for r in answer["rows"]], upper, rtol=1e-12)
+    status, answer = _call(url, "/predict", {"app": "cg", "rows": [{"n": 1.0, "p": 1.0}, {"n": 1.0}]})
+    assert status == 400 and answer["error"] == "rows[1]: the model of 'cg' depends on p: give --p"
+
+
 def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     url, folder, _ = served
     before = len(S.runs(str(folder / "store.db"), "cg"))

@@ -2,7 +2,7 @@
 
 A long-lived process pays the imports once; each request then costs milliseconds (issue 35). Every
 answer comes from the code paths of the commands: ``predict`` (:func:`automodel.cli.predict.predict_rows`
-for model files, :func:`automodel.cli.predict.store_prediction` for a store's leader), ``best-p``
+for model files, :func:`automodel.cli.predict.store_predictions` for a store's leader), ``best-p``
 (:func:`automodel.cli.model.best_p_of`), ``observe`` and ``ranking`` (:mod:`automodel.store`).
 
 The server is the standard library's :class:`http.server.ThreadingHTTPServer`: no dependency to add,
@@ -114,7 +114,7 @@ class Service:
         return self.store
 
     def predict(self, body: dict) -> dict:
-        from automodel.cli.predict import predict_rows, store_prediction
+        from automodel.cli.predict import predict_rows, store_predictions
         from automodel.cli.common import jsonable
 
         rows = body.get("rows")
@@ -125,11 +125,13 @@ class Service:
             raise DataError(f"'band' must be 'run' or 'mean', got {str(band)[:40]!r}")
         if "app" in body and "model" not in body:
             self._store()
-            found = [store_prediction(self.store, str(body["app"]), _rank(body), _numbers(r), level, band)
-                     for r in rows]
-            return jsonable({"formula": found[0]["formula"], "rows": [
-                {**f["values"], "predicted": f["predicted"], "lower": f["lower"], "upper": f["upper"]}
-                for f in found], "notes": found[0]["forecasts"]})
+            found = store_predictions(self.store, str(body["app"]), _rank(body), [_numbers(r) for r in rows],
+                                      level, band)
+            bands = found["lower"] or [None] * len(rows), found["upper"] or [None] * len(rows)
+            return jsonable({"formula": found["formula"], "rows": [
+                {**values, "predicted": predicted, "lower": lower, "upper": upper}
+                for values, predicted, lower, upper in zip(found["values"], found["predicted"], *bands)],
+                "notes": found["forecasts"]})
         from automodel.data.rows import table_rows
 
         model = self._model(body)
