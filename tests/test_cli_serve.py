@@ -130,6 +130,24 @@ def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     assert len(stored) == before + 7 and -1.0 not in stored["time"].tolist()
 
 
+def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
+    """Requests that arrive together are stored as one observe: a run that several of them held was
+    stored once a request (its repetitions in one batch), and each answered with the ids of all."""
+    url, folder, _ = served
+    before = len(S.runs(str(folder / "store.db"), "cg"))
+    same = {"n": 123456.0, "p": 8.0, "time": 0.0055}
+    own = [{"n": 70001.0 + i, "p": 2.0, "time": 0.004} for i in range(8)]
+    bodies = [{"app": "cg", "runs": [same, own[i]]} for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda b: _call(url, "/observe", b), bodies))
+    stored = S.runs(str(folder / "store.db"), "cg").set_index("id")
+    assert [status for status, _ in answers] == [200] * 8 and len(stored) == before + 9
+    ids = [a["run_ids"] for _, a in answers]
+    assert sorted(len(i) for i in ids) == [1] * 7 + [2] and len({i for part in ids for i in part}) == 9
+    for body, part in zip(bodies, ids):  # each answered with the ids of its own runs
+        assert {float(stored.loc[i, "n"]) for i in part} <= {r["n"] for r in body["runs"]}
+
+
 @pytest.mark.parametrize("path, body, status, text", [
     ("/predict", {"model": "m", "rows": [{"n": 1000}]}, 400, "column 'p': missing"),
     ("/predict", {"model": "nope", "rows": [{"n": 1, "p": 1}]}, 400, "no model 'nope'"),

@@ -156,6 +156,25 @@ def test_run_ids_follow_the_rows_of_a_batch(store_url):
     assert rep.run_ids == sorted(rep.run_ids)
 
 
+def test_parts_count_repetitions_within_each_and_get_their_own_ids(tmp_path):
+    """The service stores the requests that arrive together as one observe: the rows were one batch, so
+    a run two requests both sent was its repetition and stored twice, and when one was skipped every
+    request was answered with the ids of all. With ``parts``, as if they had come one after the other."""
+    path = tmp_path / "s.db"
+    S.observe(path, "app", _grid())
+    stored, fresh = _grid().iloc[[3]], _runs(5, 3)
+    rows = pd.concat([fresh.iloc[[0]], fresh.iloc[[0, 1]], stored, fresh.iloc[[1, 1, 2]]], ignore_index=True)
+    rep = S.observe(path, "app", rows, parts=[1, 2, 1, 3])
+    ids = rep.part_run_ids
+    assert [len(i) for i in ids] == [1, 1, 0, 2] and rep.run_ids == [i for part in ids for i in part]
+    assert rep.n_skipped == 3 and S.verify(path, "app")["runs"] == 32 + 4
+    times = S.runs(path, "app").set_index("id")["time"]
+    assert times[ids[0][0]] == fresh.time.iloc[0] and times[ids[1][0]] == fresh.time.iloc[1]
+    assert list(times[ids[3]]) == [fresh.time.iloc[1], fresh.time.iloc[2]]  # the second 1 repeats part 3's own
+    with pytest.raises(DataError, match="rows in parts"):
+        S.observe(path, "app", rows, parts=[1, 2])
+
+
 def test_a_recreated_store_does_not_reuse_the_pool_layout_it_replaced(tmp_path):
     """The process keeps each application's terms and candidates by store, id and creation time."""
     path = tmp_path / "s.db"

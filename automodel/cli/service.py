@@ -185,15 +185,20 @@ class Service:
             raise DataError(f"'roles': unknown role {unknown[0][:40]!r}; expected time, n, p, cpu or bw")
         store, aggregate, duplicates = self._store(), body.get("aggregate"), _flag(body, "allow_duplicates")
 
-        def work(rows: list[dict]) -> dict:
+        def work(parts: list[list[dict]]) -> list[dict]:
+            """One observe of the runs of ``parts`` (requests), each answered with its own run ids."""
+            rows = [row for part in parts for row in part]
             report = observe(store, app, pd.DataFrame(rows), aggregate=aggregate, allow_duplicates=duplicates,
-                             **roles)
-            return jsonable({**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()})
+                             parts=None if aggregate is not None else [len(part) for part in parts], **roles)
+            answer = {**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()}
+            answer.pop("part_run_ids")
+            if aggregate is not None:
+                return [jsonable(answer)]
+            return [jsonable({**answer, "run_ids": ids}) for ids in report.part_run_ids]
 
         if aggregate is not None:  # repetitions combined: the runs of one request are not its rows
-            return work(runs)
-        answer, share = self.batches.run(json.dumps([app, roles, duplicates], sort_keys=True), runs, work)
-        return {**answer, "run_ids": answer["run_ids"][share]}
+            return work([runs])[0]
+        return self.batches.run(json.dumps([app, roles, duplicates], sort_keys=True), runs, work)
 
     def ranking(self, query: dict) -> dict:
         from automodel.cli.common import jsonable
@@ -218,18 +223,20 @@ class _Pending:
 
 class _Batches:
     """Group commit: the requests that queue for one key while a request of it is being stored are
-    stored by the next one together (one observe of all their rows), each answered with that observe's
-    answer and the slice of its ``run_ids`` that are its own. A batch that fails is stored request by
-    request, so bad input fails its own request only."""
+    stored by the next one together (one observe of all their rows, each request a part of it), each
+    answered with that observe's answer and the ``run_ids`` of its own part: a run two requests both hold
+    is stored once, as if they had come one after the other (the rows were one batch, and a run sent
+    twice its repetition: stored twice, and every request answered with the ids of all). A batch that
+    fails is stored request by request, so bad input fails its own request only."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.queues: dict[str, list[_Pending]] = {}
         self.busy: set[str] = set()
 
-    def run(self, key: str, rows: list[dict], work: Callable[[list[dict]], dict]) -> tuple[dict, slice]:
-        """``work(rows)`` of ``rows`` and the rows that queued with them: its answer (a dict with the
-        ``run_ids`` of all of them) and the slice of those ids that are this request's."""
+    def run(self, key: str, rows: list[dict], work: Callable[[list[list[dict]]], list[dict]]) -> dict:
+        """``work(parts)`` of ``rows`` and the rows of the requests that queued with them, one part a
+        request: this request's answer (the one of its part)."""
         entry = _Pending(rows)
         with self.lock:
             self.queues.setdefault(key, []).append(entry)
@@ -256,22 +263,17 @@ class _Batches:
         return entry.result
 
     @staticmethod
-    def _store(batch: list[_Pending], work: Callable[[list[dict]], dict]) -> None:
+    def _store(batch: list[_Pending], work: Callable[[list[list[dict]]], list[dict]]) -> None:
         try:
-            answer = work([row for e in batch for row in e.rows])
-            sizes = [len(e.rows) for e in batch]
-            whole = len(answer["run_ids"]) == sum(sizes)  # ids follow the rows when none was skipped
-            start = 0
-            for e, size in zip(batch, sizes):
-                e.result = (answer, slice(start, start + size) if whole else slice(None))
-                start += size
+            for e, answer in zip(batch, work([e.rows for e in batch])):
+                e.result = answer
         except Exception as exc:  # noqa: BLE001  (handed to the requests; each is answered)
             if len(batch) == 1:
                 batch[0].error = exc
             else:
                 for e in batch:
                     try:
-                        e.result = (work(e.rows), slice(None))
+                        e.result = work([e.rows])[0]
                     except Exception as own:  # noqa: BLE001
                         e.error = own
         finally:

@@ -11,9 +11,9 @@ once it is locked); a new application's staged search runs before its write tran
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,6 +54,8 @@ class ObserveReport:
     leader_id_before: int | None = None
     leader_id_after: int | None = None
     n_skipped: int = 0  # runs the store had already
+    #: with ``parts`` (:func:`observe`): the ids of the runs of each part that were stored
+    part_run_ids: list[list[int]] = field(default_factory=list)
 
     @property
     def leader_changed(self) -> bool:
@@ -191,7 +193,8 @@ class _Search(NamedTuple):
 
 def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd.DataFrame, *,
             space: str | Path | SearchSpace = "default", options: OnlineOptions | None = None,
-            aggregate: str | None = None, allow_duplicates: bool = False, **roles) -> ObserveReport:
+            aggregate: str | None = None, allow_duplicates: bool = False, parts: Sequence[int] | None = None,
+            **roles) -> ObserveReport:
     """Add runs of ``app``, refit every live candidate, re-rank, prune, set aside anomalous runs.
 
     The first observe of an application runs the staged search (:func:`search_pool`) and makes its
@@ -215,6 +218,12 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     allow_duplicates : bool
         Store every run, even one the store already has (a repeated measurement); by default a run
         whose content (:func:`automodel.store.schema.run_identities`) is stored is skipped.
+    parts : sequence of int, optional
+        The sizes of the submissions ``data`` holds one after the other (the service stores the requests
+        that arrive together as one observe): the repetitions of a run are counted within its part, so
+        a run two parts both hold is stored once, as if they were observed one after the other, and
+        the report's ``part_run_ids`` are the ids of each part's runs. Not with ``aggregate``; every
+        row must be a run (none set aside as failed by a ``status`` column).
     **roles
         The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
@@ -223,7 +232,11 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     space = checked_space(space)
     st = open_storage(store, create=True)
     frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
-    done = st.session(lambda db: _observe_known(db, app, frame, roles, aggregate, allow_duplicates))
+    if parts is not None and (aggregate is not None or sum(parts) != len(frame)):
+        raise DataError(f"parts: {sum(parts)} rows in parts of {len(frame)}, or runs to aggregate; expected "
+                        "one part a submission of the runs as they are")
+    parts = None if parts is None else tuple(int(k) for k in parts)
+    done = st.session(lambda db: _observe_known(db, app, frame, roles, aggregate, allow_duplicates, parts))
     if done is not None:
         return done
     # a new application (its search runs before the write transaction, so that it holds no lock), or runs
@@ -231,7 +244,7 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     existing = st.session(lambda db: db.find_app(app), write=False)
     ds = _read(frame, existing, roles, aggregate, st)
     search = None if existing is not None else _search(ds, space, options)
-    return st.session(lambda db: _write(db, st, app, ds, _runs(ds, aggregate), search, allow_duplicates))
+    return st.session(lambda db: _write(db, st, app, ds, _runs(ds, aggregate), search, allow_duplicates, parts))
 
 
 def _runs(ds: data_mod.Dataset | data_mod.Runs, aggregate: str | None) -> pd.DataFrame:
@@ -240,7 +253,7 @@ def _runs(ds: data_mod.Dataset | data_mod.Runs, aggregate: str | None) -> pd.Dat
 
 
 def _observe_known(db: Session, name: str, frame: pd.DataFrame, roles: dict, aggregate: str | None,
-                   allow_duplicates: bool) -> ObserveReport | None:
+                   allow_duplicates: bool, parts: tuple[int, ...] | None = None) -> ObserveReport | None:
     """The observe of an application the store has, in one write transaction: lock it, read the runs
     with its columns, add them; None (nothing done) for a new application or for runs that take their
     loads from the load samples (:func:`observe` then reads them before the write transaction)."""
@@ -248,7 +261,7 @@ def _observe_known(db: Session, name: str, frame: pd.DataFrame, roles: dict, agg
     if app is None or _needs_loads(frame, _roles(app, roles)):
         return None
     ds = _read(frame, app, roles, aggregate, None)
-    return _add(db, app, ds, _runs(ds, aggregate), None, allow_duplicates)
+    return _add(db, app, ds, _runs(ds, aggregate), None, allow_duplicates, parts)
 
 
 def _search(ds: data_mod.Dataset, sp: SearchSpace, options: OnlineOptions | None) -> _Search:
@@ -257,7 +270,7 @@ def _search(ds: data_mod.Dataset, sp: SearchSpace, options: OnlineOptions | None
 
 
 def _write(db: Session, st: Storage, name: str, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
-           search: _Search | None, allow_duplicates: bool) -> ObserveReport:
+           search: _Search | None, allow_duplicates: bool, parts: tuple[int, ...] | None = None) -> ObserveReport:
     """The write transaction of :func:`observe`: lock (or create) the application, skip the runs it
     has, add the others as one update."""
     app, created = db.find_app(name, lock=True), False
@@ -268,23 +281,44 @@ def _write(db: Session, st: Storage, name: str, ds: data_mod.Dataset | data_mod.
         app = app or db.find_app(name, lock=True)  # another observer created it first
     if app is None:
         raise StoreError(f"{st.target}: application {name!r} disappeared during the observe")
-    return _add(db, app, ds, runs, search if created else None, allow_duplicates)
+    return _add(db, app, ds, runs, search if created else None, allow_duplicates, parts)
 
 
 def _add(db: Session, app: App, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
-         search: _Search | None, allow_duplicates: bool) -> ObserveReport:
+         search: _Search | None, allow_duplicates: bool, parts: tuple[int, ...] | None = None) -> ObserveReport:
     """Skip the runs the (locked) application has, add the others as one update; ``search``: the
-    application was just created with the candidates of this search."""
+    application was just created with the candidates of this search; ``parts``: the sizes of the
+    submissions ``runs`` holds (:func:`observe`)."""
     check_params(app, ds.params, ds.source)
     names = (*app.params, "time")
     columns = {q: runs[q].to_numpy(float) for q in names}
     cells = {q: columns[q].tolist() for q in names}
-    identities = [None] * len(runs) if allow_duplicates else schema.run_identities(
-        {q: cells[q][i] for q in names} for i in range(len(runs)))
+    sizes = parts or (len(runs),)
+    if sum(sizes) != len(runs):  # rows set aside as failed (a status column): no longer the parts' rows
+        raise DataError(f"{ds.source}: {len(runs)} runs of the {sum(sizes)} rows of its parts; expected every "
+                        "row of a part to be a run")
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    identities = [None] * len(runs) if allow_duplicates else [
+        identity for a, b in zip(starts[:-1], starts[1:])
+        for identity in schema.run_identities({q: cells[q][i] for q in names} for i in range(a, b))]
     known = db.stored_identities(app, [i for i in identities if i is not None])
     new = np.array([i is None or i not in known for i in identities], bool)
+    claimed: set[str] = set()
+    for k, identity in enumerate(identities):  # a run of an earlier part: stored once
+        if identity is not None and new[k]:
+            new[k] = identity not in claimed
+            claimed.add(identity)
     if not new.any():
-        return _unchanged(db, app, len(runs))
+        return replace(_unchanged(db, app, len(runs)), part_run_ids=[[] for _ in sizes])
+    report = _add_new(db, app, columns, identities, new, search)
+    ids = iter(report.run_ids)
+    report.part_run_ids = [[next(ids) for _ in range(int(new[a:b].sum()))] for a, b in zip(starts[:-1], starts[1:])]
+    return report
+
+
+def _add_new(db: Session, app: App, columns: dict[str, np.ndarray], identities: list[str | None], new: np.ndarray,
+             search: _Search | None) -> ObserveReport:
+    """Add the runs of ``columns`` marked ``new`` (the others skipped) as one update of ``app``."""
     if not new.all():
         columns, identities = {q: c[new] for q, c in columns.items()}, [i for i, keep in zip(identities, new) if keep]
     if search is not None:
@@ -293,7 +327,7 @@ def _add(db: Session, app: App, ds: data_mod.Dataset | data_mod.Runs, runs: pd.D
         return _apply(db, app, pool, recent, columns, identities, cand_ids, 1, "search", search.notes, True, 0)
     pool, cand_ids, recent = db.load_pool(app, ANOMALY_WINDOW)
     return _apply(db, app, pool, recent, columns, identities, cand_ids, app.n_updates + 1, "observe", [], False,
-                  len(known))
+                  int((~new).sum()))
 
 
 def _new_pool(search: _Search) -> LivePool:
