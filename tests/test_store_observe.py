@@ -173,6 +173,8 @@ def test_parts_count_repetitions_within_each_and_get_their_own_ids(tmp_path):
     assert list(times[ids[3]]) == [fresh.time.iloc[1], fresh.time.iloc[2]]  # the second 1 repeats part 3's own
     with pytest.raises(DataError, match="rows in parts"):
         S.observe(path, "app", rows, parts=[1, 2])
+    failed = _runs(6, 2).assign(status=[0, 1])  # one part is the data: its failed run set aside as ever
+    assert len(S.observe(path, "app", failed, parts=[2]).part_run_ids[0]) == 1
 
 
 def test_a_recreated_store_does_not_reuse_the_pool_layout_it_replaced(tmp_path):

@@ -232,10 +232,10 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     space = checked_space(space)
     st = open_storage(store, create=True)
     frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
+    parts = None if parts is None or len(parts) < 2 else tuple(int(k) for k in parts)  # one part: the data
     if parts is not None and (aggregate is not None or sum(parts) != len(frame)):
         raise DataError(f"parts: {sum(parts)} rows in parts of {len(frame)}, or runs to aggregate; expected "
                         "one part a submission of the runs as they are")
-    parts = None if parts is None else tuple(int(k) for k in parts)
     done = st.session(lambda db: _observe_known(db, app, frame, roles, aggregate, allow_duplicates, parts))
     if done is not None:
         return done
