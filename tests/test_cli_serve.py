@@ -295,14 +295,17 @@ def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
     ("--token-file", "/dev/zero", "/dev/zero: is a character device, expected a bearer token"),  # read forever
     ("--token-file", "{fifo}", "is a FIFO (named pipe), expected a bearer token"),  # waited for a writer
     ("--token-file", "{latin1}", "not UTF-8 text (byte 0xe9 at offset 1), expected a bearer token"),
+    # a header is read as Latin-1: a UTF-8 'é' in the token never matched, every request a 401
+    ("--token-file", "{utf8}", "the token holds '\\xe9', expected visible ASCII characters"),
 ])
 def test_what_serve_cannot_listen_with_is_one_line_before_it_binds(tmp_path, capsys, flag, value, message):
     from automodel.cli import main
 
-    fifo, latin1 = tmp_path / "fifo", tmp_path / "token"
+    fifo, latin1, utf8 = tmp_path / "fifo", tmp_path / "token", tmp_path / "utf8"
     os.mkfifo(fifo)
     latin1.write_bytes(b"s\xe9cret")
-    assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1)]) == 2
+    utf8.write_text("s\u00e9cret", encoding="utf-8")
+    assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1, utf8=utf8)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 

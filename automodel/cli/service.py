@@ -581,12 +581,13 @@ def read_token(path: str | None) -> str | None:
     ------
     DataError
         A file that is missing, not a regular file (a FIFO or ``/dev/zero``, whose read would never end),
-        not UTF-8, longer than :data:`MAX_TOKEN_BYTES` or empty; one line naming it.
+        not UTF-8, longer than :data:`MAX_TOKEN_BYTES` or empty, or a token (of the file or the
+        environment) with a character that is not visible ASCII; one line naming it.
     """
     from automodel.files import decode, read_bytes
 
     if path is None:
-        return os.environ.get(TOKEN_ENV) or None
+        return _visible(os.environ.get(TOKEN_ENV) or None, TOKEN_ENV)
     what, label = "a bearer token", f"--token-file {path}"
     data = read_bytes(path, what, DataError, MAX_TOKEN_BYTES + 1)
     if len(data) > MAX_TOKEN_BYTES:
@@ -594,4 +595,14 @@ def read_token(path: str | None) -> str | None:
     text = decode(data, label, what, DataError).strip()
     if not text:
         raise DataError(f"--token-file {path}: empty")
-    return text
+    return _visible(text, label)
+
+
+def _visible(token: str | None, label: str) -> str | None:
+    """``token`` when it is visible ASCII (what an ``Authorization`` header carries as it is): a header
+    is read as Latin-1, so a token with 'é' or a control character never matched, and every request was
+    a 401 with the right token."""
+    bad = next((c for c in token or "" if not "!" <= c <= "~"), None)
+    if bad is not None:
+        raise DataError(f"{label}: the token holds {ascii(bad)}, expected visible ASCII characters (a bearer token)")
+    return token
