@@ -152,7 +152,8 @@ def _sqlite_uri_problem(url: str) -> str | None:
     SQLite would open (and create) a file named with the query, ``runs.db?mode=ro``, even for a reader
     (None when it is not that)."""
     parsed = make_url(url)
-    if str(parsed.query.get("uri", "")).lower() not in ("true", "1") or (parsed.database or "").startswith("file:"):
+    uri = str(parsed.query.get("uri", "")).lower() in ("true", "1")
+    if not uri or (parsed.database or "").startswith("file:"):
         return None
     return (f"with uri=true the database is a file: URI (sqlite:///file:{parsed.database}?mode=ro&uri=true); "
             f"this one would open a file named {parsed.database}?...")
