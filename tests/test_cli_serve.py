@@ -116,6 +116,16 @@ def test_a_prediction_of_many_rows_of_an_app_reads_its_leader_once(served, monke
     assert status == 400 and answer["error"] == "rows[1]: the model of 'cg' depends on p: give --p"
 
 
+def test_best_p_and_predict_take_the_candidate_at_the_same_rank(served):
+    """best-p read 'rank' as a position from 0: rank 1 was the second candidate of the ranking."""
+    url, _, _ = served
+    _, ranking = _call(url, "/ranking?app=cg&top=2")
+    for rank, row in zip((1, 2), ranking["rows"]):
+        status, best = _call(url, "/best-p", {"app": "cg", "n": 100000, "rank": rank})
+        _, predicted = _call(url, "/predict", {"app": "cg", "rank": rank, "rows": [{"n": 100000, "p": 8}]})
+        assert status == 200 and best["formula"] == predicted["formula"] == row["formula"]
+
+
 def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     url, folder, _ = served
     before = len(S.runs(str(folder / "store.db"), "cg"))

@@ -9,7 +9,7 @@ from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen,
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
-           "store_predictions"]
+           "store_predictions", "ranked_model"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -215,6 +215,16 @@ def store_prediction(store, app: str, rank: int | None, given: dict, level: floa
             **{k: None if found[k] is None else found[k][0] for k in ("predicted", "lower", "upper")}}
 
 
+def ranked_model(store, app: str, rank: int | None):  # noqa: ANN001, ANN201 (a Store; a Model)
+    """The model of ``app`` that predictions use: its leader, or with ``rank`` the live candidate at that
+    rank by score (1: the best-scored), the rank the ranking prints; the one translation of a rank into
+    :func:`automodel.store.leader_model`'s position (the service's best-p gave the candidate one rank
+    further down)."""
+    from automodel.store import leader_model
+
+    return leader_model(store, app, None if rank is None else max(rank, 1) - 1)
+
+
 def store_predictions(store, app: str, rank: int | None, rows: list[dict], level: float = 0.9,  # noqa: ANN001
                       band: str = "run", error: str = "mse", window: int | None = None) -> dict:
     """:func:`store_prediction` at every row of ``rows`` at once: the model is read from the store once
@@ -235,9 +245,9 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
     import numpy as np
 
     from automodel.errors import DataError
-    from automodel.store import forecast_load, leader_model
+    from automodel.store import forecast_load
 
-    model = leader_model(store, app, None if rank is None else max(rank, 1) - 1)
+    model = ranked_model(store, app, rank)
     forecast, lines = {}, []
     columns: dict[str, list[float]] = {q: [] for q in model.params}
     for i, given in enumerate(rows):

@@ -104,9 +104,9 @@ class Service:
                 known = ", ".join(list(self.models)[:8]) or "none (start with --models DIR)"
                 raise DataError(f"no model {str(name)[:80]!r}; known: {known}")
             return self.files.fresh(name)
-        from automodel.store import leader_model
+        from automodel.cli.predict import ranked_model
 
-        return leader_model(self._store(), str(app), _rank(body))
+        return ranked_model(self._store(), str(app), _rank(body))
 
     def _store(self) -> Any:
         if self.store is None:
