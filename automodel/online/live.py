@@ -146,9 +146,9 @@ class PoolStats:
         values = np.atleast_2d(values)
         if sign > 0:
             self.usable &= np.isfinite(values).all(axis=0)
-        a = np.where(np.isfinite(values), values, 0.0) * np.sqrt(weights)[:, None]
-        t = np.asarray(y, float) * np.sqrt(weights)
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow makes its term unusable (below)
+            a = np.where(np.isfinite(values), values, 0.0) * np.sqrt(weights)[:, None]
+            t = np.asarray(y, float) * np.sqrt(weights)
             self.gram += sign * (a.T @ a)
             self.moment += sign * (a.T @ t)
         self.usable &= np.isfinite(np.diag(self.gram)) & np.isfinite(self.moment)
