@@ -177,6 +177,20 @@ def test_parts_count_repetitions_within_each_and_get_their_own_ids(tmp_path):
     assert len(S.observe(path, "app", failed, parts=[2]).part_run_ids[0]) == 1
 
 
+def test_a_run_that_leaves_no_candidate_a_score_is_refused_and_nothing_stored(tmp_path):
+    """n = 1e100 in 1e-100 s (each within the range automodel fits) overflows every candidate's terms:
+    the anomaly rule took a minimum over no leader (a ValueError traceback); judged by none, the run
+    was then stored and every candidate pruned, the application without a model for good."""
+    path = tmp_path / "s.db"
+    S.observe(path, "app", _grid())
+    before = S.ranking(path, "app", None)
+    extreme = pd.DataFrame({"n": [1e100], "p": [1.0], "cpu": [1.0], "bw": [1.0], "time": [1e-100]})
+    with pytest.raises(DataError, match=r"no candidate with a finite score .* n 1e\+100.*nothing stored"):
+        S.observe(path, "app", extreme)
+    assert S.verify(path, "app")["runs"] == 32
+    pd.testing.assert_frame_equal(S.ranking(path, "app", None), before)
+
+
 def test_a_recreated_store_does_not_reuse_the_pool_layout_it_replaced(tmp_path):
     """The process keeps each application's terms and candidates by store, id and creation time."""
     path = tmp_path / "s.db"

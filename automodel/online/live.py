@@ -395,6 +395,8 @@ class LivePool:
         kept = np.ones(len(y), bool)
         while screen and kept.any() and self.alive.any():  # set aside the worst run, refit, look again
             lead = self.leaders(o.n_leaders)
+            if not len(lead):  # no live candidate with a finite score (a run whose terms all overflow):
+                break  # no leader to judge a run by (the rule's minimum over none was a ValueError)
             rows = np.flatnonzero(kept)
             fits = self.index[lead], self.width[lead], self.coef[lead]
             rel = np.concatenate([relative_residuals(self.values, self.y, *fits),

@@ -355,6 +355,10 @@ def _apply(db: Session, app: App, pool: LivePool, recent: np.ndarray, runs: dict
     lead = pool.leader
     before, id_before = _described(pool, cand_ids, lead)
     upd = pool.update(values, y, before=lead)
+    if before is not None and not len(pool.leaders(1)):  # the transaction is undone: nothing stored
+        shown = ", ".join(f"{q} {float(np.max(np.abs(c))):.3g}" for q, c in runs.items())
+        raise DataError(f"application {app.name!r}: these runs leave no candidate with a finite score (the values "
+                        f"of its terms overflow; the largest: {shown}); nothing stored")
     flagged = _flag(db, run_ids, pool, values, y, upd.flagged, upd.leader_after)
     kept = np.ones(len(y), bool)
     kept[upd.flagged] = False
