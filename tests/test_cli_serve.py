@@ -248,6 +248,29 @@ def test_what_http_server_refuses_is_a_one_line_json_error(served, request_, sta
     assert got == status and set(answer) == {"error"} and text in answer["error"] and "\n" not in answer["error"]
 
 
+def test_a_client_that_hangs_up_before_its_answer_is_one_line_in_the_log(served, capsys):
+    """The answer's write to a client gone (a reset) was a traceback of 25 lines in the server's log
+    for each such connection."""
+    import socket
+    import struct
+    import time
+
+    url, _, _ = served
+    body = json.dumps({"app": "cg", "rows": [{"n": 2000.0 + i, "p": 16.0} for i in range(50)]}).encode()
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    with socket.create_connection((host, int(port))) as s:
+        s.sendall(b"POST /predict HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed with a reset
+    err = ""
+    for _ in range(50):
+        time.sleep(0.05)
+        err += capsys.readouterr().err
+        if "left before its answer" in err:
+            break
+    assert "POST /predict: the client left before its answer" in err and "Traceback" not in err
+    assert _call(url, "/health")[0] == 200
+
+
 def test_a_request_sent_a_byte_at_a_time_is_dropped_and_holds_no_slot(model_json, tmp_path):
     """Each byte within the socket's timeout kept a request's read (and a slot of the 64 in progress) for
     ever: 64 such bodies made every other request a 503. The whole request now has ``timeout`` seconds."""

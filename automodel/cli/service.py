@@ -392,16 +392,21 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
             self.rfile = io.BufferedReader(_DeadlineReader(self.connection, time.monotonic() + timeout))
 
         def _answer(self, method: str) -> None:
-            status, value = self._request(method)
-            self.connection.settimeout(timeout)  # the answer's writes: the socket's timeout, not what was left
-            if status is None:  # read whole and allowed: the work takes a slot of those in progress
-                if not active.acquire(blocking=False):
-                    return self._send(503, {"error": f"busy: {MAX_ACTIVE} requests in progress; retry"})
-                try:
-                    status, value = self._work(method, value)
-                finally:
-                    active.release()
-            self._send(status, value)
+            try:
+                status, value = self._request(method)
+                self.connection.settimeout(timeout)  # the answer's writes: the socket's timeout, not what was left
+                if status is None:  # read whole and allowed: the work takes a slot of those in progress
+                    if not active.acquire(blocking=False):
+                        return self._send(503, {"error": f"busy: {MAX_ACTIVE} requests in progress; retry"})
+                    try:
+                        status, value = self._work(method, value)
+                    finally:
+                        active.release()
+                self._send(status, value)
+            except (ConnectionError, TimeoutError) as exc:  # a client that hung up or stopped reading: one
+                self.close_connection = True  # line in the log, not a traceback of 25 per connection
+                self.log_error("%s %s: the client left before its answer (%s)", method,
+                               urlsplit(self.path).path[:80], type(exc).__name__)
 
         def _request(self, method: str) -> tuple[int | None, Any]:
             """(None, the JSON body) of an allowed request read whole, else (status, error)."""
