@@ -271,6 +271,34 @@ def test_a_client_that_hangs_up_before_its_answer_is_one_line_in_the_log(served,
     assert _call(url, "/health")[0] == 200
 
 
+def test_connections_beyond_the_bound_are_answered_503_at_once(model_json, tmp_path, monkeypatch):
+    """Each connection had a thread until its request arrived or --timeout ran out: connections opened
+    faster than that made threads without bound. Beyond MAX_CONNECTIONS: 503 at once, no thread."""
+    import socket
+
+    from automodel.cli import service as serve_module
+
+    monkeypatch.setattr(serve_module, "MAX_CONNECTIONS", 4)
+    server = make_server(Service(None, tmp_path), "127.0.0.1", 0, timeout=5)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    idle = [socket.create_connection(server.server_address) for _ in range(4)]
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        assert _call(url, "/health") == (503, {"error": "busy: 4 connections open; retry"})
+        idle.pop().close()  # its thread ends when the request is seen to be cut off
+        for _ in range(40):
+            if server.open.acquire(blocking=False):
+                server.open.release()
+                break
+            threading.Event().wait(0.05)
+        assert _call(url, "/health")[0] == 200
+    finally:
+        for s in idle:
+            s.close()
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_request_sent_a_byte_at_a_time_is_dropped_and_holds_no_slot(model_json, tmp_path):
     """Each byte within the socket's timeout kept a request's read (and a slot of the 64 in progress) for
     ever: 64 such bodies made every other request a 503. The whole request now has ``timeout`` seconds."""

@@ -36,10 +36,14 @@ from automodel import __version__ as VERSION
 from automodel.cli.common import MAX_BYTES, TIMEOUT_S, TOKEN_ENV
 from automodel.errors import AutomodelError, DataError
 
-__all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "MAX_TOKEN_BYTES", "ROUTES"]
+__all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "MAX_CONNECTIONS", "MAX_TOKEN_BYTES",
+           "ROUTES"]
 
 #: requests in progress at once; more get 503
 MAX_ACTIVE = 64
+#: connections served at once (each a thread, until its request arrived whole or --timeout ran out);
+#: more are answered 503 at once
+MAX_CONNECTIONS = 1024
 #: bytes a token file may have
 MAX_TOKEN_BYTES = 1 << 16
 
@@ -561,12 +565,48 @@ def _check_listening(port: Any, max_bytes: Any, timeout: Any) -> None:
 
 class _Server(ThreadingHTTPServer):
     """The standard library's threading server with a listen queue for many clients at once (the
-    default 5 resets connections under 50 concurrent clients) and request threads that are joined at
-    close (not daemons), so that a shutdown answers every request it accepted."""
+    default 5 resets connections under 50 concurrent clients), request threads that are joined at
+    close (not daemons), so that a shutdown answers every request it accepted, and at most
+    :data:`MAX_CONNECTIONS` connections served at once: one more is answered 503 at once, without a
+    thread (each connection had one, until its request arrived or its time ran out: a client opening
+    connections faster than ``--timeout`` closes them made threads without bound)."""
 
     request_queue_size = 256
     daemon_threads = False
     block_on_close = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.open = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.open.acquire(blocking=False):
+            _refuse(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.open.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.open.release()
+
+
+def _refuse(connection: socket.socket) -> None:
+    """Answer 503 on a new connection without reading its request (a few bytes into an empty send
+    buffer: the accepting thread never waits)."""
+    data = json.dumps({"error": f"busy: {MAX_CONNECTIONS} connections open; retry"}).encode()
+    try:
+        connection.setblocking(False)
+        connection.send(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(data), data))
+    except OSError:
+        pass
 
 
 def _loopback(host: str) -> bool:
