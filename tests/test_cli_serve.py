@@ -97,6 +97,35 @@ def test_observe_predict_and_ranking_against_the_store(served):
     assert answer["rows"][0]["predicted"] == pytest.approx(leader.predict({"n": [4e5], "p": [64.0]})[0], rel=1e-12)
 
 
+def test_a_prediction_of_many_rows_of_an_app_reads_its_leader_once(served, monkeypatch):
+    """The leader was read from the store and refitted once a row (0.1 s each): a request of a thousand
+    rows held its thread for minutes, and a SIGTERM waited for it."""
+    url, folder, _ = served
+    reads = []
+    leader_model = S.leader_model
+    monkeypatch.setattr(S, "leader_model", lambda *a, **k: reads.append(a) or leader_model(*a, **k))
+    rows = [{"n": 2000.0 * (i + 1), "p": float(2 ** (i % 7))} for i in range(40)]
+    status, answer = _call(url, "/predict", {"app": "cg", "rows": rows, "level": 0.8})
+    assert status == 200 and len(reads) == 1
+    leader = leader_model(str(folder / "store.db"), "cg")
+    lower, upper = leader.predict_interval(pd.DataFrame(rows), level=0.8)
+    np.testing.assert_allclose([r["predicted"] for r in answer["rows"]], leader.predict(pd.DataFrame(rows)), rtol=1e-12)
+    np.testing.assert_allclose([r["lower"] for r in answer["rows"]], lower, rtol=1e-12)
+    np.testing.assert_allclose([r["upper"] for r in answer["rows"]], upper, rtol=1e-12)
+    status, answer = _call(url, "/predict", {"app": "cg", "rows": [{"n": 1.0, "p": 1.0}, {"n": 1.0}]})
+    assert status == 400 and answer["error"] == "rows[1]: the model of 'cg' depends on p: give --p"
+
+
+def test_best_p_and_predict_take_the_candidate_at_the_same_rank(served):
+    """best-p read 'rank' as a position from 0: rank 1 was the second candidate of the ranking."""
+    url, _, _ = served
+    _, ranking = _call(url, "/ranking?app=cg&top=2")
+    for rank, row in zip((1, 2), ranking["rows"]):
+        status, best = _call(url, "/best-p", {"app": "cg", "n": 100000, "rank": rank})
+        _, predicted = _call(url, "/predict", {"app": "cg", "rank": rank, "rows": [{"n": 100000, "p": 8}]})
+        assert status == 200 and best["formula"] == predicted["formula"] == row["formula"]
+
+
 def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     url, folder, _ = served
     before = len(S.runs(str(folder / "store.db"), "cg"))
@@ -109,6 +138,24 @@ def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     assert len({a["run_ids"][0] for status, a in answers if status == 200}) == 7
     stored = S.runs(str(folder / "store.db"), "cg")
     assert len(stored) == before + 7 and -1.0 not in stored["time"].tolist()
+
+
+def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
+    """Requests that arrive together are stored as one observe: a run that several of them held was
+    stored once a request (its repetitions in one batch), and each answered with the ids of all."""
+    url, folder, _ = served
+    before = len(S.runs(str(folder / "store.db"), "cg"))
+    same = {"n": 123456.0, "p": 8.0, "time": 0.0055}
+    own = [{"n": 70001.0 + i, "p": 2.0, "time": 0.004} for i in range(8)]
+    bodies = [{"app": "cg", "runs": [same, own[i]]} for i in range(8)]
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda b: _call(url, "/observe", b), bodies))
+    stored = S.runs(str(folder / "store.db"), "cg").set_index("id")
+    assert [status for status, _ in answers] == [200] * 8 and len(stored) == before + 9
+    ids = [a["run_ids"] for _, a in answers]
+    assert sorted(len(i) for i in ids) == [1] * 7 + [2] and len({i for part in ids for i in part}) == 9
+    for body, part in zip(bodies, ids):  # each answered with the ids of its own runs
+        assert {float(stored.loc[i, "n"]) for i in part} <= {r["n"] for r in body["runs"]}
 
 
 @pytest.mark.parametrize("path, body, status, text", [
@@ -130,6 +177,12 @@ def test_concurrent_observes_are_stored_once_and_bad_input_fails_alone(served):
     # a key of 'roles' was a keyword of observe(): a TypeError and a 500
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "roles": {"store": "x"}}, 400,
      "'roles': unknown role 'store'; expected time, n, p, cpu or bw"),
+    # bool("false") is True: the string stored every duplicate; [] was read as the default aggregate
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "allow_duplicates": "false"}, 400,
+     "'allow_duplicates' must be true or false, got \"false\""),
+    ("/predict", {"model": "m", "rows": [{"n": 1, "p": 1}], "parts": "no"}, 400, "'parts' must be true or false"),
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "aggregate": []}, 400,
+     "aggregate must be one of"),
     ("/ranking?app=nope", None, 400, "nope"),
     ("/nope", None, 404, "no endpoint"),
     ("/health", {}, 405, "takes GET"),
@@ -149,6 +202,101 @@ def test_bounds_and_unreadable_bodies(served):
     assert status == 400 and answer["error"].startswith("the body is not JSON (maximum recursion depth exceeded")
     status, answer = _call(url, "/predict", raw=b'{"rows": [{"n": NaN, "p": 2}]}')  # Python's reader takes NaN
     assert status == 400 and answer["error"] == "the body is not JSON (NaN is not a JSON number)"
+
+
+def _exchange(url: str, data: bytes) -> tuple[int, dict]:
+    """Send ``data`` as it is on a new connection to ``url``, close the sending side, and read the
+    status and JSON body of the answer (within 5 s)."""
+    import socket
+
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as s:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+BODY = b'{"model": "m", "rows": [{"n": 2000, "p": 16}]}'
+
+
+@pytest.mark.parametrize("request_, status, text", [
+    # str.isdigit() takes '²' and int() refuses it; int() refuses 5000 digits: both were a traceback
+    # in the request's thread and the connection closed unanswered
+    ("POST /predict HTTP/1.1\r\nContent-Length: \u00b2\r\n\r\n".encode("latin-1") + BODY, 411,
+     "a POST needs a Content-Length, a whole number of bytes"),
+    (b"POST /predict HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n" + BODY, 413,
+     "the body has a 5000-digit number of bytes, more than 4096"),
+    # more declared than sent, the client's side closed: the part was read as the whole body (200)
+    (b"POST /predict HTTP/1.1\r\nContent-Length: 500\r\n\r\n" + BODY, 400,
+     f"the body ended after {len(BODY)} of the 500 bytes of its Content-Length"),
+    (b"POST /predict HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 46\r\n\r\n" + BODY, 400,
+     "two Content-Lengths that differ"),
+    (b"POST /predict HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 46\r\n\r\n" + BODY, 411,
+     "not a Transfer-Encoding"),
+    # http.server's own refusals were HTML pages, an unknown method a 501
+    (b"DELETE /predict HTTP/1.1\r\n\r\n", 405, "no endpoint takes 'DELETE'; they take GET or POST"),
+    (b"GET /health?" + b"a" * 70000 + b" HTTP/1.1\r\n\r\n", 414, "Request-URI Too Long"),
+], ids=["superscript-length", "5000-digit-length", "cut-body", "two-lengths", "chunked", "unknown-method",
+        "long-line"])
+def test_what_http_server_refuses_is_a_one_line_json_error(served, request_, status, text):
+    url, _, _ = served
+    got, answer = _exchange(url, request_)
+    assert got == status and set(answer) == {"error"} and text in answer["error"] and "\n" not in answer["error"]
+
+
+def test_a_client_that_hangs_up_before_its_answer_is_one_line_in_the_log(served, capsys):
+    """The answer's write to a client gone (a reset) was a traceback of 25 lines in the server's log
+    for each such connection."""
+    import socket
+    import struct
+    import time
+
+    url, _, _ = served
+    body = json.dumps({"app": "cg", "rows": [{"n": 2000.0 + i, "p": 16.0} for i in range(50)]}).encode()
+    host, port = url.rsplit("/", 1)[-1].split(":")
+    with socket.create_connection((host, int(port))) as s:
+        s.sendall(b"POST /predict HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # closed with a reset
+    err = ""
+    for _ in range(50):
+        time.sleep(0.05)
+        err += capsys.readouterr().err
+        if "left before its answer" in err:
+            break
+    assert "POST /predict: the client left before its answer" in err and "Traceback" not in err
+    assert _call(url, "/health")[0] == 200
+
+
+def test_connections_beyond_the_bound_are_answered_503_at_once(model_json, tmp_path, monkeypatch):
+    """Each connection had a thread until its request arrived or --timeout ran out: connections opened
+    faster than that made threads without bound. Beyond MAX_CONNECTIONS: 503 at once, no thread."""
+    import socket
+
+    from automodel.cli import service as serve_module
+
+    monkeypatch.setattr(serve_module, "MAX_CONNECTIONS", 4)
+    server = make_server(Service(None, tmp_path), "127.0.0.1", 0, timeout=5)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    idle = [socket.create_connection(server.server_address) for _ in range(4)]
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        assert _call(url, "/health") == (503, {"error": "busy: 4 connections open; retry"})
+        idle.pop().close()  # its thread ends when the request is seen to be cut off
+        for _ in range(40):
+            if server.open.acquire(blocking=False):
+                server.open.release()
+                break
+            threading.Event().wait(0.05)
+        assert _call(url, "/health")[0] == 200
+    finally:
+        for s in idle:
+            s.close()
+        server.shutdown()
+        server.server_close()
 
 
 def test_a_request_sent_a_byte_at_a_time_is_dropped_and_holds_no_slot(model_json, tmp_path):
@@ -208,14 +356,17 @@ def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
     ("--token-file", "/dev/zero", "/dev/zero: is a character device, expected a bearer token"),  # read forever
     ("--token-file", "{fifo}", "is a FIFO (named pipe), expected a bearer token"),  # waited for a writer
     ("--token-file", "{latin1}", "not UTF-8 text (byte 0xe9 at offset 1), expected a bearer token"),
+    # a header is read as Latin-1: a UTF-8 'é' in the token never matched, every request a 401
+    ("--token-file", "{utf8}", "the token holds '\\xe9', expected visible ASCII characters"),
 ])
 def test_what_serve_cannot_listen_with_is_one_line_before_it_binds(tmp_path, capsys, flag, value, message):
     from automodel.cli import main
 
-    fifo, latin1 = tmp_path / "fifo", tmp_path / "token"
+    fifo, latin1, utf8 = tmp_path / "fifo", tmp_path / "token", tmp_path / "utf8"
     os.mkfifo(fifo)
     latin1.write_bytes(b"s\xe9cret")
-    assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1)]) == 2
+    utf8.write_text("s\u00e9cret", encoding="utf-8")
+    assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1, utf8=utf8)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 

@@ -323,3 +323,15 @@ def test_term_plan_and_lazy_values_equal_term_values():
     assert asked == [[3, 7], [2]]
     slid = lazy.appended(ref[:4], 50)
     np.testing.assert_array_equal(np.asarray(slid), np.concatenate([ref, ref[:4]])[-50:])
+
+
+def test_a_term_that_overflows_is_set_aside_without_a_warning():
+    """A run at n = p = 1e99 taking 1e-100 s (each within the range automodel fits) overflowed the
+    weighted term values outside the statistics' errstate: two lines of RuntimeWarning on stderr."""
+    import warnings
+
+    stats = PoolStats.empty(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stats.add(np.array([[1e200, 1.0]]), np.array([1e-100]), np.array([1e300]))
+    assert stats.usable.tolist() == [False, True] and stats.n_runs == 1

@@ -30,6 +30,19 @@ def test_open_errors(tmp_path):
     store.dispose()
 
 
+def test_a_sqlite_url_whose_query_sqlite_would_not_read_is_one_line(tmp_path):
+    """``?mode=ro`` without ``uri=true`` was ignored (two lines of SAWarning, the file opened for
+    writing); with ``uri=true`` but a path, not a ``file:`` URI, a reader created ``s.db?mode=ro``."""
+    path = tmp_path / "s.db"
+    S.record(path, cpu=0.5, host="a", at=1.0)
+    with pytest.raises(StoreError, match=r"s.db\?mode=ro: Query string argument\(s\) 'mode' are not accepted.*URL\.$"):
+        S.samples(f"sqlite:///{path}?mode=ro")
+    with pytest.raises(StoreError, match="with uri=true the database is a file: URI"):
+        S.samples(f"sqlite:///{path}?mode=ro&uri=true")
+    assert sorted(p.name for p in tmp_path.iterdir() if "mode" in p.name) == []
+    assert S.samples(f"sqlite:///file:{path}?mode=ro&uri=true")["cpu"].tolist() == [0.5]
+
+
 def test_a_deleted_store_file_is_a_new_store(tmp_path):
     path = tmp_path / "s.db"
     S.record(path, cpu=0.5, host="a", at=1.0)  # the process keeps the file's engine

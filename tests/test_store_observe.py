@@ -156,6 +156,52 @@ def test_run_ids_follow_the_rows_of_a_batch(store_url):
     assert rep.run_ids == sorted(rep.run_ids)
 
 
+def test_parts_count_repetitions_within_each_and_get_their_own_ids(tmp_path):
+    """The service stores the requests that arrive together as one observe: the rows were one batch, so
+    a run two requests both sent was its repetition and stored twice, and when one was skipped every
+    request was answered with the ids of all. With ``parts``, as if they had come one after the other."""
+    path = tmp_path / "s.db"
+    S.observe(path, "app", _grid())
+    stored, fresh = _grid().iloc[[3]], _runs(5, 3)
+    rows = pd.concat([fresh.iloc[[0]], fresh.iloc[[0, 1]], stored, fresh.iloc[[1, 1, 2]]], ignore_index=True)
+    rep = S.observe(path, "app", rows, parts=[1, 2, 1, 3])
+    ids = rep.part_run_ids
+    assert [len(i) for i in ids] == [1, 1, 0, 2] and rep.run_ids == [i for part in ids for i in part]
+    assert rep.n_skipped == 3 and S.verify(path, "app")["runs"] == 32 + 4
+    times = S.runs(path, "app").set_index("id")["time"]
+    assert times[ids[0][0]] == fresh.time.iloc[0] and times[ids[1][0]] == fresh.time.iloc[1]
+    assert list(times[ids[3]]) == [fresh.time.iloc[1], fresh.time.iloc[2]]  # the second 1 repeats part 3's own
+    with pytest.raises(DataError, match="rows in parts"):
+        S.observe(path, "app", rows, parts=[1, 2])
+    failed = _runs(6, 2).assign(status=[0, 1])  # one part is the data: its failed run set aside as ever
+    assert len(S.observe(path, "app", failed, parts=[2]).part_run_ids[0]) == 1
+
+
+def test_a_run_that_leaves_no_candidate_a_score_is_refused_and_nothing_stored(tmp_path):
+    """n = 1e100 in 1e-100 s (each within the range automodel fits) overflows every candidate's terms:
+    the anomaly rule took a minimum over no leader (a ValueError traceback); judged by none, the run
+    was then stored and every candidate pruned, the application without a model for good."""
+    path = tmp_path / "s.db"
+    S.observe(path, "app", _grid())
+    before = S.ranking(path, "app", None)
+    extreme = pd.DataFrame({"n": [1e100], "p": [1.0], "cpu": [1.0], "bw": [1.0], "time": [1e-100]})
+    with pytest.raises(DataError, match=r"no candidate with a finite score .* n 1e\+100.*nothing stored"):
+        S.observe(path, "app", extreme)
+    assert S.verify(path, "app")["runs"] == 32
+    pd.testing.assert_frame_equal(S.ranking(path, "app", None), before)
+
+
+def test_runs_in_another_unit_than_seconds_are_refused(tmp_path):
+    """The store keeps seconds: runs whose unit column or time column's name said ms were stored as that
+    many seconds, and predict --store answered 1000 times the time."""
+    path = tmp_path / "s.db"
+    with pytest.raises(DataError, match="column 'time': the times are in ms .* the store keeps seconds"):
+        S.observe(path, "app", _grid().assign(time=lambda g: g.time * 1000, unit="ms"))
+    with pytest.raises(DataError, match="column 'time_ms': the times are in ms"):
+        S.observe(path, "app", _grid().rename(columns={"time": "time_ms"}), time="time_ms")
+    assert S.observe(path, "app", _grid().assign(unit="s")).n_admitted == 32
+
+
 def test_a_recreated_store_does_not_reuse_the_pool_layout_it_replaced(tmp_path):
     """The process keeps each application's terms and candidates by store, id and creation time."""
     path = tmp_path / "s.db"

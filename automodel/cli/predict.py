@@ -8,7 +8,8 @@ from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen,
                                   print_json, warn, width)
 from automodel.files import check_output, write_atomic
 
-__all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction"]
+__all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
+           "store_predictions", "ranked_model"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -196,7 +197,7 @@ def store_prediction(store, app: str, rank: int | None, given: dict, level: floa
                      band: str = "run", error: str = "mse", window: int | None = None) -> dict:
     """The predicted time of the next run of ``app`` with its leading model (the candidate at ``rank``
     by score when given) at the parameter values ``given`` (name -> value; ``cpu`` and ``bw`` forecast
-    from the store when None or missing).
+    from the store when None or missing): :func:`store_predictions` of one row.
 
     Returns
     -------
@@ -209,23 +210,64 @@ def store_prediction(store, app: str, rank: int | None, given: dict, level: floa
     DataError
         A parameter of the model without a value.
     """
-    from automodel.errors import DataError
-    from automodel.store import forecast_load, leader_model
+    found = store_predictions(store, app, rank, [given], level, band, error, window)
+    return {**found, "values": found["values"][0],
+            **{k: None if found[k] is None else found[k][0] for k in ("predicted", "lower", "upper")}}
 
-    model = leader_model(store, app, None if rank is None else max(rank, 1) - 1)
-    values, lines = {}, []
-    for q in model.params:
-        value = given.get(q)
-        if value is None and q in ("cpu", "bw"):
-            f, src = forecast_load(store, q, app, None, error, window)
-            value = f.value
-            lines.append(f"{q} forecast: {f.line()}; history: {src}")
-        if value is None:
-            raise DataError(f"the model of {app!r} depends on {q}: give --{q if q in ('n', 'p') else 'param'}")
-        values[q] = float(value)
-    point = {q: [values[q]] for q in model.params}
-    predicted = float(model.predict(point)[0])
+
+def ranked_model(store, app: str, rank: int | None):  # noqa: ANN001, ANN201 (a Store; a Model)
+    """The model of ``app`` that predictions use: its leader, or with ``rank`` the live candidate at that
+    rank by score (1: the best-scored), the rank the ranking prints; the one translation of a rank into
+    :func:`automodel.store.leader_model`'s position (the service's best-p gave the candidate one rank
+    further down)."""
+    from automodel.store import leader_model
+
+    return leader_model(store, app, None if rank is None else max(rank, 1) - 1)
+
+
+def store_predictions(store, app: str, rank: int | None, rows: list[dict], level: float = 0.9,  # noqa: ANN001
+                      band: str = "run", error: str = "mse", window: int | None = None) -> dict:
+    """:func:`store_prediction` at every row of ``rows`` at once: the model is read from the store once
+    and ``cpu`` and ``bw`` forecast once (the service read and refitted the leader once a row: 0.1 s a
+    row, minutes for a request of a thousand rows, and a shutdown waited for it).
+
+    Returns
+    -------
+    dict
+        ``formula``, ``forecasts``, ``unit``, and a list per row of ``values``, ``predicted``,
+        ``lower`` and ``upper`` (these two None without a band).
+
+    Raises
+    ------
+    DataError
+        A parameter of the model without a value (with the row's index when there are several).
+    """
+    import numpy as np
+
+    from automodel.errors import DataError
+    from automodel.store import forecast_load
+
+    model = ranked_model(store, app, rank)
+    forecast, lines = {}, []
+    columns: dict[str, list[float]] = {q: [] for q in model.params}
+    for i, given in enumerate(rows):
+        for q in model.params:
+            value = given.get(q)
+            if value is None and q in ("cpu", "bw"):
+                if q not in forecast:
+                    f, src = forecast_load(store, q, app, None, error, window)
+                    forecast[q] = f.value
+                    lines.append(f"{q} forecast: {f.line()}; history: {src}")
+                value = forecast[q]
+            if value is None:
+                where = f"rows[{i}]: " if len(rows) > 1 else ""
+                flag = q if q in ("n", "p") else "param"
+                raise DataError(f"{where}the model of {app!r} depends on {q}: give --{flag}")
+            columns[q].append(float(value))
+    point = {q: np.asarray(v, dtype=float) for q, v in columns.items()}
+    predicted = model.predict(point)
     found = model.predict_interval(point, level=level, kind=band)
-    lower, upper = (None, None) if found is None else (float(found[0][0]), float(found[1][0]))
-    return {"formula": model.formula, "values": values, "forecasts": lines, "predicted": predicted,
-            "lower": lower, "upper": upper, "unit": model.unit}
+    lower, upper = (None, None) if found is None else ([float(v) for v in found[0]], [float(v) for v in found[1]])
+    return {"formula": model.formula, "values": [{q: columns[q][i] for q in model.params} for i in range(len(rows))],
+            "forecasts": lines, "predicted": [float(v) for v in predicted], "lower": lower, "upper": upper,
+            "unit": model.unit}

@@ -2,7 +2,7 @@
 
 A long-lived process pays the imports once; each request then costs milliseconds (issue 35). Every
 answer comes from the code paths of the commands: ``predict`` (:func:`automodel.cli.predict.predict_rows`
-for model files, :func:`automodel.cli.predict.store_prediction` for a store's leader), ``best-p``
+for model files, :func:`automodel.cli.predict.store_predictions` for a store's leader), ``best-p``
 (:func:`automodel.cli.model.best_p_of`), ``observe`` and ``ranking`` (:mod:`automodel.store`).
 
 The server is the standard library's :class:`http.server.ThreadingHTTPServer`: no dependency to add,
@@ -23,6 +23,7 @@ import io
 import ipaddress
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -35,10 +36,14 @@ from automodel import __version__ as VERSION
 from automodel.cli.common import MAX_BYTES, TIMEOUT_S, TOKEN_ENV
 from automodel.errors import AutomodelError, DataError
 
-__all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "MAX_TOKEN_BYTES", "ROUTES"]
+__all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "MAX_CONNECTIONS", "MAX_TOKEN_BYTES",
+           "ROUTES"]
 
 #: requests in progress at once; more get 503
 MAX_ACTIVE = 64
+#: connections served at once (each a thread, until its request arrived whole or --timeout ran out);
+#: more are answered 503 at once
+MAX_CONNECTIONS = 1024
 #: bytes a token file may have
 MAX_TOKEN_BYTES = 1 << 16
 
@@ -103,9 +108,9 @@ class Service:
                 known = ", ".join(list(self.models)[:8]) or "none (start with --models DIR)"
                 raise DataError(f"no model {str(name)[:80]!r}; known: {known}")
             return self.files.fresh(name)
-        from automodel.store import leader_model
+        from automodel.cli.predict import ranked_model
 
-        return leader_model(self._store(), str(app), _rank(body))
+        return ranked_model(self._store(), str(app), _rank(body))
 
     def _store(self) -> Any:
         if self.store is None:
@@ -113,7 +118,7 @@ class Service:
         return self.store
 
     def predict(self, body: dict) -> dict:
-        from automodel.cli.predict import predict_rows, store_prediction
+        from automodel.cli.predict import predict_rows, store_predictions
         from automodel.cli.common import jsonable
 
         rows = body.get("rows")
@@ -124,16 +129,18 @@ class Service:
             raise DataError(f"'band' must be 'run' or 'mean', got {str(band)[:40]!r}")
         if "app" in body and "model" not in body:
             self._store()
-            found = [store_prediction(self.store, str(body["app"]), _rank(body), _numbers(r), level, band)
-                     for r in rows]
-            return jsonable({"formula": found[0]["formula"], "rows": [
-                {**f["values"], "predicted": f["predicted"], "lower": f["lower"], "upper": f["upper"]}
-                for f in found], "notes": found[0]["forecasts"]})
+            found = store_predictions(self.store, str(body["app"]), _rank(body), [_numbers(r) for r in rows],
+                                      level, band)
+            bands = found["lower"] or [None] * len(rows), found["upper"] or [None] * len(rows)
+            return jsonable({"formula": found["formula"], "rows": [
+                {**values, "predicted": predicted, "lower": lower, "upper": upper}
+                for values, predicted, lower, upper in zip(found["values"], found["predicted"], *bands)],
+                "notes": found["forecasts"]})
         from automodel.data.rows import table_rows
 
         model = self._model(body)
         args = argparse.Namespace(data="rows", load_from=self.store, error="mse", window=None, level=level,
-                                  band=band, parts=bool(body.get("parts", False)))
+                                  band=band, parts=_flag(body, "parts"))
         out = table_rows(rows)  # no pandas: the rows as arrays, the model evaluated with numpy
         for column, values in predict_rows(args, model, out).items():
             out[column] = values
@@ -180,17 +187,22 @@ class Service:
         unknown = [k for k in roles if k not in ("time", *ROLE_NAMES)]
         if unknown:  # passed on as keywords: a TypeError and a 500
             raise DataError(f"'roles': unknown role {unknown[0][:40]!r}; expected time, n, p, cpu or bw")
-        store, aggregate, duplicates = self._store(), body.get("aggregate"), bool(body.get("allow_duplicates", False))
+        store, aggregate, duplicates = self._store(), body.get("aggregate"), _flag(body, "allow_duplicates")
 
-        def work(rows: list[dict]) -> dict:
+        def work(parts: list[list[dict]]) -> list[dict]:
+            """One observe of the runs of ``parts`` (requests), each answered with its own run ids."""
+            rows = [row for part in parts for row in part]
             report = observe(store, app, pd.DataFrame(rows), aggregate=aggregate, allow_duplicates=duplicates,
-                             **roles)
-            return jsonable({**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()})
+                             parts=None if aggregate is not None else [len(part) for part in parts], **roles)
+            answer = {**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()}
+            answer.pop("part_run_ids")
+            if aggregate is not None:
+                return [jsonable(answer)]
+            return [jsonable({**answer, "run_ids": ids}) for ids in report.part_run_ids]
 
         if aggregate is not None:  # repetitions combined: the runs of one request are not its rows
-            return work(runs)
-        answer, share = self.batches.run(json.dumps([app, roles, duplicates], sort_keys=True), runs, work)
-        return {**answer, "run_ids": answer["run_ids"][share]}
+            return work([runs])[0]
+        return self.batches.run(json.dumps([app, roles, duplicates], sort_keys=True), runs, work)
 
     def ranking(self, query: dict) -> dict:
         from automodel.cli.common import jsonable
@@ -215,18 +227,20 @@ class _Pending:
 
 class _Batches:
     """Group commit: the requests that queue for one key while a request of it is being stored are
-    stored by the next one together (one observe of all their rows), each answered with that observe's
-    answer and the slice of its ``run_ids`` that are its own. A batch that fails is stored request by
-    request, so bad input fails its own request only."""
+    stored by the next one together (one observe of all their rows, each request a part of it), each
+    answered with that observe's answer and the ``run_ids`` of its own part: a run two requests both hold
+    is stored once, as if they had come one after the other (the rows were one batch, and a run sent
+    twice its repetition: stored twice, and every request answered with the ids of all). A batch that
+    fails is stored request by request, so bad input fails its own request only."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.queues: dict[str, list[_Pending]] = {}
         self.busy: set[str] = set()
 
-    def run(self, key: str, rows: list[dict], work: Callable[[list[dict]], dict]) -> tuple[dict, slice]:
-        """``work(rows)`` of ``rows`` and the rows that queued with them: its answer (a dict with the
-        ``run_ids`` of all of them) and the slice of those ids that are this request's."""
+    def run(self, key: str, rows: list[dict], work: Callable[[list[list[dict]]], list[dict]]) -> dict:
+        """``work(parts)`` of ``rows`` and the rows of the requests that queued with them, one part a
+        request: this request's answer (the one of its part)."""
         entry = _Pending(rows)
         with self.lock:
             self.queues.setdefault(key, []).append(entry)
@@ -253,22 +267,17 @@ class _Batches:
         return entry.result
 
     @staticmethod
-    def _store(batch: list[_Pending], work: Callable[[list[dict]], dict]) -> None:
+    def _store(batch: list[_Pending], work: Callable[[list[list[dict]]], list[dict]]) -> None:
         try:
-            answer = work([row for e in batch for row in e.rows])
-            sizes = [len(e.rows) for e in batch]
-            whole = len(answer["run_ids"]) == sum(sizes)  # ids follow the rows when none was skipped
-            start = 0
-            for e, size in zip(batch, sizes):
-                e.result = (answer, slice(start, start + size) if whole else slice(None))
-                start += size
+            for e, answer in zip(batch, work([e.rows for e in batch])):
+                e.result = answer
         except Exception as exc:  # noqa: BLE001  (handed to the requests; each is answered)
             if len(batch) == 1:
                 batch[0].error = exc
             else:
                 for e in batch:
                     try:
-                        e.result = (work(e.rows), slice(None))
+                        e.result = work([e.rows])[0]
                     except Exception as own:  # noqa: BLE001
                         e.error = own
         finally:
@@ -303,6 +312,14 @@ def _number(body: dict, key: str) -> float | None:
 
 def _numbers(values: dict) -> dict:
     return {str(k): _number(values, k) for k in values}
+
+
+def _flag(body: dict, key: str) -> bool:
+    """A JSON true or false (absent: false): the string "false" is no false (``bool`` of it is True)."""
+    value = body.get(key, False)
+    if not isinstance(value, bool):
+        raise DataError(f"'{key}' must be true or false, got {json.dumps(value)[:40]}")
+    return value
 
 
 def _level(body: dict) -> float:
@@ -379,16 +396,21 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
             self.rfile = io.BufferedReader(_DeadlineReader(self.connection, time.monotonic() + timeout))
 
         def _answer(self, method: str) -> None:
-            status, value = self._request(method)
-            self.connection.settimeout(timeout)  # the answer's writes: the socket's timeout, not what was left
-            if status is None:  # read whole and allowed: the work takes a slot of those in progress
-                if not active.acquire(blocking=False):
-                    return self._send(503, {"error": f"busy: {MAX_ACTIVE} requests in progress; retry"})
-                try:
-                    status, value = self._work(method, value)
-                finally:
-                    active.release()
-            self._send(status, value)
+            try:
+                status, value = self._request(method)
+                self.connection.settimeout(timeout)  # the answer's writes: the socket's timeout, not what was left
+                if status is None:  # read whole and allowed: the work takes a slot of those in progress
+                    if not active.acquire(blocking=False):
+                        return self._send(503, {"error": f"busy: {MAX_ACTIVE} requests in progress; retry"})
+                    try:
+                        status, value = self._work(method, value)
+                    finally:
+                        active.release()
+                self._send(status, value)
+            except (ConnectionError, TimeoutError) as exc:  # a client that hung up or stopped reading: one
+                self.close_connection = True  # line in the log, not a traceback of 25 per connection
+                self.log_error("%s %s: the client left before its answer (%s)", method,
+                               urlsplit(self.path).path[:80], type(exc).__name__)
 
         def _request(self, method: str) -> tuple[int | None, Any]:
             """(None, the JSON body) of an allowed request read whole, else (status, error)."""
@@ -398,16 +420,18 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                     return 401, {"error": "missing or wrong token (Authorization: Bearer TOKEN)"}
             if method != "POST":
                 return None, None
-            length = self.headers.get("Content-Length")
-            if length is None or not length.isdigit():
-                return 411, {"error": "a POST needs a Content-Length"}
-            if int(length) > max_bytes:
-                return 413, {"error": f"the body has {length} bytes, more than {max_bytes}"}
+            length = _body_length(self.headers, max_bytes)
+            if isinstance(length, tuple):
+                self.close_connection = True  # the body's end is unknown: what follows is no next request
+                return length
             try:
-                data = self.rfile.read(int(length))
+                data = self.rfile.read(length)
             except TimeoutError:
                 self.close_connection = True
                 return 408, {"error": f"the request did not arrive whole within {timeout:g} s"}
+            if len(data) < length:  # the client closed its side early: a cut body is no body
+                self.close_connection = True
+                return 400, {"error": f"the body ended after {len(data)} of the {length} bytes of its Content-Length"}
             try:
                 return None, json.loads(data or b"null", parse_constant=_not_json)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
@@ -425,13 +449,28 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                 self.log_error("%s on %s: %r", type(exc).__name__, self.path, exc)
                 return 500, {"error": f"internal error ({type(exc).__name__})"}
 
-        def _send(self, status: int, value: Any) -> None:
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """http.server's own refusals (a method without a ``do_`` here, a request line or a header
+            too long, a request line that is no HTTP, an HTTP version it does not speak) as the one-line
+            JSON error of every other answer, not an HTML page; a method it does not know is 405, as
+            one an endpoint does not take (it was 501, a server error for a client's mistake)."""
+            from automodel.names import printable
+
+            if code == 501:
+                code, message = 405, f"no endpoint takes {self.command[:20]!r}; they take GET or POST"
+            self.log_error("code %d, message %s", code, message)
+            self.close_connection = True
+            text = message or self.responses.get(code, ("bad request",))[0]
+            self._send(code, {"error": printable(text)}, body=self.command != "HEAD")
+
+        def _send(self, status: int, value: Any, body: bool = True) -> None:
             data = json.dumps(value, allow_nan=False).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if body:
+                self.wfile.write(data)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (http.server's name)
             if os.environ.get("AUTOMODEL_SERVE_LOG"):
@@ -442,6 +481,30 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
 
     Handler.timeout = timeout  # the socket's: a silent client is dropped
     return Handler
+
+
+#: a Content-Length: ASCII digits only (``str.isdigit`` takes '²' and '٣', which ``int`` refuses or reads)
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _body_length(headers: Any, max_bytes: int) -> int | tuple[int, dict]:
+    """The length of a POST's body its headers declare, or the (status, error) that refuses them: no
+    Content-Length, or one that is not a whole number of bytes, or two that differ (411, 400); a
+    Transfer-Encoding (411: the body is read by its length, and a chunked one would be read as
+    garbage); more than ``max_bytes`` (413, also with thousands of digits, which ``int`` refuses)."""
+    if headers.get("Transfer-Encoding") is not None:
+        return 411, {"error": "a POST body is read by its Content-Length; send one, not a Transfer-Encoding"}
+    given = {v.strip() for v in headers.get_all("Content-Length") or ()}
+    if len(given) > 1:
+        return 400, {"error": "the request has two Content-Lengths that differ"}
+    value = given.pop() if given else ""
+    if not _DIGITS.fullmatch(value):
+        return 411, {"error": "a POST needs a Content-Length, a whole number of bytes"}
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(max_bytes)) or int(digits) > max_bytes:
+        shown = digits if len(digits) <= 24 else f"a {len(digits)}-digit number of"
+        return 413, {"error": f"the body has {shown} bytes, more than {max_bytes}"}
+    return int(digits)
 
 
 class _DeadlineReader(io.RawIOBase):
@@ -502,12 +565,48 @@ def _check_listening(port: Any, max_bytes: Any, timeout: Any) -> None:
 
 class _Server(ThreadingHTTPServer):
     """The standard library's threading server with a listen queue for many clients at once (the
-    default 5 resets connections under 50 concurrent clients) and request threads that are joined at
-    close (not daemons), so that a shutdown answers every request it accepted."""
+    default 5 resets connections under 50 concurrent clients), request threads that are joined at
+    close (not daemons), so that a shutdown answers every request it accepted, and at most
+    :data:`MAX_CONNECTIONS` connections served at once: one more is answered 503 at once, without a
+    thread (each connection had one, until its request arrived or its time ran out: a client opening
+    connections faster than ``--timeout`` closes them made threads without bound)."""
 
     request_queue_size = 256
     daemon_threads = False
     block_on_close = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.open = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.open.acquire(blocking=False):
+            _refuse(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.open.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.open.release()
+
+
+def _refuse(connection: socket.socket) -> None:
+    """Answer 503 on a new connection without reading its request (a few bytes into an empty send
+    buffer: the accepting thread never waits)."""
+    data = json.dumps({"error": f"busy: {MAX_CONNECTIONS} connections open; retry"}).encode()
+    try:
+        connection.setblocking(False)
+        connection.send(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(data), data))
+    except OSError:
+        pass
 
 
 def _loopback(host: str) -> bool:
@@ -527,12 +626,13 @@ def read_token(path: str | None) -> str | None:
     ------
     DataError
         A file that is missing, not a regular file (a FIFO or ``/dev/zero``, whose read would never end),
-        not UTF-8, longer than :data:`MAX_TOKEN_BYTES` or empty; one line naming it.
+        not UTF-8, longer than :data:`MAX_TOKEN_BYTES` or empty, or a token (of the file or the
+        environment) with a character that is not visible ASCII; one line naming it.
     """
     from automodel.files import decode, read_bytes
 
     if path is None:
-        return os.environ.get(TOKEN_ENV) or None
+        return _visible(os.environ.get(TOKEN_ENV) or None, TOKEN_ENV)
     what, label = "a bearer token", f"--token-file {path}"
     data = read_bytes(path, what, DataError, MAX_TOKEN_BYTES + 1)
     if len(data) > MAX_TOKEN_BYTES:
@@ -540,4 +640,14 @@ def read_token(path: str | None) -> str | None:
     text = decode(data, label, what, DataError).strip()
     if not text:
         raise DataError(f"--token-file {path}: empty")
-    return text
+    return _visible(text, label)
+
+
+def _visible(token: str | None, label: str) -> str | None:
+    """``token`` when it is visible ASCII (what an ``Authorization`` header carries as it is): a header
+    is read as Latin-1, so a token with 'é' or a control character never matched, and every request was
+    a 401 with the right token."""
+    bad = next((c for c in token or "" if not "!" <= c <= "~"), None)
+    if bad is not None:
+        raise DataError(f"{label}: the token holds {ascii(bad)}, expected visible ASCII characters (a bearer token)")
+    return token

@@ -146,9 +146,9 @@ class PoolStats:
         values = np.atleast_2d(values)
         if sign > 0:
             self.usable &= np.isfinite(values).all(axis=0)
-        a = np.where(np.isfinite(values), values, 0.0) * np.sqrt(weights)[:, None]
-        t = np.asarray(y, float) * np.sqrt(weights)
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow makes its term unusable (below)
+            a = np.where(np.isfinite(values), values, 0.0) * np.sqrt(weights)[:, None]
+            t = np.asarray(y, float) * np.sqrt(weights)
             self.gram += sign * (a.T @ a)
             self.moment += sign * (a.T @ t)
         self.usable &= np.isfinite(np.diag(self.gram)) & np.isfinite(self.moment)
@@ -395,6 +395,8 @@ class LivePool:
         kept = np.ones(len(y), bool)
         while screen and kept.any() and self.alive.any():  # set aside the worst run, refit, look again
             lead = self.leaders(o.n_leaders)
+            if not len(lead):  # no live candidate with a finite score (a run whose terms all overflow):
+                break  # no leader to judge a run by (the rule's minimum over none was a ValueError)
             rows = np.flatnonzero(kept)
             fits = self.index[lead], self.width[lead], self.coef[lead]
             rel = np.concatenate([relative_residuals(self.values, self.y, *fits),

@@ -27,6 +27,7 @@ import random
 import re
 import sys
 import time
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -35,7 +36,7 @@ from urllib.parse import quote, unquote_plus, urlsplit
 import numpy as np
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, OperationalError, SAWarning, SQLAlchemyError
 
 from automodel.errors import StoreError, install_hint
 from automodel.names import printable
@@ -144,6 +145,18 @@ def _url_problem(url: str) -> str | None:
     except ValueError:
         return "the port after the host must be a number from 0 to 65535"
     return None
+
+
+def _sqlite_uri_problem(url: str) -> str | None:
+    """What is wrong with a SQLite URL with ``uri=true`` whose database is a path, not a ``file:`` URI:
+    SQLite would open (and create) a file named with the query, ``runs.db?mode=ro``, even for a reader
+    (None when it is not that)."""
+    parsed = make_url(url)
+    uri = str(parsed.query.get("uri", "")).lower() in ("true", "1")
+    if not uri or (parsed.database or "").startswith("file:"):
+        return None
+    return (f"with uri=true the database is a file: URI (sqlite:///file:{parsed.database}?mode=ro&uri=true); "
+            f"this one would open a file named {parsed.database}?...")
 
 
 def _driver_hint(url: str) -> str:
@@ -295,7 +308,7 @@ class Store:
         self.read_only = False
         self._schema_known = False  # whether a write found the store's schema one this version may write
         try:
-            problem = None if self.is_sqlite else _url_problem(url)
+            problem = _sqlite_uri_problem(url) if self.is_sqlite else _url_problem(url)
             if problem is not None:
                 raise StoreError(f"{self.target}: not a database URL ({problem})")
             database = make_url(url).database
@@ -311,9 +324,13 @@ class Store:
                 self._url, self.engine = url, _ENGINES[url]
                 return
             self._url = url
-            self.engine = _sqlite_engine(url, self.read_only) if self.is_sqlite else _server_engine(url)
+            with warnings.catch_warnings():  # what the driver would ignore (?mode=ro without uri=true: the
+                warnings.simplefilter("error", SAWarning)  # file opened for writing, two lines of warning)
+                self.engine = _sqlite_engine(url, self.read_only) if self.is_sqlite else _server_engine(url)
         except ImportError as exc:
             raise StoreError(f"{self.target}: the database driver is missing ({exc}); {_driver_hint(url)}") from None
+        except SAWarning as exc:
+            raise StoreError(f"{self.target}: {self._cause(exc).partition(' (Background')[0]}") from None
         except (SQLAlchemyError, ValueError) as exc:
             raise StoreError(f"{self.target}: not a database URL ({_url_problem(url) or self._cause(exc)})") from None
         try:

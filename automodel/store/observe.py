@@ -11,15 +11,15 @@ once it is locked); a new application's staged search runs before its write tran
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
-from automodel.options import DEFAULT_AGGREGATE
+from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT
 from automodel.online.anomaly import ANOMALY_WINDOW
 from automodel.online.live import LivePool, OnlineOptions, PoolStats, Update
 from automodel.space.structure import Structure
@@ -54,6 +54,8 @@ class ObserveReport:
     leader_id_before: int | None = None
     leader_id_after: int | None = None
     n_skipped: int = 0  # runs the store had already
+    #: with ``parts`` (:func:`observe`): the ids of the runs of each part that were stored
+    part_run_ids: list[list[int]] = field(default_factory=list)
 
     @property
     def leader_changed(self) -> bool:
@@ -125,6 +127,10 @@ def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | No
     (:func:`automodel.data.load_runs`: the same runs, without grouping the repetitions)."""
     roles = _roles(app, roles)
     source = frame.attrs.get("source", "<DataFrame>")
+    unit = data_mod.data_unit(frame, source, None, roles.get("time") or "time")
+    if unit != DEFAULT_UNIT:  # the store keeps seconds: runs in ms were stored as that many seconds
+        raise DataError(f"{source}, column '{roles.get('time') or 'time'}': the times are in {unit} (its 'unit' "
+                        "column or its name); the store keeps seconds: give the times in seconds")
     if _needs_loads(frame, roles):
         from automodel.store.machine_load import fill_run_loads
         database = getattr(store, "store", None)  # the load samples are tables of a SQL store
@@ -134,7 +140,9 @@ def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | No
         frame = fill_run_loads(database, frame, roles, source)
     if aggregate is None and app is not None:
         return data_mod.load_runs(frame, source=source, **roles)
-    return data_mod.load(frame, source=source, aggregate=aggregate or DEFAULT_AGGREGATE, **roles)
+    # None is the default; any other value is the loader's to check ('' or [] were read as the default)
+    return data_mod.load(frame, source=source, aggregate=DEFAULT_AGGREGATE if aggregate is None else aggregate,
+                         **roles)
 
 
 def _record(db: Session, app: App, pool: LivePool, cand_ids: np.ndarray, update_no: int, event: str,
@@ -189,7 +197,8 @@ class _Search(NamedTuple):
 
 def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd.DataFrame, *,
             space: str | Path | SearchSpace = "default", options: OnlineOptions | None = None,
-            aggregate: str | None = None, allow_duplicates: bool = False, **roles) -> ObserveReport:
+            aggregate: str | None = None, allow_duplicates: bool = False, parts: Sequence[int] | None = None,
+            **roles) -> ObserveReport:
     """Add runs of ``app``, refit every live candidate, re-rank, prune, set aside anomalous runs.
 
     The first observe of an application runs the staged search (:func:`search_pool`) and makes its
@@ -213,6 +222,12 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     allow_duplicates : bool
         Store every run, even one the store already has (a repeated measurement); by default a run
         whose content (:func:`automodel.store.schema.run_identities`) is stored is skipped.
+    parts : sequence of int, optional
+        The sizes of the submissions ``data`` holds one after the other (the service stores the requests
+        that arrive together as one observe): the repetitions of a run are counted within its part, so
+        a run two parts both hold is stored once, as if they were observed one after the other, and
+        the report's ``part_run_ids`` are the ids of each part's runs. Not with ``aggregate``; every
+        row must be a run (none set aside as failed by a ``status`` column).
     **roles
         The column options of :func:`automodel.data.load` (remembered from the first observe).
     """
@@ -221,7 +236,11 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     space = checked_space(space)
     st = open_storage(store, create=True)
     frame = data if isinstance(data, pd.DataFrame) else data_mod.read(Path(data))
-    done = st.session(lambda db: _observe_known(db, app, frame, roles, aggregate, allow_duplicates))
+    parts = None if parts is None or len(parts) < 2 else tuple(int(k) for k in parts)  # one part: the data
+    if parts is not None and (aggregate is not None or sum(parts) != len(frame)):
+        raise DataError(f"parts: {sum(parts)} rows in parts of {len(frame)}, or runs to aggregate; expected "
+                        "one part a submission of the runs as they are")
+    done = st.session(lambda db: _observe_known(db, app, frame, roles, aggregate, allow_duplicates, parts))
     if done is not None:
         return done
     # a new application (its search runs before the write transaction, so that it holds no lock), or runs
@@ -229,7 +248,7 @@ def observe(store: str | Path | Store | Storage, app: str, data: str | Path | pd
     existing = st.session(lambda db: db.find_app(app), write=False)
     ds = _read(frame, existing, roles, aggregate, st)
     search = None if existing is not None else _search(ds, space, options)
-    return st.session(lambda db: _write(db, st, app, ds, _runs(ds, aggregate), search, allow_duplicates))
+    return st.session(lambda db: _write(db, st, app, ds, _runs(ds, aggregate), search, allow_duplicates, parts))
 
 
 def _runs(ds: data_mod.Dataset | data_mod.Runs, aggregate: str | None) -> pd.DataFrame:
@@ -238,7 +257,7 @@ def _runs(ds: data_mod.Dataset | data_mod.Runs, aggregate: str | None) -> pd.Dat
 
 
 def _observe_known(db: Session, name: str, frame: pd.DataFrame, roles: dict, aggregate: str | None,
-                   allow_duplicates: bool) -> ObserveReport | None:
+                   allow_duplicates: bool, parts: tuple[int, ...] | None = None) -> ObserveReport | None:
     """The observe of an application the store has, in one write transaction: lock it, read the runs
     with its columns, add them; None (nothing done) for a new application or for runs that take their
     loads from the load samples (:func:`observe` then reads them before the write transaction)."""
@@ -246,7 +265,7 @@ def _observe_known(db: Session, name: str, frame: pd.DataFrame, roles: dict, agg
     if app is None or _needs_loads(frame, _roles(app, roles)):
         return None
     ds = _read(frame, app, roles, aggregate, None)
-    return _add(db, app, ds, _runs(ds, aggregate), None, allow_duplicates)
+    return _add(db, app, ds, _runs(ds, aggregate), None, allow_duplicates, parts)
 
 
 def _search(ds: data_mod.Dataset, sp: SearchSpace, options: OnlineOptions | None) -> _Search:
@@ -255,7 +274,7 @@ def _search(ds: data_mod.Dataset, sp: SearchSpace, options: OnlineOptions | None
 
 
 def _write(db: Session, st: Storage, name: str, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
-           search: _Search | None, allow_duplicates: bool) -> ObserveReport:
+           search: _Search | None, allow_duplicates: bool, parts: tuple[int, ...] | None = None) -> ObserveReport:
     """The write transaction of :func:`observe`: lock (or create) the application, skip the runs it
     has, add the others as one update."""
     app, created = db.find_app(name, lock=True), False
@@ -266,23 +285,44 @@ def _write(db: Session, st: Storage, name: str, ds: data_mod.Dataset | data_mod.
         app = app or db.find_app(name, lock=True)  # another observer created it first
     if app is None:
         raise StoreError(f"{st.target}: application {name!r} disappeared during the observe")
-    return _add(db, app, ds, runs, search if created else None, allow_duplicates)
+    return _add(db, app, ds, runs, search if created else None, allow_duplicates, parts)
 
 
 def _add(db: Session, app: App, ds: data_mod.Dataset | data_mod.Runs, runs: pd.DataFrame,
-         search: _Search | None, allow_duplicates: bool) -> ObserveReport:
+         search: _Search | None, allow_duplicates: bool, parts: tuple[int, ...] | None = None) -> ObserveReport:
     """Skip the runs the (locked) application has, add the others as one update; ``search``: the
-    application was just created with the candidates of this search."""
+    application was just created with the candidates of this search; ``parts``: the sizes of the
+    submissions ``runs`` holds (:func:`observe`)."""
     check_params(app, ds.params, ds.source)
     names = (*app.params, "time")
     columns = {q: runs[q].to_numpy(float) for q in names}
     cells = {q: columns[q].tolist() for q in names}
-    identities = [None] * len(runs) if allow_duplicates else schema.run_identities(
-        {q: cells[q][i] for q in names} for i in range(len(runs)))
+    sizes = parts or (len(runs),)
+    if sum(sizes) != len(runs):  # rows set aside as failed (a status column): no longer the parts' rows
+        raise DataError(f"{ds.source}: {len(runs)} runs of the {sum(sizes)} rows of its parts; expected every "
+                        "row of a part to be a run")
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    identities = [None] * len(runs) if allow_duplicates else [
+        identity for a, b in zip(starts[:-1], starts[1:])
+        for identity in schema.run_identities({q: cells[q][i] for q in names} for i in range(a, b))]
     known = db.stored_identities(app, [i for i in identities if i is not None])
     new = np.array([i is None or i not in known for i in identities], bool)
+    claimed: set[str] = set()
+    for k, identity in enumerate(identities):  # a run of an earlier part: stored once
+        if identity is not None and new[k]:
+            new[k] = identity not in claimed
+            claimed.add(identity)
     if not new.any():
-        return _unchanged(db, app, len(runs))
+        return replace(_unchanged(db, app, len(runs)), part_run_ids=[[] for _ in sizes])
+    report = _add_new(db, app, columns, identities, new, search)
+    ids = iter(report.run_ids)
+    report.part_run_ids = [[next(ids) for _ in range(int(new[a:b].sum()))] for a, b in zip(starts[:-1], starts[1:])]
+    return report
+
+
+def _add_new(db: Session, app: App, columns: dict[str, np.ndarray], identities: list[str | None], new: np.ndarray,
+             search: _Search | None) -> ObserveReport:
+    """Add the runs of ``columns`` marked ``new`` (the others skipped) as one update of ``app``."""
     if not new.all():
         columns, identities = {q: c[new] for q, c in columns.items()}, [i for i, keep in zip(identities, new) if keep]
     if search is not None:
@@ -291,7 +331,7 @@ def _add(db: Session, app: App, ds: data_mod.Dataset | data_mod.Runs, runs: pd.D
         return _apply(db, app, pool, recent, columns, identities, cand_ids, 1, "search", search.notes, True, 0)
     pool, cand_ids, recent = db.load_pool(app, ANOMALY_WINDOW)
     return _apply(db, app, pool, recent, columns, identities, cand_ids, app.n_updates + 1, "observe", [], False,
-                  len(known))
+                  int((~new).sum()))
 
 
 def _new_pool(search: _Search) -> LivePool:
@@ -319,6 +359,10 @@ def _apply(db: Session, app: App, pool: LivePool, recent: np.ndarray, runs: dict
     lead = pool.leader
     before, id_before = _described(pool, cand_ids, lead)
     upd = pool.update(values, y, before=lead)
+    if before is not None and not len(pool.leaders(1)):  # the transaction is undone: nothing stored
+        shown = ", ".join(f"{q} {float(np.max(np.abs(c))):.3g}" for q, c in runs.items())
+        raise DataError(f"application {app.name!r}: these runs leave no candidate with a finite score (the values "
+                        f"of its terms overflow; the largest: {shown}); nothing stored")
     flagged = _flag(db, run_ids, pool, values, y, upd.flagged, upd.leader_after)
     kept = np.ones(len(y), bool)
     kept[upd.flagged] = False
