@@ -183,7 +183,7 @@ def test_observe_takes_a_space_with_good_template_options(tmp_path, capsys):
 
 def test_fit_of_a_stored_application_chooses_as_fit_of_its_runs(tmp_path, capsys):
     """``fit --store S --app NAME`` fits the runs the application fits, read with the roles it was observed
-    with (the unit of its time column's name too), and chooses what ``fit`` of the same runs chooses;
+    with (in seconds, as the store keeps them), and chooses what ``fit`` of the same runs chooses;
     FILE beside it, no application, or a role of its own are one-line errors."""
     path = str(tmp_path / "s.db")
     runs = _grid().rename(columns={"time": "wall_ms", "p": "ranks"})
@@ -191,15 +191,17 @@ def test_fit_of_a_stored_application_chooses_as_fit_of_its_runs(tmp_path, capsys
     frame, roles = S.admitted_runs(path, "lu")
     assert list(frame.columns) == ["n", "ranks", "cpu", "bw", "wall_ms"] and len(frame) == 32
     assert roles["time"] == "wall_ms" and roles["p"] == "ranks" and frame.attrs["source"] == "application 'lu'"
-    direct = automodel.fit(runs, time="wall_ms", p="ranks", progress=False)
-    assert direct.dataset.unit == "ms"
+    assert roles["unit"] == "s"  # observe stored the times in seconds
+    direct = automodel.fit(runs.assign(wall_ms=runs["wall_ms"] / 1000), time="wall_ms", p="ranks", unit="s",
+                           progress=False)
     assert main(["fit", "--store", path, "--app", "lu", "--top", "1", "-o", str(tmp_path / "m.json")]) == 0
     out = capsys.readouterr().out
-    assert f"chosen model: T = {direct.best.formula}" in out and " ms (90% band" in out
+    assert f"chosen model: T = {direct.best.formula}" in out and " s (90% band" in out
     assert automodel.load_model(tmp_path / "m.json").formula == direct.best.formula
     for argv, message in [(["x.csv", "--store", path, "--app", "lu"], "FILE or --store S --app NAME, not both"),
                           (["--store", path], "fit --store needs --app NAME"),
                           (["--store", path, "--app", "lu", "--p", "ranks"], "leave out --p"),
+                          (["--store", path, "--app", "lu", "--unit", "ms"], "leave out --unit (the store keeps"),
                           ([], "fit needs FILE, or --store S --app NAME"),
                           (["--store", path, "--app", "nope"], "no application 'nope'")]:
         assert main(["fit", *argv]) == 2, argv

@@ -191,15 +191,19 @@ def test_a_run_that_leaves_no_candidate_a_score_is_refused_and_nothing_stored(tm
     pd.testing.assert_frame_equal(S.ranking(path, "app", None), before)
 
 
-def test_runs_in_another_unit_than_seconds_are_refused(tmp_path):
-    """The store keeps seconds: runs whose unit column or time column's name said ms were stored as that
-    many seconds, and predict --store answered 1000 times the time."""
+def test_runs_in_another_unit_than_seconds_are_stored_in_seconds(tmp_path):
+    """The store keeps seconds: runs whose unit column or time column's name says ms are converted (they
+    were stored as that many seconds, and predict --store answered 1000 times the time); values that are
+    not times (a count's unit) are refused in one line."""
     path = tmp_path / "s.db"
-    with pytest.raises(DataError, match="column 'time': the times are in ms .* the store keeps seconds"):
-        S.observe(path, "app", _grid().assign(time=lambda g: g.time * 1000, unit="ms"))
-    with pytest.raises(DataError, match="column 'time_ms': the times are in ms"):
-        S.observe(path, "app", _grid().rename(columns={"time": "time_ms"}), time="time_ms")
-    assert S.observe(path, "app", _grid().assign(unit="s")).n_admitted == 32
+    grid = _grid()
+    S.observe(path, "app", grid.assign(time=lambda g: g.time * 1000, unit="ms"))
+    np.testing.assert_allclose(np.sort(S.runs(path, "app")["time"]), np.sort(grid["time"]), rtol=1e-12)
+    S.observe(path, "named", grid.assign(time_ms=lambda g: g.time * 1000).drop(columns="time"), time="time_ms")
+    np.testing.assert_allclose(np.sort(S.runs(path, "named")["time"]), np.sort(grid["time"]), rtol=1e-12)
+    with pytest.raises(DataError, match="column 'time': the values are .*, not times; the store keeps times"):
+        S.observe(path, "counts", grid.assign(unit="PAPI_L3_TCM"))
+    assert S.observe(path, "plain", grid.assign(unit="s")).n_admitted == 32
 
 
 def test_a_recreated_store_does_not_reuse_the_pool_layout_it_replaced(tmp_path):

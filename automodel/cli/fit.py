@@ -108,14 +108,14 @@ def stored_runs(args: argparse.Namespace) -> tuple:
     if args.app is None:
         raise DataError("fit --store needs --app NAME (the application whose runs to fit)")
     given = [f"--{role}" for role in ROLE_OPTIONS if getattr(args, role) is not None] + ["--param"] * bool(args.param)
+    given += ["--unit (the store keeps seconds)"] * (getattr(args, "unit", None) is not None)
     if given:
         raise DataError(f"fit --store reads the roles the application was observed with; leave out "
                         f"{', '.join(given)}")
     frame, roles = admitted_runs(args.store, args.app)
     if args.where:
         frame = select_rows(frame, args.where)
-    unit = {"unit": args.unit} if getattr(args, "unit", None) is not None else {}  # the user's word over the name's
-    return frame, {**roles, "aggregate": args.aggregate, "ignore": list(args.ignore), **unit}
+    return frame, {**roles, "aggregate": args.aggregate, "ignore": list(args.ignore)}
 
 
 def run(args: argparse.Namespace) -> int:

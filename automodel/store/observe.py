@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from automodel import data as data_mod
 from automodel.errors import DataError, StoreError
-from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT
+from automodel.options import DEFAULT_AGGREGATE, DEFAULT_UNIT, TIME_UNITS
 from automodel.online.anomaly import ANOMALY_WINDOW
 from automodel.online.live import LivePool, OnlineOptions, PoolStats, Update
 from automodel.space.structure import Structure
@@ -127,10 +127,15 @@ def _read(frame: pd.DataFrame, app: App | None, roles: dict, aggregate: str | No
     (:func:`automodel.data.load_runs`: the same runs, without grouping the repetitions)."""
     roles = _roles(app, roles)
     source = frame.attrs.get("source", "<DataFrame>")
-    unit = data_mod.data_unit(frame, source, None, roles.get("time") or "time")
-    if unit != DEFAULT_UNIT:  # the store keeps seconds: runs in ms were stored as that many seconds
-        raise DataError(f"{source}, column '{roles.get('time') or 'time'}': the times are in {unit} (its 'unit' "
-                        "column or its name); the store keeps seconds: give the times in seconds")
+    time = roles.get("time") or "time"
+    unit = data_mod.data_unit(frame, source, None, time)
+    if unit != DEFAULT_UNIT:  # the store keeps seconds: runs in ms are converted (they were stored as seconds)
+        if unit not in TIME_UNITS:
+            raise DataError(f"{source}, column '{time}': the values are {unit}, not times; the store keeps "
+                            "times in seconds")
+        if time in frame:
+            frame = frame.assign(**{time: frame[time] * TIME_UNITS[unit]})
+        frame = frame.drop(columns=["unit"], errors="ignore")
     if _needs_loads(frame, roles):
         from automodel.store.machine_load import fill_run_loads
         database = getattr(store, "store", None)  # the load samples are tables of a SQL store

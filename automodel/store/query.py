@@ -85,6 +85,7 @@ def admitted_runs(store: str | Path | Store | Storage, app: str) -> tuple[pd.Dat
     roles: dict = {role: a.roles.get(role, role) for role in ("time", *ROLE_NAMES)}
     roles["params"] = [names[q] for q in a.params if q not in ROLE_NAMES]
     roles["explicit"] = [role for role in ("time", *ROLE_NAMES) if role in a.roles]
+    roles["unit"] = "s"  # the store keeps seconds (observe converts), whatever the time column's name says
     frame = frame[[*a.params, "time"]].rename(columns=names).reset_index(drop=True)
     frame.attrs["source"] = f"application {a.name!r}"
     return frame, roles
