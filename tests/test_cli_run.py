@@ -189,6 +189,19 @@ def test_run_refuses_a_role_value_its_runs_may_not_hold(args: list[str], message
     assert capsys.readouterr().err == f"automodel: error: {message}\n" and not out.exists()
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--param", "k=1,2", "--param", "k=3"], "--param 'k=3': k is given twice (k=1,2 and k=3)"),
+    (["--capture", "c=c=(\\S+)", "--capture", "c=x"], "--capture 'c=x': c is given twice"),
+])
+def test_run_refuses_a_name_given_twice(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--param k=1,2 --param k=3`` ran k = 3 only (the later axis replaced the earlier without a word)."""
+    from automodel.cli import main
+
+    assert main(["run", "--cmd", "echo {n} {k}", "--n", "1", *args, "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert message in err and err.count("\n") == 1 and out == ""
+
+
 def test_run_adaptive_refuses_a_target_that_is_not_finite_before_running_the_seed(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``run --adaptive --target n=nan`` ran the seed runs first and only then refused the target."""

@@ -47,6 +47,8 @@ def test_a_wrong_option_is_one_line_naming_template_and_option(template, key, te
         convert(TEMPLATES[template], key, text)
     with pytest.raises(SpaceError, match="expected TEMPLATE.OPTION=VALUE"):
         parse_assignments(["kohashi=6"])
+    with pytest.raises(SpaceError, match="kohashi.n_terms is given twice"):  # the later one won, silently
+        parse_assignments(["kohashi.n_terms=6", "kohashi.n_terms=4"])
 
 
 def test_fit_cli_and_space_reach_kohashi_n_terms(tmp_path, capsys):

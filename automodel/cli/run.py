@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP, rows_count, width
+from automodel.cli.common import STORE_HELP, rows_count, split_pairs, width
 from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
 
@@ -85,12 +85,11 @@ def register(subparsers: Any) -> None:
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value:
-            raise DataError(f"{flag} {item!r}: expected NAME=VALUE")
-        out[name.strip()] = value
+    """``NAME=VALUE`` items of ``flag`` (``--param``, ``--capture``), each name once and each value given."""
+    out = split_pairs(items, flag, DataError)
+    for name, value in out.items():
+        if not value:
+            raise DataError(f"{flag} {name + '='!r}: expected NAME=VALUE")
     return out
 
 

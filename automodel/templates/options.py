@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from automodel.errors import OptionError, SpaceError
+from automodel.names import split_pairs
 from automodel.space.config import SearchSpace, load_space
 from automodel.templates.base import Template
 
@@ -202,11 +203,11 @@ def parse_assignments(items: list[str]) -> dict[str, dict[str, str]]:
     >>> parse_assignments(["kohashi.n_terms=6", "kohashi.bayesian=true"])
     {'kohashi': {'n_terms': '6', 'bayesian': 'true'}}
     """
+    expected = "TEMPLATE.OPTION=VALUE, e.g. kohashi.n_terms=6"
     out: dict[str, dict[str, str]] = {}
-    for item in items:
-        name, dot, rest = item.partition(".")
-        key, eq, value = rest.partition("=")
-        if not (dot and eq and name and key):
-            raise SpaceError(f"--template-option {item!r}: expected TEMPLATE.OPTION=VALUE, e.g. kohashi.n_terms=6")
+    for option, value in split_pairs(items, "--template-option", SpaceError, expected).items():
+        name, dot, key = option.partition(".")
+        if not (dot and name.strip() and key.strip()):
+            raise SpaceError(f"--template-option {option + '=' + value!r}: expected {expected}")
         out.setdefault(name.strip(), {})[key.strip()] = value
     return out
