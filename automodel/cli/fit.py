@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout and args.json:
         raise DataError("-o - and --json both write to standard output; choose one")
     if args.output and not to_stdout:
-        check_output(args.output, inputs=(args.data,))
+        check_output(args.output, inputs=(args.data, args.space))  # -o space.toml lost the space
     progress = not args.quiet and interactive()  # never into a redirected file
     with status(f"fit: reading {args.data}", progress) as say:
         frame = read_input(args, sys.stderr if to_stdout or args.json else None)
