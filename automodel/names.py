@@ -23,8 +23,10 @@ import builtins
 import keyword
 import re
 import unicodedata
+from collections.abc import Iterable
 
-__all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "code_names", "PYTHON_RESERVED", "C_RESERVED",
+__all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "code_names", "split_pairs",
+           "PYTHON_RESERVED", "C_RESERVED",
            "MAX_LABEL_CHARS", "MAX_NAME_CHARS"]
 
 #: longest parameter name
@@ -187,3 +189,48 @@ def space_problem(name: object) -> str | None:
         return (f"expected a name of letters, digits, '_' and (after the first) spaces and '. + -', at most "
                 f"{MAX_SPACE_CHARS} characters, got {printable(repr(name))[:80]}")
     return None
+
+
+def split_pairs(items: Iterable[str], flag: str, error: type[Exception], expected: str = "NAME=VALUE",
+                shown: str | None = None) -> dict[str, str]:
+    """``NAME=VALUE`` items as a dict of names (stripped) to values (as written).
+
+    Parameters
+    ----------
+    items
+        The items, e.g. ``["k=8", "iters=1e3"]``.
+    flag
+        The option they came from, for the message (``--param``).
+    error
+        The error class raised: DataError, or SpaceError for ``--template-option`` (an
+        :class:`~automodel.errors.AutomodelError`; passed in, as this module sits below the errors).
+    expected
+        What an item should look like, for the message.
+    shown
+        What the message quotes (default: the faulty item), e.g. the whole ``--target`` text.
+
+    Raises
+    ------
+    Exception
+        ``error`` in one line when an item has no ``=`` or no name, or names what an earlier item
+        named: the later value silently replaced the earlier one (``--param k=2 k=200``,
+        ``--target n=1e6,p=8,p=9``).
+
+    Examples
+    --------
+    >>> split_pairs(["k=8", " iters =1e3"], "--param", ValueError)
+    {'k': '8', 'iters': '1e3'}
+    """
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        quoted = repr(item if shown is None else shown)
+        if not sep or not name:
+            raise error(f"{flag} {quoted}: expected {expected}")
+        if name in out:
+            first, again = (printable(f"{name}={v.strip()}") for v in (out[name], value))
+            raise error(f"{flag} {quoted}: {printable(name)} is given twice ({first} and {again}), expected each "
+                        "name once")
+        out[name] = value
+    return out

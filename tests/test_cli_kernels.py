@@ -1,9 +1,13 @@
 """automodel kernels: one line per kernel of an Extra-P text file or a CSV, models or a summary written."""
 
+import json
+
 import numpy as np
 import pandas as pd
+import pytest
 
 from automodel.cli import main
+from automodel.errors import ModelFileError
 from automodel.model.file import load_models
 
 
@@ -18,6 +22,10 @@ def test_kernels_command(tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("a [time]") and "T = " in out[0] and out[1].startswith("b [time]")
     assert set(load_models(tmp_path / "m.json")) == {"a [time]", "b [time]"}
+    body = json.loads((tmp_path / "m.json").read_text())
+    (tmp_path / "true.json").write_text(json.dumps({**body, "version": True}))  # read as version 1
+    with pytest.raises(ModelFileError, match="not an automodel models file"):
+        load_models(tmp_path / "true.json")
 
     csv = tmp_path / "runs.csv"
     pd.DataFrame({"name": ["x"] * 5, "p": p, "secs": 3 + p, "note": "run"}).to_csv(csv, index=False)

@@ -49,6 +49,13 @@ def test_best_p_refuses_a_param_with_its_own_option(model_json, capsys, param, m
     assert capsys.readouterr().err == f"automodel: error: {message}\n"
 
 
+def test_best_p_refuses_a_param_given_twice(model_json, capsys):
+    """``--param k=2 k=200`` answered for k = 200 alone, without a word about k = 2."""
+    assert main(["best-p", str(model_json), "--n", "5000", "--param", "k=2", "k=200"]) == 2
+    assert capsys.readouterr().err == ("automodel: error: --param 'k=200': k is given twice (k=2 and k=200), "
+                                       "expected each name once\n")
+
+
 def test_a_level_a_hair_below_1_is_a_band(model_json, tmp_path, capsys):
     """(1 + level) / 2 rounded to 1.0 for --level 0.9999999999999999: a ValueError traceback."""
     rows = tmp_path / "rows.csv"

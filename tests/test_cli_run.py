@@ -189,6 +189,52 @@ def test_run_refuses_a_role_value_its_runs_may_not_hold(args: list[str], message
     assert capsys.readouterr().err == f"automodel: error: {message}\n" and not out.exists()
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--param", "k=1,2", "--param", "k=3"], "--param 'k=3': k is given twice (k=1,2 and k=3)"),
+    (["--capture", "c=c=(\\S+)", "--capture", "c=x"], "--capture 'c=x': c is given twice"),
+])
+def test_run_refuses_a_name_given_twice(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--param k=1,2 --param k=3`` ran k = 3 only (the later axis replaced the earlier without a word)."""
+    from automodel.cli import main
+
+    assert main(["run", "--cmd", "echo {n} {k}", "--n", "1", *args, "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert message in err and err.count("\n") == 1 and out == ""
+
+
+@pytest.mark.parametrize("history", ["damaged", "fifo"])
+def test_run_adaptive_refuses_a_damaged_history_before_running_the_seed(history: str, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """``OUTPUT.history.csv`` not UTF-8 or with an open quote: a pandas ParserError traceback after the seed
+    ran; a FIFO there: the first step's append waited for a reader for ever."""
+    import os
+
+    from automodel.cli import main
+
+    out = tmp_path / "a.csv"
+    path = tmp_path / "a.csv.history.csv"
+    if history == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_bytes(b'\xff\xfe step\n"1,2\n')
+    assert main(["run", "--cmd", "echo {n} {p}", "--n", "1:8:*2", "--p", "1:4:*2", "--no-progress", "-o", str(out),
+                 "--adaptive", "--target", "n=16,p=8", "--budget", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"automodel: error: {path}: ") and err.count("\n") == 1 and not out.exists()
+
+
+def test_run_counts_its_successful_runs_with_its_own_reader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A row with two cells too many in a resumed runs CSV made pandas read the first column as the index:
+    no status 0 was seen, 'error: no successful run' and exit status 1 after two successful runs."""
+    from automodel.cli import main
+
+    out = tmp_path / "runs.csv"
+    out.write_text("n,p,rep,time,cpu,status,error,started\n1,1,0,0.1,1,0,,2026,x,y\n")
+    assert main(["run", "--cmd", "echo {n} {p}", "--n", "1,2", "--p", "1", "--no-fit", "--no-progress",
+                 "-o", str(out)]) == 0
+    assert "no successful run" not in capsys.readouterr().err
+
+
 def test_run_adaptive_refuses_a_target_that_is_not_finite_before_running_the_seed(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``run --adaptive --target n=nan`` ran the seed runs first and only then refused the target."""

@@ -39,6 +39,9 @@ def test_json_and_allowed_p(model_file, capsys):
     (["--target", "p"], "expected NAME=NUMBER"),
     (["--target", "p=64", "--grid", "n"], "expected NAME=SPEC"),
     (["--target", "p=64", "--grid", "procs=-4,8"], "grid: procs must be a positive process count, got -4"),
+    # a name given twice: the later value silently replaced the earlier one
+    (["--target", "p=64,p=8"], "--target 'p=64,p=8': p is given twice (p=64 and p=8), expected each name once"),
+    (["--target", "p=64", "--grid", "procs=1,2", "--grid", "procs=4"], "--grid 'procs=4': procs is given twice"),
 ])
 def test_bad_input_exits_2_in_one_line(model_file, capsys, args, message):
     assert main(["suggest", model_file, *args]) == 2

@@ -98,18 +98,26 @@ def test_written_files_get_the_mode_of_a_plain_open(tmp_path):
                                      ["predict", "{model}", "{runs}", "-o", "{runs}"],
                                      ["predict", "{model}", "{runs}", "-o", "{model}"],
                                      ["report", "{runs}", "-o", "{link}"],
-                                     ["kernels", "{runs}", "--out", "{runs}"]])
+                                     ["kernels", "{runs}", "--out", "{runs}"],
+                                     # the search space is an input too: -o space.toml replaced it by the model
+                                     ["fit", "{runs}", "--space", "{space}", "-o", "{space}", "--quiet"],
+                                     ["report", "{runs}", "--space", "{space}", "-o", "{space}", "--quiet"],
+                                     ["kernels", "{runs}", "--space", "{space}", "--report", "{space}"],
+                                     ["demo", "--data", "{runs}", "--plot", "{runs}"]])
 def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, model_json, command):
     """``fit runs.csv -o runs.csv`` replaced the measured runs by the model; ``predict`` rewrote its input."""
     from automodel.cli import main
+    from automodel.space.config import space_path
 
     runs, model, link = tmp_path / "runs.csv", tmp_path / "model.json", tmp_path / "link.csv"
+    space = tmp_path / "space.toml"
     runs.write_bytes((model_json.parent / "runs.csv").read_bytes())
     model.write_bytes(model_json.read_bytes())
+    space.write_bytes(space_path("default").read_bytes())
     link.symlink_to(runs)
-    before = runs.read_bytes(), model.read_bytes()
-    args = [a.format(runs=runs, model=model, link=link) for a in command]
+    before = runs.read_bytes(), model.read_bytes(), space.read_bytes()
+    args = [a.format(runs=runs, model=model, link=link, space=space) for a in command]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ": is the input file " in err
-    assert (runs.read_bytes(), model.read_bytes()) == before
+    assert (runs.read_bytes(), model.read_bytes(), space.read_bytes()) == before

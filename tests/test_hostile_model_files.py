@@ -187,3 +187,31 @@ def test_an_infinite_anomaly_severity_is_saved_as_null(tmp_path: Path, capsys: p
     anomalies = json.loads(out.read_text())["options"]["anomalies"]
     assert [run["severity"] for run in anomalies] == [None, None]
     assert isinstance(load_model(out), Model)
+
+
+#: a fitted model's interval (0.001 n/p + 0.01 p on n = 100..800, p = 1..4), its parts then made absurd
+INTERVAL = {"run": 0.0, "misfit": 0.01, "dof": 10, "ranges": {"n": [100.0, 800.0], "p": [1.0, 4.0]},
+            "growth": {"n": 0.11, "p": 0.21}, "covariance": [[1e-8, 0.0], [0.0, 1e-6]], "alternatives": [],
+            "noise_seconds": 0.001, "run_dof": 0, "growth_dof": {"n": 11.0, "p": 6.0}}
+
+
+@pytest.mark.parametrize("field, value", [("run", 1e308), ("growth", {"n": 1e308, "p": 1e308}),
+                                          ("covariance", [[1e308, 1e308], [1e308, 1e308]])])
+def test_a_band_part_of_1e308_is_no_bound_without_a_traceback_or_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object) -> None:
+    """``interval.run = 1e308``: suggest's ``sigma ** 2`` raised an OverflowError traceback; the growth and
+    covariance of 1e308 printed numpy's overflow warnings (two lines each) on predict, plot and suggest."""
+    d = json.loads(json.dumps(VALID))
+    d["model"] = {"kind": "terms", "coefficients": [0.001, 0.01],
+                  "terms": [[{"kind": "power", "param": "n", "exponent": 1},
+                             {"kind": "power", "param": "p", "exponent": -1}],
+                            [{"kind": "power", "param": "p", "exponent": 1}]]}
+    d["ranges"] = {"n": [100, 800], "p": [1, 4]}
+    d["interval"] = {**INTERVAL, field: value}
+    model = _file(tmp_path, d)
+    with np.errstate(all="raise"):  # an overflow left unhandled raises
+        assert main(["suggest", str(model), "--target", "n=3200,p=16", "--count", "2"]) == 0
+        assert main(["best-p", str(model), "--n", "3200"]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "Warning" not in err
+    assert "inf" in out  # the band at the target is unbounded above

@@ -37,6 +37,7 @@ def test_template_models_load_through_the_registry(fitted, tmp_path):
 @pytest.mark.parametrize("mutate, fragment", [
     (lambda d: d.update(format="pickle"), "not an automodel model file"),
     (lambda d: d.update(version=99), "version 99 is not supported"),
+    (lambda d: d.update(version=True), "version True is not supported"),  # true == 1 in Python
     (lambda d: d["model"]["terms"][0].append({"kind": "lambda", "param": "n"}), "unknown factor kind"),
     (lambda d: d["model"]["coefficients"].__setitem__(0, "__import__('os').system('x')"), "finite number"),
     (lambda d: d["model"].update(kind="code"), "unknown model kind"),

@@ -47,6 +47,14 @@ def test_a_wrong_option_is_one_line_naming_template_and_option(template, key, te
         convert(TEMPLATES[template], key, text)
     with pytest.raises(SpaceError, match="expected TEMPLATE.OPTION=VALUE"):
         parse_assignments(["kohashi=6"])
+    with pytest.raises(SpaceError, match="kohashi.n_terms is given twice"):  # the later one won, silently
+        parse_assignments(["kohashi.n_terms=6", "kohashi.n_terms=4"])
+
+
+def test_a_400_digit_whole_number_option_is_one_line():
+    """``--template-option kohashi.n_terms=<400 digits>``: math.isfinite of the int, an OverflowError traceback."""
+    with pytest.raises(SpaceError, match=r"kohashi.n_terms takes int, got '9{20,}\.\.\. \(402 chars\)$"):
+        convert(TEMPLATES["kohashi"], "n_terms", "9" * 400)
 
 
 def test_fit_cli_and_space_reach_kohashi_n_terms(tmp_path, capsys):

@@ -47,6 +47,13 @@ def test_the_unit_comes_from_the_option_or_the_data_and_is_kept(tmp_path):
         automodel.fit(mixed, progress=False)
 
 
+def test_a_100000_character_unit_is_cut_in_its_message():
+    """``--unit`` of 100,000 characters was echoed whole: a 100 kB line of error."""
+    with pytest.raises(DataError) as info:
+        automodel.fit(_runs(), unit="x" * 100_000, progress=False)
+    assert len(str(info.value)) < 300 and "(100002 chars)" in str(info.value)
+
+
 def test_a_unit_at_the_end_of_the_time_columns_name_is_the_unit(tmp_path, capsys):
     assert [unit_in_name(c) for c in ("runtime_ms", "time (us)", "Time[s]", "wall_USEC", "time", "runs", "mass")] == \
         ["ms", "us", "s", "us", None, None, None]

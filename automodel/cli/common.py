@@ -9,6 +9,7 @@ from typing import Any
 
 from automodel.data.readers.formats import FORMATS as INPUT_FORMATS
 from automodel.errors import DataError, install_hint
+from automodel.names import split_pairs
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
 from automodel.solve.metrics import METRICS
 from automodel.terminal import WIDTH, Status, interactive, wrap
@@ -137,7 +138,7 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
     Raises
     ------
     DataError
-        If an item is not ``NAME=NUMBER``.
+        If an item is not ``NAME=NUMBER`` or names a parameter an earlier one named.
 
     Examples
     --------
@@ -145,12 +146,11 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
     {'k': 8.0, 'iters': 1000.0}
     """
     values: dict[str, float] = {}
-    for item in items:
-        name, _, value = item.partition("=")
+    for name, value in split_pairs(items, "--param", DataError, "NAME=NUMBER").items():
         try:
             values[name] = float(value)
         except ValueError:
-            raise DataError(f"--param {item!r}: expected NAME=NUMBER") from None
+            raise DataError(f"--param {name + '=' + value!r}: expected NAME=NUMBER") from None
     return values
 
 

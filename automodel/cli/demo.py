@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     from automodel.cli.fit import print_result
     from automodel.output.plot import plot_model
 
-    check_output(args.plot)
-    check_output(report_path(args.plot))
+    check_output(args.plot, inputs=(args.data,))
+    check_output(report_path(args.plot), inputs=(args.data,))
     ds = automodel.load(args.data)
     frame = ds.runs
     mask, text = split(ds.frame, ds.params)

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     if args.store is None and args.data is None:
         raise DataError("fit needs FILE, or --store S --app NAME")
     if args.output and not to_stdout:
-        check_output(args.output, inputs=tuple(f for f in (args.data, args.store) if f is not None))
+        check_output(args.output, inputs=(args.data, args.store, args.space))  # -o space.toml lost the space
     progress = not args.quiet and interactive()  # never into a redirected file
     source = args.data if args.store is None else f"application {args.app!r} of {args.store}"
     with status(f"fit: reading {source}", progress) as say:

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     if args.report:
-        check_output(args.report, inputs=(args.data,))
+        check_output(args.report, inputs=(args.data, args.space))
     at = _report_at(args.report_at)
     if args.out == "-":
         if args.json:
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if out is not None and out.suffix.lower() not in OUT_SUFFIXES:
         raise DataError(f"--out {args.out}: expected a file name ending in .json (models) or .csv (summary)")
     if out is not None:
-        check_output(out, inputs=(args.data,))
+        check_output(out, inputs=(args.data, args.space))
     data = _read(args)
     result = _fit(args, data)
     page = _report(args, result, data, at) if args.report else None  # a bad --report-at: before any output

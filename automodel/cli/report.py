@@ -61,7 +61,7 @@ def _is_model_file(path: str, runs: str | None) -> bool:
 def run(args: argparse.Namespace) -> int:
     import automodel
 
-    check_output(args.output, inputs=(args.data, args.runs))
+    check_output(args.output, inputs=(args.data, args.runs, getattr(args, "space", None)))
     if _is_model_file(args.data, args.runs):
         return _model_report(args)
     if args.runs is not None:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP, rows_count, width
+from automodel.cli.common import STORE_HELP, rows_count, split_pairs, width
 from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
 
@@ -85,12 +85,11 @@ def register(subparsers: Any) -> None:
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value:
-            raise DataError(f"{flag} {item!r}: expected NAME=VALUE")
-        out[name.strip()] = value
+    """``NAME=VALUE`` items of ``flag`` (``--param``, ``--capture``), each name once and each value given."""
+    out = split_pairs(items, flag, DataError)
+    for name, value in out.items():
+        if not value:
+            raise DataError(f"{flag} {name + '='!r}: expected NAME=VALUE")
     return out
 
 
@@ -197,6 +196,7 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     import pandas as pd
 
     from automodel.cli.suggest import parse_target
+    from automodel.data.cells import floats
     from automodel.runner import run_campaign
     from automodel.runner.adaptive import STOPS, adaptive, seed_design
 
@@ -222,6 +222,8 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     if "p" in target and max_p is not None and target["p"] > max_p:
         raise DataError(f"target p={target['p']:g} is outside the allowed p (at most {max_p:g}); raise --max-p "
                         "or choose a smaller target")
+    history = Path(str(args.output) + ".history.csv")
+    before = _history(history)  # a damaged history is refused before the seed runs
     seed = seed_design(numeric)
     first = replace(campaign, axes={q: sorted(seed[q].unique()) for q in seed})
     progress = not args.no_progress and interactive()  # never into a redirected file
@@ -241,10 +243,8 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
             run_campaign(point, args.output, progress=False)
         return runs().merge(configs[list(campaign.axes)].astype(float), on=list(campaign.axes))
 
-    history = Path(str(args.output) + ".history.csv")
-    before = pd.read_csv(history) if history.exists() and history.stat().st_size else pd.DataFrame()
     offset = len(before)
-    last_width = float(before["width"].iloc[-1]) if offset and "width" in before else float("nan")
+    last_width = float(floats(before["width"])[-1]) if offset and "width" in before else float("nan")
 
     def on_step(step) -> None:  # noqa: ANN001  (a Step)
         print(step.line())
@@ -268,6 +268,21 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     return 0
 
 
+def _history(path: Path) -> Any:
+    """The steps of an adaptive campaign so far, from ``OUTPUT.history.csv`` (none when it is absent or
+    empty). A history that is not a regular file (a FIFO: the first step's append waited for a reader for
+    ever) or not a readable CSV (a pandas ParserError traceback) is a one-line DataError naming it."""
+    import pandas as pd
+
+    from automodel.data import read_csv
+    from automodel.files import check_input
+
+    if not (path.exists() or path.is_symlink()):
+        return pd.DataFrame()
+    check_input(path, "the CSV history of an adaptive campaign", DataError)
+    return read_csv(path) if path.stat().st_size else pd.DataFrame()
+
+
 def _axis_value(values: Any, value: float) -> object:
     """The value of an axis equal to ``value`` as the axis spells it (``8``, not ``8.0``, in the command)."""
     return next((v for v in values if float(v) == value), value)
@@ -275,7 +290,7 @@ def _axis_value(values: Any, value: float) -> object:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the campaign described by ``args``; exit code 0 if at least one run succeeded."""
-    from automodel.runner import run_campaign
+    from automodel.runner import iter_rows, run_campaign
     from automodel.templates.options import checked_space
 
     campaign = build_campaign(args)
@@ -292,10 +307,7 @@ def handle(args: argparse.Namespace) -> int:
     counts = run_campaign(campaign, args.output, progress=progress, retry_failed=args.retry_failed)
     print("\n".join(wrap(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in "
                          f"{args.output}", width(args))))
-    import pandas as pd
-
-    frame = pd.read_csv(args.output)
-    n_ok = int((frame["status"] == 0).sum())
+    n_ok = sum(row.get("status") == "0" for row in iter_rows(args.output))  # the campaign's own reader
     if n_ok == 0:
         print(f"error: no successful run in {args.output}; see its 'error' column", file=sys.stderr)
         return 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from automodel.cli.common import width
+from automodel.cli.common import split_pairs, width
 from automodel.terminal import status
 
 __all__ = ["register", "handle", "parse_target"]
@@ -64,17 +64,15 @@ def parse_target(text: str, flag: str = "--target") -> dict[str, float]:
 
     from automodel.errors import DataError
 
+    expected = "NAME=NUMBER,... e.g. n=1000000,p=1024"
     out: dict[str, float] = {}
-    for item in text.split(","):
-        name, sep, value = item.partition("=")
+    for name, value in split_pairs(text.split(","), flag, DataError, expected, shown=text).items():
         try:
-            if not sep or not name.strip():
-                raise ValueError
-            out[name.strip()] = float(value)
+            out[name] = float(value)
         except ValueError:
-            raise DataError(f"{flag} {text!r}: expected NAME=NUMBER,... e.g. n=1000000,p=1024") from None
-        if not math.isfinite(out[name.strip()]):  # refused before `run --adaptive` runs its seed
-            raise DataError(f"{flag} {text!r}: {name.strip()} must be a finite number, got {value.strip()}")
+            raise DataError(f"{flag} {text!r}: expected {expected}") from None
+        if not math.isfinite(out[name]):  # refused before `run --adaptive` runs its seed
+            raise DataError(f"{flag} {text!r}: {name} must be a finite number, got {value.strip()}")
     return out
 
 
@@ -83,14 +81,11 @@ def _grid(items: list[str]) -> dict[str, list[float]]:
     from automodel.runner.grid import parse_values
 
     out: dict[str, list[float]] = {}
-    for item in items:
-        name, sep, spec = item.partition("=")
-        if not sep or not name.strip():
-            raise DataError(f"--grid {item!r}: expected NAME=SPEC, e.g. n=1e5:1.6e6:*2")
-        values = parse_values(spec, name.strip())
+    for name, spec in split_pairs(items, "--grid", DataError, "NAME=SPEC, e.g. n=1e5:1.6e6:*2").items():
+        values = parse_values(spec, name)
         if any(isinstance(v, str) for v in values):
-            raise DataError(f"--grid {item!r}: the levels must be numbers")
-        out[name.strip()] = [float(v) for v in values]
+            raise DataError(f"--grid {name + '=' + spec!r}: the levels must be numbers")
+        out[name] = [float(v) for v in values]
     return out
 
 

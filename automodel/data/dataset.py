@@ -21,7 +21,7 @@ from typing import Iterable, Literal, Mapping, NamedTuple
 import numpy as np
 import pandas as pd
 
-from automodel.data.cells import floats, located, numeric, rows_of
+from automodel.data.cells import floats, located, numeric, rows_of, shown
 from automodel.data.readers import read
 from automodel.data.repetitions import aggregate_groups, aggregate_se
 from automodel.data.tidy import one_kernel
@@ -192,7 +192,7 @@ def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None, time:
         try:
             given = unit_name(unit)
         except ValueError as exc:
-            raise DataError(f"--unit {printable(str(unit))}: {exc}") from None
+            raise DataError(f"--unit {shown(str(unit))}: {exc}") from None  # 100,000 characters: cut
     column = raw["unit"] if raw is not None and "unit" in raw.columns else None
     if column is None:  # a profile's metric that is not a time (visits, PAPI_L3_TCM) is its own unit
         metrics = list(pd.unique(raw["metric"].dropna())) if raw is not None and "metric" in raw.columns else []

@@ -65,7 +65,7 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
 
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise bad(f"not an automodel model file (expected \"format\": \"{FORMAT}\")")
-    if d.get("version") != VERSION:
+    if not _is_version(d.get("version")):
         raise bad(f"model file version {shown(d.get('version'))} is not supported (expected {VERSION})")
     params = d.get("params")
     if not isinstance(params, list) or not all(isinstance(q, str) and q.isidentifier() for q in params):
@@ -197,7 +197,7 @@ def load_models(path: str | Path) -> dict[str, Model]:
     src, body = _json_document(path, "model", MAX_FILE_BYTES * 64)
     if isinstance(body, dict) and body.get("format") != MODELS_FORMAT and "models" not in body:
         return {Path(src).stem: model_from_dict(body, src)}
-    if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or body.get("version") != 1:
+    if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or not _is_version(body.get("version")):
         raise ModelFileError(f"{src}: not an automodel models file (expected \"format\": \"{MODELS_FORMAT}\", "
                              "\"version\": 1)")
     models = body.get("models")
@@ -209,3 +209,8 @@ def load_models(path: str | Path) -> dict[str, Model]:
             raise ModelFileError(f"{src}: 'models': a kernel name must be printable text: {problem}")
     return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
 
+
+def _is_version(value: object) -> bool:
+    """Whether ``value`` is the file version this module reads: the number :data:`VERSION` (``true`` is
+    a JSON boolean, not 1, though Python's ``True == 1`` held)."""
+    return not isinstance(value, bool) and value == VERSION

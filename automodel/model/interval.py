@@ -123,7 +123,9 @@ class Interval:
             columns, {q: r for q, r in self.ranges.items() if q in columns},
             {q: np.asarray(v, float) for q, v in self.frontier.items()},
             {q: self.growth.get(q, DEFAULT_GROWTH) for q in self.ranges})
-        growth = [(self.growth.get(q, DEFAULT_GROWTH) * d, self.growth_dof.get(q, 1.0)) for q, d in distance.items()]
+        with np.errstate(over="ignore", invalid="ignore"):  # a model file's growth of 1e308: inf, no warning
+            growth = [(self.growth.get(q, DEFAULT_GROWTH) * d, self.growth_dof.get(q, 1.0))
+                      for q, d in distance.items()]
         run = (self.run if kind == "run" else 0.0, float(self.run_dof))
         return [run, (self.misfit, self.dof), (coefficients, self.dof),
                 (choice, float(max(len(self.alternatives), 1))), *growth]

@@ -73,10 +73,10 @@ def satterthwaite(parts: list[tuple[np.ndarray | float, float]]) -> np.ndarray:
     >>> float(satterthwaite([(1.0, 10.0), (0.0, 2.0)])), float(satterthwaite([(1.0, 10.0), (1.0, 10.0)]))
     (10.0, 20.0)
     """
-    total = sum(np.square(s) for s, _ in parts)
-    spread = sum(np.power(s, 4) / max(nu, 1.0) for s, nu in parts)
     largest = max((nu for _, nu in parts), default=1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a scale beyond 1e77: NaN, no warning
+        total = sum(np.square(s) for s, _ in parts)
+        spread = sum(np.power(s, 4) / max(nu, 1.0) for s, nu in parts)
         return np.where(spread > 0, np.square(total) / spread, largest)
 
 
@@ -196,7 +196,8 @@ def growth_cost(above: np.ndarray, growth: np.ndarray) -> np.ndarray:
     """The squared growth part ``sum_q (growth_q d_q)^2`` of distances ``above`` (q, ...), with a trace
     of the plain distances to break ties between corners where a growth is 0."""
     weight = np.asarray(growth, float).reshape((-1,) + (1,) * (above.ndim - 1))
-    return ((weight * above) ** 2).sum(axis=0) + 1e-12 * above.sum(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # a model file's growth of 1e308: inf, no warning
+        return ((weight * above) ** 2).sum(axis=0) + 1e-12 * above.sum(axis=0)
 
 
 def doublings_beyond_frontier(columns: Mapping[str, np.ndarray], ranges: Mapping[str, tuple[float, float]],
@@ -228,10 +229,13 @@ def doublings_beyond_frontier(columns: Mapping[str, np.ndarray], ranges: Mapping
 
 
 def combine(*parts: np.ndarray | float) -> np.ndarray:
-    """The root sum of squares of independent standard deviations (broadcast)."""
+    """The root sum of squares of independent standard deviations (broadcast); inf, without a warning,
+    where a square overflows (a model file's covariance or run noise of 1e308: :func:`bounds` makes it no
+    bound)."""
     total = np.zeros(np.broadcast(*[np.asarray(p) for p in parts]).shape) if parts else np.zeros(())
-    for part in parts:
-        total = total + np.square(part)
+    with np.errstate(over="ignore"):
+        for part in parts:
+            total = total + np.square(part)
     return np.sqrt(total)
 
 

@@ -174,7 +174,7 @@ def _problem(model: Model, target: Mapping[str, float], candidates: pd.DataFrame
         growth={q: iv.growth.get(q, DEFAULT_GROWTH) for q in growth_q},
         growth_dof={q: iv.growth_dof.get(q, 1.0) for q in growth_q}, sigma=sigma, level=level, a_t=a_t, A_x=A_x,
         r_t=np.where(counted, r_t, 0.0), n_counted=int(counted.sum()), D=D,
-        keep=np.exp(-D ** 2 / (2 * sigma ** 2)))  # expected weight each run leaves each alternative
+        keep=np.exp(-D ** 2 / (2 * np.square(sigma))))  # expected weight each run leaves each alternative
     corners = ({q: np.asarray(v, float) for q, v in iv.frontier.items()} if iv.frontier else
                {q: np.array([high]) for q, (low, high) in iv.ranges.items() if low > 0})  # a full grid's corner
     return problem, _State(dict(iv.ranges), cov, np.ones(len(alts)), corners)
@@ -291,6 +291,13 @@ def plan_runs(model: Model, target: Mapping[str, float], candidates: pd.DataFram
     candidates inside every training range): the alternatives' disagreement there is what they already
     survived (:func:`~automodel.suggestion.alternatives.untested`). Returns the suggestions and the band
     now (``predicted``, ``lower``, ``upper``, ``width``)."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a model file's 1e308s: inf, no warning
+        return _plan(model, target, candidates, count, budget, reps, level, tested)
+
+
+def _plan(model: Model, target: Mapping[str, float], candidates: pd.DataFrame, count: int, budget: float | None,
+          reps: int, level: float, tested: pd.DataFrame | None) -> tuple[list[Suggestion], dict]:
+    """:func:`plan_runs`, its arguments as given."""
     problem, state = _problem(model, target, candidates, reps, level, tested)
     current_parts = _parts_after(problem, state, np.array([], dtype=int))
     current = float(_width(problem, *current_parts)[0])
@@ -343,7 +350,7 @@ def _reason(model: Model, x: pd.Series, before: Parts, after: Parts, ranges: Map
         c0, c1 = float(before[1][0]), float(after[1][0])
         spread = float(np.nanmax(np.abs(D)))
         drops.append((c0 - c1, f"the {len(keep)} equivalent candidates differ here by up to "
-                               f"{math.expm1(spread):.0%} more than on the data (noise {sigma:.1%}): a run "
+                               f"{np.expm1(spread):.0%} more than on the data (noise {sigma:.1%}): a run "
                                f"tells them apart "
                                f"(their spread at the target {c0:.2g} -> {c1:.2g})"))
     k0, k1 = float(before[0][0]), float(after[0][0])

@@ -11,13 +11,14 @@ kohashi]`` of a search space) and is converted to the first member of the annota
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from automodel.data.cells import finite_number, shown
 from automodel.errors import OptionError, SpaceError
+from automodel.names import split_pairs
 from automodel.space.config import SearchSpace, load_space
 from automodel.templates.base import Template
 
@@ -113,7 +114,7 @@ def _one(member: str, value: Any) -> tuple[bool, Any]:
                 int(value) if member == "int" and float(value) == int(value) else float(value))
         except (TypeError, ValueError, OverflowError):
             return False, None
-        return (True, number) if math.isfinite(number) else (False, None)
+        return (True, number) if finite_number(number) else (False, None)  # a 400-digit int: no float
     sequence = re.fullmatch(r"(?:Sequence|tuple|list)\[(\w+)(?:, \.\.\.)?\]", member)
     if sequence:
         items = [v for v in text.split(",")] if text is not None else value if isinstance(value, list) else None
@@ -139,7 +140,7 @@ def convert(template: Template, key: str, value: Any, where: str = "") -> Any:
         ok, converted = _one(member, value)
         if ok:
             return converted
-    raise SpaceError(f"{prefix}{template.name}.{key} takes {option.annotation}, got {value!r}")
+    raise SpaceError(f"{prefix}{template.name}.{key} takes {option.annotation}, got {shown(value)}")
 
 
 def check_options(templates: Mapping[str, Template], options: Mapping[str, Mapping[str, Any]], where: str = ""
@@ -202,11 +203,11 @@ def parse_assignments(items: list[str]) -> dict[str, dict[str, str]]:
     >>> parse_assignments(["kohashi.n_terms=6", "kohashi.bayesian=true"])
     {'kohashi': {'n_terms': '6', 'bayesian': 'true'}}
     """
+    expected = "TEMPLATE.OPTION=VALUE, e.g. kohashi.n_terms=6"
     out: dict[str, dict[str, str]] = {}
-    for item in items:
-        name, dot, rest = item.partition(".")
-        key, eq, value = rest.partition("=")
-        if not (dot and eq and name and key):
-            raise SpaceError(f"--template-option {item!r}: expected TEMPLATE.OPTION=VALUE, e.g. kohashi.n_terms=6")
+    for option, value in split_pairs(items, "--template-option", SpaceError, expected).items():
+        name, dot, key = option.partition(".")
+        if not (dot and name.strip() and key.strip()):
+            raise SpaceError(f"--template-option {option + '=' + value!r}: expected {expected}")
         out.setdefault(name.strip(), {})[key.strip()] = value
     return out
