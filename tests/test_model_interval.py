@@ -4,6 +4,7 @@ JSON round trip, present for every model of a fit (templates included) and in th
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -136,6 +137,18 @@ def test_forward_growth_sees_a_regime_change_at_the_top():
         out = staged_search(ds, sp, progress=False)
         growth[name] = forward_growth(ds, sp.fit, [out.scores.structures[i] for i in out.order[:100]])["p"][0]
     assert growth["broken"] > 2 * growth["clean"]
+
+
+def test_a_split_whose_band_explains_its_runs_does_not_cancel_the_growth():
+    """The demo's runs trained at p <= 8: the forward split that kept p = 1, 2 has a band wide enough to
+    explain the runs it dropped, and its negative excess set the growth in p to 0 (a +-3 % band at
+    p = 256, half the held-out configurations outside it). Each split's excess is now at least 0."""
+    runs = pd.read_csv(Path(automodel.__file__).parent / "demo" / "cg_fast.csv")
+    result = automodel.fit(runs[runs["p"] <= 8], progress=False)
+    assert result.best.interval.growth["p"] > 0.05
+    held = runs[runs["p"] > 8].groupby(["n", "p"], as_index=False)["time"].median()
+    lo, hi = result.best.predict_interval(held[["n", "p"]], level=0.9, kind="mean")
+    assert np.mean((held["time"] >= lo) & (held["time"] <= hi)) >= 0.85
 
 
 def test_json_round_trip_gives_identical_bands_and_best_p(tmp_path):
