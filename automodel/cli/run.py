@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP, rows_count, split_pairs, width
+from automodel.cli.common import STORE_HELP, rows_count, width
+from automodel.names import split_pairs
 from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from automodel.cli.common import split_pairs, width
+from automodel.cli.common import width
+from automodel.names import split_pairs
 from automodel.terminal import status
 
 __all__ = ["register", "handle", "parse_target"]

@@ -186,7 +186,7 @@ def adaptive(runs: pd.DataFrame, measure: Callable[[pd.DataFrame], pd.DataFrame]
         chosen = () if reached or plan is None else tuple(s.config for s in plan.suggestions)
         # a band narrow by the fit's account (the last runs may widen it: `narrow` implies this) that no
         # run is expected to narrow further, or no band at all: test the model with the runs nearest the target
-        if ((until is not None and band[3] <= until or not math.isfinite(band[0])) and not reached and not chosen
+        if (((until is not None and band[3] <= until) or not math.isfinite(band[0])) and not reached and not chosen
                 and (left is None or left > 0)):
             chosen = check_runs(result, target, count=count, **where)
         step = Step(index, len(runs), spent, *widened(band, forward), result.best.formula, chosen,
