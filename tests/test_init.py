@@ -104,6 +104,8 @@ def test_predict_from_a_model_file_imports_no_expression_library_nor_other_templ
     assert [m for m in modules if m.startswith("automodel.templates.")] == []
     printed, modules = _modules_after_predict(str(tmp_path / "amdahl.json"), str(tmp_path / "rows.csv"))
     assert "predicted" in printed
+    # a template writes its sympy expression only when its formula is asked for
+    assert [m for m in modules if m.split(".")[0] in PREDICT_NEVER] == []
     # the template's module and the base every template module builds on (no other template)
     assert sorted(m for m in modules if m.startswith("automodel.templates.")) == ["automodel.templates.base",
                                                                                   "automodel.templates.baselines"]

@@ -31,7 +31,7 @@ from automodel.errors import ModelFileError
 if TYPE_CHECKING:  # sympy (0.4 s) is imported by the expressions only: evaluating terms needs none of it
     import sympy
 
-__all__ = ["PowerLog", "Sigmoid", "CeilLog2", "Over1", "Cap", "CAP_LEVELS_APART", "cap_centres", "saturating", "caps_measured", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan",
+__all__ = ["PowerLog", "Sigmoid", "logistic", "CeilLog2", "Over1", "Cap", "CAP_LEVELS_APART", "cap_centres", "saturating", "caps_measured", "Factor", "Term", "ONE", "constant_index", "power", "term_from_dict", "term_sum", "term_values", "TermPlan",
            "MAX_EXPONENT_PART", "exponent_problem"]
 
 Columns = Mapping[str, np.ndarray]
@@ -167,10 +167,7 @@ class Sigmoid:
         x = np.asarray(columns[self.param], dtype=float)
         pc = self.center + (self.center_scale * np.asarray(columns[self.center_param], float)
                             if self.center_param else 0.0)
-        # x * sigmoid(x - pc), written with exp of a non-positive number only, so it never overflows
-        z = x - pc
-        ez = np.exp(-np.abs(z))
-        return x * np.where(z >= 0, 1.0 / (1.0 + ez), ez / (1.0 + ez))
+        return x * logistic(x - pc)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": "sigmoid", "param": self.param, "center": self.center}
@@ -283,6 +280,19 @@ Factor = Union[PowerLog, Sigmoid, CeilLog2, Over1, Cap]
 #: measured levels a cap's centre needs on each side: the fall (or the rise) and the level are then each
 #: seen over two intervals, not one step that a single run's noise can make
 CAP_LEVELS_APART = 2
+
+
+def logistic(z: np.ndarray) -> np.ndarray:
+    """The logistic function ``1 / (1 + exp(-z))``, written with ``exp`` of non-positive numbers only, so
+    that it never overflows (the sigmoid of Kohashi et al.'s eq. 6, bayesian-kohashi-2022.txt, sec. 2.1).
+
+    Examples
+    --------
+    >>> logistic(np.array([-1000.0, 0.0, 1000.0])).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    ez = np.exp(-np.abs(z))
+    return np.where(z >= 0, 1.0 / (1.0 + ez), ez / (1.0 + ez))
 
 
 def cap_centres(values: np.ndarray) -> np.ndarray:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln, xlogy
 
 from automodel.data.cells import shown
 from automodel.errors import DataError
@@ -113,6 +112,7 @@ def _binomial_rows(t: int, p_one: np.ndarray, p_other: np.ndarray, counts: np.nd
 
     Returns an array of shape ``p_one.shape + (len(counts), t + 1)``; zero where ``a > c``.
     """
+    from scipy.special import gammaln, xlogy
     a = np.arange(t + 1, dtype=float)
     c = counts.astype(float)[:, None]
     valid = a[None, :] <= c

@@ -7,17 +7,18 @@ standard error) is in :mod:`automodel.templates.base`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.space.symbols import log2, symbol
 from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, frame_source, read_float,
                                       read_floats, read_header, read_notes, solve_weighted, standard_error, times,
                                       whole)
+
+if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
+    import sympy
 
 __all__ = ["TEMPLATES", "PROPHESY", "RBASP", "AMDAHL", "PolynomialModel", "RbaspModel", "AmdahlModel",
            "ProphesyTemplate", "RbaspTemplate", "AmdahlTemplate"]
@@ -29,6 +30,7 @@ G_CHOICES = ("linear", "quadratic", "auto")
 
 
 def _f(x: float) -> sympy.Float:
+    import sympy
     return sympy.Float(float(x))
 
 
@@ -54,6 +56,8 @@ class PolynomialModel:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+        from automodel.space.symbols import symbol
         n = symbol("n")
         return sympy.Add(*[_f(c) * n**j for j, c in enumerate(self.coefficients)])
 
@@ -141,6 +145,8 @@ class RbaspModel:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+        from automodel.space.symbols import log2, symbol
         lp = log2(symbol("p"))
         exponent = _f(self.intercept) + sympy.Add(*[_f(b) * log2(symbol(v)) for v, b in zip(self.variables, self.slopes)])
         exponent += sympy.Add(*[_f(g) * lp ** (k + 1) for k, g in enumerate(self.g)])
@@ -246,6 +252,7 @@ class AmdahlModel:
 
     @property
     def expr(self) -> sympy.Expr:
+        from automodel.space.symbols import symbol
         return _f(self.c1) / symbol("p") + _f(self.c2)
 
     def predict(self, frame: pd.DataFrame) -> np.ndarray:

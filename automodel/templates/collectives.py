@@ -22,12 +22,12 @@ for allgather, all-to-all, scatter and gather (what OSU benchmarks report).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import sympy
 
-from automodel.space.symbols import log2, symbol
+if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
+    import sympy
 
 __all__ = ["Schedule", "SCHEDULES", "collective_terms", "phases", "design_matrix", "schedule_expr",
            "column_names"]
@@ -149,6 +149,7 @@ def design_matrix(schedule: str, p: np.ndarray, m: np.ndarray, breakpoints: Sequ
 
 def _piecewise_t(size: sympy.Expr, alphas: Sequence[float], betas: Sequence[float],
                  breakpoints: Sequence[float]) -> sympy.Expr:
+    import sympy
     pieces = [sympy.Float(a) + sympy.Float(b) * size for a, b in zip(alphas, betas)]
     if len(pieces) == 1:
         return pieces[0]
@@ -165,6 +166,8 @@ def schedule_expr(schedule: str, alphas: Sequence[float], betas: Sequence[float]
     >>> schedule_expr("binomial_bcast", [2.0], [0.5])
     (0.5*n + 2.0)*ceiling(log2(p))
     """
+    import sympy
+    from automodel.space.symbols import log2, symbol
     n, p = symbol("n"), symbol("p")
     L = sympy.ceiling(log2(p))
     two = sympy.Integer(2)
@@ -200,6 +203,8 @@ def collective_terms() -> dict[str, sympy.Expr]:
     (contention-hockney-singh sec. 2.1 and 3.3; DESIGN.md sec. 2): latency terms count steps,
     bandwidth terms count bytes on the critical path.
     """
+    import sympy
+    from automodel.space.symbols import log2, symbol
     n, p = symbol("n"), symbol("p")
     L = sympy.ceiling(log2(p))
     return {

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import numpy as np
 import pandas as pd
-import sympy
 
 from automodel.data.cells import finite_number, floats, shown
 from automodel.errors import DataError, ModelFileError
-from automodel.space.symbols import symbol
 from automodel.templates._fim_markov import chain_time, check_stages, first_step_time
 from automodel.templates.base import ColumnTemplate, check_option, json_float, positive, read_float, whole
+
+if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
+    import sympy
 
 __all__ = ["TEMPLATE", "FimCalModel", "FimCalTemplate", "fit_regression", "calibrate_alpha"]
 
@@ -236,6 +237,8 @@ class FimCalModel:
         The full chain has no closed sympy form, so for ``method="chain"`` this is still the
         first-step closed form (a lower bound of the chain's time); ``predict`` is exact.
         """
+        import sympy
+        from automodel.space.symbols import symbol
         tc = sympy.Float(self.alpha * self.beta_tc[0])
         for name, b in zip(self.parameters, self.beta_tc[1:]):
             tc = tc + sympy.Float(self.alpha * b) * symbol(name)

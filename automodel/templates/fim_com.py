@@ -10,20 +10,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import numpy as np
 import pandas as pd
-import sympy
 from tqdm.auto import tqdm
 
 from automodel.data.cells import finite_number, floats, shown
 from automodel.errors import DataError, ModelFileError
-from automodel.space.symbols import symbol
 from automodel.templates import _fim_queue
 from automodel.templates._fim_queue import (PATTERNS, QueueParams, batches, config_rng, draw, run, stack, variates,
                                             zeta_ratio_ok)
 from automodel.templates.base import ColumnTemplate, check_option, json_float, positive, read_float, whole
+
+if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
+    import sympy
 
 __all__ = ["TEMPLATE", "FimComModel", "FimComTemplate", "calibrate", "simulate_frame"]
 
@@ -234,6 +235,8 @@ class FimComModel:
         ``p - 1`` receivers (about the mean maximum of exponentials). The simulation has no closed form; ``predict``
         is the simulation, not this expression.
         """
+        import sympy
+        from automodel.space.symbols import symbol
         q = self.params
         n, p = symbol("n"), symbol("p")
         peers = sympy.Max(p - 1, 1)

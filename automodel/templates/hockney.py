@@ -11,17 +11,19 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import sympy
 
 from automodel.errors import DataError, ModelFileError
 from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, json_float,
                                            read_float, read_floats, read_header, read_notes, read_str,
                                            solve_weighted, standard_error, times)
 from automodel.templates.collectives import SCHEDULES, design_matrix, schedule_expr
+
+if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
+    import sympy
 
 __all__ = ["HockneyModel", "HOCKNEY", "HOCKNEY_COLLECTIVE", "TEMPLATES", "PAPER_BREAKPOINTS",
            "fit_schedule", "check_breakpoints"]

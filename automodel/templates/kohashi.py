@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import time as clock
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import sympy
-from scipy.special import expit
 
 from automodel.errors import DataError, ModelFileError
-from automodel.space.symbols import log2, symbol
+from automodel.space.terms import logistic
 from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, positive, read_float,
                                            read_floats, read_header, read_notes, solve_weighted, times, whole)
 from automodel.templates.remc import DEFAULT_TEMPERATURES, hdi, ladder, replica_exchange
+
+if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
+    import sympy
 
 #: a posterior whose adjacent temperatures swap less often than this did not mix
 MIN_EXCHANGE = 0.05
@@ -54,7 +55,7 @@ def term_basis(p: np.ndarray, n_terms: int, pc: np.ndarray | float | None = None
     if n_terms == 6:
         if pc is None:
             raise DataError("kohashi: the 6-term model needs pc (given, from n / cores_per_node, or fitted)")
-        cols.append(p * expit(p - np.asarray(pc, dtype=float)))
+        cols.append(p * logistic(p - np.asarray(pc, dtype=float)))
     return np.column_stack(cols[:n_terms])
 
 
@@ -188,6 +189,8 @@ class KohashiModel:
     @property
     def expr(self) -> sympy.Expr:
         """``sum_i c_i(n) term_i(p)`` with the point coefficients."""
+        import sympy
+        from automodel.space.symbols import log2, symbol
         p, n = symbol("p"), symbol("n")
         pc = n / sympy.Float(self.cores_per_node) if self.cores_per_node is not None else sympy.Float(self.pc or 0)
         terms = [1 / p, sympy.Integer(1), log2(p), log2(p) / sympy.sqrt(p), p**-2, p / (1 + sympy.exp(pc - p))]

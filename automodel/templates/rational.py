@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-import sympy
 
 from automodel.errors import DataError, ModelFileError
-from automodel.space.symbols import symbol
 from automodel.templates.base import (MODEL_VERSION, ColumnTemplate, check_option, column, read_floats,
                                            read_header, read_notes, solve_weighted, standard_error, times, whole)
+
+if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
+    import sympy
 
 __all__ = ["RATIONAL", "MULTIVARIATE_TYPE1", "MULTIVARIATE_TYPE2", "TEMPLATES", "RationalModel",
            "MultivariateModel"]
@@ -34,6 +35,8 @@ def _poly(n: np.ndarray, coefficients: Sequence[float]) -> np.ndarray:
 
 
 def _poly_expr(coefficients: Sequence[float]) -> sympy.Expr:
+    import sympy
+    from automodel.space.symbols import symbol
     n = symbol("n")
     return sympy.Add(*[sympy.Float(c) * n**j for j, c in enumerate(coefficients)])
 
@@ -70,6 +73,8 @@ class RationalModel:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+        from automodel.space.symbols import symbol
         return sympy.Add(*[_poly_expr(c) / (1 if part == "n" else symbol(part))
                            for part, c in zip(self.parts, self.coefficients)])
 
@@ -197,6 +202,8 @@ class MultivariateModel:
 
     @property
     def expr(self) -> sympy.Expr:
+        import sympy
+        from automodel.space.symbols import symbol
         terms = self._g_terms([symbol(v) for v in self.loads])
         g = 1 + sympy.Add(*[sympy.Float(e) * x for e, x in zip(self.g, terms)])
         return _poly_expr(self.numerator) / g
