@@ -52,12 +52,15 @@ def test_cause7_dry_run_does_not_build_the_whole_grid(capsys: pytest.CaptureFixt
     from automodel.cli import main
 
     tracemalloc.start()
-    assert main(["run", "--cmd", "app {n} {p}", "--n", "1:100000:100000", "--p", "1:1000:1000", "--dry-run"]) == 0
-    assert tracemalloc.get_traced_memory()[1] < 100e6  # 10^8 runs listed as 50 and a count
+    # listed as 50 runs and a count, then refused as the run would refuse it (exit 2, not 0)
+    assert main(["run", "--cmd", "app {n} {p}", "--n", "1:100000:100000", "--p", "1:1000:1000", "--dry-run"]) == 2
+    assert tracemalloc.get_traced_memory()[1] < 100e6
     tracemalloc.stop()
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1 + 50 + 1 and "... and 99,999,950 more" in out
-    assert "# 100,000,000 runs; more than the 1,000,000 a campaign may run" in err
+    assert "# 100,000,000 runs" in err
+    assert err.splitlines()[-1] == ("automodel: error: the grid plans 100,000,000 runs (100000 x 1000 points x 1 "
+                                    "repetitions), more than the 1,000,000 a campaign may have")
     assert main(["run", "--cmd", "app {n}", "--n", "1:1e12:+1", "--dry-run"]) == 2
     assert "gives 1e+12 values, more than the 100000 an axis may have" in capsys.readouterr().err
 

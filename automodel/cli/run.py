@@ -121,7 +121,8 @@ DRY_RUN_SHOWN = 50
 
 
 def _dry_run(campaign: Campaign) -> int:
-    from automodel.runner import MAX_RUNS, count_runs, format_value, iter_plan, substitute
+    from automodel.runner import count_runs, format_value, iter_plan, substitute
+    from automodel.runner.campaign import check
 
     total = count_runs(campaign)
     names = list(campaign.axes) + ["rep"]
@@ -131,8 +132,8 @@ def _dry_run(campaign: Campaign) -> int:
         print("\t".join([format_value(run[n]) for n in names] + [shlex.join(argv)]))
     if total > DRY_RUN_SHOWN:
         print(f"... and {total - DRY_RUN_SHOWN:,} more")
-    limit = "" if total <= MAX_RUNS else f"; more than the {MAX_RUNS:,} a campaign may run"
-    print(f"# {total:,} runs{limit}", file=sys.stderr)
+    print(f"# {total:,} runs", file=sys.stderr)
+    check(campaign)  # what the run would refuse, the dry run refuses too (exit 2), after its listing
     return 0
 
 
