@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Iterable
 
 __all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "code_names", "split_pairs",
-           "PYTHON_RESERVED", "C_RESERVED",
+           "kernel_name", "kernel_label", "PYTHON_RESERVED", "C_RESERVED",
            "MAX_LABEL_CHARS", "MAX_NAME_CHARS"]
 
 #: longest parameter name
@@ -234,3 +234,46 @@ def split_pairs(items: Iterable[str], flag: str, error: type[Exception], expecte
                         "name once")
         out[name] = value
     return out
+
+
+def kernel_name(callpath: str, metric: str) -> str:
+    """The kernel label of a call path and metric: ``"main->solve [time]"`` (the call path alone when
+    the file names no metric)."""
+    return f"{callpath} [{metric}]" if metric else callpath
+
+
+#: kernel labels a message lists, at most
+KERNELS_LISTED = 5
+
+
+def kernel_label(name: str, labels: Iterable[str], error: type[Exception], at: str) -> str:
+    """The kernel label that ``name`` (a ``--kernel`` argument) means among ``labels``: the label itself,
+    or a call path written without its metric (``main->solve`` for ``main->solve [time]``) when the
+    file holds that call path for one metric only.
+
+    Raises
+    ------
+    Exception
+        ``error`` in one line starting with ``at`` (the file): no such kernel (listing the first
+        labels), or a call path measured in several metrics (listing them: name one).
+
+    Examples
+    --------
+    >>> kernel_label("solve", ["main [time]", "solve [time]"], ValueError, "k.txt")
+    'solve [time]'
+    """
+    labels = list(labels)
+    if name in labels:
+        return name
+    same = [label for label in labels if label.endswith("]") and label.rpartition(" [")[0] == name]
+    if len(same) == 1:
+        return same[0]
+
+    def listing(found: list[str]) -> str:
+        listed = ", ".join(printable(repr(k)) for k in found[:KERNELS_LISTED])
+        return listed + (f", ... ({len(found)} in all)" if len(found) > KERNELS_LISTED else "")
+
+    if same:
+        raise error(f"{at}: kernel {printable(repr(name))} is measured in {len(same)} metrics ({listing(same)}); "
+                    "name one")
+    raise error(f"{at}: no kernel {printable(repr(name))}; expected one of {listing(labels)}")

@@ -374,6 +374,19 @@ def test_one_kernel(tmp_path):
     assert one_kernel(runs) is runs and "no 'kernel' column" in _one_line_error(one_kernel, runs, "a")
 
 
+def test_a_kernel_is_named_by_its_call_path_when_it_has_one_metric(tmp_path):
+    """The listing prints ``solve [time]``; ``--kernel solve`` was refused as no kernel."""
+    text = "".join(f'{{"params": {{"x": {x}}}, "callpath": "{c}", "metric": "{m}", "value": {x}}}\n'
+                   for c, m in (("solve", "time"), ("io", "time"), ("io", "visits")) for x in (1, 2))
+    frame = read(_write(tmp_path, "three.jsonl", text))
+    assert one_kernel(frame, "solve")["kernel"].unique().tolist() == ["solve [time]"]
+    assert one_kernel(frame, "io [visits]")["kernel"].unique().tolist() == ["io [visits]"]
+    assert _one_line_error(one_kernel, frame, "io").endswith(
+        "kernel 'io' is measured in 2 metrics ('io [time]', 'io [visits]'); name one")
+    assert _one_line_error(one_kernel, frame, "sol").endswith(
+        "no kernel 'sol'; expected one of 'solve [time]', 'io [time]', 'io [visits]'")
+
+
 # -- the commands -------------------------------------------------------------------------------------
 @needs_samples
 def test_fit_and_kernels_on_json_lines(tmp_path, capsys):

@@ -91,3 +91,24 @@ def test_missing_and_oversized_files(tmp_path):
 def test_model_from_dict_names_its_source():
     with pytest.raises(ModelFileError, match="^kernel 'k': not an automodel model file"):
         model_from_dict({"format": "x"}, "kernel 'k'")
+
+
+def test_a_models_file_builds_the_kernel_asked_for_alone(fitted, tmp_path):
+    """``predict models.json --kernel K`` built and checked every model of a file of 20,000 kernels (10-18 s)
+    before keeping one; a kernel is named by its label or, with one metric, by its call path."""
+    from automodel.errors import DataError
+    from automodel.model.file import load_models, save_models
+
+    best = fitted[0].best
+    path = tmp_path / "models.json"
+    save_models({"solve [time]": best, "io [time]": best}, path)
+    body = json.loads(path.read_text())
+    body["models"]["io [time]"]["model"] = {"kind": "no such kind"}  # a model that does not load
+    path.write_text(json.dumps(body))
+    with pytest.raises(ModelFileError, match="kernel 'io \\[time\\]'"):
+        load_models(path)
+    for name in ("solve [time]", "solve"):
+        (only,) = load_models(path, kernel=name).values()
+        assert only.formula == best.formula
+    with pytest.raises(DataError, match="no kernel 'mpi'; expected one of 'solve \\[time\\]', 'io \\[time\\]'$"):
+        load_models(path, kernel="mpi")

@@ -239,12 +239,7 @@ def load_chosen(args: argparse.Namespace, one: bool = False) -> dict:
     from automodel.errors import DataError
     from automodel.model.file import load_models
 
-    models = load_models(args.model)
-    if args.kernel is not None:
-        if args.kernel not in models:
-            names = ", ".join(list(models)[:8]) + (", ..." if len(models) > 8 else "")
-            raise DataError(f"{args.model}: no kernel {args.kernel!r}; it has {len(models)}: {names}")
-        return {args.kernel: models[args.kernel]}
+    models = load_models(args.model, kernel=args.kernel)
     if one and len(models) > 1:
         names = ", ".join(list(models)[:8]) + (", ..." if len(models) > 8 else "")
         raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME ({names})")

@@ -28,7 +28,7 @@ import pandas as pd
 
 from automodel.data.cells import finite_number, place, shown
 from automodel.errors import DataError
-from automodel.names import parameter_problem
+from automodel.names import kernel_label, kernel_name, parameter_problem
 
 __all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "backquoted", "condition_problem", "RESERVED",
            "ROOT"]
@@ -46,12 +46,6 @@ CONDITION_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast
                    ast.Invert, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In,
                    ast.NotIn, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
                    ast.BitAnd, ast.BitOr, ast.Name, ast.Load, ast.Constant, ast.List, ast.Tuple)
-
-
-def kernel_name(callpath: str, metric: str) -> str:
-    """The kernel label of a call path and metric: ``"main->solve [time]"`` (the call path alone when
-    the file names no metric)."""
-    return f"{callpath} [{metric}]" if metric else callpath
 
 
 def check_params(names: Sequence[object], at: str) -> list[str]:
@@ -163,7 +157,8 @@ def one_kernel(frame: pd.DataFrame, name: str | None = None) -> pd.DataFrame:
         A tidy frame, or a table of runs (returned as it is when it has no ``kernel`` column and
         ``name`` is None).
     name : str, optional
-        The kernel label (:func:`kernel_name`). None: the frame must hold a single kernel.
+        The kernel label (:func:`~automodel.names.kernel_name`), or its call path alone when it has one
+        metric (:func:`~automodel.names.kernel_label`). None: the frame must hold a single kernel.
 
     Raises
     ------
@@ -182,8 +177,7 @@ def one_kernel(frame: pd.DataFrame, name: str | None = None) -> pd.DataFrame:
             return frame
         raise DataError(f"{src}: {len(labels)} kernels ({_listing(labels)}); a fit models one: name it "
                         "(automodel fit --kernel NAME) or model every kernel (automodel kernels)")
-    if name not in labels:
-        raise DataError(f"{src}: no kernel {shown(name)}; expected one of {_listing(labels)}")
+    name = kernel_label(name, labels, DataError, src)
     return keep_rows(frame, (frame["kernel"] == name).to_numpy())
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from automodel.data.cells import finite_number, ranges_problem, shown
-from automodel.errors import ModelFileError
+from automodel.errors import DataError, ModelFileError
 from automodel.files import check_input, read_text, write_text
 from automodel.model.interval import Interval
-from automodel.names import label_problem, parameter_problem, printable, space_problem
+from automodel.names import kernel_label, label_problem, parameter_problem, printable, space_problem
 from automodel.model.core import FORMAT, VERSION, Core, Model, TermModel
 from automodel.templates import MODULE_OF, template as find_template
 
@@ -185,18 +185,31 @@ def models_body(models: dict[str, Model]) -> dict:
     return {"format": MODELS_FORMAT, "version": 1, "models": {k: m.to_dict() for k, m in models.items()}}
 
 
-def load_models(path: str | Path) -> dict[str, Model]:
+def load_models(path: str | Path, kernel: str | None = None) -> dict[str, Model]:
     """The models of a file of :func:`save_models` by kernel, or of a model file (one model, under its
     file's stem); every model is validated as :func:`load_model` does.
+
+    Parameters
+    ----------
+    path
+        The file.
+    kernel
+        Only this kernel's model (its label, or its call path alone when it has one metric:
+        :func:`automodel.names.kernel_label`); the others are not built (a file of 20,000 kernels).
 
     Raises
     ------
     ModelFileError
         A file that is neither, in one line naming it.
+    DataError
+        No kernel ``kernel`` in the file, in one line listing the first it has.
     """
     src, body = _json_document(path, "model", MAX_FILE_BYTES * 64)
     if isinstance(body, dict) and body.get("format") != MODELS_FORMAT and "models" not in body:
-        return {Path(src).stem: model_from_dict(body, src)}
+        stem = Path(src).stem
+        if kernel is not None:
+            kernel_label(kernel, [stem], DataError, src)
+        return {stem: model_from_dict(body, src)}
     if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or not _is_version(body.get("version")):
         raise ModelFileError(f"{src}: not an automodel models file (expected \"format\": \"{MODELS_FORMAT}\", "
                              "\"version\": 1)")
@@ -207,6 +220,9 @@ def load_models(path: str | Path) -> dict[str, Model]:
         problem = label_problem(k)
         if problem is not None:
             raise ModelFileError(f"{src}: 'models': a kernel name must be printable text: {problem}")
+    if kernel is not None:
+        name = kernel_label(kernel, map(str, models), DataError, src)
+        models = {name: models[name]}
     return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
 
 
