@@ -151,6 +151,31 @@ def test_a_split_whose_band_explains_its_runs_does_not_cancel_the_growth():
     assert np.mean((held["time"] >= lo) & (held["time"] <= hi)) >= 0.85
 
 
+def test_a_forward_split_is_one_observation_however_many_runs_it_holds_out():
+    """A grid of 6 n x 4 p levels: the split that keeps p <= 4 holds out 6 configurations, predicted by one
+    refit. Counted per run, they outweighed the prior nine to one; a split is one observation of the
+    growth."""
+    from automodel.data import load
+    from automodel.fitting import with_options
+    from automodel.model.calibration import PRIOR_WEIGHT, forward_errors
+    from automodel.model.interval import DEFAULT_GROWTH
+
+    rng = np.random.default_rng(11)
+    rows = [(n, p, (1e-6 * n / p + 0.01) * np.exp(0.01 * rng.standard_normal()))
+            for n in (1e3, 2e3, 4e3, 8e3, 16e3, 32e3) for p in (1.0, 2.0, 4.0, 8.0) for _ in range(2)]
+    ds = load(pd.DataFrame(rows, columns=["n", "p", "time"]))
+    sp = with_options("default")
+    out = staged_search(ds, sp, progress=False)
+    structures = [out.scores.structures[i] for i in out.order[:100]]
+    excess, squared, splits, runs = forward_errors(ds, sp.fit, structures)["p"]
+    assert splits == 2 and runs == 6 + 12  # p = 8 held out, then p = 4 and 8
+    growth, dof, source = forward_growth(ds, sp.fit, structures)["p"]
+    assert dof == runs + PRIOR_WEIGHT and "18 forward point(s) in 2 split(s)" in source
+    # the law is found, the splits see no excess: the growth is the prior's share of 2 splits + the prior
+    assert growth >= DEFAULT_GROWTH * np.sqrt(PRIOR_WEIGHT / (squared + PRIOR_WEIGHT)) - 1e-12
+    assert growth > 0.2
+
+
 def test_json_round_trip_gives_identical_bands_and_best_p(tmp_path):
     rng = np.random.default_rng(5)
     rows = [(n, p, (1e-4 * n / p + 1e-3 * np.log2(p) + 0.01) * np.exp(0.03 * rng.standard_normal()))
