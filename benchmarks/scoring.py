@@ -98,6 +98,26 @@ def relative_errors(rows: pd.DataFrame, predictions: Sequence[float], columns: S
     return np.abs(frame[PRED].to_numpy() - actual) / actual
 
 
+def interval_score(lower: np.ndarray, upper: np.ndarray, truth: np.ndarray, level: float) -> np.ndarray:
+    """The interval score of central ``level`` bands, in log space (Gneiting and Raftery, *JASA* 102, 2007,
+    eq. 43): the band's width ``log(upper / lower)`` plus ``2 / (1 - level)`` times how far the truth lies
+    outside it. A proper scoring rule: lower is better, and no band scores better in expectation than the
+    one whose bounds are the true quantiles, so it weighs width against coverage. A band that is not
+    positive or not finite scores infinity.
+
+    Examples
+    --------
+    >>> interval_score(np.array([1.0, 1.0]), np.array([np.e, np.e]), np.array([2.0, np.e ** 2]), 0.9).round(3).tolist()
+    [1.0, 21.0]
+    """
+    lower, upper, truth = (np.asarray(v, float) for v in (lower, upper, truth))
+    with np.errstate(all="ignore"):
+        lo, hi, y = np.log(lower), np.log(upper), np.log(truth)
+        penalty = 2.0 / (1.0 - level) * (np.maximum(lo - y, 0.0) + np.maximum(y - hi, 0.0))
+        score = hi - lo + penalty
+    return np.where(np.isfinite(score) & (lower > 0), score, np.inf)
+
+
 def summarize(errors: Iterable[float]) -> ErrorSummary:
     """Median, mean and worst of a set of errors (NaN marks a failed prediction).
 

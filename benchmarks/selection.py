@@ -40,6 +40,7 @@ from joblib import Parallel, delayed
 import automodel
 from automodel.solve.metrics import METRICS
 from benchmarks.corpus import PARTS, SUITES, TARGET, SelectionTask, load_corpus, select
+from benchmarks.scoring import interval_score
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "out" / "selection"
@@ -91,7 +92,7 @@ def band_scores(model: automodel.Model, configs: pd.DataFrame, level: float = LE
     """
     band = model.predict_interval(configs, level=level)
     if band is None:
-        return {"covered": None, "configs": len(configs), "coverage": None, "width": None}
+        return {"covered": None, "configs": len(configs), "coverage": None, "width": None, "interval_score": None}
     lo, hi = (np.asarray(b, float) for b in band)
     truth = configs[TARGET].to_numpy(float)
     try:
@@ -103,7 +104,8 @@ def band_scores(model: automodel.Model, configs: pd.DataFrame, level: float = LE
     covered = int(np.sum((lo <= truth) & (truth <= hi)))
     finite = width[np.isfinite(width)]
     return {"covered": covered, "configs": len(configs), "coverage": covered / len(configs),
-            "width": float(np.median(finite)) if len(finite) else None}
+            "width": float(np.median(finite)) if len(finite) else None,
+            "interval_score": _finite(float(np.mean(interval_score(lo, hi, truth, level))))}
 
 
 def _finite(value: float | None) -> float | None:
@@ -241,6 +243,7 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
                                                and r.get("oracle_fit_ratio") is not None]),
            "coverage": (sum(r["covered"] for r in banded) / sum(r["configs"] for r in banded)) if banded else None,
            "median_width": _median([r["width"] for r in banded if r.get("width") is not None]),
+           "interval_score": _mean_or_inf([r.get("interval_score") for r in banded]),
            "extrap": {}, "worse_than_extrap": None}
     for variant in EXTRAP:
         values = [_extrap_error_of(r, variant) for r in records]
@@ -250,6 +253,11 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
         out["worse_than_extrap"] = sum(
             _error(r) > min(_extrap_error_of(r, "default"), _extrap_error_of(r, "negative")) for r in records)
     return out
+
+
+def _mean_or_inf(values: Sequence[float | None]) -> float | None:
+    """The mean of ``values`` (None: a score that was not finite, counted as infinite); None when empty."""
+    return float(np.mean([math.inf if v is None else v for v in values])) if values else None
 
 
 def paired_difference(records: Sequence[Mapping], variant: str = "negative", draws: int = 2000,
@@ -320,14 +328,14 @@ def summary_row(suite: str, part: str, s: Mapping) -> list[str]:
     worse = "-" if s["worse_than_extrap"] is None else f"{s['worse_than_extrap']}/{s['tasks']}"
     return [suite, part, f"{s['tasks']} ({s['failed']} failed)", pct(s["median_error"]), pct(s["worst"]),
             str(s["above_bad"]), _pp(s["median_regret_pp"]), _pp(s["median_tie_regret_pp"]), pct(s["coverage"]),
-            pct(s["median_width"]),
+            pct(s["median_width"]), "-" if s["interval_score"] is None else f"{s['interval_score']:.2f}",
             *(pct(s["extrap"].get(v)) for v in EXTRAP), worse]
 
 
 TASK_HEADERS = ["task", "chosen", "oracle", "regret (pp)", "oracle rank", "regret in the tie (pp)", "90 % band holds", "band width",
                 *(f"Extra-P {v}" for v in EXTRAP)]
 SUMMARY_HEADERS = ["suite", "part", "tasks", "median error", "worst", f"tasks > {100 * BAD_ERROR:.0f} %",
-                   "median regret (pp)", "median regret in the tie (pp)", "band coverage", "median width", *(f"Extra-P {v}" for v in EXTRAP),
+                   "median regret (pp)", "median regret in the tie (pp)", "band coverage", "median width", "band interval score", *(f"Extra-P {v}" for v in EXTRAP),
                    "worse than Extra-P default/negative"]
 
 
@@ -343,7 +351,9 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
              "the best (`automodel.search.select`): what a better choice among the same candidates could gain; "
              "the rest of the regret belongs to candidates the runs themselves rank lower. "
              f"Band: the chosen model's {100 * LEVEL:.0f} % band for one run, the test configurations it holds and its "
-             "median width (hi - lo) / prediction. A failed fit counts as infinitely wrong.", ""]
+             "median width (hi - lo) / prediction; its interval score (`benchmarks.scoring.interval_score`, in log "
+             "space: width plus 20 times the distance of a truth outside; lower is better), the mean over a task's "
+             "configurations, then over tasks. A failed fit counts as infinitely wrong.", ""]
     if not records:
         return lines + ["No tasks.", ""]
     grouped = groups(records)
