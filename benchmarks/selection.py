@@ -243,7 +243,8 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
                                                and r.get("oracle_fit_ratio") is not None]),
            "coverage": (sum(r["covered"] for r in banded) / sum(r["configs"] for r in banded)) if banded else None,
            "median_width": _median([r["width"] for r in banded if r.get("width") is not None]),
-           "interval_score": _mean_or_inf([r.get("interval_score") for r in banded]),
+           "interval_score": _median([math.inf if r.get("interval_score") is None else r["interval_score"]
+                                      for r in banded]),
            "extrap": {}, "worse_than_extrap": None}
     for variant in EXTRAP:
         values = [_extrap_error_of(r, variant) for r in records]
@@ -253,11 +254,6 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
         out["worse_than_extrap"] = sum(
             _error(r) > min(_extrap_error_of(r, "default"), _extrap_error_of(r, "negative")) for r in records)
     return out
-
-
-def _mean_or_inf(values: Sequence[float | None]) -> float | None:
-    """The mean of ``values`` (None: a score that was not finite, counted as infinite); None when empty."""
-    return float(np.mean([math.inf if v is None else v for v in values])) if values else None
 
 
 def paired_difference(records: Sequence[Mapping], variant: str = "negative", draws: int = 2000,
@@ -335,7 +331,7 @@ def summary_row(suite: str, part: str, s: Mapping) -> list[str]:
 TASK_HEADERS = ["task", "chosen", "oracle", "regret (pp)", "oracle rank", "regret in the tie (pp)", "90 % band holds", "band width",
                 *(f"Extra-P {v}" for v in EXTRAP)]
 SUMMARY_HEADERS = ["suite", "part", "tasks", "median error", "worst", f"tasks > {100 * BAD_ERROR:.0f} %",
-                   "median regret (pp)", "median regret in the tie (pp)", "band coverage", "median width", "band interval score", *(f"Extra-P {v}" for v in EXTRAP),
+                   "median regret (pp)", "median regret in the tie (pp)", "band coverage", "median width", "median interval score", *(f"Extra-P {v}" for v in EXTRAP),
                    "worse than Extra-P default/negative"]
 
 
@@ -353,7 +349,7 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
              f"Band: the chosen model's {100 * LEVEL:.0f} % band for one run, the test configurations it holds and its "
              "median width (hi - lo) / prediction; its interval score (`benchmarks.scoring.interval_score`, in log "
              "space: width plus 20 times the distance of a truth outside; lower is better), the mean over a task's "
-             "configurations, then over tasks. A failed fit counts as infinitely wrong.", ""]
+             "configurations, then the median over tasks (a band that is not positive scores infinity). A failed fit counts as infinitely wrong.", ""]
     if not records:
         return lines + ["No tasks.", ""]
     grouped = groups(records)

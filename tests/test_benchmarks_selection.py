@@ -136,7 +136,7 @@ def test_summary_pools_coverage_and_counts_tasks_where_extrap_is_better():
     assert s["median_tie_regret_pp"] == pytest.approx(10.0)  # half of each regret: 5, 35, 10
     assert s["oracle_tied"] == 1 and s["median_oracle_fit_ratio"] == pytest.approx(5.5)  # b: 8, c: 3 untied
     assert s["coverage"] == pytest.approx(3 / 6)
-    assert s["interval_score"] == pytest.approx(1.0 + 10 * (0.1 + 0.7 + 0.2) / 3)  # the mean over tasks
+    assert s["interval_score"] == pytest.approx(1.0 + 10 * 0.2)  # the median over tasks
     assert selection.summary([{**records[0], "interval_score": None}])["interval_score"] == math.inf  # not finite
     assert s["worse_than_extrap"] == 1  # only a: Extra-P negative 5 % beats 10 %
     assert s["extrap"]["refining"] == math.inf and s["extrap"]["default"] == pytest.approx(0.5)
