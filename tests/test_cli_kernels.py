@@ -46,3 +46,26 @@ def test_kernels_command(tmp_path, capsys):
     assert "\n" not in err.strip() and "'note' (2 values)" in err and "--ignore COL" in err
     assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs", "--where", "note == 'slow'"]) == 0
     assert "T = " in capsys.readouterr().out
+
+
+def test_kernels_of_two_parameters_import_no_scipy(tmp_path):
+    """The PMNF route judges each parameter's blocks on the lines of the grid (line sums and an F test)
+    in numpy: importing scipy.sparse and scipy.special for them cost 0.3 s of CPU, a fifth of the
+    command on 100 kernels (issue 35)."""
+    import subprocess
+    import sys
+
+    from benchmarks.extrap_text import format_text
+
+    p, n = (a.ravel() for a in np.meshgrid([2.0, 4, 8, 16, 32], [1024.0, 2048, 4096, 8192, 16384], indexing="ij"))
+    rng = np.random.default_rng(0)
+    time = [[v] for v in (2 + 1e-4 * n ** 1.5 * p ** (1 / 3)) * (1 + 0.01 * rng.standard_normal(25))]
+    src = tmp_path / "two.txt"
+    src.write_text(format_text(["p", "n"], np.c_[p, n], {"k": time}))
+    code = ("import sys; from automodel.cli import main; from automodel.solve import lines; calls = []; "
+            "f = lines.effect_pvalue; lines.effect_pvalue = lambda *a: calls.append(1) or f(*a); "
+            "import automodel.search.stages.pmnf as pmnf; pmnf.effect_pvalue = lines.effect_pvalue; "
+            f"assert main(['kernels', {str(src)!r}]) == 0; assert calls, 'no block judged on lines'; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.splitlines()[-1] == "[]"

@@ -71,3 +71,17 @@ def test_cause4_a_candidate_with_all_coefficients_zero_is_invalid():
     assert sc.valid.tolist() == [False, True]
     assert all(np.isinf(v[0]) for v in sc.metrics.values())
     assert np.isclose(sc.metrics["rel_s"][1], 0.0)
+
+
+def test_terms_cached_together_have_the_columns_and_bits_of_terms_cached_one_by_one():
+    """TermCache.indices evaluates the terms it has not seen in one plan: the same columns, numbered in
+    the order of first sight, and the same values to the bit as TermCache.index one term at a time."""
+    p = np.array([1.0, 2.0, 3.0, 5.0, 8.0])
+    n = np.array([7.0, 0.5, 11.0, 2.0, 1e300])
+    terms = [parse_term(t) for t in ("1", "p^(3/2)*log2(n)", "n^2/p", "log2(p)", "p^(3/2)*log2(n)", "n^(1/3)")]
+    one, together = TermCache({"p": p, "n": n}, 5), TermCache({"p": p, "n": n}, 5)
+    assert together.indices(terms[:2]) == [one.index(t) for t in terms[:2]] == [0, 1]
+    assert together.indices(terms) == [one.index(t) for t in terms] == [0, 1, 2, 3, 1, 4]
+    assert together.terms == one.terms
+    assert together.matrix.tobytes() == one.matrix.tobytes()  # NaN where n^2 overflows, in both
+    assert np.isnan(together.matrix[-1, 2])

@@ -75,3 +75,25 @@ def test_a_column_whose_squares_overflow_fits_nothing_and_warns_nothing():
         warnings.simplefilter("error")
         rss, constant = line_rss(np.c_[x, x ** -3.0], y, np.ones_like(y), np.zeros(5, int))
     assert rss.shape == (2, 1) and np.all(rss >= 0)
+
+
+def test_line_sums_have_the_bits_of_the_sparse_indicator_product():
+    """The sums per line are added up in the order of the runs, as the (lines x runs) indicator matrix
+    of scipy.sparse adds them (its product was the sums before): the same bits, NaN and inf included."""
+    from scipy import sparse
+
+    from automodel.solve.lines import _line_sums
+
+    rng = np.random.default_rng(5)
+    m, c = 200, 7
+    X = rng.standard_normal((m, c)) * 10.0 ** rng.integers(-12, 12, (m, c))
+    X[3, 1], X[8, 2], X[9, 4], X[11, 5] = np.inf, np.nan, -0.0, 1e308
+    X[12, 5] = 1e308
+    group = rng.integers(0, 9, m)
+    group[group == 4] = 3  # a line with no run
+    group[12] = group[11]  # a sum that overflows
+    E = sparse.csr_matrix((np.ones(m), (group, np.arange(m))), shape=(9, m))
+    for cols in (slice(None), slice(0, 1), slice(2, 6)):
+        part = X[:, cols]
+        assert _line_sums(group, 9, part).tobytes() == (E @ part).tobytes()
+    assert _line_sums(group, 9, np.asfortranarray(X)).tobytes() == (E @ X).tobytes()

@@ -1,13 +1,14 @@
-"""Student's t in numpy (automodel.solve.student) against scipy's, which it replaces in the bands."""
+"""Student's t in numpy (automodel.solve.student) against scipy's, which it replaces in the bands; Fisher's F
+against scipy's, which it replaces in the PMNF route's test of an effect."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import stdtr, stdtrit
+from scipy.special import fdtrc, stdtr, stdtrit
 
 from automodel.solve.band import quantile
-from automodel.solve.student import LARGE_DOF, t_quantile, t_upper
+from automodel.solve.student import LARGE_DOF, f_upper, t_quantile, t_upper
 
 DOFS = np.concatenate([np.linspace(1.0, 10.0, 37), np.geomspace(10.0, 1e9, 60), [LARGE_DOF], [np.inf]])
 
@@ -45,3 +46,15 @@ def test_a_quantile_on_1e308_degrees_of_freedom_is_the_normal_one():
     """dof ** 4 overflowed (an OverflowError traceback for a model file whose band has 1e308 dof)."""
     assert float(t_quantile(0.95, 1e308)) == pytest.approx(1.6448536269514722, abs=1e-12)
     assert np.isfinite(t_quantile(0.95, np.array([1e308, 600.0]))).all()
+
+
+@pytest.mark.parametrize("dfn", [1, 2, 3, 8, 25, 125, 2000])
+def test_the_f_upper_tail_is_scipys(dfn):
+    """The lines of a parameter's grid (``dfn``) against the runs left (``dfd``), up to 10^5 runs: within
+    1e-11 of scipy's fdtrc, relative, where the p-value of :func:`automodel.solve.lines.effect_pvalue`
+    is compared with its threshold (1e-3); 0 and 1 at infinity and 0."""
+    f = np.r_[0.0, np.geomspace(1e-4, 1e3, 200), np.inf]
+    for dfd in (1, 2, 5, 16, 59, 60, 61, 400, 7000, 100_000):
+        want = fdtrc(dfn, dfd, f)
+        np.testing.assert_allclose(f_upper(f, float(dfn), float(dfd)), want, rtol=1e-11, atol=1e-100)
+    assert f_upper(f, float(dfn), 50.0)[[0, -1]].tolist() == [1.0, 0.0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, islice
 
 import numpy as np
 import pandas as pd
@@ -27,41 +27,47 @@ class Registry:
         self.structures: list[Structure] = []
         self._id: dict[Structure, int] = {}
         self._key_id: dict[tuple[int, ...], int] = {}
-        self._new: list[tuple[int, tuple[int, ...], bool, bool]] = []  # key, columns, signed, comm: not in arrays
+        #: the structures interned since :meth:`array` last ran, one block per call of :meth:`ids`:
+        #: their keys, widths, columns (concatenated), signs and communication parts
+        self._new: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self._arrays = {"key": np.zeros(0, np.intp), "width": np.zeros(0, np.intp), "signed": np.zeros(0, bool),
                         "comm": np.zeros(0, bool), "columns": np.full((0, 1), -1, np.intp)}
 
     def ids(self, structures: list[Structure]) -> np.ndarray:
-        """The integer of each structure (interned on first sight)."""
-        out = []
-        intern, index, known = self._id.setdefault, self.cache.index, self.structures
-        for s in structures:
-            i = intern(s, len(known))
-            if i == len(known):
-                known.append(s)
-                cols = tuple(map(index, s.terms))
-                key = self._key_id.setdefault(tuple(sorted(cols)), len(self._key_id))  # the term set
-                self._new.append((key, cols, s.signed, bool(s.comm)))
-            out.append(i)
-        return np.array(out, np.intp)
+        """The integer of each structure (interned on first sight, numbered in the order of first sight)."""
+        interned = self._id
+        n_known = len(interned)
+        out = np.fromiter((interned.setdefault(s, len(interned)) for s in structures), np.intp, len(structures))
+        fresh = np.flatnonzero(out >= n_known)
+        if not len(fresh):
+            return out
+        first = fresh[np.unique(out[fresh], return_index=True)[1]]  # each new structure's first sight
+        new = [structures[j] for j in first.tolist()]
+        self.structures += new
+        terms = [s.terms for s in new]
+        width = np.fromiter(map(len, terms), np.intp, len(terms))
+        flat = self.cache.indices(list(chain.from_iterable(terms)))
+        at = iter(flat)
+        key_of = self._key_id.setdefault
+        keys = [key_of(tuple(sorted(islice(at, w))), len(self._key_id)) for w in width.tolist()]  # term sets
+        self._new.append((np.array(keys, np.intp), width, np.array(flat, np.intp),
+                          np.fromiter((s.signed for s in new), bool, len(new)),
+                          np.fromiter((bool(s.comm) for s in new), bool, len(new))))
+        return out
 
     def array(self, name: str) -> np.ndarray:
         """Per structure: ``key`` (its term set, as :attr:`Structure.key`), ``width``, ``signed``, ``comm``
         (has a communication part) or ``columns`` (its terms' cache columns, (N, width), -1 padded)."""
         if self._new:
-            new, self._new = self._new, []
-            key, cols, signed, comm = zip(*new)
-            width = np.fromiter(map(len, cols), np.intp, len(cols))
-            flat = np.fromiter(chain.from_iterable(cols), np.intp, int(width.sum()))
+            key, width, flat, signed, comm = map(np.concatenate, zip(*self._new))
+            self._new = []
             old = self._arrays["columns"]
             block = ragged(flat, width, old.shape[1])
             if block.shape[1] > old.shape[1]:
                 old = np.pad(old, ((0, 0), (0, block.shape[1] - old.shape[1])), constant_values=-1)
-            self._arrays = {"key": np.r_[self._arrays["key"], np.array(key, np.intp)],
-                            "width": np.r_[self._arrays["width"], width],
-                            "signed": np.r_[self._arrays["signed"], np.array(signed, bool)],
-                            "comm": np.r_[self._arrays["comm"], np.array(comm, bool)],
-                            "columns": np.concatenate([old, block])}
+            self._arrays = {"key": np.r_[self._arrays["key"], key], "width": np.r_[self._arrays["width"], width],
+                            "signed": np.r_[self._arrays["signed"], signed],
+                            "comm": np.r_[self._arrays["comm"], comm], "columns": np.concatenate([old, block])}
         return self._arrays[name]
 
     def table(self, seeds: np.ndarray, make: Callable[[Structure], list[Structure]]) -> np.ndarray:

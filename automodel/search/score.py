@@ -14,6 +14,7 @@ them, in pieces of its pairs, with the same numbers as here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -66,13 +67,21 @@ class TermCache:
         return list(self._index)
 
     def index(self, term: Term) -> int:
-        i = self._index.get(term)
-        if i is None:
-            v = term_values([term], self._columns, self._n_rows)[:, 0]
-            i = self._index[term] = len(self._values)
-            self._values.append(v)
-            self._matrix = None
-        return i
+        """The column of ``term`` (:meth:`indices`)."""
+        return self.indices((term,))[0]
+
+    def indices(self, terms: Sequence[Term]) -> list[int]:
+        """The column of each of ``terms``. The terms not yet cached are evaluated together
+        (:func:`~automodel.space.terms.term_values`, each term's values as alone) and numbered in the
+        order of their first sight."""
+        found = list(map(self._index.get, terms))
+        if None not in found:
+            return found
+        missing = list(dict.fromkeys(t for t, i in zip(terms, found) if i is None))
+        self._index.update(zip(missing, range(len(self._values), len(self._values) + len(missing))))
+        self._values += list(term_values(missing, self._columns, self._n_rows).T.copy())
+        self._matrix = None
+        return list(map(self._index.__getitem__, terms))
 
     def at(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         """(selected rows, len(columns)) values of the cached terms ``columns`` at the rows of the boolean

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from automodel.solve.student import f_upper
+
 __all__ = ["LINE_FLOATS", "line_rss", "effect_pvalue"]
 
 #: floats of one chunk's (rows, blocks, targets) arrays: blocks are taken in chunks of at most this size
@@ -45,7 +47,7 @@ def line_rss(values: np.ndarray, Y: np.ndarray, W: np.ndarray, line: np.ndarray)
     -----
     Per line, with ``y`` centred on its weighted mean (so that ``sum w y_c = 0``), the slope's fit
     explains ``(sum w f y_c)^2 / (sum w f^2 - (sum w f)^2 / sum w)`` of ``sum w y_c^2``: three sums of
-    products per block, each a product of the (lines x runs) indicator matrix with the runs' columns.
+    products per block, each summed over the runs of every line (:func:`_line_sums`).
     Each block is first shifted by its mean over the runs (the residuals do not change; the difference
     of the two sums of squares loses fewer digits).
 
@@ -58,8 +60,6 @@ def line_rss(values: np.ndarray, Y: np.ndarray, W: np.ndarray, line: np.ndarray)
     >>> bool(rss[1, 0] < 1e-9 < rss[0, 0] < const[0])
     True
     """
-    from scipy import sparse  # imported when needed, as the solvers import scipy
-
     values = np.asarray(values, float)
     Y = np.asarray(Y, float)
     W = np.asarray(W, float)
@@ -67,29 +67,43 @@ def line_rss(values: np.ndarray, Y: np.ndarray, W: np.ndarray, line: np.ndarray)
     K = Y.shape[1]
     group = np.unique(np.asarray(line), return_inverse=True)[1].reshape(-1)
     G = int(group.max(initial=-1)) + 1
-    E = sparse.csr_matrix((np.ones(m), (group, np.arange(m))), shape=(G, m))  # lines x runs
-    sw = E @ W
+    sw = _line_sums(group, G, W)
     with np.errstate(invalid="ignore", divide="ignore"):
-        yc = Y - (E @ (W * Y) / sw)[group]
+        yc = Y - (_line_sums(group, G, W * Y) / sw)[group]
     wyc = W * yc
-    syy = E @ (wyc * yc)  # (G, K)
+    syy = _line_sums(group, G, wyc * yc)  # (G, K)
     rss = np.full((T, K), np.inf)
     cols = np.flatnonzero(np.isfinite(values).all(axis=0))
     step = max(1, LINE_FLOATS // max(m * K, 1))
     for lo in range(0, len(cols), step):  # chunks of blocks: bounded memory on large data
         c = cols[lo:lo + step]
-        f = np.ascontiguousarray(values[:, c])  # rows contiguous: the sparse products read them so
+        f = np.ascontiguousarray(values[:, c])  # rows contiguous: the sums below read them so
         f -= f.mean(axis=0)
         t = len(c)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):  # a column near 1e300: no fit
             wf = (W[:, None, :] * f[:, :, None]).reshape(m, t * K)
-            sf = (E @ wf).reshape(G, t, K)
-            sff = (E @ (wf * np.repeat(f, K, axis=1))).reshape(G, t, K)
-            sfy = (E @ (f[:, :, None] * wyc[:, None, :]).reshape(m, t * K)).reshape(G, t, K)
+            sf = _line_sums(group, G, wf).reshape(G, t, K)
+            sff = _line_sums(group, G, wf * np.repeat(f, K, axis=1)).reshape(G, t, K)
+            sfy = _line_sums(group, G, (f[:, :, None] * wyc[:, None, :]).reshape(m, t * K)).reshape(G, t, K)
             sff = sff - sf * sf / sw[:, None, :]
             explained = np.where(sff > 0, sfy * sfy / np.where(sff > 0, sff, 1.0), 0.0)
         rss[c] = np.maximum(syy[:, None, :] - explained, 0.0).sum(axis=0)
     return rss, syy.sum(axis=0)
+
+
+def _line_sums(group: np.ndarray, n_lines: int, X: np.ndarray) -> np.ndarray:
+    """(n_lines, c) sums of the rows of ``X`` (m, c) on each line (``group``: each row's line, 0 to
+    ``n_lines - 1``), each sum added up in the order of the rows, one :func:`numpy.bincount` for all
+    columns (no scipy: importing scipy.sparse costs more CPU than a search of a kernel).
+
+    Examples
+    --------
+    >>> _line_sums(np.array([1, 0, 1]), 2, np.array([[1.0, 10.0], [2.0, 20.0], [4.0, 40.0]])).tolist()
+    [[2.0, 20.0], [5.0, 50.0]]
+    """
+    c = X.shape[1]
+    at = (group[:, None] * c + np.arange(c)).reshape(-1)
+    return np.bincount(at, weights=X.reshape(-1), minlength=n_lines * c).reshape(n_lines, c)
 
 
 def effect_pvalue(rss: np.ndarray, rss_constant: np.ndarray, n_runs: int, n_lines: int) -> np.ndarray:
@@ -106,8 +120,6 @@ def effect_pvalue(rss: np.ndarray, rss_constant: np.ndarray, n_runs: int, n_line
     >>> bool(effect_pvalue(np.array([9.0]), np.array([10.0]), 20, 4)[0] > 0.5)
     True
     """
-    from scipy.special import fdtrc  # imported when needed, as the solvers import scipy
-
     dof = n_runs - 2 * n_lines
     if dof <= 0 or n_lines <= 0:
         return np.full(np.shape(rss), np.nan)
@@ -115,4 +127,4 @@ def effect_pvalue(rss: np.ndarray, rss_constant: np.ndarray, n_runs: int, n_line
     gain = np.maximum(np.asarray(rss_constant, float) - rss, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         F = (gain / n_lines) / (rss / dof)
-    return np.where(gain > 0, fdtrc(n_lines, dof, np.nan_to_num(F, nan=0.0, posinf=np.inf)), 1.0)
+    return np.where(gain > 0, f_upper(np.nan_to_num(F, nan=0.0, posinf=np.inf), n_lines, dof), 1.0)

@@ -9,7 +9,7 @@ import numpy as np
 
 from automodel.data import Dataset
 from automodel.options import weights
-from automodel.search.canonical import rename_param
+from automodel.search.canonical import multiplied, rename_param
 from automodel.search.outcome import StageReport
 from automodel.search.registry import ragged
 from automodel.space.structure import Structure
@@ -147,7 +147,8 @@ def stage_pmnf(S: Search, ks: np.ndarray, rows: np.ndarray) -> None:
 
 def _pmnf_candidates(xs: list[str], lead: dict[str, list[Term | None]], max_terms: int) -> list[Structure]:
     """The constant, and every combination by sums and products (:func:`_collections`) of one lead block
-    per parameter (None: the parameter left out)."""
+    per parameter (None: the parameter left out). Each product is built once for every target
+    (:func:`~automodel.search.canonical.multiplied`)."""
     cands = [Structure(extra=(ONE,), signed=True)]
     for choice in product(*(lead[x] for x in xs)):
         used = [x for x, t in zip(xs, choice) if t is not None]
@@ -159,7 +160,7 @@ def _pmnf_candidates(xs: list[str], lead: dict[str, list[Term | None]], max_term
             for mono in collection:
                 term = ONE
                 for x in sorted(mono, key=xs.index):
-                    term = term * term_of[x]
+                    term = multiplied(term, term_of[x])
                 monomials.append(term)
             cands.append(Structure(extra=(ONE, *monomials), signed=True))
     return cands
