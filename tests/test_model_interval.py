@@ -176,6 +176,31 @@ def test_a_forward_split_is_one_observation_however_many_runs_it_holds_out():
     assert growth > 0.2
 
 
+def test_every_forward_split_the_levels_allow_is_evidence_and_none_counts_twice():
+    """Sixteen levels of n: splits at 1 to 8 doublings below the largest n, each a new observation of the
+    growth; a law the splits keep predicting earns a band narrower than the prior's. A doubling that drops
+    no level repeats the split before it and is not counted again."""
+    from automodel.data import load
+    from automodel.fitting import with_options
+    from automodel.model.calibration import SPLIT_DOUBLINGS, forward_errors
+    from automodel.model.interval import DEFAULT_GROWTH
+
+    rng = np.random.default_rng(3)
+    law = lambda n, p: 1e-7 * n / p + 1e-3 * np.log2(p) + 0.01  # noqa: E731
+    for n_levels, splits in ((2.0 ** np.arange(8, 24), len(SPLIT_DOUBLINGS)), (np.array([1e3, 2e3, 16e3]), 1)):
+        rows = [(n, p, law(n, p) * np.exp(0.02 * rng.standard_normal())) for n in n_levels for p in (1.0, 2.0, 4.0, 8.0)
+                for _ in range(2)]
+        ds = load(pd.DataFrame(rows, columns=["n", "p", "time"]))
+        sp = with_options("default")
+        out = staged_search(ds, sp, progress=False)
+        structures = [out.scores.structures[i] for i in out.order[:100]]
+        assert forward_errors(ds, sp.fit, structures)["n"][2] == splits  # 16e3 -> 8e3 -> 4e3 keep the same runs
+    assert forward_growth(ds, sp.fit, structures)["p"][0] > 0.15
+    growth = automodel.fit(pd.DataFrame([(n, p, law(n, p)) for n in 2.0 ** np.arange(8, 24) for p in (1.0, 2.0, 4.0, 8.0)],
+                                        columns=["n", "p", "time"]), progress=False).best.interval.growth["n"]
+    assert growth < DEFAULT_GROWTH / 3
+
+
 def test_json_round_trip_gives_identical_bands_and_best_p(tmp_path):
     rng = np.random.default_rng(5)
     rows = [(n, p, (1e-4 * n / p + 1e-3 * np.log2(p) + 0.01) * np.exp(0.03 * rng.standard_normal()))

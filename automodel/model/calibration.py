@@ -8,8 +8,9 @@ beyond the data is part of the band.
 
 Beyond the data, errors grow faster than any of those predict: a wrong exponent is invisible inside
 the range and costs more with every doubling. :func:`forward_growth` measures that on the training
-data itself, the way a user meets it: for each parameter it keeps the runs up to half (and a quarter)
-of its largest value, when at least :data:`MIN_SPLIT_LEVELS` levels remain, refits and reselects the
+data itself, the way a user meets it: for each parameter it keeps the runs up to half (a quarter, an
+eighth, ...: every split the levels allow, :data:`SPLIT_DOUBLINGS`) of its largest value, when at least
+:data:`MIN_SPLIT_LEVELS` levels remain, refits and reselects the
 search's final candidates on them (one batched :func:`~automodel.search.score.score` per split),
 predicts the dropped runs and compares their squared log errors with what the band inside the data
 explains. The excess per squared doubling, shrunk towards :data:`~automodel.model.interval.DEFAULT_GROWTH`
@@ -63,8 +64,11 @@ __all__ = ["FitParts", "fit_parts", "run_noise", "aggregate_noise", "forward_gro
 #: a parameter needs this many levels left after a split (two: a forward split of a parameter measured
 #: at three levels, 32, 64 and 128, is worth more than the prior alone)
 MIN_SPLIT_LEVELS = 2
-#: the forward splits keep the runs up to the largest value over 2^d, for each d here
-SPLIT_DOUBLINGS = (1, 2)
+#: the forward splits keep the runs up to the largest value over 2^d, for each d here that leaves
+#: :data:`MIN_SPLIT_LEVELS` levels and keeps other runs than the split before: every split the levels
+#: allow, up to 256x below the largest value (a bound on the refits of a parameter measured over many
+#: orders of magnitude)
+SPLIT_DOUBLINGS = tuple(range(1, 9))
 #: weight of the prior growth :data:`~automodel.model.interval.DEFAULT_GROWTH`, in squared doublings (as
 #: many forward splits whose held-out runs lie one doubling beyond the kept ones)
 PRIOR_WEIGHT = 2.0
@@ -192,10 +196,14 @@ def forward_errors(ds: Dataset, opt: FitOptions, structures: list[Structure]) ->
         if q in ROLE_NAMES[2:] or not structures:
             continue
         x = frame[q].to_numpy(float)
+        kept_before = len(x)
         for doublings in SPLIT_DOUBLINGS:
             keep = x <= x.max() / 2 ** doublings
             if x.min() <= 0 or len(np.unique(x[keep])) < MIN_SPLIT_LEVELS:
                 break
+            if int(keep.sum()) == kept_before:  # no level between: the same split again, not a new observation
+                continue
+            kept_before = int(keep.sum())
             m = int(keep.sum())
             kept_columns = {c: v[keep] for c, v in ds.columns().items()}
             # a cap placed where only the dropped runs measure the levelling would see the future
