@@ -59,7 +59,7 @@ class Interval:
     growth : dict
         Error gained per doubling beyond the range of each parameter.
     growth_source : dict
-        How each growth was found: ``"measured on K forward points"`` or ``"assumed"``.
+        How each growth was found: ``"K forward point(s) in S split(s) and the prior 0.35"`` or the prior alone.
     covariance : (k, k) array or None
         Covariance of a term model's coefficients, in the order of its terms.
     alternatives : tuple
