@@ -216,3 +216,24 @@ def test_a_file_name_too_long_for_the_system_is_one_line(tmp_path: Path, capsys:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"automodel: error: {long[:100]}... (")
     assert err.endswith(" characters): file name too long, expected a path the system can open\n")
+
+
+def test_a_fit_of_64_parameters_combines_its_band_without_a_traceback(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The band's parts (one per parameter and more) went to ``np.broadcast``, which takes at most 64
+    arrays: a JSON Lines file of 62 parameters was a ValueError traceback and exit 1."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "wide.jsonl"
+    with path.open("w") as fh:
+        for _ in range(40):
+            point = {f"q{i}": int(rng.choice([1, 2, 4, 8])) for i in range(64)}
+            fh.write(json.dumps({"params": point, "value": 1.0 + sum(point.values())}) + "\n")
+    assert main(["fit", str(path), "-o", str(tmp_path / "m.json")]) == 0
+    assert "model written to" in capsys.readouterr().out
+
+
+def test_band_parts_of_any_number_combine() -> None:
+    from automodel.solve.band import combine
+
+    assert combine().shape == ()
+    assert np.allclose(combine(*[np.ones(3)] * 70, 0.0), np.sqrt(70.0))
