@@ -237,3 +237,27 @@ def test_band_parts_of_any_number_combine() -> None:
 
     assert combine().shape == ()
     assert np.allclose(combine(*[np.ones(3)] * 70, 0.0), np.sqrt(70.0))
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".txt"])
+def test_a_file_of_too_many_parameters_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          suffix: str) -> None:
+    """A JSON Lines record of 100,000 parameters never finished reading (pandas copies the frame's
+    attributes, the list of parameters among them, for each grouping column: quadratic); 5,000 took
+    80 s. A file may give at most MAX_PARAMETERS."""
+    from automodel.names import MAX_PARAMETERS
+
+    names = [f"q{i}" for i in range(100_000)]
+    path = tmp_path / f"wide{suffix}"
+    if suffix == ".jsonl":
+        path.write_text(json.dumps({"params": dict.fromkeys(names, 1), "value": 1.0}) + "\n")
+        where = "line 1, params"
+    elif suffix == ".json":
+        path.write_text(json.dumps({"parameters": names, "measurements": {}}))
+        where = "parameters"
+    else:
+        path.write_text("PARAMETER " + " ".join(names) + "\n")
+        where = "line 1"
+    assert main(["kernels", str(path)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {path}, {where}: 100,000 parameter names; expected at "
+                                       f"most {MAX_PARAMETERS}\n")
