@@ -261,3 +261,20 @@ def test_a_file_of_too_many_parameters_is_refused_at_once(tmp_path: Path, capsys
     assert main(["kernels", str(path)]) == 2
     assert capsys.readouterr().err == (f"automodel: error: {path}, {where}: 100,000 parameter names; expected at "
                                        f"most {MAX_PARAMETERS}\n")
+
+
+@pytest.mark.parametrize(("name", "text", "where", "key"), [
+    ("f.json", '{"parameters": ["x"], "measurements": {"main": {"time": [{"point": [1], "values": [1]}]}, '
+               '"main": {"time": [{"point": [1], "values": [2]}]}}}', "", "main"),
+    ("f.jsonl", '{"params": {"x": 1}, "value": 1}\n{"params": {"x": 2, "x": 3}, "value": 2}\n', ", line 2", "x"),
+])
+def test_a_json_key_given_twice_is_refused_not_dropped(tmp_path: Path, name: str, text: str, where: str,
+                                                       key: str) -> None:
+    """json keeps the last of two equal keys: a second call path "main" dropped the first one's
+    measurements without a word."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DataError) as err:
+        read(path)
+    assert str(err.value).startswith(f'{path}{where}: the key "{key}" is given twice in one object; expected each '
+                                     "key once in ")
