@@ -292,6 +292,15 @@ MALFORMED = [
     ("i.json", '{"parameters": ["x"], "measurements": {"m": {"t": [{"point": [1], "values": [1]}], '
                '"u": [{"point": [2], "values": [1]}]}}}',
      "measurements.m.t[0]: kernel 'm [t]' has values at 1 of the 2 points of the file (none at x = 2)"),
+    ("j.json", '{"parameters": [{"id": 1, "name": "x"}], "callpaths": [], "metrics": [], "coordinates": '
+               '[{"id": 1, "parameter_value_pairs": [{"parameter_id": 1, "parameter_value": 4}]}, {"id": 1, '
+               '"parameter_value_pairs": [{"parameter_id": 1, "parameter_value": 8}]}], "measurements": []}',
+     "coordinates[1].id: id 1 is given twice in coordinates"),  # the second replaced the first
+    ("k.json", '{"parameters": [{"id": 1, "name": "x"}], "callpaths": [], "metrics": [], "coordinates": '
+               '[{"id": 1, "parameter_value_pairs": [{"parameter_id": 1, "parameter_value": 4}, {"parameter_id": 1, '
+               '"parameter_value": 8}]}], "measurements": []}',
+     "coordinates[0].parameter_value_pairs[1].parameter_id: a second value for parameter id 1; expected one value "
+     "per parameter"),  # 8 replaced 4
     ("a.txt", "PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA x\n", "line 5: expected a finite number, got 'x'"),
 ]
 
