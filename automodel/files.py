@@ -13,16 +13,17 @@ environment variable :data:`LIMIT_VARIABLE` says otherwise.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from automodel.errors import AutomodelError, OutputError
 
 __all__ = ["read_text", "read_bytes", "decode", "write_atomic", "write_text", "os_reason", "check_input", "check_output",
-           "input_limit", "read_bounded", "too_large", "MAX_INPUT_BYTES", "LIMIT_VARIABLE"]
+           "input_limit", "read_bounded", "too_large", "unique_keys", "DuplicateKey", "MAX_INPUT_BYTES", "LIMIT_VARIABLE"]
 
 #: bytes an input may have (a file, standard input, a member of an archive once unpacked)
 MAX_INPUT_BYTES = 1 << 28
@@ -117,6 +118,32 @@ def decode(data: bytes, path: str | Path, what: str, error: type[AutomodelError]
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}), "
                     f"expected {what}") from None
+
+
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object: json keeps the last and drops the other's value."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {json.dumps(key)[:80]} is given twice in one object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The object of ``pairs``, json's ``object_pairs_hook`` for every JSON document automodel reads (data,
+    model files, request bodies); :class:`DuplicateKey` when a key is given twice.
+
+    Examples
+    --------
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    automodel.files.DuplicateKey: the key "a" is given twice in one object
+    """
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        raise DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+    return obj
 
 
 def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:

@@ -200,6 +200,9 @@ def test_bad_input_is_a_one_line_json_error(served, path, body, status, text):
 
 def test_bounds_and_unreadable_bodies(served):
     url, _, _ = served
+    # json kept the last of two equal keys: the request was answered for a model it did not only name
+    status, answer = _call(url, "/predict", raw=b'{"model": "m", "model": "m", "rows": [{"n": 1, "p": 1}]}')
+    assert (status, answer) == (400, {"error": 'the body is not JSON (the key "model" is given twice in one object)'})
     assert _call(url, "/predict", raw=b"{bad")[0] == 400
     status, answer = _call(url, "/predict", raw=b" " * 5000)
     assert status == 413 and "more than 4096" in answer["error"]

@@ -9,8 +9,9 @@ from typing import Any
 
 from automodel.data.tidy import number
 from automodel.errors import DataError
+from automodel.files import DuplicateKey, unique_keys
 
-__all__ = ["parse", "child", "field", "numbers", "kind", "unique_keys", "DuplicateKey"]
+__all__ = ["parse", "child", "field", "numbers", "kind"]
 
 
 def kind(value: object) -> str:
@@ -24,20 +25,6 @@ def kind(value: object) -> str:
     return {dict: "an object", list: "a list"}.get(type(value), f"{value!r}"[:40])
 
 
-class DuplicateKey(ValueError):
-    """A key given twice in one JSON object (json keeps the last and drops the other's values)."""
-
-
-def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """The object of ``pairs`` (json's ``object_pairs_hook``); :class:`DuplicateKey` when a key is
-    given twice."""
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        raise DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
-    return obj
-
-
 def parse(text: str, at: str, expected: str) -> Any:
     """The JSON document ``text``; invalid JSON, or an object that gives a key twice (``{"main": ...,
     "main": ...}`` kept the second call path's values and dropped the first's), is a one-line
@@ -46,8 +33,7 @@ def parse(text: str, at: str, expected: str) -> Any:
     try:
         return json.loads(text, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:
-        raise DataError(f"{at}: the key {json.dumps(exc.args[0])[:80]} is given twice in one object; expected "
-                        f"each key once in {expected}") from None
+        raise DataError(f"{at}: {exc}; expected each key once in {expected}") from None
     except json.JSONDecodeError as exc:
         one_line = exc.lineno == 1 and "\n" not in text.strip()  # a record of one line: its column alone
         line = "" if one_line else f"line {exc.lineno}, "
