@@ -254,6 +254,18 @@ def test_experiment_with_kept_repetitions(tmp_path):
     assert message.endswith("measurements.main.time[1].values: the archive has no values/3.indx for these values")
 
 
+@pytest.mark.parametrize("array, problem", [
+    (np.zeros(0), "an array of shape (0,), no values; expected at least one repetition"),  # dropped the point
+    (np.array([1 + 2j]), "an array of complex128 values; expected real numbers (the repetitions)"),  # 2j dropped
+    (np.array([True]), "an array of bool values; expected real numbers (the repetitions)"),
+])
+def test_kept_repetitions_that_are_no_real_numbers_are_refused(tmp_path, array, problem):
+    doc = {"parameters": ["p"], "measurements": {"main": {"time": [
+        {"coordinate": [2.0], "median": 1.0, "values": [0, 0]}, {"coordinate": [4.0], "median": 2.0}]}}}
+    message = _one_line_error(read, _experiment(tmp_path, doc, [array]))
+    assert message.endswith(f"measurements.main.time[0].values: values/0.vals at offset 16: {problem}")
+
+
 # -- malformed files: one line naming the file, the line or record, what was expected ------------------
 MALFORMED = [
     ("a.jsonl", '{"params": {"x": 1}, "value": 2}\n{"params": {"x": 2}, "value": 3\n',
