@@ -129,3 +129,16 @@ def test_a_row_without_a_kernel_is_refused_not_left_out(tmp_path, capsys):
     assert main(["evaluate", str(models), str(rows)]) == 2
     assert capsys.readouterr().err == (f"automodel: error: {rows}, line 8, column 'kernel': expected the name of a "
                                        "kernel of the models file, got an empty cell\n")
+
+
+def test_kernel_chooses_the_rows_of_the_kernel_it_means(tmp_path, capsys):
+    """``--kernel main`` means ``main [time]`` when main has one metric: the models file took it, but the
+    rows were cut to those whose kernel cell read 'main' exactly, none: 'no row of kernel' and exit 2."""
+    profile, models, rows = tmp_path / "profile.txt", tmp_path / "models.json", tmp_path / "rows.csv"
+    profile.write_text("PARAMETER p\nPOINTS 1 2 4 8\nMETRIC time\nREGION main\nDATA 1\nDATA 2\nDATA 4\nDATA 8\n"
+                       "REGION halo\nDATA 3\nDATA 3\nDATA 3\nDATA 3\n")
+    assert main(["kernels", str(profile), "--out", str(models)]) == 0
+    automodel.read(profile).to_csv(rows, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(models), str(rows), "--kernel", "main", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == 4
