@@ -160,18 +160,25 @@ def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
     return decode(read_bytes(path, what, error), path, what, error)
 
 
-def check_output(path: str | Path, inputs: Sequence[str | Path | None] = ()) -> Path:
+def check_output(path: str | Path, inputs: Sequence[str | Path | None] = (),
+                 others: Sequence[str | Path | None] = ()) -> Path:
     """``path`` as a Path when a file can be written there (its folder exists, it is not a directory):
     checked before the work whose result it will hold, so a typo costs no fit; else an
     :class:`OutputError` in one line. A FIFO or a device is refused too: renaming the finished file
     into place replaced ``-o /dev/null`` (as root) by a regular file, and appending to a FIFO (``run
     -o``) waited for a reader for ever. So is one of the command's ``inputs`` (``fit runs.csv -o
-    runs.csv`` replaced the measured runs by the model)."""
+    runs.csv`` replaced the measured runs by the model), or one of its ``others`` outputs, written or
+    not yet (``kernels --out x.json --report x.json`` replaced the models by the report)."""
     path = Path(path)
     for source in inputs:
         if source is not None and str(source) != "-" and _same_file(path, Path(source)):
             raise OutputError(f"{path}: is the input file {source}; expected another file to write (writing it "
                               "would replace what was read)")
+    for other in others:
+        if other is not None and str(other) != "-" and (
+                _same_file(path, Path(other)) or os.path.realpath(path) == os.path.realpath(other)):
+            raise OutputError(f"{path}: is the command's other output {other} too; expected another file to write "
+                              "(one would replace the other)")
     folder = path.parent
     if path.is_dir():
         raise OutputError(f"{path}: is a directory, expected a file name to write")
