@@ -114,12 +114,25 @@ def evaluate_kernels(models: dict[str, Any], runs: pd.DataFrame, level: float = 
     if "kernel" not in runs.columns:
         raise DataError(f"{source}: no column 'kernel' to tell which of the {len(models)} models scores "
                         "each row; give one with --kernel NAME")
+    _check_kernel_cells(runs, source)
     parts = {}
     for name, rows in runs.groupby("kernel", sort=False):
         if name not in models:
             raise DataError(f"{source}, column 'kernel': no model for kernel {str(name)!r}")
         parts[name] = _scores(models[name], rows, level, source)
     return {k: _combine([v], level) for k, v in parts.items()}, _combine(list(parts.values()), level)
+
+
+def _check_kernel_cells(runs: pd.DataFrame, source: str) -> None:
+    """Refuse a row whose ``kernel`` cell is empty: groupby left it out, so a run went unscored without a
+    word."""
+    empty = runs["kernel"].isna().to_numpy()
+    if empty.any():
+        i = int(np.argmax(empty))
+        first = 0 if source == "<DataFrame>" else 2
+        lines = runs.index.to_numpy() + first if pd.api.types.is_integer_dtype(runs.index) else first
+        raise DataError(f"{located(source, i, 'kernel', lines)}: expected the name of a kernel of the models file, "
+                        "got an empty cell")
 
 
 def _scores(model: Any, runs: pd.DataFrame, level: float, source: str) -> dict[str, np.ndarray]:

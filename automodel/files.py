@@ -13,16 +13,17 @@ environment variable :data:`LIMIT_VARIABLE` says otherwise.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from automodel.errors import AutomodelError, OutputError
 
 __all__ = ["read_text", "read_bytes", "decode", "write_atomic", "write_text", "os_reason", "check_input", "check_output",
-           "input_limit", "read_bounded", "too_large", "MAX_INPUT_BYTES", "LIMIT_VARIABLE"]
+           "input_limit", "read_bounded", "too_large", "unique_keys", "DuplicateKey", "MAX_INPUT_BYTES", "LIMIT_VARIABLE"]
 
 #: bytes an input may have (a file, standard input, a member of an archive once unpacked)
 MAX_INPUT_BYTES = 1 << 28
@@ -119,6 +120,32 @@ def decode(data: bytes, path: str | Path, what: str, error: type[AutomodelError]
                     f"expected {what}") from None
 
 
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object: json keeps the last and drops the other's value."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {json.dumps(key)[:80]} is given twice in one object")
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The object of ``pairs``, json's ``object_pairs_hook`` for every JSON document automodel reads (data,
+    model files, request bodies); :class:`DuplicateKey` when a key is given twice.
+
+    Examples
+    --------
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+    Traceback (most recent call last):
+    ...
+    automodel.files.DuplicateKey: the key "a" is given twice in one object
+    """
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        raise DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+    return obj
+
+
 def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
     """The UTF-8 text of the file ``path`` (a leading byte-order mark dropped); every failure is ``error``.
 
@@ -133,18 +160,25 @@ def read_text(path: str | Path, what: str, error: type[AutomodelError]) -> str:
     return decode(read_bytes(path, what, error), path, what, error)
 
 
-def check_output(path: str | Path, inputs: Sequence[str | Path | None] = ()) -> Path:
+def check_output(path: str | Path, inputs: Sequence[str | Path | None] = (),
+                 others: Sequence[str | Path | None] = ()) -> Path:
     """``path`` as a Path when a file can be written there (its folder exists, it is not a directory):
     checked before the work whose result it will hold, so a typo costs no fit; else an
     :class:`OutputError` in one line. A FIFO or a device is refused too: renaming the finished file
     into place replaced ``-o /dev/null`` (as root) by a regular file, and appending to a FIFO (``run
     -o``) waited for a reader for ever. So is one of the command's ``inputs`` (``fit runs.csv -o
-    runs.csv`` replaced the measured runs by the model)."""
+    runs.csv`` replaced the measured runs by the model), or one of its ``others`` outputs, written or
+    not yet (``kernels --out x.json --report x.json`` replaced the models by the report)."""
     path = Path(path)
     for source in inputs:
         if source is not None and str(source) != "-" and _same_file(path, Path(source)):
             raise OutputError(f"{path}: is the input file {source}; expected another file to write (writing it "
                               "would replace what was read)")
+    for other in others:
+        if other is not None and str(other) != "-" and (
+                _same_file(path, Path(other)) or os.path.realpath(path) == os.path.realpath(other)):
+            raise OutputError(f"{path}: is the command's other output {other} too; expected another file to write "
+                              "(one would replace the other)")
     folder = path.parent
     if path.is_dir():
         raise OutputError(f"{path}: is a directory, expected a file name to write")

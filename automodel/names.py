@@ -27,12 +27,14 @@ from collections.abc import Iterable
 
 __all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "code_names", "split_pairs",
            "kernel_name", "kernel_label", "PYTHON_RESERVED", "C_RESERVED",
-           "MAX_LABEL_CHARS", "MAX_NAME_CHARS"]
+           "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_PARAMETERS"]
 
 #: longest parameter name
 MAX_NAME_CHARS = 64
 #: longest label (a column name, a space or kernel name)
 MAX_LABEL_CHARS = 200
+#: most parameters a file may give (a record of 5,000 took 80 s to read, one of 100,000 never ended)
+MAX_PARAMETERS = 64
 
 #: names a Python export cannot give a parameter: keywords, builtins (the body may call ``max``, ``abs``),
 #: the module the body uses and the function itself

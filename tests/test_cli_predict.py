@@ -1,5 +1,7 @@
 """automodel predict from a model file: predictions, and a missing column as a one-line error."""
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -41,3 +43,21 @@ def test_predict_parts_columns(tmp_path, capsys):
     parts = [c for c in out.columns if c in ("computation", "communication", "overhead")]
     assert "computation" in parts
     assert out[parts].sum(axis=1).iloc[0] == pytest.approx(out["predicted"].iloc[0])
+
+
+def test_a_row_of_another_kernel_than_the_chosen_one_is_refused(tmp_path, capsys):
+    """With --kernel and a 'kernel' column, every row was predicted with the chosen kernel's model and
+    printed under its own kernel's name: halo's rows got solve's times, exit 0."""
+    profile, models, rows = tmp_path / "profile.jsonl", tmp_path / "models.json", tmp_path / "rows.csv"
+    profile.write_text("".join(f'{{"params": {{"p": {p}}}, "callpath": "{name}", "value": {t * p}}}\n'
+                               for name, t in (("solve", 1.0), ("halo", 3.0)) for p in (1, 2, 4, 8)))
+    assert main(["kernels", str(profile), "--out", str(models)]) == 0
+    rows.write_text("kernel,p\nsolve,16\nhalo,16\n")
+    capsys.readouterr()
+    assert main(["predict", str(models), str(rows), "--kernel", "solve"]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {rows}, row 3, column 'kernel': a row of kernel 'halo', but "
+                                       "--kernel chose 'solve'; drop --kernel to predict each row with its kernel's "
+                                       "model\n")
+    rows.write_text("kernel,p\nsolve,16\n")
+    assert main(["predict", str(models), str(rows), "--kernel", "solve", "--json"]) == 0
+    assert abs(json.loads(capsys.readouterr().out)[0]["predicted"] - 16.0) < 1e-6

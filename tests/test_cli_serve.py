@@ -183,6 +183,11 @@ def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
     ("/predict", {"model": "m", "rows": [{"n": 1, "p": 1}], "parts": "no"}, 400, "'parts' must be true or false"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}], "aggregate": []}, 400,
      "aggregate must be one of"),
+    # a boolean was read as 1: p = true predicted the time on one process, time = true stored a run of 1 s
+    ("/predict", {"model": "m", "rows": [{"n": 1000, "p": True}]}, 400,
+     "rows, row 2, column 'p': expected a positive process count, got True"),
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": True}]}, 400,
+     "<DataFrame>, row 0, column 'time': expected a positive time in seconds, got True"),
     ("/ranking?app=nope", None, 400, "nope"),
     ("/nope", None, 404, "no endpoint"),
     ("/health", {}, 405, "takes GET"),
@@ -195,6 +200,9 @@ def test_bad_input_is_a_one_line_json_error(served, path, body, status, text):
 
 def test_bounds_and_unreadable_bodies(served):
     url, _, _ = served
+    # json kept the last of two equal keys: the request was answered for a model it did not only name
+    status, answer = _call(url, "/predict", raw=b'{"model": "m", "model": "m", "rows": [{"n": 1, "p": 1}]}')
+    assert (status, answer) == (400, {"error": 'the body is not JSON (the key "model" is given twice in one object)'})
     assert _call(url, "/predict", raw=b"{bad")[0] == 400
     status, answer = _call(url, "/predict", raw=b" " * 5000)
     assert status == 413 and "more than 4096" in answer["error"]

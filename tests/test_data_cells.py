@@ -102,3 +102,23 @@ def test_a_file_with_another_separator_says_so(tmp_path):
         numeric(read_csv(path), "time", "time", str(path), 2)
     with pytest.raises(DataError, match=r"row 3, column 'time': .*got an empty cell"):
         numeric(read_csv(path).iloc[1:].reset_index(drop=True), "time", "time", str(path), 3)
+
+
+def test_a_column_of_booleans_is_no_number(tmp_path, capsys) -> None:
+    """pandas reads a CSV column of True/False as booleans, which numpy turned into 1 and 0: p = True
+    predicted (and fitted) as one process, exit 0."""
+    from automodel.cli import main
+
+    runs = tmp_path / "fit.csv"
+    runs.write_text("time,n,p\n" + "".join(f"{n / p},{n},{p}\n" for n in (100, 200, 400) for p in (1, 2, 4)))
+    model = tmp_path / "m.json"
+    assert main(["fit", str(runs), "-o", str(model), "--quiet"]) == 0
+    rows = tmp_path / "rows.csv"
+    rows.write_text("n,p\n100,True\n")
+    capsys.readouterr()
+    assert main(["predict", str(model), str(rows)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {rows}, row 2, column 'p': expected a positive process "
+                                       "count, got True\n")
+    runs.write_text("time,n,p\n1,100,True\n2,200,True\n3,400,True\n")
+    assert main(["fit", str(runs), "-o", str(model), "--quiet"]) == 2
+    assert "row 2, column 'p': expected a positive process count, got True" in capsys.readouterr().err

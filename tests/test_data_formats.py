@@ -254,6 +254,18 @@ def test_experiment_with_kept_repetitions(tmp_path):
     assert message.endswith("measurements.main.time[1].values: the archive has no values/3.indx for these values")
 
 
+@pytest.mark.parametrize("array, problem", [
+    (np.zeros(0), "an array of shape (0,), no values; expected at least one repetition"),  # dropped the point
+    (np.array([1 + 2j]), "an array of complex128 values; expected real numbers (the repetitions)"),  # 2j dropped
+    (np.array([True]), "an array of bool values; expected real numbers (the repetitions)"),
+])
+def test_kept_repetitions_that_are_no_real_numbers_are_refused(tmp_path, array, problem):
+    doc = {"parameters": ["p"], "measurements": {"main": {"time": [
+        {"coordinate": [2.0], "median": 1.0, "values": [0, 0]}, {"coordinate": [4.0], "median": 2.0}]}}}
+    message = _one_line_error(read, _experiment(tmp_path, doc, [array]))
+    assert message.endswith(f"measurements.main.time[0].values: values/0.vals at offset 16: {problem}")
+
+
 # -- malformed files: one line naming the file, the line or record, what was expected ------------------
 MALFORMED = [
     ("a.jsonl", '{"params": {"x": 1}, "value": 2}\n{"params": {"x": 2}, "value": 3\n',
@@ -292,6 +304,15 @@ MALFORMED = [
     ("i.json", '{"parameters": ["x"], "measurements": {"m": {"t": [{"point": [1], "values": [1]}], '
                '"u": [{"point": [2], "values": [1]}]}}}',
      "measurements.m.t[0]: kernel 'm [t]' has values at 1 of the 2 points of the file (none at x = 2)"),
+    ("j.json", '{"parameters": [{"id": 1, "name": "x"}], "callpaths": [], "metrics": [], "coordinates": '
+               '[{"id": 1, "parameter_value_pairs": [{"parameter_id": 1, "parameter_value": 4}]}, {"id": 1, '
+               '"parameter_value_pairs": [{"parameter_id": 1, "parameter_value": 8}]}], "measurements": []}',
+     "coordinates[1].id: id 1 is given twice in coordinates"),  # the second replaced the first
+    ("k.json", '{"parameters": [{"id": 1, "name": "x"}], "callpaths": [], "metrics": [], "coordinates": '
+               '[{"id": 1, "parameter_value_pairs": [{"parameter_id": 1, "parameter_value": 4}, {"parameter_id": 1, '
+               '"parameter_value": 8}]}], "measurements": []}',
+     "coordinates[0].parameter_value_pairs[1].parameter_id: a second value for parameter id 1; expected one value "
+     "per parameter"),  # 8 replaced 4
     ("a.txt", "PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA x\n", "line 5: expected a finite number, got 'x'"),
 ]
 

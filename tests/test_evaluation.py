@@ -114,3 +114,31 @@ def test_counters_of_zero_are_scored_as_the_fit_reads_them():
     assert np.isfinite(by_kernel["some"].worst_error) and overall.runs == 10
     with pytest.raises(automodel.DataError, match="expected a time or count of 0 or more, got -1"):
         evaluate_kernels(fit_many(rows, jobs=1).models, rows.assign(time=rows["time"].replace(4.0, -1.0)))
+
+
+def test_a_row_without_a_kernel_is_refused_not_left_out(tmp_path, capsys):
+    """groupby leaves out a row whose kernel cell is empty: it went unscored, and the scores said
+    nothing of it."""
+    profile, models, rows = tmp_path / "profile.jsonl", tmp_path / "models.json", tmp_path / "rows.csv"
+    profile.write_text(PROFILE + "\n")
+    assert main(["kernels", str(profile), "--out", str(models)]) == 0
+    frame = automodel.read(profile)
+    frame.loc[6, "kernel"] = None  # line 8 of the CSV
+    frame.to_csv(rows, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(models), str(rows)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {rows}, line 8, column 'kernel': expected the name of a "
+                                       "kernel of the models file, got an empty cell\n")
+
+
+def test_kernel_chooses_the_rows_of_the_kernel_it_means(tmp_path, capsys):
+    """``--kernel main`` means ``main [time]`` when main has one metric: the models file took it, but the
+    rows were cut to those whose kernel cell read 'main' exactly, none: 'no row of kernel' and exit 2."""
+    profile, models, rows = tmp_path / "profile.txt", tmp_path / "models.json", tmp_path / "rows.csv"
+    profile.write_text("PARAMETER p\nPOINTS 1 2 4 8\nMETRIC time\nREGION main\nDATA 1\nDATA 2\nDATA 4\nDATA 8\n"
+                       "REGION halo\nDATA 3\nDATA 3\nDATA 3\nDATA 3\n")
+    assert main(["kernels", str(profile), "--out", str(models)]) == 0
+    automodel.read(profile).to_csv(rows, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(models), str(rows), "--kernel", "main", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"] == 4

@@ -9,7 +9,7 @@ import pytest
 
 import automodel
 from automodel.errors import DataError, ModelFileError, OutputError, SpaceError
-from automodel.files import read_text, write_atomic, write_text
+from automodel.files import check_output, read_text, write_atomic, write_text
 
 
 def test_directories_given_as_input_files_are_named(tmp_path):
@@ -121,3 +121,21 @@ def test_an_output_that_is_an_input_is_refused(tmp_path, capsys, model_json, com
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ": is the input file " in err
     assert (runs.read_bytes(), model.read_bytes(), space.read_bytes()) == before
+
+
+def test_two_outputs_of_one_command_are_refused_before_either_is_written(tmp_path, capsys):
+    """``kernels --out x.json --report x.json`` wrote the models, then replaced them by the report:
+    exit 0, the models lost. The second output is checked against the first, written or not yet."""
+    from automodel.cli import main
+
+    profile = tmp_path / "p.jsonl"
+    profile.write_text("".join(f'{{"params": {{"p": {p}}}, "callpath": "{k}", "value": {p * (i + 1)}}}\n'
+                               for i, k in enumerate(("a", "b")) for p in (1, 2, 4, 8)))
+    out = tmp_path / "x.json"
+    assert main(["kernels", str(profile), "--out", str(out), "--report", str(tmp_path / "." / "x.json")]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {tmp_path / '.' / 'x.json'}: is the command's other output "
+                                       f"{out} too; expected another file to write (one would replace the other)\n")
+    assert not out.exists()
+    with pytest.raises(OutputError, match="other output"):
+        check_output(tmp_path / "fig.png", others=[None, "-", tmp_path / "sub" / ".." / "fig.png"])
+    assert check_output(tmp_path / "fig.png", others=[tmp_path / "runs.csv"]) == tmp_path / "fig.png"

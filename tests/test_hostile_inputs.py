@@ -216,3 +216,65 @@ def test_a_file_name_too_long_for_the_system_is_one_line(tmp_path: Path, capsys:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"automodel: error: {long[:100]}... (")
     assert err.endswith(" characters): file name too long, expected a path the system can open\n")
+
+
+def test_a_fit_of_64_parameters_combines_its_band_without_a_traceback(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The band's parts (one per parameter and more) went to ``np.broadcast``, which takes at most 64
+    arrays: a JSON Lines file of 62 parameters was a ValueError traceback and exit 1."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "wide.jsonl"
+    with path.open("w") as fh:
+        for _ in range(40):
+            point = {f"q{i}": int(rng.choice([1, 2, 4, 8])) for i in range(64)}
+            fh.write(json.dumps({"params": point, "value": 1.0 + sum(point.values())}) + "\n")
+    assert main(["fit", str(path), "-o", str(tmp_path / "m.json")]) == 0
+    assert "model written to" in capsys.readouterr().out
+
+
+def test_band_parts_of_any_number_combine() -> None:
+    from automodel.solve.band import combine
+
+    assert combine().shape == ()
+    assert np.allclose(combine(*[np.ones(3)] * 70, 0.0), np.sqrt(70.0))
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".txt"])
+def test_a_file_of_too_many_parameters_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          suffix: str) -> None:
+    """A JSON Lines record of 100,000 parameters never finished reading (pandas copies the frame's
+    attributes, the list of parameters among them, for each grouping column: quadratic); 5,000 took
+    80 s. A file may give at most MAX_PARAMETERS."""
+    from automodel.names import MAX_PARAMETERS
+
+    names = [f"q{i}" for i in range(100_000)]
+    path = tmp_path / f"wide{suffix}"
+    if suffix == ".jsonl":
+        path.write_text(json.dumps({"params": dict.fromkeys(names, 1), "value": 1.0}) + "\n")
+        where = "line 1, params"
+    elif suffix == ".json":
+        path.write_text(json.dumps({"parameters": names, "measurements": {}}))
+        where = "parameters"
+    else:
+        path.write_text("PARAMETER " + " ".join(names) + "\n")
+        where = "line 1"
+    assert main(["kernels", str(path)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {path}, {where}: 100,000 parameter names; expected at "
+                                       f"most {MAX_PARAMETERS}\n")
+
+
+@pytest.mark.parametrize(("name", "text", "where", "key"), [
+    ("f.json", '{"parameters": ["x"], "measurements": {"main": {"time": [{"point": [1], "values": [1]}]}, '
+               '"main": {"time": [{"point": [1], "values": [2]}]}}}', "", "main"),
+    ("f.jsonl", '{"params": {"x": 1}, "value": 1}\n{"params": {"x": 2, "x": 3}, "value": 2}\n', ", line 2", "x"),
+])
+def test_a_json_key_given_twice_is_refused_not_dropped(tmp_path: Path, name: str, text: str, where: str,
+                                                       key: str) -> None:
+    """json keeps the last of two equal keys: a second call path "main" dropped the first one's
+    measurements without a word."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DataError) as err:
+        read(path)
+    assert str(err.value).startswith(f'{path}{where}: the key "{key}" is given twice in one object; expected each '
+                                     "key once in ")

@@ -215,3 +215,14 @@ def test_a_band_part_of_1e308_is_no_bound_without_a_traceback_or_warning(
     out, err = capsys.readouterr()
     assert "Traceback" not in err and "Warning" not in err
     assert "inf" in out  # the band at the target is unbounded above
+
+
+def test_a_key_given_twice_in_a_model_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """json keeps the last of two equal keys: a hand-edited file with a second "coefficients" was read
+    with one of them, silently."""
+    text = json.dumps(VALID)
+    path = tmp_path / "m.json"
+    path.write_text(text[:-1] + ', "format": "automodel-model"}')
+    err = _one_line_error(capsys, "show", str(path))
+    assert err == (f'automodel: error: {path}: not a valid model JSON file (the key "format" is given twice in one '
+                   'object)')

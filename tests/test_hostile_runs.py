@@ -131,9 +131,12 @@ def test_a_damaged_or_special_output_file_is_one_line(tmp_path: Path, capsys) ->
     for name, tail, message in [
             ("long.csv", '"' + "x" * 200_000 + '"\n', "long.csv, line 2: not a row of a CSV of runs (field larger "
                                                       "than field limit (131072))"),
-            ("latin1.csv", "1,1,0,0.1,0,caf\xe9,x\n", "latin1.csv: not UTF-8 text, so not a CSV of runs")]:
+            ("latin1.csv", "1,1,0,0.1,0,caf\xe9,x\n", "latin1.csv: not UTF-8 text, so not a CSV of runs"),
+            # the same cell as the header: the header's own reader let csv.Error through, a traceback
+            ("longhead.csv", "x" * 200_000 + "\n", "longhead.csv, line 1: not a row of a CSV of runs (field larger "
+                                                  "than field limit (131072))")]:
         out = tmp_path / name
-        out.write_bytes((header + tail).encode("latin-1"))
+        out.write_bytes((header * (name != "longhead.csv") + tail).encode("latin-1"))
         before = out.read_bytes()
         assert main([*args, str(out)]) == 2
         err = capsys.readouterr().err

@@ -106,6 +106,23 @@ def test_no_dask_is_a_one_line_error(frames, monkeypatch, capsys, tmp_path):
     assert "\n" not in err and "pip install 'automodel-hpc[dask]'" in err
 
 
+def test_a_scheduler_that_never_answers_is_one_line_within_the_bound(frames, monkeypatch):
+    """dask bounds the connect but not its read of the scheduler's handshake: an address that accepted
+    and said nothing held ``kernels --scheduler`` for ever (killed after 120 s)."""
+    pytest.importorskip("dask.distributed")
+    import socket
+    import time
+
+    monkeypatch.setattr(workers_mod, "CONNECT_S", 1.0)
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts (the backlog), never answers
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        with pytest.raises(DataError) as err:
+            fit_many(frames["batched"], scheduler=address)
+    assert time.monotonic() - start < 15
+    assert str(err.value) == f"scheduler {address}: cannot connect (no answer to dask's handshake within 2 s)"
+
+
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("dask.distributed", reason="dask's distributed scheduler is not installed "

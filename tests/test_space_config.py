@@ -47,6 +47,9 @@ def test_stage_config_is_typed_and_frozen():
     ("name = 'x'\n[stages.nope]\n", "unknown stage"),
     ("name = 'x'\n[stages.p_only]\ntop = -1\n", "expected an integer from 1 to 1,000,000, got -1"),
     ("name = [\n", "not valid TOML"),
+    # tomllib's int() of 4,300+ digits is a plain ValueError: it was a traceback, exit 1
+    ("top = " + "1" * 5000 + "\n", "not valid TOML (Exceeds the limit (4300 digits) for integer string conversion: "
+                                   "value has 5000 digits)"),
     ("name = 'x'\n", "needs at least one [stages"),
 ])
 def test_malformed_space(tmp_path, text, fragment):

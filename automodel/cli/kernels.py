@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     if args.report:
-        check_output(args.report, inputs=(args.data, args.space))
+        check_output(args.report, inputs=(args.data, args.space), others=(args.out,))
     at = _report_at(args.report_at)
     if args.out == "-":
         if args.json:

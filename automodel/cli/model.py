@@ -151,7 +151,7 @@ def evaluate(args: argparse.Namespace) -> int:
     models = load_chosen(args)
     runs = read(args.runs)
     if args.kernel is not None and "kernel" in runs.columns:
-        runs = runs[runs["kernel"] == args.kernel]
+        runs = runs[runs["kernel"].isin([args.kernel, *models])]  # as written, or the kernel it means
         if not len(runs):
             raise DataError(f"{args.runs}, column 'kernel': no row of kernel {printable(args.kernel)!r}")
     if len(models) == 1:

@@ -74,6 +74,8 @@ def predict(args: argparse.Namespace) -> int:
         check_output(args.output, inputs=(args.model, args.data))
     models = load_chosen(args)
     frame = read_input(args.data, plain=not args.output)
+    if args.kernel is not None and "kernel" in frame.columns:
+        check_chosen_kernel(frame, next(iter(models)), str(args.data))
     if len(models) > 1 and "kernel" not in frame.columns:
         raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME, or give "
                         f"{args.data} a 'kernel' column")
@@ -100,6 +102,23 @@ def predict(args: argparse.Namespace) -> int:
     else:
         print(shown(out, list(frame.columns), _inputs(models, frame), width(args)))
     return 0
+
+
+
+def check_chosen_kernel(frame, chosen: str, source: str) -> None:  # noqa: ANN001  (Rows or a DataFrame)
+    """Refuse a row of ``frame`` whose ``kernel`` cell names another kernel than ``chosen`` (the one
+    ``--kernel`` chose): it was predicted with the chosen kernel's model and printed under its own name."""
+    from automodel.data.cells import located, rows_of
+    from automodel.errors import DataError
+    from automodel.names import kernel_label, printable
+
+    for i, name in enumerate(frame["kernel"]):
+        try:
+            kernel_label(str(name), [chosen], DataError, source)
+        except DataError:
+            raise DataError(f"{located(source, i, 'kernel', rows_of(frame))}: a row of kernel "
+                            f"{printable(repr(str(name)))}, but --kernel chose {printable(repr(chosen))}; drop "
+                            "--kernel to predict each row with its kernel's model") from None
 
 
 def read_input(path: str, plain: bool):  # noqa: ANN201  (Rows or a DataFrame)

@@ -212,7 +212,7 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
         from automodel.output.plot import figure_format
 
         figure_format(args.plot)
-        check_output(args.plot)
+        check_output(args.plot, others=(args.output, str(args.output) + ".history.csv"))
     if args.budget is not None and not (args.budget > 0 and args.budget != float("inf")):
         raise DataError(f"budget must be a positive number of core-hours, got {args.budget:g}")
     target = parse_target(args.target)

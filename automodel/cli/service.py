@@ -35,6 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 from automodel import __version__ as VERSION
 from automodel.cli.common import MAX_BYTES, TIMEOUT_S, TOKEN_ENV
 from automodel.errors import AutomodelError, DataError
+from automodel.files import unique_keys
 
 __all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "MAX_CONNECTIONS", "MAX_TOKEN_BYTES",
            "ROUTES"]
@@ -433,7 +434,7 @@ def _handler(service: Service, token: str | None, max_bytes: int, timeout: float
                 self.close_connection = True
                 return 400, {"error": f"the body ended after {len(data)} of the {length} bytes of its Content-Length"}
             try:
-                return None, json.loads(data or b"null", parse_constant=_not_json)
+                return None, json.loads(data or b"null", parse_constant=_not_json, object_pairs_hook=unique_keys)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested
                 # 10^4 deep, the request thread's traceback and the connection closed without an answer
                 return 400, {"error": f"the body is not JSON ({str(exc).splitlines()[0][:80]})"}

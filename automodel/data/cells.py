@@ -174,7 +174,7 @@ def shown(cell: object) -> str:
     if isinstance(cell, (float, np.floating)) or (isinstance(cell, (int, np.integer)) and not isinstance(cell, bool)
                                                    and abs(cell) < 10 ** 20):
         return f"{float(cell):g}"
-    text = repr(cell)
+    text = repr(bool(cell)) if isinstance(cell, np.bool_) else repr(cell)
     return text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS - 12]}... ({len(text)} chars)"
 
 
@@ -191,12 +191,15 @@ def as_float(value: object) -> float:
 
 def floats(raw: Any) -> np.ndarray:
     """The cells (a pandas Series, an array, or a list of a table read without pandas) as floats, NaN where
-    a cell is not a number, inf where it is beyond the range of floats."""
+    a cell is not a number, inf where it is beyond the range of floats. A boolean is no number (``true``
+    in a JSON row, a column of ``True`` in a CSV file was read as 1)."""
     dtype = getattr(raw, "dtype", None)
-    if isinstance(dtype, np.dtype) and dtype.kind in "fiub":  # numbers already (what to_numeric returns)
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
+        return np.full(len(raw), math.nan)
+    if isinstance(dtype, np.dtype) and dtype.kind in "fiu":  # numbers already (what to_numeric returns)
         return np.asarray(raw, float)
     if dtype is None or not hasattr(raw, "iloc"):  # cells of automodel.data.rows: numbers, text, NaN for an empty cell
-        return np.array([as_float(c) if not isinstance(c, str) else
+        return np.array([math.nan if isinstance(c, (bool, np.bool_)) else as_float(c) if not isinstance(c, str) else
                          as_float(c) if NUMBER.fullmatch(c) else math.nan for c in raw], float)
     import pandas as pd
 

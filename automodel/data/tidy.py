@@ -28,7 +28,7 @@ import pandas as pd
 
 from automodel.data.cells import finite_number, place, shown
 from automodel.errors import DataError
-from automodel.names import kernel_label, kernel_name, parameter_problem
+from automodel.names import MAX_PARAMETERS, kernel_label, kernel_name, parameter_problem
 
 __all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "backquoted", "condition_problem", "RESERVED",
            "ROOT"]
@@ -49,10 +49,13 @@ CONDITION_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast
 
 
 def check_params(names: Sequence[object], at: str) -> list[str]:
-    """``names`` as parameter names: at least one, each an identifier that is not a column of the tidy
-    table, none twice; else a one-line :class:`DataError` that starts with ``at`` (file and place)."""
+    """``names`` as parameter names: at least one and at most :data:`~automodel.names.MAX_PARAMETERS`,
+    each an identifier that is not a column of the tidy table, none twice; else a one-line
+    :class:`DataError` that starts with ``at`` (file and place)."""
     if not names:
         raise DataError(f"{at}: no parameter names; expected at least one")
+    if len(names) > MAX_PARAMETERS:
+        raise DataError(f"{at}: {len(names):,} parameter names; expected at most {MAX_PARAMETERS}")
     for i, name in enumerate(names):
         if not isinstance(name, str) or not name.isidentifier() or name in RESERVED:
             raise DataError(f"{at}: expected a parameter name made of letters, digits and '_' (not one of "

@@ -16,7 +16,7 @@ from typing import Any
 
 from automodel.data.cells import finite_number, ranges_problem, shown
 from automodel.errors import DataError, ModelFileError
-from automodel.files import check_input, read_text, write_text
+from automodel.files import check_input, read_text, unique_keys, write_text
 from automodel.model.interval import Interval
 from automodel.names import kernel_label, label_problem, parameter_problem, printable, space_problem
 from automodel.model.core import FORMAT, VERSION, Core, Model, TermModel
@@ -164,7 +164,7 @@ def _json_document(path: str | Path, what: str, max_bytes: int) -> tuple[str, An
         raise ModelFileError(f"{src}: {size} bytes, larger than a {what} file can be ({max_bytes})")
     text = read_text(path, f"a {what} JSON file", ModelFileError)
     try:
-        return src, json.loads(text, parse_constant=_refuse_constant)
+        return src, json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=unique_keys)
     except (ValueError, RecursionError) as exc:
         raise ModelFileError(f"{src}: not a valid {what} JSON file ({str(exc).splitlines()[0][:120]})") from None
 

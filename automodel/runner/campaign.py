@@ -195,6 +195,8 @@ def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_fa
     except UnicodeDecodeError:
         raise DataError(f"{path}, line 1: not UTF-8 text, so not a CSV of runs; choose another output "
                         "file") from None
+    except csv.Error as exc:  # a header cell beyond the csv module's limit was a traceback
+        raise _not_a_row(path, 1, exc) from None
     if found != header:
         raise DataError(f"{path}, line 1: columns {found} differ from this campaign's {header}; "
                         "choose another output file or delete it to start over")
@@ -230,10 +232,15 @@ def _rows(path: Path) -> list[list[str]]:
         try:
             return list(reader)
         except csv.Error as exc:
-            raise DataError(f"{path}, line {reader.line_num}: not a row of a CSV of runs ({exc}); choose "
-                            "another output file or delete it to start over") from None
+            raise _not_a_row(path, reader.line_num, exc) from None
         except UnicodeDecodeError:
             raise DataError(f"{path}: not UTF-8 text, so not a CSV of runs; choose another output file") from None
+
+
+def _not_a_row(path: Path, line: int, exc: csv.Error) -> DataError:
+    """The error for line ``line`` of the CSV of runs ``path``, which the csv module refused."""
+    return DataError(f"{path}, line {line}: not a row of a CSV of runs ({exc}); choose another output file or "
+                     "delete it to start over")
 
 
 def _cell(value: object) -> str:

@@ -18,6 +18,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -39,6 +40,8 @@ DASK_WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM
 DASK_INSTALL = install_hint("dask")
 #: a shared-memory file system is used for the shared files when it has this much free space (joblib's rule)
 SHARED_MEMORY_MIN_FREE = 2 << 30
+#: seconds a scheduler has to connect (dask's own timeout) and then to answer dask's handshake
+CONNECT_S = 10.0
 
 _ACTIVE: ContextVar[Workers | None] = ContextVar("automodel_workers", default=None)
 
@@ -65,11 +68,39 @@ def cluster(scheduler: Any) -> Iterator[Any]:
         yield scheduler
         return
     try:
-        client = Client(scheduler, timeout="10s")
+        client = _connect(Client, scheduler)
     except (OSError, TimeoutError, ValueError) as exc:
         raise DataError(f"scheduler {scheduler}: cannot connect ({exc})") from None
     with client:
         yield client
+
+
+def _connect(client_class: type, scheduler: str) -> Any:
+    """``client_class(scheduler)`` within :data:`CONNECT_S` seconds twice over: dask bounds the connect
+    but not its read of the scheduler's handshake, so an address that accepts and never answers held
+    ``--scheduler`` for ever. The attempt runs in a daemon thread that is left behind when it overruns.
+
+    Raises
+    ------
+    TimeoutError
+        No client within the bound.
+    """
+    made: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            made["client"] = client_class(scheduler, timeout=f"{CONNECT_S:g}s")
+        except BaseException as exc:  # noqa: BLE001  (handed to the caller's thread)
+            made["error"] = exc
+
+    thread = threading.Thread(target=connect, name="automodel-dask-connect", daemon=True)
+    thread.start()
+    thread.join(2 * CONNECT_S)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer to dask's handshake within {2 * CONNECT_S:g} s")
+    if "error" in made:
+        raise made["error"]
+    return made["client"]
 
 
 def default_jobs(jobs: int | None, otherwise: int) -> int:

@@ -231,8 +231,8 @@ def doublings_beyond_frontier(columns: Mapping[str, np.ndarray], ranges: Mapping
 def combine(*parts: np.ndarray | float) -> np.ndarray:
     """The root sum of squares of independent standard deviations (broadcast); inf, without a warning,
     where a square overflows (a model file's covariance or run noise of 1e308: :func:`bounds` makes it no
-    bound)."""
-    total = np.zeros(np.broadcast(*[np.asarray(p) for p in parts]).shape) if parts else np.zeros(())
+    bound). Any number of parts: ``np.broadcast`` took at most 64, and a model of 62 parameters has more."""
+    total = np.zeros(np.broadcast_shapes(*[np.shape(p) for p in parts]))
     with np.errstate(over="ignore"):
         for part in parts:
             total = total + np.square(part)

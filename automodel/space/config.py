@@ -142,8 +142,8 @@ def _read_space(path: Path) -> SearchSpace:
     text = read_text(path, "a search-space TOML file", SpaceError)
     try:
         raw = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise SpaceError(f"{src}: not valid TOML ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # ValueError: TOMLDecodeError, or an integer of 4,300+ digits
+        raise SpaceError(f"{src}: not valid TOML ({str(exc).splitlines()[0].split(';')[0][:120]})") from None
     unknown = set(raw) - {"name", "description", "fit", "stages"}
     if unknown:
         raise SpaceError(f"{src}: unknown top-level key(s) {sorted(unknown)}; expected name, description, fit, stages")

@@ -120,14 +120,19 @@ def _check_members(path: str | Path, src: str) -> None:
 
 
 def _shape_problem(stream: io.BytesIO, available: int) -> str | None:
-    """What is wrong with the stated shape of the ``.npy`` array at the start of ``stream`` (None when
-    it is at most :data:`MAX_ARRAY_ELEMENTS` values, all held in the ``available`` bytes), read from its
-    header before numpy allocates the array; ``stream`` is rewound to the array's start."""
+    """What is wrong with the stated shape or type of the ``.npy`` array at the start of ``stream`` (None
+    when it is 1 to :data:`MAX_ARRAY_ELEMENTS` real numbers, all held in the ``available`` bytes), read
+    from its header before numpy allocates the array; ``stream`` is rewound to the array's start. An
+    empty array dropped its point without a word, a complex one its imaginary parts with a warning."""
     version = np.lib.format.read_magic(stream)
     read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, _, dtype = read_header(stream)
     stream.seek(0)
+    if dtype.kind not in "iuf":
+        return f"an array of {str(dtype)[:40]} values; expected real numbers (the repetitions)"
     count = math.prod(int(n) for n in shape)
+    if count == 0:
+        return f"an array of shape {shape}, no values; expected at least one repetition"
     if count > MAX_ARRAY_ELEMENTS or count * dtype.itemsize > available:
         return (f"an array of shape {shape} ({count:,} values) in {available:,} bytes; expected at most "
                 f"{MAX_ARRAY_ELEMENTS:,} values, all of them in the file")

@@ -103,6 +103,8 @@ def _legacy(doc: dict, source: str) -> pd.DataFrame:
     for i, item in enumerate(field(doc, "coordinates", source, "", list, "a list of coordinates")):
         here = child("coordinates", i)
         ident = field(item, "id", source, here, int, "an integer id")
+        if ident in coordinates:
+            raise DataError(f"{source}, {child(here, 'id')}: id {ident} is given twice in coordinates")
         pairs = field(item, "parameter_value_pairs", source, here, list, "a list of parameter values")
         value = {}
         for j, pair in enumerate(pairs):
@@ -110,6 +112,9 @@ def _legacy(doc: dict, source: str) -> pd.DataFrame:
             pid = field(pair, "parameter_id", source, at, int, "an integer parameter id")
             if pid not in params_by_id:
                 raise DataError(f"{source}, {child(at, 'parameter_id')}: no parameter with id {pid}")
+            if pid in value:
+                raise DataError(f"{source}, {child(at, 'parameter_id')}: a second value for parameter id {pid}; "
+                                "expected one value per parameter")
             value[pid] = number(field(pair, "parameter_value", source, at, (int, float), "a number"),
                                 f"{source}, {child(at, 'parameter_value')}")
         if sorted(value) != order:

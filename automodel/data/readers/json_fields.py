@@ -9,6 +9,7 @@ from typing import Any
 
 from automodel.data.tidy import number
 from automodel.errors import DataError
+from automodel.files import DuplicateKey, unique_keys
 
 __all__ = ["parse", "child", "field", "numbers", "kind"]
 
@@ -25,10 +26,14 @@ def kind(value: object) -> str:
 
 
 def parse(text: str, at: str, expected: str) -> Any:
-    """The JSON document ``text``; invalid JSON is a one-line :class:`DataError` that starts with ``at``
-    and gives the line (when ``text`` has several) and column json reports."""
+    """The JSON document ``text``; invalid JSON, or an object that gives a key twice (``{"main": ...,
+    "main": ...}`` kept the second call path's values and dropped the first's), is a one-line
+    :class:`DataError` that starts with ``at`` and gives the line (when ``text`` has several) and column
+    json reports."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        raise DataError(f"{at}: {exc}; expected each key once in {expected}") from None
     except json.JSONDecodeError as exc:
         one_line = exc.lineno == 1 and "\n" not in text.strip()  # a record of one line: its column alone
         line = "" if one_line else f"line {exc.lineno}, "
