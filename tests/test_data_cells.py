@@ -84,6 +84,19 @@ def test_cause14_a_column_named_twice_is_an_error(tmp_path):
         numeric(frame, "time", "time", "<DataFrame>", 0)
 
 
+def test_two_columns_without_a_name_are_named_by_their_places(tmp_path):
+    """Two empty names in a header were reported as "column 'nan': the header names this column twice";
+    both readers (pandas' and the csv module's of predict) now say which columns have no name."""
+    from automodel.data.rows import read_rows
+
+    path = tmp_path / "runs.csv"
+    path.write_text("n,p,,,time\n1,1,,,2\n2,2,,,3\n")
+    for read in (read_csv, read_rows):
+        with pytest.raises(DataError, match=rf"^{path}, row 1: columns 3, 4 have no name in the header, expected "
+                                            "distinct column names$"):
+            read(path)
+
+
 def test_measured_process_counts_are_whole_numbers_points_to_predict_need_not_be():
     frame = pd.DataFrame({"p": [1.0, 2.5]})
     with pytest.raises(DataError, match=r"row 3, column 'p': expected a process count \(an integer >= 1\), got 2.5"):

@@ -101,11 +101,15 @@ def check_table(src: str, sep: str, columns: list[str], n_rows: int, header: lis
             raise DataError(f"{src}, row 1: one column {shown(columns[0])}; automodel reads "
                             f"{'tab' if sep == chr(9) else 'comma'}-separated values and this file seems to "
                             f"use {other!r}")
+    empty = [i + 1 for i, name in enumerate(header) if name is None]
+    if len(empty) > 1:  # one empty name is a column pandas names itself; two cannot be told apart
+        raise DataError(f"{src}, row 1: columns {', '.join(map(str, empty))} have no name in the header, expected "
+                        "distinct column names")
     seen: set[str | None] = set()
     for name in header:
         if name in seen:
-            raise DataError(f"{where(src, 1, str(name) if name is not None else 'nan')}: the header names this "
-                            "column twice, expected distinct column names")
+            raise DataError(f"{where(src, 1, str(name))}: the header names this column twice, expected distinct "
+                            "column names")
         seen.add(name)
 
 
