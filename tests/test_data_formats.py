@@ -175,10 +175,12 @@ def test_detection_by_content(tmp_path):
     cases = {"runs.csv": "n,p,time\n1,1,2\n", "runs.txt": "n\tp\ttime\n1\t1\t2\n",
              "prof.dat": "# Extra-P\nPARAMETER p\n", "one.json": '{"parameters": ["x"], "measurements": {}}\n',
              "rec.txt": '\n{"params": {"x": 1}, "value": 2}\n', "tal.txt": '{"parameters":{"x":1};"value":2}\n',
-             "odd.jsonl": '{"x": 1}\n', "empty.csv": ""}
+             "odd.jsonl": '{"x": 1}\n', "empty.csv": "", "word.json": '"hello"\n'}
     found = {name: detect(_write(tmp_path, name, text)) for name, text in cases.items()}
     assert found == {"runs.csv": "csv", "runs.txt": "tsv", "prof.dat": "text", "one.json": "json",
-                     "rec.txt": "jsonl", "tal.txt": "talpas", "odd.jsonl": "jsonl", "empty.csv": "csv"}
+                     "rec.txt": "jsonl", "tal.txt": "talpas", "odd.jsonl": "jsonl", "empty.csv": "csv",
+                     "word.json": "json"}  # was read as a CSV "with a header but no rows"
+    assert _one_line_error(read, tmp_path / "word.json").startswith(f"{tmp_path / 'word.json'}: expected an Extra-P JSON object")
     (tmp_path / "folder").mkdir()
     assert detect(tmp_path / "folder") == "cube"
     with zipfile.ZipFile(tmp_path / "e.bin", "w") as z:

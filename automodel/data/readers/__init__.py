@@ -52,7 +52,8 @@ def detect(path: str | Path) -> str:
     is a saved experiment, ``PAR1`` a Parquet file) settle it; else a name ending a format registers
     (:attr:`InputFormat.suffixes`: ``.extra-p``, ``.parquet``, ``.jsonl``) settles it. Text whose first
     non-blank character is ``{`` or ``[`` is JSON Lines or Talpas when its first line is one record of
-    theirs, else a JSON document; text whose first line (comments aside) starts with an Extra-P keyword
+    theirs, else a JSON document, as is any other text of a ``.json`` file; text whose first line
+    (comments aside) starts with an Extra-P keyword
     is Extra-P text; anything else is a table, tab-separated when its header has tabs and no commas,
     else comma-separated.
 
@@ -78,6 +79,8 @@ def detect(path: str | Path) -> str:
         from automodel.data.readers.json_lines import looks_like  # pandas: only for JSON
 
         return looks_like(first) or "json"
+    if suffix == ".json":  # a JSON document that is not an object ("hello", 3): the JSON reader says so
+        return "json"
     if starts_with_keyword(lines):
         return "text"
     return "tsv" if "\t" in first and "," not in first else "csv"
