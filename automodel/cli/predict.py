@@ -104,7 +104,6 @@ def predict(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def check_chosen_kernel(frame, chosen: str, source: str) -> None:  # noqa: ANN001  (Rows or a DataFrame)
     """Refuse a row of ``frame`` whose ``kernel`` cell names another kernel than ``chosen`` (the one
     ``--kernel`` chose): it was predicted with the chosen kernel's model and printed under its own name."""
