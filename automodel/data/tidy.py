@@ -20,7 +20,6 @@ Examples
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Collection, Sequence
 
 import numpy as np

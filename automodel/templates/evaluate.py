@@ -14,7 +14,7 @@ import pandas as pd
 
 from automodel.data import Dataset
 from automodel.data.splits import holdout_rows
-from automodel.errors import OptionError, SpaceError
+from automodel.errors import OptionError
 from automodel.model.core import Model
 from automodel.options import ROLE_NAMES, weights
 from automodel.solve import metrics as metrics_mod
