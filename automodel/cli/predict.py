@@ -111,12 +111,13 @@ def check_chosen_kernel(frame, chosen: str, source: str) -> None:  # noqa: ANN00
     from automodel.errors import DataError
     from automodel.names import kernel_label, printable
 
-    for i, name in enumerate(frame["kernel"]):
+    names = [str(name) for name in frame["kernel"]]
+    for name in dict.fromkeys(names):  # each distinct name once, not once a row
         try:
-            kernel_label(str(name), [chosen], DataError, source)
+            kernel_label(name, [chosen], DataError, source)
         except DataError:
-            raise DataError(f"{located(source, i, 'kernel', rows_of(frame))}: a row of kernel "
-                            f"{printable(repr(str(name)))}, but --kernel chose {printable(repr(chosen))}; drop "
+            raise DataError(f"{located(source, names.index(name), 'kernel', rows_of(frame))}: a row of kernel "
+                            f"{printable(repr(name))}, but --kernel chose {printable(repr(chosen))}; drop "
                             "--kernel to predict each row with its kernel's model") from None
 
 
