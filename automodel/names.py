@@ -23,10 +23,10 @@ import builtins
 import keyword
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 __all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "code_names", "split_pairs",
-           "kernel_name", "kernel_label", "PYTHON_RESERVED", "C_RESERVED",
+           "kernel_name", "kernel_label", "listing", "LISTED", "PYTHON_RESERVED", "C_RESERVED",
            "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_PARAMETERS"]
 
 #: longest parameter name
@@ -244,8 +244,21 @@ def kernel_name(callpath: str, metric: str) -> str:
     return f"{callpath} [{metric}]" if metric else callpath
 
 
-#: kernel labels a message lists, at most
-KERNELS_LISTED = 5
+#: names (kernels, columns) a message lists, at most
+LISTED = 5
+
+
+def listing(names: Sequence[object], quote: Callable[[object], str] = lambda name: printable(repr(name))) -> str:
+    """The first :data:`LISTED` of ``names`` as a message lists them, each quoted by ``quote``, and how
+    many there are in all when there are more.
+
+    Examples
+    --------
+    >>> listing(["a", "b", "c", "d", "e", "f"])
+    "'a', 'b', 'c', 'd', 'e', ... (6 in all)"
+    """
+    listed = ", ".join(map(quote, names[:LISTED]))
+    return listed + (f", ... ({len(names)} in all)" if len(names) > LISTED else "")
 
 
 def kernel_label(name: str, labels: Iterable[str], error: type[Exception], at: str) -> str:
@@ -270,10 +283,6 @@ def kernel_label(name: str, labels: Iterable[str], error: type[Exception], at: s
     same = [label for label in labels if label.endswith("]") and label.rpartition(" [")[0] == name]
     if len(same) == 1:
         return same[0]
-
-    def listing(found: list[str]) -> str:
-        listed = ", ".join(printable(repr(k)) for k in found[:KERNELS_LISTED])
-        return listed + (f", ... ({len(found)} in all)" if len(found) > KERNELS_LISTED else "")
 
     if same:
         raise error(f"{at}: kernel {printable(repr(name))} is measured in {len(same)} metrics ({listing(same)}); "

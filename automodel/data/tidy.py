@@ -27,7 +27,7 @@ import pandas as pd
 
 from automodel.data.cells import finite_number, place, shown
 from automodel.errors import DataError
-from automodel.names import MAX_PARAMETERS, kernel_label, kernel_name, parameter_problem
+from automodel.names import LISTED, MAX_PARAMETERS, kernel_label, kernel_name, listing, parameter_problem
 
 __all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_kernel", "keep_rows", "select_rows", "backquoted", "condition_problem", "RESERVED",
            "ROOT"]
@@ -36,8 +36,6 @@ __all__ = ["tidy", "kernel_name", "check_params", "number", "every_point", "one_
 RESERVED = ("callpath", "kernel", "metric", "time")
 #: the call path of a measurement whose file names none (Extra-P's name for it)
 ROOT = "<root>"
-#: kernels listed by name in a message, at most
-LISTED = 5
 #: what a ``--where`` condition may hold: names, constants, lists of them, comparisons, arithmetic and the
 #: boolean operators; no call, attribute, subscript or ``@`` variable, so that a condition only reads the
 #: columns (pandas' python engine would otherwise run ``time.to_csv('x')``)
@@ -145,8 +143,8 @@ def every_point(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _listing(labels: Sequence[object]) -> str:
-    shown_ = ", ".join(shown(k) for k in labels[:LISTED])
-    return shown_ + (f", ... ({len(labels)} in all)" if len(labels) > LISTED else "")
+    """``labels`` as a message lists them (:func:`automodel.names.listing`), each quoted as a cell."""
+    return listing(labels, shown)
 
 
 def one_kernel(frame: pd.DataFrame, name: str | None = None) -> pd.DataFrame:
