@@ -57,9 +57,9 @@ def test_communication_from_two_processes_on():
     p = np.array([1.0, 2, 4, 8, 16, 32])
     runs = pd.DataFrame({"p": p, "time": 50 / p + (p > 1) * (0.5 + 0.2 * np.log2(p))})
     result = automodel.fit(runs, progress=False, intervals=False)
-    assert result.best.formula == "0.2*log2(p) + 0.5*Min(1, p - 1) + 50.0/p"
+    assert result.best.formula == "0.2*log2(p) + 0.5*min(1, p - 1) + 50.0/p"
     wider = automodel.fit(runs[runs["p"] > 1], progress=False, intervals=False, max_rows=1000)
-    assert not wider.leaderboard["formula"].str.contains("Min(1, p - 1)", regex=False).any()
+    assert not wider.leaderboard["formula"].str.contains("min(1, p - 1)", regex=False).any()
 
 
 def test_stages_report_rows_and_skips():

@@ -55,6 +55,18 @@ def test_golden_strings():
     assert terms_text((parse_term("n^2/p"), parse_term("log2(p)"))) == "n^2/p + log2(p)"
 
 
+def test_min_prints_in_lower_case_and_reads_back():
+    """over1(p) and cap(p, c) print as ``min(...)`` like every other function (sympy prints ``Min``), in
+    the formulas of term models too, and the text reads back as the same expression (sympy's parser)."""
+    terms = (parse_term("over1(p)"), parse_term("1/p"), parse_term("cap(p, 16)"), parse_term("1/cap(p, 8)"))
+    model = TermModel(terms, (5.018, 62.75, 1.5, 2.5))
+    text = formula(model.terms, model.coefficients)
+    assert text == to_text(model.expr) == "5.018*min(1, p - 1) + 1.5*min(16, p) + 2.5/min(8, p) + 62.75/p"
+    assert terms_text(terms[:1]) == "min(1, p - 1)" and term_text(terms[0]) == "*min(1, p - 1)"
+    assert to_text(sympy.Max(p, n)) == "max(n, p)"
+    assert sympy.sympify(text, locals={"p": p}) == model.expr
+
+
 def test_coefficients_have_four_significant_digits():
     number = TextPrinter().number
     assert [number(v) for v in (1e-5, 12345.6, 1e-4, 2.0, 123.45, 0.00012345)] == \

@@ -23,7 +23,8 @@ class TextPrinter(StrPrinter):
     """One-line formulas: ``1.0e-6*n^2/p + 0.0001*p``.
 
     Settings: ``digits``, the significant digits of every coefficient (default 4); trailing zeros are
-    stripped (``full_prec=False``) wherever the number stands.
+    stripped (``full_prec=False``) wherever the number stands. Functions print in lower case
+    (``min(16, p)``, ``ceiling(log2(p))``).
 
     Examples
     --------
@@ -43,6 +44,11 @@ class TextPrinter(StrPrinter):
     def _print_Float(self, expr: sympy.Float) -> str:
         """sympy's own format of ``expr`` rounded to ``digits`` significant digits, zeros stripped."""
         return super()._print_Float(sympy.Float(expr, self._settings["digits"]))
+
+    def _print_MinMaxBase(self, expr: sympy.Min | sympy.Max) -> str:
+        """``min(1, p - 1)``, ``max(...)`` (sympy prints ``Min``, ``Max``): in lower case as every other
+        function, the ``min`` of Python and of sympy's parser, which read it back."""
+        return f"{type(expr).__name__.lower()}({self.stringify(expr.args, ', ')})"
 
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
         special = expr.exp is sympy.S.Half or (expr.is_commutative and (-expr.exp is sympy.S.Half

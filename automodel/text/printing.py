@@ -6,8 +6,9 @@ kernel summary of ``automodel kernels``, the store's ranking, the ``formula`` of
 classes are in :mod:`automodel.text.printers` (imported on first use; sympy's printer protocol, one ``_print_<Node>`` method per change from sympy's defaults):
 
 ``text``
-    :class:`TextPrinter`, a :class:`~sympy.printing.str.StrPrinter` with ``^`` for powers and
-    coefficients rounded to ``digits`` significant digits (4 by default).
+    :class:`TextPrinter`, a :class:`~sympy.printing.str.StrPrinter` with ``^`` for powers, ``min`` and
+    ``max`` in lower case as every other function, and coefficients rounded to ``digits`` significant
+    digits (4 by default).
 ``latex``
     ``\\log_{2}`` for ``log2`` (sympy prints ``\\operatorname{log}_{2}``), rounded coefficients.
 ``python``, ``c``
@@ -92,8 +93,10 @@ def to_c(expr: sympy.Expr, names: dict[str, str] | None = None) -> str:
 # -- term models --------------------------------------------------------------------------------
 #: the environment variable naming the folder of :func:`cache_file` ("off": no file)
 CACHE_ENV = "AUTOMODEL_CACHE_DIR"
-#: the version of the cache file's layout (2: each term listed with its :attr:`~automodel.space.terms.Term.key`)
-CACHE_VERSION = 2
+#: the version of the cache file's layout and texts (2: each term listed with its
+#: :attr:`~automodel.space.terms.Term.key`; 3: ``min(1, p - 1)``, no longer ``Min(1, p - 1)``): a change of
+#: either makes the entries of an older file stale, so the version is in the file's name and body
+CACHE_VERSION = 3
 #: term -> (the text after its coefficient or None, whether ``c*term`` is two factors, the text of the
 #: term's expression); found with sympy (:func:`_found`) or read from :func:`cache_file`
 _FACTS: dict[Term, tuple[str | None, bool, str]] = {}
