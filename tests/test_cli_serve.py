@@ -81,6 +81,9 @@ def test_predict_and_best_p_are_the_models_answers(served, model_json):
     status, best = _call(url, "/best-p", {"model": "m", "n": 3000})
     found = model.best_p(n=3000)
     assert status == 200 and (best["p"], best["p_low"], best["p_high"]) == (found.p, found.p_low, found.p_high)
+    status, best = _call(url, "/best-p", {"model": "m", "n": 3000, "p_min": 2, "p_max": 64.0})  # 64.0 is whole
+    found = model.best_p(n=3000, p_min=2, p_max=64)
+    assert status == 200 and (best["p"], best["p_low"], best["p_high"]) == (found.p, found.p_low, found.p_high)
 
 
 def test_observe_predict_and_ranking_against_the_store(served):
@@ -188,6 +191,14 @@ def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
      "rows, row 2, column 'p': expected a positive process count, got True"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": True}]}, 400,
      "<DataFrame>, row 0, column 'time': expected a positive time in seconds, got True"),
+    # a field the schema says is an integer is a JSON integer: "8" and full-width "８" were read as 8
+    ("/best-p", {"model": "m", "n": 3000, "p_max": "8"}, 400,
+     "'p_max' must be a whole number >= 1 (a JSON integer), got \"8\""),
+    ("/best-p", {"model": "m", "n": 3000, "p_max": "\uff18"}, 400, "'p_max' must be a whole number >= 1"),
+    ("/best-p", {"model": "m", "n": 3000, "p_min": "2"}, 400, "'p_min' must be a whole number >= 1"),
+    ("/best-p", {"model": "m", "n": 3000, "p_max": 8.5}, 400, "'p_max' must be a whole number >= 1"),
+    ("/best-p", {"model": "m", "n": 3000, "p_min": True}, 400, "'p_min' must be a whole number >= 1"),
+    ("/best-p", {"app": "cg", "n": 3000, "rank": "1"}, 400, "'rank' must be a whole number >= 1"),
     ("/ranking?app=nope", None, 400, "nope"),
     ("/nope", None, 404, "no endpoint"),
     ("/health", {}, 405, "takes GET"),

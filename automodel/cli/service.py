@@ -159,7 +159,7 @@ class Service:
         if not isinstance(extras, dict):
             raise DataError("'params' must map extra parameters to values")
         found, said = best_p_of(model, _number(body, "n"), _number(body, "cpu"), _number(body, "bw"),
-                                _numbers(extras), body.get("p_max"), body.get("p_min", 1), _level(body),
+                                _numbers(extras), _integer(body, "p_max"), _integer(body, "p_min", 1), _level(body),
                                 self.store)
         return jsonable({**asdict(found), "formula": model.formula, "notes": said})
 
@@ -328,11 +328,21 @@ def _level(body: dict) -> float:
     return 0.9 if level is None else level
 
 
+def _integer(body: dict, key: str, default: int | None = None) -> int | None:
+    """The field ``key`` of a body where its schema says integer (absent or null: ``default``): a JSON
+    number that is a whole number >= 1 (``8`` or ``8.0``); a bool, a string (``"8"``, full-width
+    ``"８"``) or a number with a fraction is refused in one line naming the field."""
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and not value.is_integer()) or value < 1:
+        raise DataError(f"'{key}' must be a whole number >= 1 (a JSON integer), got {json.dumps(value)[:40]}")
+    return int(value)
+
+
 def _rank(body: dict) -> int | None:
-    rank = body.get("rank")
-    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
-        raise DataError(f"'rank' must be a whole number >= 1, got {json.dumps(rank)[:40]}")
-    return rank
+    return _integer(body, "rank")
 
 
 def openapi() -> dict:
@@ -361,8 +371,8 @@ def openapi() -> dict:
                          {**source, "rows": rows, "band": {"enum": ["run", "mean"], "default": "run"},
                           "parts": {"type": "boolean"}}, ["rows"]),
         "/best-p": post("the process count with the least predicted time, and its range",
-                        {**source, "n": number, "cpu": number, "bw": number, "p_min": {"type": "integer"},
-                         "p_max": {"type": "integer"}, "params": {"type": "object"}}, []),
+                        {**source, "n": number, "cpu": number, "bw": number, "p_min": {"type": "integer", "minimum": 1},
+                         "p_max": {"type": "integer", "minimum": 1}, "params": {"type": "object"}}, []),
         "/observe": post("add runs to an application of the store; refit, re-rank, prune",
                          {"app": {"type": "string"}, "runs": {**rows, "example": [{"n": 400000, "p": 32,
                                                                                     "time": 0.0063}]},
