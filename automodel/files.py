@@ -23,7 +23,11 @@ from typing import Any, Callable, Sequence
 from automodel.errors import AutomodelError, OutputError
 
 __all__ = ["read_text", "read_bytes", "decode", "write_atomic", "write_text", "os_reason", "check_input", "check_output",
-           "input_limit", "read_bounded", "too_large", "unique_keys", "DuplicateKey", "MAX_INPUT_BYTES", "LIMIT_VARIABLE"]
+           "input_limit", "read_bounded", "too_large", "unique_keys", "DuplicateKey", "MAX_INPUT_BYTES", "LIMIT_VARIABLE",
+           "TEXT_ENCODING"]
+
+#: how a user's text file is read: UTF-8, a leading byte-order mark dropped (Excel writes one before a CSV)
+TEXT_ENCODING = "utf-8-sig"
 
 #: bytes an input may have (a file, standard input, a member of an archive once unpacked)
 MAX_INPUT_BYTES = 1 << 28
@@ -112,9 +116,10 @@ def read_bytes(path: str | Path, what: str, error: type[AutomodelError], limit: 
 
 
 def decode(data: bytes, path: str | Path, what: str, error: type[AutomodelError]) -> str:
-    """``data`` read from ``path`` as UTF-8 text (a leading byte-order mark dropped); else ``error``."""
+    """``data`` read from ``path`` as UTF-8 text (a leading byte-order mark dropped,
+    :data:`TEXT_ENCODING`); else ``error``."""
     try:
-        return data.decode("utf-8-sig")
+        return data.decode(TEXT_ENCODING)
     except UnicodeDecodeError as exc:
         raise error(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}), "
                     f"expected {what}") from None

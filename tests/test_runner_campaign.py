@@ -109,6 +109,19 @@ def test_resume_after_interruption(app: str, tmp_path: Path) -> None:
     assert again["ran"] == 0
 
 
+def test_resume_from_a_csv_that_starts_with_a_byte_order_mark(app: str, tmp_path: Path) -> None:
+    """A CSV of runs saved by Excel starts with a UTF-8 byte-order mark: it is read as every input is,
+    the mark no part of the first column's name (its header was refused as differing from the campaign's)."""
+    out = tmp_path / "runs.csv"
+    campaign = Campaign(command=f"{app} {{n}} 1 print", axes={"n": [1, 2, 3]}, sample_cpu=False)
+    run_campaign(campaign, out, progress=False)
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"\xef\xbb\xbf" + b"".join(lines[:3]))  # the header and two runs, after a mark
+    assert run_campaign(campaign, out, progress=False) == {"planned": 3, "skipped": 2, "ran": 1, "failed": 0}
+    assert sorted(r["n"] for r in iter_rows(out)) == ["1", "2", "3"]
+    assert run_campaign(campaign, out, progress=False, retry_failed=True)["ran"] == 0
+
+
 def test_retry_failed_and_header_mismatch(app: str, tmp_path: Path) -> None:
     out = tmp_path / "runs.csv"
     campaign = Campaign(command=f"{app} {{n}} 1 print", axes={"n": [666, 5]}, sample_cpu=False)

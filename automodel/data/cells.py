@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from automodel.errors import DataError, where
-from automodel.files import check_input
+from automodel.files import TEXT_ENCODING, check_input
 
 if TYPE_CHECKING:  # pandas (0.3 s) is imported by the readers and checks of its frames only
     import pandas as pd
@@ -151,7 +151,7 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
     try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
+        with open(path, newline="", encoding=TEXT_ENCODING) as handle:
             reader = csv.reader(handle, delimiter=sep, skipinitialspace=True)
             end = 0
             for row in reader:

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from automodel.errors import DataError, OutputError
-from automodel.files import check_output, os_reason, write_atomic
+from automodel.files import TEXT_ENCODING, check_output, os_reason, write_atomic
 from automodel.options import ROLE_NAMES
 from automodel.runner.grid import BUILTIN_PLACEHOLDERS, expand_grid, format_value, placeholders, substitute
 from automodel.runner.measure import (
@@ -186,12 +186,14 @@ def _run_key(run: Mapping[str, object], names: Sequence[str]) -> tuple[str, ...]
 
 def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_failed: bool) -> set[tuple[str, ...]]:
     """Keys of runs already in ``path``; repairs a last line cut by an interruption. A file whose first
-    line is not this campaign's header is refused before anything in it is changed."""
+    line is not this campaign's header is refused before anything in it is changed. It is read as every
+    input is (:data:`automodel.files.TEXT_ENCODING`: a byte-order mark before the header, as Excel writes
+    one, is no part of the first column's name)."""
     if not path.exists() or path.stat().st_size == 0:
         return set()
     raw = path.read_bytes()
     try:
-        found = next(csv.reader([raw.split(b"\n", 1)[0].decode("utf-8").rstrip("\r")]))
+        found = next(csv.reader([raw.split(b"\n", 1)[0].decode(TEXT_ENCODING).rstrip("\r")]))
     except UnicodeDecodeError:
         raise DataError(f"{path}, line 1: not UTF-8 text, so not a CSV of runs; choose another output "
                         "file") from None
@@ -227,7 +229,7 @@ def _read_done(path: Path, header: list[str], key_names: Sequence[str], retry_fa
 def _rows(path: Path) -> list[list[str]]:
     """The rows of the CSV of runs ``path``; a line that is not UTF-8 or a cell beyond the csv module's
     limit (csv.Error, a traceback) is a one-line DataError naming the line."""
-    with open(path, newline="", encoding="utf-8") as fh:
+    with open(path, newline="", encoding=TEXT_ENCODING) as fh:
         reader = csv.reader(fh)
         try:
             return list(reader)
@@ -461,5 +463,5 @@ def _append(fd: int, path: Path, cells: list[str]) -> None:
 
 def iter_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, str]]:
     """The rows of a runs CSV as dicts of cell text (for inspection and tests)."""
-    with open(path, newline="", encoding="utf-8") as fh:
+    with open(path, newline="", encoding=TEXT_ENCODING) as fh:
         yield from csv.DictReader(fh)

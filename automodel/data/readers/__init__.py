@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from automodel.data.readers.formats import FORMATS
 from automodel.errors import DataError
-from automodel.files import read_bounded, read_bytes
+from automodel.files import TEXT_ENCODING, read_bounded, read_bytes
 
 if TYPE_CHECKING:  # pragma: no cover  (pandas and the readers are imported by read, not by the registry)
     import pandas as pd
@@ -73,7 +73,7 @@ def detect(path: str | Path) -> str:
     for fmt in FORMATS.values():
         if suffix in fmt.suffixes:
             return fmt.name
-    lines = head.decode("utf-8-sig", errors="replace").splitlines()
+    lines = head.decode(TEXT_ENCODING, errors="replace").splitlines()
     first = next((line.strip() for line in lines if line.strip()), "")
     if first[:1] in ("{", "["):
         from automodel.data.readers.json_lines import looks_like  # pandas: only for JSON
