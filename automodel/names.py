@@ -25,9 +25,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "code_names", "split_pairs",
-           "kernel_name", "kernel_label", "listing", "LISTED", "PYTHON_RESERVED", "C_RESERVED",
-           "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_PARAMETERS"]
+__all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "shortened",
+           "code_names", "split_pairs", "kernel_name", "kernel_label", "listing", "LISTED", "PYTHON_RESERVED",
+           "C_RESERVED", "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_PARAMETERS", "SHOWN_CHARACTERS"]
 
 #: longest parameter name
 MAX_NAME_CHARS = 64
@@ -35,6 +35,8 @@ MAX_NAME_CHARS = 64
 MAX_LABEL_CHARS = 200
 #: most parameters a file may give (a record of 5,000 took 80 s to read, one of 100,000 never ended)
 MAX_PARAMETERS = 64
+#: characters of a value (a cell, an item of a command line) an error message quotes
+SHOWN_CHARACTERS = 40
 
 #: names a Python export cannot give a parameter: keywords, builtins (the body may call ``max``, ``abs``),
 #: the module the body uses and the function itself
@@ -119,6 +121,18 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+def shortened(text: str) -> str:
+    """``text`` (a value's repr) as an error message quotes it: whole up to :data:`SHOWN_CHARACTERS`
+    characters, else its start and how many characters it has.
+
+    Examples
+    --------
+    >>> shortened(repr("k" * 5000))
+    "'kkkkkkkkkkkkkkkkkkkkkkkkkkk... (5002 chars)"
+    """
+    return text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS - 12]}... ({len(text)} chars)"
 
 
 _ASCII_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -209,7 +223,8 @@ def split_pairs(items: Iterable[str], flag: str, error: type[Exception], expecte
     expected
         What an item should look like, for the message.
     shown
-        What the message quotes (default: the faulty item), e.g. the whole ``--target`` text.
+        What the message quotes (default: the faulty item), e.g. the whole ``--target`` text; quoted
+        :func:`shortened`, as the name and values of an item given twice.
 
     Raises
     ------
@@ -227,13 +242,13 @@ def split_pairs(items: Iterable[str], flag: str, error: type[Exception], expecte
     for item in items:
         name, sep, value = item.partition("=")
         name = name.strip()
-        quoted = repr(item if shown is None else shown)
+        quoted = shortened(repr(item if shown is None else shown))
         if not sep or not name:
             raise error(f"{flag} {quoted}: expected {expected}")
         if name in out:
-            first, again = (printable(f"{name}={v.strip()}") for v in (out[name], value))
-            raise error(f"{flag} {quoted}: {printable(name)} is given twice ({first} and {again}), expected each "
-                        "name once")
+            first, again = (shortened(printable(f"{name}={v.strip()}")) for v in (out[name], value))
+            raise error(f"{flag} {quoted}: {shortened(printable(name))} is given twice ({first} and {again}), "
+                        "expected each name once")
         out[name] = value
     return out
 

@@ -205,6 +205,21 @@ def test_run_refuses_a_name_given_twice(args: list[str], message: str, capsys: p
     assert message in err and err.count("\n") == 1 and out == ""
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["--param", "k" * 5000], "--param 'kkkkkkkkkkkkkkkkkkkkkkkkkkk... (5002 chars): expected NAME=VALUE\n"),
+    (["--param", "k=" + "1," * 3000 + "1", "--param", "k=2"],
+     "--param 'k=2': k is given twice (k=1,1,1,1,1,1,1,1,1,1,1,1,1,... (6003 chars) and k=2), expected each "
+     "name once\n"),
+])
+def test_run_quotes_a_long_bad_item_shortened(args: list[str], message: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A bad --param of 5,000 characters was echoed whole: it is quoted shortened, as a long cell is."""
+    from automodel.cli import main
+
+    assert main(["run", "--cmd", "echo {n} {k}", "--n", "1", *args, "--dry-run"]) == 2
+    assert capsys.readouterr().err == f"automodel: error: {message}"
+
+
 @pytest.mark.parametrize("history", ["damaged", "fifo"])
 def test_run_adaptive_refuses_a_damaged_history_before_running_the_seed(history: str, tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ import numpy as np
 
 from automodel.errors import DataError, where
 from automodel.files import TEXT_ENCODING, check_input
+from automodel.names import shortened
 
 if TYPE_CHECKING:  # pandas (0.3 s) is imported by the readers and checks of its frames only
     import pandas as pd
@@ -30,8 +31,6 @@ __all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "records", 
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
 #: design finite (:func:`automodel.solve.design.design` scales what terms of these numbers produce).
 MAGNITUDE = (1e-100, 1e100)
-#: characters of a cell quoted in an error message
-SHOWN_CHARACTERS = 40
 #: columns a table of runs may have, and bytes its header line may take
 MAX_COLUMNS = 10_000
 MAX_HEADER_BYTES = 1 << 20
@@ -173,13 +172,14 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
 
 
 def shown(cell: object) -> str:
-    """A cell as an error message quotes it: its repr, cut to :data:`SHOWN_CHARACTERS` characters;
-    numbers as plain numbers (``inf``, not ``np.float64(inf)``)."""
+    """A cell as an error message quotes it: its repr, cut to :data:`~automodel.names.SHOWN_CHARACTERS`
+    characters (:func:`automodel.names.shortened`); numbers as plain numbers (``inf``, not
+    ``np.float64(inf)``)."""
     if isinstance(cell, (float, np.floating)) or (isinstance(cell, (int, np.integer)) and not isinstance(cell, bool)
                                                    and abs(cell) < 10 ** 20):
         return f"{float(cell):g}"
     text = repr(bool(cell)) if isinstance(cell, np.bool_) else repr(cell)
-    return text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS - 12]}... ({len(text)} chars)"
+    return shortened(text)
 
 
 def as_float(value: object) -> float:
