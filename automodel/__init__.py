@@ -18,7 +18,7 @@ from automodel.lazy import lazy_names
 _LAZY = {"fit": "automodel.fitting", "FitResult": "automodel.fitting", "load": "automodel.data.dataset",
          "Dataset": "automodel.data.dataset", "Model": "automodel.model.core", "TermModel": "automodel.model.core",
          "BestP": "automodel.model.best_p", "Interval": "automodel.model.interval",
-         "load_model": "automodel.model.file", "load_space": "automodel.space.config",
+         "load_model": "automodel.model_file", "load_space": "automodel.space.config",
          "SearchSpace": "automodel.space.config", "fit_many": "automodel.kernels.fit_many",
          "ManyResult": "automodel.kernels.fit_many", "read_extrap_text": "automodel.data.readers.extrap_text",
          "read": "automodel.data.readers",
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from automodel.model.interval import Interval
     from automodel.model.best_p import BestP
     from automodel.model.core import Model, TermModel
-    from automodel.model.file import load_model
+    from automodel.model_file import load_model
     from automodel.sklearn import AutomodelRegressor
     from automodel.space.config import SearchSpace, load_space
     from automodel.suggestion import Plan, suggest

@@ -8,7 +8,7 @@ import pytest
 
 from automodel.cli import main
 from automodel.errors import ModelFileError
-from automodel.model.file import load_models
+from automodel.model_file import load_models
 
 
 def test_kernels_command(tmp_path, capsys):

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from automodel.cli import main
-from automodel.model.file import load_model
+from automodel.model_file import load_model
 
 
 def test_show_every_format_and_best_p(model_json, capsys):

@@ -22,7 +22,7 @@ import pytest
 from automodel import store as S
 from automodel.cli.service import Service, make_server, openapi
 from automodel.errors import DataError, ModelFileError
-from automodel.model.file import load_model
+from automodel.model_file import load_model
 
 DEMO = Path(__file__).resolve().parents[1] / "automodel" / "demo" / "cg_fast.csv"
 
@@ -439,7 +439,7 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
     assert after["rows"][0]["predicted"] == 2.5 and after["formula"] != before["formula"]
     # rewritten as a models file without 'm': a KeyError, answered 500
     model = Model(TermModel((ONE,), (1.0,)), ("n", "p"), {"n": "n", "p": "p", "time": "time"})
-    from automodel.model.file import save_models
+    from automodel.model_file import save_models
 
     save_models({"other": model}, tmp_path / "m.json")
     os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 2 * 10 ** 9))

@@ -16,7 +16,7 @@ from automodel.errors import DataError
 from automodel.output.export import FORMATS, export
 from automodel.model.core import Core, Model
 from automodel.templates.base import COSTS, Template
-from automodel.model.file import model_from_dict
+from automodel.model_file import model_from_dict
 from automodel.templates import TEMPLATES, describe
 from automodel.templates._fim_markov import first_step_time
 
@@ -42,7 +42,7 @@ class Searched:
         return automodel.fit(frame, templates="none", progress=False, **options).best.core
 
     def from_dict(self, d: dict) -> Core:
-        raise NotImplementedError  # searched models load through automodel.model.file only
+        raise NotImplementedError  # searched models load through automodel.model_file only
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """No option values of its own to check (automodel.fit checks its arguments)."""

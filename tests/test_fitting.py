@@ -76,7 +76,7 @@ def _runs_with_one_bad(tmp_path):
 def test_fit_flags_a_run_five_times_off_and_sets_it_aside_on_request(tmp_path, capsys):
     """Issue 14: anomaly screening ran only in the store; ``automodel fit`` did not flag a run 5x off."""
     from automodel.cli import main
-    from automodel.model.file import load_model
+    from automodel.model_file import load_model
 
     frame, path = _runs_with_one_bad(tmp_path)
     kept = automodel.fit(path, time="secs", n="size", progress=False)

@@ -12,7 +12,7 @@ import pytest
 
 from automodel.cli import main
 from automodel.model.core import Model
-from automodel.model.file import load_model
+from automodel.model_file import load_model
 from automodel.templates import _fim_queue as fq
 from automodel.templates.fim_cal import FimCalModel
 from automodel.templates.fim_com import FimComModel

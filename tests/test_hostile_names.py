@@ -15,7 +15,7 @@ from automodel.cli import main
 from automodel.errors import DataError, ModelFileError, SpaceError
 from automodel.output.export import export
 from automodel.model.core import Model, TermModel
-from automodel.model.file import load_model, load_models, save_models
+from automodel.model_file import load_model, load_models, save_models
 from automodel.names import code_names, printable
 from automodel.space.terms import ONE, power
 

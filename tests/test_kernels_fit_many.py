@@ -14,7 +14,7 @@ import automodel
 from automodel.errors import DataError, ModelFileError, SpaceError
 from automodel.solve import metrics
 from automodel.kernels.fit_many import fit_many
-from automodel.model.file import load_models, save_models
+from automodel.model_file import load_models, save_models
 
 
 def _kernels(param: str, values: np.ndarray, n_kernels: int, seed: int = 0, reps: int = 1) -> pd.DataFrame:

@@ -27,8 +27,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("text",),  # formula text: the search names its candidates with it, so it sits below the search
     ("search",),
     ("online",),  # the live pool re-ranks with the search's scoring and choice
-    ("model", "templates"),  # a template is a Model (model.core); model.file reads both kinds back
-    ("fitting", "evaluation", "output"),
+    ("model",),
+    ("templates",),  # a template is a Model (model.core)
+    ("model_file", "fitting", "evaluation", "output"),  # model_file reads both kinds back
     ("kernels", "sklearn", "suggestion"),
     ("store", "runner"),
     ("cli", "__main__"),

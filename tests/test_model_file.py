@@ -7,7 +7,7 @@ import pytest
 
 import automodel
 from automodel.errors import ModelFileError
-from automodel.model.file import MAX_FILE_BYTES, load_model, model_from_dict
+from automodel.model_file import MAX_FILE_BYTES, load_model, model_from_dict
 
 
 def test_json_round_trip_predicts_exactly(fitted, tmp_path):
@@ -97,7 +97,7 @@ def test_a_models_file_builds_the_kernel_asked_for_alone(fitted, tmp_path):
     """``predict models.json --kernel K`` built and checked every model of a file of 20,000 kernels (10-18 s)
     before keeping one; a kernel is named by its label or, with one metric, by its call path."""
     from automodel.errors import DataError
-    from automodel.model.file import load_models, save_models
+    from automodel.model_file import load_models, save_models
 
     best = fitted[0].best
     path = tmp_path / "models.json"

@@ -14,7 +14,7 @@ import automodel
 from automodel.model.calibration import forward_growth, run_noise
 from automodel.cli import main
 from automodel.errors import DataError, ModelFileError
-from automodel.model.file import load_model, model_from_dict
+from automodel.model_file import load_model, model_from_dict
 from automodel.search.engine import staged_search
 from automodel.solve import band
 

@@ -101,7 +101,7 @@ def test_plot_command_draws_a_kernel_and_the_runs_beyond_the_fit(fitted, tmp_pat
     import pandas as pd
 
     from automodel.output import plot as plot_mod
-    from automodel.model.file import save_models
+    from automodel.model_file import save_models
 
     result, train, test = fitted
     save_models({"solve": result.best, "halo": result.models[1]}, tmp_path / "models.json")

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import automodel
 from automodel.data.readers.extrap_text import read_extrap_text
 from automodel.errors import AutomodelError
-from automodel.model.file import model_from_dict
+from automodel.model_file import model_from_dict
 from automodel.space.config import load_space
 from automodel.space.parse import parse_term
 

@@ -49,7 +49,7 @@ def test_the_documented_commands_are_the_cli() -> None:
 def test_the_documented_formats_and_variables_are_the_code() -> None:
     from automodel.files import LIMIT_VARIABLE
     from automodel.model.core import FORMAT, VERSION
-    from automodel.model.file import MODELS_FORMAT
+    from automodel.model_file import MODELS_FORMAT
     from automodel.store.db import RETRY_VARIABLE
     from automodel.store.schema import SCHEMA_VERSION
 

@@ -19,7 +19,7 @@ from automodel.kernels import fit_many as fit_many_mod
 from automodel.search import score as score_mod
 from automodel.search import workers as workers_mod
 from automodel.kernels.fit_many import by_cost, fit_many
-from automodel.model.file import load_models
+from automodel.model_file import load_models
 from test_kernels_fit_many import _kernels
 
 

@@ -234,10 +234,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load_chosen(args: argparse.Namespace, one: bool = False) -> dict:
-    """The models of ``args.model`` by name (:func:`automodel.model.file.load_models`), cut to
+    """The models of ``args.model`` by name (:func:`automodel.model_file.load_models`), cut to
     ``args.kernel``; with ``one``, exactly one must be left."""
     from automodel.errors import DataError
-    from automodel.model.file import load_models
+    from automodel.model_file import load_models
 
     models = load_models(args.model, kernel=args.kernel)
     if one and len(models) > 1:

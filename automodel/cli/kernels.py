@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from automodel.model.file import models_body, save_models
+    from automodel.model_file import models_body, save_models
 
     import json
     import sys

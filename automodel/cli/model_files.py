@@ -12,7 +12,7 @@ __all__ = ["ModelFiles"]
 
 
 class ModelFiles:
-    """The models of every ``*.json`` file of a folder by name (:func:`automodel.model.file.load_models`),
+    """The models of every ``*.json`` file of a folder by name (:func:`automodel.model_file.load_models`),
     each file's modification time, and each model's formula printed once.
 
     Parameters
@@ -36,7 +36,7 @@ class ModelFiles:
 
     def read(self, path: Path) -> None:
         """Load the models of the file ``path`` (in place of those it held) and keep its modification time."""
-        from automodel.model.file import load_models
+        from automodel.model_file import load_models
 
         try:
             stamp = path.stat().st_mtime_ns

@@ -78,7 +78,7 @@ def _model_report(args: argparse.Namespace) -> int:
     """The report of the model file ``args.data``, over the runs ``args.runs`` when given (read with the
     model's column names unless the options name others)."""
     from automodel.data import load
-    from automodel.model.file import load_model
+    from automodel.model_file import load_model
     from automodel.options import ROLE_NAMES
     from automodel.output.report.fit import model_page
 

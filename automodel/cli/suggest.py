@@ -97,7 +97,7 @@ def _source(path: str) -> Any:
 
         from automodel.errors import AutomodelError, DataError
         from automodel.files import read_text
-        from automodel.model.file import load_model
+        from automodel.model_file import load_model
 
         try:  # bounded, a FIFO or a device refused unopened (open() of a FIFO waited for ever)
             head = json.loads(read_text(path, "a model JSON file", DataError))

@@ -3,7 +3,7 @@
 :class:`Core` is the protocol every fitted core satisfies: a searched :class:`TermModel` (terms and
 coefficients) or a seeded template's fit (a template is :class:`automodel.templates.base.Template`).
 :class:`Model` wraps any core with what a user needs around it: the mapping from parameter roles to the user's column names, the training ranges, the metrics,
-and a versioned JSON form (:meth:`Model.to_dict`; read back by :mod:`automodel.model.file`, which
+and a versioned JSON form (:meth:`Model.to_dict`; read back by :mod:`automodel.model_file`, which
 executes nothing from the file).
 """
 
@@ -42,7 +42,7 @@ class Core(Protocol):
 
     ``predict`` takes a frame of canonical parameter columns (``n``, ``p``, ``cpu``, ``bw``, extras);
     ``to_dict`` is the JSON body of a model file (``{"kind": "terms" | "template", ...}``), read back
-    by :mod:`automodel.model.file`.
+    by :mod:`automodel.model_file`.
     """
 
     @property
@@ -489,5 +489,5 @@ class Model:
 
     def save(self, path: str | Path) -> None:
         """Write the JSON file atomically (:func:`automodel.files.write_text`); read it back with
-        :func:`automodel.model.file.load_model`."""
+        :func:`automodel.model_file.load_model`."""
         write_text(path, self.to_json())

@@ -4,7 +4,7 @@
 roles, ranges, metrics, options) around the core's own body. This module validates the envelope and
 dispatches the body on its ``kind``: ``"terms"`` to :class:`~automodel.model.core.TermModel`,
 ``"template"`` to the ``from_dict`` of the template of that name in :mod:`automodel.templates`. It sits
-above both, so neither the model nor the templates import the other. A malformed or hostile file is a
+above both (the templates build on :mod:`automodel.model.core`), so neither imports the other. A malformed or hostile file is a
 one-line :class:`~automodel.errors.ModelFileError` naming the file.
 """
 
