@@ -20,22 +20,48 @@ __all__ = ["WIDTH", "wrap", "fit_lines", "shorten", "table", "interactive", "Sta
 WIDTH = 80
 
 
+#: a group in parentheses of at most this many characters is not broken at its spaces (a formula's
+#: ``min(1, p - 1)``, ``(2^ceiling(log2(p)) - 1)``); a longer one, a remark in prose, is
+SHORT_GROUP = 24
+#: stands for a space that is not a break point while :func:`wrap` wraps (a private-use character)
+_KEPT_SPACE = "\ue000"
+
+
+def _keep_short_groups(text: str) -> str:
+    """``text`` with the spaces inside every parenthesised group of at most :data:`SHORT_GROUP`
+    characters replaced by :data:`_KEPT_SPACE`."""
+    chars, opened = list(text), []
+    for i, c in enumerate(text):
+        if c == "(":
+            opened.append(i)
+        elif c == ")" and opened:
+            start = opened.pop()
+            if i - start + 1 <= SHORT_GROUP:
+                chars[start:i + 1] = [_KEPT_SPACE if ch == " " else ch for ch in chars[start:i + 1]]
+    return "".join(chars)
+
+
 def wrap(text: str, width: int | None, indent: str = "", subsequent: str | None = None) -> list[str]:
-    """``indent + text`` on lines of at most ``width`` columns, broken at spaces only (a formula's terms
-    stay whole); ``subsequent`` indents the continuation lines (default: ``indent`` and two spaces).
+    """``indent + text`` on lines of at most ``width`` columns, broken at spaces only, and not inside a
+    short group in parentheses (:data:`SHORT_GROUP`): a formula's terms and calls stay whole;
+    ``subsequent`` indents the continuation lines (default: ``indent`` and two spaces).
 
     Examples
     --------
     >>> wrap("T = 1.5*n + 2.0*p + 3.0", 12)
     ['T = 1.5*n +', '  2.0*p +', '  3.0']
+    >>> wrap("T = 2.5*min(1, p - 1) + 3.0", 22)
+    ['T = 2.5*min(1, p - 1)', '  + 3.0']
     >>> wrap("T = 1.5*n", None)
     ['T = 1.5*n']
     """
     if width is None or len(indent) + len(text) <= width:
         return [indent + text]
     rest = indent + "  " if subsequent is None else subsequent
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=rest, break_long_words=False,
-                         break_on_hyphens=False) or [indent]
+    kept = _KEPT_SPACE in text  # the text's own private-use character is left as it is
+    lines = textwrap.wrap(text if kept else _keep_short_groups(text), width, initial_indent=indent,
+                          subsequent_indent=rest, break_long_words=False, break_on_hyphens=False) or [indent]
+    return lines if kept else [line.replace(_KEPT_SPACE, " ") for line in lines]
 
 
 def fit_lines(lines: Iterable[str], width: int | None) -> list[str]:

@@ -22,6 +22,17 @@ def test_wrap_breaks_between_terms_only():
     assert wrap("x" * 50, 40) == ["x" * 50]  # a word longer than the line stays whole
 
 
+def test_wrap_keeps_a_call_of_a_formula_whole_and_breaks_long_remarks():
+    formula = "T = 1.606e-7*n/p + 3.423e-5*log2(n)*log2(p) + 0.001234*min(1, p - 1) + 0.0001384"
+    for width in range(30, 80):  # the demo's chosen model broke as "min(1, p -" / "1)" at 80 columns
+        lines = wrap(formula, width, "", "    ")
+        assert any("min(1, p - 1)" in line for line in lines), (width, lines)
+        assert " ".join(" ".join(lines).split()) == formula
+    remark = "why: (" + " ".join(["a remark in prose"] * 8) + ")"
+    assert all(len(line) <= 40 for line in wrap(remark, 40))  # a long group is still broken at its spaces
+    assert wrap("a (b \ue000 c) d", 6) == ["a (b \ue000", "  c) d"]  # its own private-use character: plain wrap
+
+
 def test_fit_lines_keeps_each_lines_indent():
     lines = fit_lines(["head", "  new leader: T = " + " + ".join(["1.5*n"] * 12)], 40)
     assert lines[0] == "head" and lines[1].startswith("  new leader") and lines[2].startswith("      + ")
