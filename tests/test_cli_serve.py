@@ -200,6 +200,10 @@ def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
     ("/best-p", {"model": "m", "n": 3000, "p_min": True}, 400, "'p_min' must be a whole number >= 1"),
     ("/best-p", {"app": "cg", "n": 3000, "rank": "1"}, 400, "'rank' must be a whole number >= 1"),
     ("/ranking?app=nope", None, 400, "nope"),
+    # int() of the query read full-width digits, spaces, underscores and negative counts
+    ("/ranking?app=cg&top=%EF%BC%98", None, 400, "'top' must be a whole number >= 0"),
+    ("/ranking?app=cg&top=1_0", None, 400, "'top' must be a whole number >= 0"),
+    ("/ranking?app=cg&top=-5", None, 400, "'top' must be a whole number >= 0"),
     ("/nope", None, 404, "no endpoint"),
     ("/health", {}, 405, "takes GET"),
 ])

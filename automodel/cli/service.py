@@ -211,10 +211,10 @@ class Service:
 
         if not query.get("app"):
             raise DataError("ranking needs ?app=NAME")
-        try:
-            top = int(query.get("top", 10))
-        except ValueError:
-            raise DataError(f"'top' must be a whole number, got {query['top'][:40]!r}") from None
+        text = query.get("top", "10")
+        if not re.fullmatch(r"[0-9]{1,9}", text):  # ASCII digits: int() also took "８", " 3 ", "1_0" and "-5"
+            raise DataError(f"'top' must be a whole number >= 0 (0: every candidate), got {text[:40]!r}")
+        top = int(text)
         return jsonable({"app": query["app"], "rows": ranking(self._store(), query["app"], top or None)})
 
 
