@@ -76,7 +76,7 @@ def parameter_problem(name: object) -> str | None:
     if not isinstance(name, str) or not name.isidentifier():
         return f"{printable(repr(name))[:MAX_LABEL_CHARS]} is not an identifier (letters, digits and '_')"
     if len(name) > MAX_NAME_CHARS:
-        return f"{name[:20]!r}... is longer than {MAX_NAME_CHARS} characters"
+        return f"{shortened(repr(name))} is longer than {MAX_NAME_CHARS} characters"
     normal = unicodedata.normalize("NFKC", name)
     if normal != name:
         return f"{printable(repr(name))} is not in NFKC normal form (Python reads it as {printable(repr(normal))})"
@@ -92,7 +92,7 @@ def label_problem(text: object) -> str | None:
         return f"expected 1 to {MAX_LABEL_CHARS} characters, got {len(text)}"
     if not text.isprintable():
         bad = next(c for c in text if not c.isprintable())
-        return f"{printable(repr(text))[:80]} holds the non-printable character {ascii(bad)}"
+        return f"{shortened(printable(repr(text)))} holds the non-printable character {ascii(bad)}"
     return None
 
 
@@ -203,7 +203,7 @@ def space_problem(name: object) -> str | None:
         return f"expected a string, got {type(name).__name__}"
     if len(name) > MAX_SPACE_CHARS or not _SPACE_NAME.match(name):
         return (f"expected a name of letters, digits, '_' and (after the first) spaces and '. + -', at most "
-                f"{MAX_SPACE_CHARS} characters, got {printable(repr(name))[:80]}")
+                f"{MAX_SPACE_CHARS} characters, got {shortened(printable(repr(name)))}")
     return None
 
 

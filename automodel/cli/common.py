@@ -241,6 +241,8 @@ def load_chosen(args: argparse.Namespace, one: bool = False) -> dict:
 
     models = load_models(args.model, kernel=args.kernel)
     if one and len(models) > 1:
-        names = ", ".join(list(models)[:8]) + (", ..." if len(models) > 8 else "")
-        raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME ({names})")
+        from automodel.names import listing
+
+        raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME "
+                        f"({listing(list(models))})")
     return models

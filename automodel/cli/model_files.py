@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from automodel.errors import DataError
+from automodel.names import printable, shortened
 
 __all__ = ["ModelFiles"]
 
@@ -64,7 +65,7 @@ class ModelFiles:
                     self.read(path)
         model = self.models.get(name)
         if model is None:  # its file was rewritten without it (a KeyError: an answer of 500)
-            raise DataError(f"no model {name[:80]!r}: {path} no longer holds it")
+            raise DataError(f"no model {shortened(printable(repr(name)))}: {path} no longer holds it")
         return model
 
     def formula(self, name: str, model: Any) -> str:

@@ -36,6 +36,7 @@ from automodel import __version__ as VERSION
 from automodel.cli.common import MAX_BYTES, TIMEOUT_S, TOKEN_ENV
 from automodel.errors import AutomodelError, DataError
 from automodel.files import unique_keys
+from automodel.names import listing, printable, shortened
 
 __all__ = ["Service", "make_server", "openapi", "read_token", "MAX_ACTIVE", "MAX_CONNECTIONS", "MAX_TOKEN_BYTES",
            "ROUTES"]
@@ -106,8 +107,8 @@ class Service:
             raise DataError(f"'{'model' if app is None else 'app'}' must be a string (a name)")
         if name is not None:
             if name not in self.models:
-                known = ", ".join(list(self.models)[:8]) or "none (start with --models DIR)"
-                raise DataError(f"no model {str(name)[:80]!r}; known: {known}")
+                known = listing(list(self.models)) or "none (start with --models DIR)"
+                raise DataError(f"no model {shortened(printable(repr(name)))}; known: {known}")
             return self.files.fresh(name)
         from automodel.cli.predict import ranked_model
 
@@ -127,7 +128,7 @@ class Service:
             raise DataError("'rows' must be a non-empty list of objects, e.g. [{\"n\": 1000, \"p\": 8}]")
         level, band = _level(body), body.get("band", "run")
         if band not in ("run", "mean"):
-            raise DataError(f"'band' must be 'run' or 'mean', got {str(band)[:40]!r}")
+            raise DataError(f"'band' must be 'run' or 'mean', got {shortened(repr(str(band)))}")
         if "app" in body and "model" not in body:
             self._store()
             found = store_predictions(self.store, str(body["app"]), _rank(body), [_numbers(r) for r in rows],
@@ -187,7 +188,7 @@ class Service:
 
         unknown = [k for k in roles if k not in ("time", *ROLE_NAMES)]
         if unknown:  # passed on as keywords: a TypeError and a 500
-            raise DataError(f"'roles': unknown role {unknown[0][:40]!r}; expected time, n, p, cpu or bw")
+            raise DataError(f"'roles': unknown role {shortened(repr(unknown[0]))}; expected time, n, p, cpu or bw")
         store, aggregate, duplicates = self._store(), body.get("aggregate"), _flag(body, "allow_duplicates")
 
         def work(parts: list[list[dict]]) -> list[dict]:
@@ -213,7 +214,7 @@ class Service:
             raise DataError("ranking needs ?app=NAME")
         text = query.get("top", "10")
         if not re.fullmatch(r"[0-9]{1,9}", text):  # ASCII digits: int() also took "８", " 3 ", "1_0" and "-5"
-            raise DataError(f"'top' must be a whole number >= 0 (0: every candidate), got {text[:40]!r}")
+            raise DataError(f"'top' must be a whole number >= 0 (0: every candidate), got {shortened(repr(text))}")
         top = int(text)
         return jsonable({"app": query["app"], "rows": ranking(self._store(), query["app"], top or None)})
 
@@ -305,7 +306,7 @@ def _number(body: dict, key: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise DataError(f"'{key}' must be a number, got {json.dumps(value)[:40]}")
+        raise DataError(f"'{key}' must be a number, got {shortened(json.dumps(value))}")
     from automodel.data.cells import as_float
 
     return as_float(value)  # 10**400: inf, which the checks of the commands refuse (float(): OverflowError)
@@ -319,7 +320,7 @@ def _flag(body: dict, key: str) -> bool:
     """A JSON true or false (absent: false): the string "false" is no false (``bool`` of it is True)."""
     value = body.get(key, False)
     if not isinstance(value, bool):
-        raise DataError(f"'{key}' must be true or false, got {json.dumps(value)[:40]}")
+        raise DataError(f"'{key}' must be true or false, got {shortened(json.dumps(value))}")
     return value
 
 
@@ -337,7 +338,7 @@ def _integer(body: dict, key: str, default: int | None = None) -> int | None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)) or (
             isinstance(value, float) and not value.is_integer()) or value < 1:
-        raise DataError(f"'{key}' must be a whole number >= 1 (a JSON integer), got {json.dumps(value)[:40]}")
+        raise DataError(f"'{key}' must be a whole number >= 1 (a JSON integer), got {shortened(json.dumps(value))}")
     return int(value)
 
 
