@@ -284,3 +284,17 @@ def test_where_refuses_arithmetic_on_a_text_column():
         with pytest.raises(DataError, match="arithmetic on text or a list"):
             select_rows(frame, condition)
     assert select_rows(frame, "name == 'b' and n * 2 > 3")["n"].tolist() == [2]
+
+
+def test_the_report_escapes_a_column_name_in_the_typeset_formula(tmp_path, capsys):
+    """sympy's MathML printer writes text raw: a column ``<img src=x onerror=alert(1)>`` became an element
+    of the page (the policy allows inline handlers), in each report of a fit of such a column."""
+    name = "<img src=x onerror=alert(1)>"
+    n, p = np.meshgrid([100.0, 200.0, 400.0, 800.0], [1.0, 2.0, 4.0, 8.0])
+    runs = pd.DataFrame({name: n.ravel(), "p": p.ravel(), "time": 1e-3 * n.ravel() / p.ravel() + 0.01})
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    page = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "runs.csv"), "--n", name, "--templates", "none", "--quiet",
+                 "-o", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "<img" not in html and "<mi>&lt;img src=x onerror=alert(1)&gt;</mi>" in html
