@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -78,6 +79,25 @@ def test_python_and_c_exports_run_nothing_of_the_space(tmp_path, space):
     assert source.count("\n") == 7 and all(line.isprintable() and line.isascii() for line in source.splitlines())
     c = export(model, "c")
     assert "pwned" not in c.split("*/")[-1] and c.count("/*") == c.count("*/") == 1
+
+
+@pytest.mark.parametrize("unit, in_c", [('""";exec(input())#', '""";exec(input())#'), ("a*/b", "a*\\/b"),
+                                        ("it's\"", "it\\'s\""), ("x\\", "x\\\\"), ("\\N{x}", "\\\\N{x}")])
+def test_a_unit_of_a_model_file_stays_inside_the_docstring(tmp_path, monkeypatch, unit, in_c):
+    """The unit was written into the Python export's docstring as it was: ``\"\"\";exec(input())#`` ended
+    the docstring and ran ``exec`` at each call of the function; ``a*/b`` was an invalid escape ``*\\/``."""
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({**_model(["n", "p"]).to_dict(), "options": {"unit": unit}}))
+    source = export(load_model(path), "python")
+    monkeypatch.setattr("sys.stdin", None)  # exec(input()) would fail, not wait
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        namespace: dict = {}
+        exec(compile(source, "<export>", "exec"), namespace)  # the test runs the printed code; automodel never does
+    expected = _model(["n", "p"]).predict({"n": [2.0], "p": [2.0]})[0]
+    assert namespace["predicted_time"](2.0, 2.0) == pytest.approx(expected, rel=1e-12)
+    assert namespace["predicted_time"].__doc__ == f"Predicted value in {unit} (automodel)."
+    assert f"/* Predicted value in {in_c} (automodel). */" in export(load_model(path), "c")
 
 
 def test_a_valid_space_name_is_kept_in_a_comment(tmp_path):
