@@ -318,3 +318,21 @@ def test_the_report_escapes_a_column_name_in_the_typeset_formula(tmp_path, capsy
                  "-o", str(page)]) == 0
     html = page.read_text(encoding="utf-8")
     assert "<img" not in html and "<mi>&lt;img src=x onerror=alert(1)&gt;</mi>" in html
+
+
+@pytest.mark.parametrize("name", ["$\\foo$", "$\\frac{}$", "a$b$c"])
+def test_a_column_name_with_dollars_is_drawn_as_text(tmp_path, capsys, name):
+    """matplotlib reads text between two ``$`` as mathtext: a column ``$\\foo$`` (or a unit ``$\\x$``) was
+    a ParseFatalException traceback of report and plot, exit 1; ``a$b$c`` drew b in italics."""
+    n, p = np.meshgrid([100.0, 200.0, 400.0, 800.0], [1.0, 2.0, 4.0, 8.0])
+    runs = pd.DataFrame({name: n.ravel(), "p": p.ravel(), "time": 1e-3 * n.ravel() / p.ravel() + 0.01,
+                         "unit": "$\\x$"})
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    model, page = tmp_path / "m.json", tmp_path / "report.html"
+    assert main(["fit", str(tmp_path / "runs.csv"), f"--n={name}", "--templates", "none", "--quiet",
+                 "-o", str(model)]) == 0
+    assert main(["report", str(model), "-o", str(page)]) == 0
+    assert main(["plot", str(model), "-o", str(tmp_path / "m.svg")]) == 0
+    svg = (tmp_path / "m.svg").read_text(encoding="utf-8")
+    assert f"<!-- {name} -->" in svg and "<!-- $\\x$ -->" in svg  # matplotlib's comment: the text it drew
+    capsys.readouterr()
