@@ -219,7 +219,7 @@ def forward_error(model: Any, new: pd.DataFrame | None) -> float:
 
     Examples
     --------
-    >>> from automodel.model import Model, TermModel
+    >>> from automodel.model.core import Model, TermModel
     >>> from automodel.space.terms import ONE, power
     >>> m = Model(TermModel((ONE, power("p", -1)), (1.0, 8.0)), ("p",), {"p": "p", "time": "time"}, {"p": [1.0, 8.0]})
     >>> round(forward_error(m, pd.DataFrame({"p": [16.0, 32.0], "time": [1.5, 1.5]})), 3)
