@@ -278,3 +278,19 @@ def test_a_json_key_given_twice_is_refused_not_dropped(tmp_path: Path, name: str
         read(path)
     assert str(err.value).startswith(f'{path}{where}: the key "{key}" is given twice in one object; expected each '
                                      "key once in ")
+
+
+def test_predictions_of_rows_that_hold_a_predicted_column_are_shown(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows with columns 'predicted' and 'lower' (an earlier output predicted again): the table on the
+    terminal left out the new predictions as if they were columns of the input ('not shown: predicted,
+    lower'), showing only 'upper'."""
+    from automodel.model.core import Model, TermModel
+    from automodel.space.terms import ONE, power
+
+    model = Model(TermModel((ONE, power("p", -1)), (1.0, 8.0)), ("p",), {"p": "p", "time": "time"}, {"p": [1.0, 8.0]})
+    model.save(tmp_path / "m.json")
+    (tmp_path / "rows.csv").write_text("p,predicted,lower\n2,99,98\n")
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "rows.csv")]) == 0
+    head, row = capsys.readouterr().out.splitlines()[:2]
+    assert head.split()[:2] == ["p", "predicted"] and float(row.split()[1]) == 5.0

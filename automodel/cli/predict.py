@@ -100,7 +100,8 @@ def predict(args: argparse.Namespace) -> int:
         write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
         print(f"{len(out)} predictions written to {args.output}")
     else:
-        print(shown(out, list(frame.columns), _inputs(models, frame), width(args)))
+        # a column of the input the prediction replaced (the 'predicted' of an earlier output) is one it added
+        print(shown(out, [c for c in frame.columns if c not in added], _inputs(models, frame), width(args)))
     return 0
 
 
