@@ -265,3 +265,25 @@ def test_an_unknown_database_is_not_retried(postgres, capsys) -> None:
     err = capsys.readouterr().err
     assert time.monotonic() - started < 1.0 and err.count("\n") == 1
     assert 'database "no_such_database" does not exist' in err and "gave up" not in err
+
+
+def test_readmit_and_exclude_in_one_command_change_both_or_neither(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 observed_once: Path) -> None:
+    """``runs --readmit 1 --exclude 999``: run 1 was re-admitted and refitted, stored, before run 999 was
+    found to be no run (exit 2, half the command done); a run given to both was re-admitted, then
+    excluded, two updates."""
+    db = _copy(observed_once, tmp_path)
+    assert main(["runs", "--store", str(db), "--app", "lu", "--exclude", "1", "2"]) == 0
+    with sqlite3.connect(db) as conn:
+        before = conn.execute("SELECT id, status, note FROM runs ORDER BY id").fetchall()
+    for extra, message in [(["--readmit", "1", "--exclude", "999"], "run 999: not a run of"),
+                           (["--readmit", "2", "--exclude", "2"], "run 2: given to re-admit and to exclude")]:
+        assert main(["runs", "--store", str(db), "--app", "lu", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT id, status, note FROM runs ORDER BY id").fetchall() == before
+    assert main(["runs", "--store", str(db), "--app", "lu", "--readmit", "1", "--exclude", "3"]) == 0
+    with sqlite3.connect(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT status FROM runs WHERE id <= 3 ORDER BY id")] == [
+            "readmitted", "excluded", "excluded"]
