@@ -294,3 +294,19 @@ def test_predictions_of_rows_that_hold_a_predicted_column_are_shown(tmp_path: Pa
     assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "rows.csv")]) == 0
     head, row = capsys.readouterr().out.splitlines()[:2]
     assert head.split()[:2] == ["p", "predicted"] and float(row.split()[1]) == 5.0
+
+
+@pytest.mark.parametrize("option, message", [
+    ("kohashi.n_steps=1000000000", "option n_steps must be a whole number from 2 to 1,000,000, got 1e+09"),
+    ("kohashi.pc_trials=1000000000000 kohashi.pc_timeout=1",  # (the timeout: the test ends without the fix)
+     "option pc_trials must be a whole number from 1 to 10,000, got 1e+12")])
+def test_a_template_option_asking_for_unbounded_work_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                option: str, message: str) -> None:
+    """kohashi.n_steps=1e9 (with bayesian=true): the sampler's array of 45 GiB was a MemoryError traceback,
+    exit 1; pc_trials=1e12 (with the optuna search of pc) ran for ever."""
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0] * 2)
+    (tmp_path / "runs.csv").write_text("p,time\n" + "".join(f"{v:g},{1 / v + 0.01 * v:g}\n" for v in p))
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "kohashi", "--template-option",
+                 *option.split(), "kohashi.bayesian=true", "kohashi.n_terms=6", "kohashi.pc_search=optuna"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err

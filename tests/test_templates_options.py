@@ -97,9 +97,9 @@ OUT_OF_RANGE = [
     ("kohashi", {"cores_per_node": 0.0}, "kohashi: option cores_per_node must be none or a number > 0, got 0"),
     ("kohashi", {"degree": -1}, "kohashi: option degree must be none or a whole number from 0 to 3, got -1"),
     ("kohashi", {"degree": 9}, "kohashi: option degree must be none or a whole number from 0 to 3, got 9"),
-    ("kohashi", {"n_steps": -1}, "kohashi: option n_steps must be a whole number >= 2, got -1"),
+    ("kohashi", {"n_steps": -1}, "kohashi: option n_steps must be a whole number from 2 to 1,000,000, got -1"),
     ("kohashi", {"max_samples": 0}, "kohashi: option max_samples must be a whole number >= 1, got 0"),
-    ("kohashi", {"pc_trials": 0}, "kohashi: option pc_trials must be a whole number >= 1, got 0"),
+    ("kohashi", {"pc_trials": 0}, "kohashi: option pc_trials must be a whole number from 1 to 10,000, got 0"),
     ("kohashi", {"pc_timeout": -1.0}, "kohashi: option pc_timeout must be none or a number > 0, got -1"),
     ("kohashi", {"temperatures": (0.1, -1.0)}, "kohashi: option temperatures must be none or numbers > 0, "
                                                r"got \(0.1, -1.0\)"),
