@@ -296,6 +296,17 @@ def test_predictions_of_rows_that_hold_a_predicted_column_are_shown(tmp_path: Pa
     assert head.split()[:2] == ["p", "predicted"] and float(row.split()[1]) == 5.0
 
 
+def test_a_fim_cal_walk_of_unbounded_steps_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fim_cal.max_steps=1e12 with a threshold never met: Algorithm 1 walked for days."""
+    rows = "".join(f"{n:g},{p:g},0.5,{tc:g},{0.3 * tc:g},2e9,{tc / 2e9 / p:g}\n" for n in (1e3, 3e3, 5e3)
+                   for p in (1, 2, 4, 8) for tc in [2e6 + 300 * n])
+    (tmp_path / "runs.csv").write_text("n,p,U,TC,SC,F,time\n" + rows)
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "fim_cal", "--template-option",
+                 "fim_cal.max_steps=1000000000000", "fim_cal.epsilon=1e-12", "fim_cal.tau=1e-12"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "option max_steps must be a whole number from 1 to 100,000,000, got 1e+12" in err
+
+
 @pytest.mark.parametrize("option, message", [
     ("kohashi.n_steps=1000000000", "option n_steps must be a whole number from 2 to 1,000,000, got 1e+09"),
     ("kohashi.pc_trials=1000000000000 kohashi.pc_timeout=1",  # (the timeout: the test ends without the fix)

@@ -122,7 +122,7 @@ OUT_OF_RANGE = [
     ("fim_cal", {"stages": 0}, "fim_cal: option stages must be a whole number >= 1, got 0"),
     ("fim_cal", {"epsilon": -1e-5}, "fim_cal: option epsilon must be a number > 0, got -1e-05"),
     ("fim_cal", {"tau": 0.0}, "fim_cal: option tau must be a number > 0, got 0"),
-    ("fim_cal", {"max_steps": 0}, "fim_cal: option max_steps must be a whole number >= 1, got 0"),
+    ("fim_cal", {"max_steps": 0}, "fim_cal: option max_steps must be a whole number from 1 to 100,000,000, got 0"),
     ("fim_com", {"pattern": "alltoall"}, "fim_com: option pattern must be 'scatter', 'broadcast', 'gather', "
                                          "'auto', got 'alltoall'"),
     ("fim_com", {"reps": 0}, "fim_com: option reps must be a whole number from 1 to 4096, got 0"),

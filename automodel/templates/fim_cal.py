@@ -27,6 +27,8 @@ __all__ = ["TEMPLATE", "FimCalModel", "FimCalTemplate", "fit_regression", "calib
 
 COUNTERS: tuple[str, ...] = ("U", "TC", "SC", "F")
 _NOT_PARAMETERS = frozenset({"time", "p", "cpu", "bw", *COUNTERS})
+#: most steps of Algorithm 1's walk (10^7 take about 13 s; 10^12 asked for ran for days)
+MAX_STEPS = 100_000_000
 METHODS: tuple[str, ...] = ("first_step", "chain")
 
 
@@ -64,7 +66,8 @@ def _check_calibration(epsilon: Any, tau: Any, max_steps: Any) -> None:
     """A one-line OptionError unless the step ``epsilon`` and threshold ``tau`` are > 0 and ``max_steps`` >= 1."""
     for name, value in (("epsilon", epsilon), ("tau", tau)):
         check_option(positive(value), "fim_cal", name, "a number > 0", value)
-    check_option(whole(max_steps, 1), "fim_cal", "max_steps", "a whole number >= 1", max_steps)
+    check_option(whole(max_steps, 1, MAX_STEPS), "fim_cal", "max_steps", f"a whole number from 1 to {MAX_STEPS:,}",
+                 max_steps)
 
 
 def calibrate_alpha(time_of_alpha: Callable[[np.ndarray], np.ndarray], actual: np.ndarray,
