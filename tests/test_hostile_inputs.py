@@ -321,3 +321,17 @@ def test_a_template_option_asking_for_unbounded_work_is_refused(tmp_path: Path, 
                  *option.split(), "kohashi.bayesian=true", "kohashi.n_terms=6", "kohashi.pc_search=optuna"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
+
+
+def test_rbasp_does_not_regress_the_time_on_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """rbasp.variables=time fitted log2 T on log2 T exactly: that model led the leaderboard and then could
+    predict no run ('data: missing column 'time'', exit 2, naming neither the file nor the option)."""
+    rows = "".join(f"{n},{p},{1e-3 * n / p + 0.01:g}\n" for n in (100, 200, 400, 800) for p in (1, 2, 4, 8))
+    (tmp_path / "runs.csv").write_text("n,p,time\n" + rows)
+    for value in ("time", "n,time", "p"):
+        assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "rbasp", "--template-option",
+                     f"rbasp.variables={value}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "rbasp: option variables must be none or columns other than time and p" in err
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "rbasp", "--template-option",
+                 "rbasp.variables=n"]) == 0
