@@ -307,6 +307,20 @@ def test_a_fim_cal_walk_of_unbounded_steps_is_refused(tmp_path: Path, capsys: py
     assert err.count("\n") == 1 and "option max_steps must be a whole number from 1 to 100,000,000, got 1e+12" in err
 
 
+@pytest.mark.parametrize("column", ["TC", "time", "p"])
+def test_fim_cal_does_not_regress_a_counter_on_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      column: str) -> None:
+    """fim_cal.parameters=TC regressed TC on TC (eq. 11) exactly: a model whose formula needs the counter
+    TC to predict (ranked among the equivalent candidates)."""
+    rows = "".join(f"{n:g},{p:g},0.5,{tc:g},{0.3 * tc:g},2e9,{tc / 2e9 / p:g}\n" for n in (1e3, 3e3, 5e3)
+                   for p in (1, 2, 4, 8) for tc in [2e6 + 300 * n])
+    (tmp_path / "runs.csv").write_text("n,p,U,TC,SC,F,time\n" + rows)
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "fim_cal", "--template-option",
+                 f"fim_cal.parameters={column}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "option parameters must be none or columns other than time, p, cpu, bw" in err
+
+
 @pytest.mark.parametrize("option, message", [
     ("kohashi.n_steps=1000000000", "option n_steps must be a whole number from 2 to 1,000,000, got 1e+09"),
     ("kohashi.pc_trials=1000000000000 kohashi.pc_timeout=1",  # (the timeout: the test ends without the fix)

@@ -341,6 +341,9 @@ class FimCalTemplate(ColumnTemplate):
         check_option(method in METHODS, "fim_cal", "method", " or ".join(map(repr, METHODS)), method)
         check_stages(options["stages"])
         _check_calibration(options["epsilon"], options["tau"], options["max_steps"])
+        parameters = options.get("parameters")  # eq. 11 regressing TC on TC (or the time) fits exactly
+        check_option(parameters is None or not any(q in _NOT_PARAMETERS for q in parameters), "fim_cal",
+                     "parameters", "none or columns other than time, p, cpu, bw and the counters", parameters)
 
     def fit(self, frame: pd.DataFrame, *, parameters: Sequence[str] | None = None,
             method: str = "first_step", stages: int = 1, epsilon: float = 1e-5, tau: float = 0.01,
@@ -365,7 +368,7 @@ class FimCalTemplate(ColumnTemplate):
             See :func:`automodel.templates._fim_markov.chain_time` and :func:`calibrate_alpha`.
         """
         self.check_options({"method": method, "stages": stages, "epsilon": epsilon, "tau": tau,
-                            "max_steps": max_steps})
+                            "max_steps": max_steps, "parameters": parameters})
         reason = self.applicable(frame)
         if reason is not None:
             raise DataError(f"FiM-Cal: {reason}")
