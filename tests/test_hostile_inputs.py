@@ -349,3 +349,26 @@ def test_rbasp_does_not_regress_the_time_on_itself(tmp_path: Path, capsys: pytes
         assert err.count("\n") == 1 and "rbasp: option variables must be none or columns other than time and p" in err
     assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "rbasp", "--template-option",
                  "rbasp.variables=n"]) == 0
+
+
+def test_what_a_command_wrote_is_said_within_80_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """'10 models written to PATH' and the like were printed whole: a path of 60 characters made a line of
+    81 (the width test failed once pytest's folders reached pytest-1000)."""
+    monkeypatch.chdir(tmp_path)
+    folder = Path("x" * 50)
+    folder.mkdir()
+    rows = "".join(f"{k},{n},{p},{n / p + k:g}\n" for k in (1, 2) for n in (100, 200, 400, 800) for p in (1, 2, 4, 8))
+    (folder / "runs.csv").write_text("kernel,n,p,time\n" + rows)
+    (folder / "one.csv").write_text("n,p,time\n" + "".join(r.split(",", 1)[1] for r in rows.splitlines(True)[:16]))
+    for argv in (["kernels", str(folder / "runs.csv"), "--out", str(folder / "models.json"), "--report",
+                  str(folder / "profile.html")],
+                 ["kernels", str(folder / "runs.csv"), "--out", str(folder / "summary.csv")],
+                 ["fit", str(folder / "one.csv"), "--quiet", "--templates", "none", "-o", str(folder / "m.json")],
+                 ["predict", str(folder / "m.json"), str(folder / "one.csv"), "-o", str(folder / "p.csv")],
+                 ["report", str(folder / "m.json"), "-o", str(folder / "r.html")]):
+        capsys.readouterr()
+        assert main(argv) == 0, argv
+        captured = capsys.readouterr()
+        long = [line for line in (captured.out + captured.err).splitlines() if len(line) > 80]
+        assert not long, (argv[0], long)

@@ -117,6 +117,13 @@ def width(args: argparse.Namespace) -> int | None:
     return None if getattr(args, "wide", False) else WIDTH
 
 
+def tell(text: str, args: argparse.Namespace, out=None) -> None:  # noqa: ANN001  (a stream)
+    """Print ``text`` (``"model written to PATH"``, ``"chosen model: T = ..."``) on ``out`` within the
+    command's width (:func:`width`), broken at spaces: ``kernels --out`` on a path of 60 characters printed
+    a line of 81."""
+    print("\n".join(wrap(text, width(args))), file=out)
+
+
 def role_kwargs(args: argparse.Namespace) -> dict:
     """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}

@@ -7,7 +7,7 @@ import argparse
 
 from automodel.cli.common import (INPUT_HELP, ROLE_OPTIONS, STORE_HELP, add_input_options, add_jobs_option,
                                   add_metric_option, add_pooling_options, add_role_options, print_json, read_input,
-                                  role_kwargs, rows_count, warn, width)
+                                  role_kwargs, rows_count, tell, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
@@ -150,5 +150,5 @@ def run(args: argparse.Namespace) -> int:
         print(result.best.to_json())
     elif args.output:
         write_text(args.output, result.best.to_json())
-        print(f"model written to {args.output}", file=sys.stderr if args.json else None)
+        tell(f"model written to {args.output}", args, sys.stderr if args.json else None)
     return 0

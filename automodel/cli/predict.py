@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen, load_values, parse_param_values,
-                                  print_json, warn, width)
+                                  print_json, tell, warn, width)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
@@ -98,7 +98,7 @@ def predict(args: argparse.Namespace) -> int:
         out.to_csv(sys.stdout, index=False)
     elif args.output:
         write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
-        print(f"{len(out)} predictions written to {args.output}")
+        tell(f"{len(out)} predictions written to {args.output}", args)
     else:
         # a column of the input the prediction replaced (the 'predicted' of an earlier output) is one it added
         print(shown(out, [c for c in frame.columns if c not in added], _inputs(models, frame), width(args)))
