@@ -287,3 +287,15 @@ def test_readmit_and_exclude_in_one_command_change_both_or_neither(tmp_path: Pat
     with sqlite3.connect(db) as conn:
         assert [r[0] for r in conn.execute("SELECT status FROM runs WHERE id <= 3 ORDER BY id")] == [
             "readmitted", "excluded", "excluded"]
+
+
+@pytest.mark.parametrize("rank", ["0", "-5"])
+def test_a_rank_below_one_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], observed_once: Path,
+                                     rank: str) -> None:
+    """``predict --store S --app A --rank 0`` (or -5) was read as rank 1, the best-scored candidate: an
+    answer from neither the candidate asked for nor the leader, exit 0."""
+    db = _copy(observed_once, tmp_path)
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", f"--rank={rank}"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"automodel: error: --rank: expected a rank of the ranking, 1 (the best-scored) or more, got {rank}\n"
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", "--rank=1"]) == 0

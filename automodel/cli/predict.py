@@ -239,10 +239,14 @@ def ranked_model(store, app: str, rank: int | None):  # noqa: ANN001, ANN201 (a 
     """The model of ``app`` that predictions use: its leader, or with ``rank`` the live candidate at that
     rank by score (1: the best-scored), the rank the ranking prints; the one translation of a rank into
     :func:`automodel.store.leader_model`'s position (the service's best-p gave the candidate one rank
-    further down)."""
+    further down). A rank below 1 is a DataError (``--rank 0`` and ``--rank -5`` were read as 1, the
+    best-scored, which is not the leader a prediction without ``--rank`` uses)."""
+    from automodel.errors import DataError
     from automodel.store import leader_model
 
-    return leader_model(store, app, None if rank is None else max(rank, 1) - 1)
+    if rank is not None and rank < 1:
+        raise DataError(f"--rank: expected a rank of the ranking, 1 (the best-scored) or more, got {rank}")
+    return leader_model(store, app, None if rank is None else rank - 1)
 
 
 def store_predictions(store, app: str, rank: int | None, rows: list[dict], level: float = 0.9,  # noqa: ANN001
