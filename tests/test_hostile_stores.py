@@ -299,3 +299,16 @@ def test_a_rank_below_one_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert err == f"automodel: error: --rank: expected a rank of the ranking, 1 (the best-scored) or more, got {rank}\n"
     assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", "--rank=1"]) == 0
+
+
+@pytest.mark.parametrize("param, message", [("iters=5", "--param iters: the model has no parameter 'iters' (its "
+                                                         "parameters: n, p)"),
+                                            ("n=400", "--param n: give n with --n, not --param")])
+def test_predict_from_a_store_refuses_a_param_the_model_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             observed_once: Path, param: str, message: str) -> None:
+    """``predict --store S --app A --n 200 --p 2 --param iters=5``: the misspelt or unknown parameter was
+    ignored without a word (best-p from a model file refuses it), and ``--param n=400`` lost to --n."""
+    db = _copy(observed_once, tmp_path)
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", "--param", param]) == 2
+    err = capsys.readouterr().err
+    assert err == f"automodel: error: {message}\n"

@@ -124,6 +124,21 @@ def tell(text: str, args: argparse.Namespace, out=None) -> None:  # noqa: ANN001
     print("\n".join(wrap(text, width(args))), file=out)
 
 
+def check_extras(model, extras: Iterable[str], command: str) -> None:  # noqa: ANN001  (a Model)
+    """Refuse a ``--param NAME`` the model does not have (a misspelt name would otherwise be ignored without
+    a word) or that is one of its roles (n, p, cpu, bw have options of their own; best-p chooses p)."""
+    canonical = {model.roles.get(q, q): q for q in model.params}
+    for name in extras:
+        q = canonical.get(name, name)
+        if q in ("n", "p", "cpu", "bw"):
+            raise DataError(f"--param {name}: " + (f"{command} chooses p; give the other parameters"
+                                                    if q == "p" and command == "best-p"
+                                                    else f"give {q} with --{q}, not --param"))
+        if q not in model.params:
+            raise DataError(f"--param {name}: the model has no parameter {name!r} (its parameters: "
+                            f"{', '.join(model.roles.get(q, q) for q in model.params)})")
+
+
 def role_kwargs(args: argparse.Namespace) -> dict:
     """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}

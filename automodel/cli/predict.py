@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen, load_values, parse_param_values,
-                                  print_json, tell, warn, width)
+from automodel.cli.common import (STORE_HELP, add_forecast_options, check_extras, load_chosen, load_values,
+                                  parse_param_values, print_json, tell, warn, width)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
@@ -202,7 +202,8 @@ def predict_from_store(args: argparse.Namespace) -> int:
         raise DataError("predict --store needs --app NAME")
     values = parse_param_values(getattr(args, "param", []))
     given = {**values, **{q: getattr(args, q, None) for q in ("n", "p", "cpu", "bw")}}
-    found = store_prediction(args.store, args.app, args.rank, given, args.level, args.band, args.error, args.window)
+    found = store_prediction(args.store, args.app, args.rank, given, args.level, args.band, args.error, args.window,
+                             extras=list(values))
     lines = [f"model: T = {found['formula']}", *found["forecasts"]]
     at = ", ".join(f"{q} = {v:g}" for q, v in found["values"].items())
     lines.append(f"predicted time at {at}: {found['predicted']:.6g} {found['unit']}")
@@ -214,10 +215,12 @@ def predict_from_store(args: argparse.Namespace) -> int:
 
 
 def store_prediction(store, app: str, rank: int | None, given: dict, level: float = 0.9,  # noqa: ANN001 (a Store)
-                     band: str = "run", error: str = "mse", window: int | None = None) -> dict:
+                     band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = ()
+                     ) -> dict:
     """The predicted time of the next run of ``app`` with its leading model (the candidate at ``rank``
     by score when given) at the parameter values ``given`` (name -> value; ``cpu`` and ``bw`` forecast
-    from the store when None or missing): :func:`store_predictions` of one row.
+    from the store when None or missing): :func:`store_predictions` of one row. ``extras``: the names
+    given with ``--param`` (:func:`~automodel.cli.common.check_extras`: a misspelt one was ignored).
 
     Returns
     -------
@@ -228,9 +231,9 @@ def store_prediction(store, app: str, rank: int | None, given: dict, level: floa
     Raises
     ------
     DataError
-        A parameter of the model without a value.
+        A parameter of the model without a value, or an extra it does not have.
     """
-    found = store_predictions(store, app, rank, [given], level, band, error, window)
+    found = store_predictions(store, app, rank, [given], level, band, error, window, extras)
     return {**found, "values": found["values"][0],
             **{k: None if found[k] is None else found[k][0] for k in ("predicted", "lower", "upper")}}
 
@@ -250,7 +253,8 @@ def ranked_model(store, app: str, rank: int | None):  # noqa: ANN001, ANN201 (a 
 
 
 def store_predictions(store, app: str, rank: int | None, rows: list[dict], level: float = 0.9,  # noqa: ANN001
-                      band: str = "run", error: str = "mse", window: int | None = None) -> dict:
+                      band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = ()
+                      ) -> dict:
     """:func:`store_prediction` at every row of ``rows`` at once: the model is read from the store once
     and ``cpu`` and ``bw`` forecast once (the service read and refitted the leader once a row: 0.1 s a
     row, minutes for a request of a thousand rows, and a shutdown waited for it).
@@ -272,6 +276,7 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
     from automodel.store import forecast_load
 
     model = ranked_model(store, app, rank)
+    check_extras(model, extras, "predict")
     forecast, lines = {}, []
     columns: dict[str, list[float]] = {q: [] for q in model.params}
     for i, given in enumerate(rows):
