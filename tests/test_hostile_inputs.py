@@ -372,3 +372,18 @@ def test_what_a_command_wrote_is_said_within_80_columns(tmp_path: Path, capsys: 
         captured = capsys.readouterr()
         long = [line for line in (captured.out + captured.err).splitlines() if len(line) > 80]
         assert not long, (argv[0], long)
+
+
+@pytest.mark.parametrize("option", [["--n", "5"], ["--p", "0"], ["--param", "k=1"], ["--cpu", "0.5"], ["--rank", "2"]])
+def test_predict_from_a_file_refuses_the_options_of_a_store(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            option: list[str]) -> None:
+    """``predict MODEL DATA --n 5`` printed the predictions at the rows' n, the option ignored without a word."""
+    from automodel.model.core import Model, TermModel
+    from automodel.space.terms import ONE, power
+
+    Model(TermModel((ONE, power("p", -1)), (1.0, 8.0)), ("p",), {"p": "p", "time": "time"}, {"p": [1.0, 8.0]}
+          ).save(tmp_path / "m.json")
+    (tmp_path / "rows.csv").write_text("p\n2\n")
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "rows.csv"), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {option[0]}: an option of predict --store S --app NAME" in err

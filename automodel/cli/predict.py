@@ -69,6 +69,13 @@ def predict(args: argparse.Namespace) -> int:
         return predict_from_store(args)
     if not (args.model and args.data):
         raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
+    # the options of a prediction from a store: with MODEL.json DATA the rows give the values (--n 5 was
+    # ignored without a word)
+    unused = [f"--{name}" for name in ("app", "n", "p", "cpu", "bw", "param", "rank") if getattr(args, name, None)
+              not in (None, [])]
+    if unused:
+        raise DataError(f"{unused[0]}: an option of predict --store S --app NAME; with MODEL.json DATA each row of "
+                        f"{args.data} gives the values (cpu and bw missing there: --load-from)")
     to_stdout = args.output == "-"
     if args.output and not to_stdout:
         check_output(args.output, inputs=(args.model, args.data))
