@@ -312,3 +312,18 @@ def test_predict_from_a_store_refuses_a_param_the_model_lacks(tmp_path: Path, ca
     assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", "--param", param]) == 2
     err = capsys.readouterr().err
     assert err == f"automodel: error: {message}\n"
+
+
+@pytest.mark.parametrize("option", [["-o", "out.csv"], ["--json"], ["--parts"], ["--kernel", "x"],
+                                    ["--load-from", "runs.db"]])
+def test_predict_from_a_store_refuses_the_options_of_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            observed_once: Path, option: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``predict --store S --app A --n 200 --p 2 -o out.csv`` wrote no file and --json printed text, each
+    ignored without a word, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    db = _copy(observed_once, tmp_path)
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {option[0]}: for predict MODEL.json DATA; with --store S" in err
+    assert not (tmp_path / "out.csv").exists()

@@ -207,6 +207,13 @@ def predict_from_store(args: argparse.Namespace) -> int:
 
     if not args.app:
         raise DataError("predict --store needs --app NAME")
+    # the options of a prediction of rows from a file (-o wrote nothing, --json printed text, without a word)
+    unused = [flag for flag, name in (("MODEL.json", "model"), ("DATA", "data"), ("-o", "output"),
+                                      ("--kernel", "kernel"), ("--json", "json"), ("--parts", "parts"),
+                                      ("--load-from", "load_from")) if getattr(args, name, None) not in (None, False)]
+    if unused:
+        raise DataError(f"{unused[0]}: for predict MODEL.json DATA; with --store S --app NAME the values are "
+                        "--n, --p, --cpu, --bw and --param")
     values = parse_param_values(getattr(args, "param", []))
     given = {**values, **{q: getattr(args, q, None) for q in ("n", "p", "cpu", "bw")}}
     found = store_prediction(args.store, args.app, args.rank, given, args.level, args.band, args.error, args.window,
