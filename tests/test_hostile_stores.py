@@ -327,3 +327,18 @@ def test_predict_from_a_store_refuses_the_options_of_a_file(tmp_path: Path, caps
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"error: {option[0]}: for predict MODEL.json DATA; with --store S" in err
     assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("command", [["fit", str(RUNS), "--quiet", "--templates", "none"],
+                                     ["suggest", str(RUNS), "--target", "n=1000,p=16"],
+                                     ["run", "--cmd", "true {n} {p}", "--n", "1", "--p", "1", "--no-fit",
+                                      "--no-progress", "--no-cpu", "-o", "runs.csv"]])
+def test_an_app_without_a_store_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    """``fit runs.csv --app lu`` fitted the file and ``run ... --app lu`` stored nothing: --app without
+    --store was ignored without a word, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "--app", "lu"]) == 2
+    err = capsys.readouterr().err
+    assert err == "automodel: error: --app 'lu': an application of a store; give --store S too, or drop --app\n"
+    assert not (tmp_path / "runs.csv").exists()

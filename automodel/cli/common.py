@@ -124,6 +124,16 @@ def tell(text: str, args: argparse.Namespace, out=None) -> None:  # noqa: ANN001
     print("\n".join(wrap(text, width(args))), file=out)
 
 
+def check_app(args: argparse.Namespace) -> None:
+    """Refuse ``--app NAME`` without ``--store``: the name of an application of a store, it was ignored
+    without a word (``fit runs.csv --app lu`` fitted the file, ``run --app lu`` stored nothing)."""
+    from automodel.names import printable
+
+    if getattr(args, "app", None) is not None and getattr(args, "store", None) is None:
+        raise DataError(f"--app {printable(repr(args.app))}: an application of a store; give --store S too, or "
+                        "drop --app")
+
+
 def check_extras(model, extras: Iterable[str], command: str) -> None:  # noqa: ANN001  (a Model)
     """Refuse a ``--param NAME`` the model does not have (a misspelt name would otherwise be ignored without
     a word) or that is one of its roles (n, p, cpu, bw have options of their own; best-p chooses p)."""

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP, rows_count, width
+from automodel.cli.common import STORE_HELP, check_app, rows_count, width
 from automodel.names import split_pairs
 from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
@@ -292,6 +292,7 @@ def handle(args: argparse.Namespace) -> int:
     from automodel.runner import iter_rows, run_campaign
     from automodel.templates.options import checked_space
 
+    check_app(args)
     campaign = build_campaign(args)
     checked_space(args.space)  # a space file the fit would refuse is refused before anything runs
     if args.adaptive and not args.dry_run:
