@@ -278,3 +278,112 @@ def test_a_json_key_given_twice_is_refused_not_dropped(tmp_path: Path, name: str
         read(path)
     assert str(err.value).startswith(f'{path}{where}: the key "{key}" is given twice in one object; expected each '
                                      "key once in ")
+
+
+def test_predictions_of_rows_that_hold_a_predicted_column_are_shown(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Rows with columns 'predicted' and 'lower' (an earlier output predicted again): the table on the
+    terminal left out the new predictions as if they were columns of the input ('not shown: predicted,
+    lower'), showing only 'upper'."""
+    from automodel.model.core import Model, TermModel
+    from automodel.space.terms import ONE, power
+
+    model = Model(TermModel((ONE, power("p", -1)), (1.0, 8.0)), ("p",), {"p": "p", "time": "time"}, {"p": [1.0, 8.0]})
+    model.save(tmp_path / "m.json")
+    (tmp_path / "rows.csv").write_text("p,predicted,lower\n2,99,98\n")
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "rows.csv")]) == 0
+    head, row = capsys.readouterr().out.splitlines()[:2]
+    assert head.split()[:2] == ["p", "predicted"] and float(row.split()[1]) == 5.0
+
+
+def test_a_fim_cal_walk_of_unbounded_steps_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fim_cal.max_steps=1e12 with a threshold never met: Algorithm 1 walked for days."""
+    rows = "".join(f"{n:g},{p:g},0.5,{tc:g},{0.3 * tc:g},2e9,{tc / 2e9 / p:g}\n" for n in (1e3, 3e3, 5e3)
+                   for p in (1, 2, 4, 8) for tc in [2e6 + 300 * n])
+    (tmp_path / "runs.csv").write_text("n,p,U,TC,SC,F,time\n" + rows)
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "fim_cal", "--template-option",
+                 "fim_cal.max_steps=1000000000000", "fim_cal.epsilon=1e-12", "fim_cal.tau=1e-12"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "option max_steps must be a whole number from 1 to 100,000,000, got 1e+12" in err
+
+
+@pytest.mark.parametrize("column", ["TC", "time", "p"])
+def test_fim_cal_does_not_regress_a_counter_on_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      column: str) -> None:
+    """fim_cal.parameters=TC regressed TC on TC (eq. 11) exactly: a model whose formula needs the counter
+    TC to predict (ranked among the equivalent candidates)."""
+    rows = "".join(f"{n:g},{p:g},0.5,{tc:g},{0.3 * tc:g},2e9,{tc / 2e9 / p:g}\n" for n in (1e3, 3e3, 5e3)
+                   for p in (1, 2, 4, 8) for tc in [2e6 + 300 * n])
+    (tmp_path / "runs.csv").write_text("n,p,U,TC,SC,F,time\n" + rows)
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "fim_cal", "--template-option",
+                 f"fim_cal.parameters={column}"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "option parameters must be none or columns other than time, p, cpu, bw" in err
+
+
+@pytest.mark.parametrize("option, message", [
+    ("kohashi.n_steps=1000000000", "option n_steps must be a whole number from 2 to 1,000,000, got 1e+09"),
+    ("kohashi.pc_trials=1000000000000 kohashi.pc_timeout=1",  # (the timeout: the test ends without the fix)
+     "option pc_trials must be a whole number from 1 to 10,000, got 1e+12")])
+def test_a_template_option_asking_for_unbounded_work_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                option: str, message: str) -> None:
+    """kohashi.n_steps=1e9 (with bayesian=true): the sampler's array of 45 GiB was a MemoryError traceback,
+    exit 1; pc_trials=1e12 (with the optuna search of pc) ran for ever."""
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0] * 2)
+    (tmp_path / "runs.csv").write_text("p,time\n" + "".join(f"{v:g},{1 / v + 0.01 * v:g}\n" for v in p))
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "kohashi", "--template-option",
+                 *option.split(), "kohashi.bayesian=true", "kohashi.n_terms=6", "kohashi.pc_search=optuna"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_rbasp_does_not_regress_the_time_on_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """rbasp.variables=time fitted log2 T on log2 T exactly: that model led the leaderboard and then could
+    predict no run ('data: missing column 'time'', exit 2, naming neither the file nor the option)."""
+    rows = "".join(f"{n},{p},{1e-3 * n / p + 0.01:g}\n" for n in (100, 200, 400, 800) for p in (1, 2, 4, 8))
+    (tmp_path / "runs.csv").write_text("n,p,time\n" + rows)
+    for value in ("time", "n,time", "p"):
+        assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "rbasp", "--template-option",
+                     f"rbasp.variables={value}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "rbasp: option variables must be none or columns other than time and p" in err
+    assert main(["fit", str(tmp_path / "runs.csv"), "--quiet", "--templates", "rbasp", "--template-option",
+                 "rbasp.variables=n"]) == 0
+
+
+def test_what_a_command_wrote_is_said_within_80_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """'10 models written to PATH' and the like were printed whole: a path of 60 characters made a line of
+    81 (the width test failed once pytest's folders reached pytest-1000)."""
+    monkeypatch.chdir(tmp_path)
+    folder = Path("x" * 50)
+    folder.mkdir()
+    rows = "".join(f"{k},{n},{p},{n / p + k:g}\n" for k in (1, 2) for n in (100, 200, 400, 800) for p in (1, 2, 4, 8))
+    (folder / "runs.csv").write_text("kernel,n,p,time\n" + rows)
+    (folder / "one.csv").write_text("n,p,time\n" + "".join(r.split(",", 1)[1] for r in rows.splitlines(True)[:16]))
+    for argv in (["kernels", str(folder / "runs.csv"), "--out", str(folder / "models.json"), "--report",
+                  str(folder / "profile.html")],
+                 ["kernels", str(folder / "runs.csv"), "--out", str(folder / "summary.csv")],
+                 ["fit", str(folder / "one.csv"), "--quiet", "--templates", "none", "-o", str(folder / "m.json")],
+                 ["predict", str(folder / "m.json"), str(folder / "one.csv"), "-o", str(folder / "p.csv")],
+                 ["report", str(folder / "m.json"), "-o", str(folder / "r.html")]):
+        capsys.readouterr()
+        assert main(argv) == 0, argv
+        captured = capsys.readouterr()
+        long = [line for line in (captured.out + captured.err).splitlines() if len(line) > 80]
+        assert not long, (argv[0], long)
+
+
+@pytest.mark.parametrize("option", [["--n", "5"], ["--p", "0"], ["--param", "k=1"], ["--cpu", "0.5"], ["--rank", "2"]])
+def test_predict_from_a_file_refuses_the_options_of_a_store(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            option: list[str]) -> None:
+    """``predict MODEL DATA --n 5`` printed the predictions at the rows' n, the option ignored without a word."""
+    from automodel.model.core import Model, TermModel
+    from automodel.space.terms import ONE, power
+
+    Model(TermModel((ONE, power("p", -1)), (1.0, 8.0)), ("p",), {"p": "p", "time": "time"}, {"p": [1.0, 8.0]}
+          ).save(tmp_path / "m.json")
+    (tmp_path / "rows.csv").write_text("p\n2\n")
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "rows.csv"), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {option[0]}: an option of predict --store S --app NAME" in err

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -78,6 +79,25 @@ def test_python_and_c_exports_run_nothing_of_the_space(tmp_path, space):
     assert source.count("\n") == 7 and all(line.isprintable() and line.isascii() for line in source.splitlines())
     c = export(model, "c")
     assert "pwned" not in c.split("*/")[-1] and c.count("/*") == c.count("*/") == 1
+
+
+@pytest.mark.parametrize("unit, in_c", [('""";exec(input())#', '""";exec(input())#'), ("a*/b", "a*\\/b"),
+                                        ("it's\"", "it\\'s\""), ("x\\", "x\\\\"), ("\\N{x}", "\\\\N{x}")])
+def test_a_unit_of_a_model_file_stays_inside_the_docstring(tmp_path, monkeypatch, unit, in_c):
+    """The unit was written into the Python export's docstring as it was: ``\"\"\";exec(input())#`` ended
+    the docstring and ran ``exec`` at each call of the function; ``a*/b`` was an invalid escape ``*\\/``."""
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({**_model(["n", "p"]).to_dict(), "options": {"unit": unit}}))
+    source = export(load_model(path), "python")
+    monkeypatch.setattr("sys.stdin", None)  # exec(input()) would fail, not wait
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        namespace: dict = {}
+        exec(compile(source, "<export>", "exec"), namespace)  # the test runs the printed code; automodel never does
+    expected = _model(["n", "p"]).predict({"n": [2.0], "p": [2.0]})[0]
+    assert namespace["predicted_time"](2.0, 2.0) == pytest.approx(expected, rel=1e-12)
+    assert namespace["predicted_time"].__doc__ == f"Predicted value in {unit} (automodel)."
+    assert f"/* Predicted value in {in_c} (automodel). */" in export(load_model(path), "c")
 
 
 def test_a_valid_space_name_is_kept_in_a_comment(tmp_path):
@@ -284,3 +304,35 @@ def test_where_refuses_arithmetic_on_a_text_column():
         with pytest.raises(DataError, match="arithmetic on text or a list"):
             select_rows(frame, condition)
     assert select_rows(frame, "name == 'b' and n * 2 > 3")["n"].tolist() == [2]
+
+
+def test_the_report_escapes_a_column_name_in_the_typeset_formula(tmp_path, capsys):
+    """sympy's MathML printer writes text raw: a column ``<img src=x onerror=alert(1)>`` became an element
+    of the page (the policy allows inline handlers), in each report of a fit of such a column."""
+    name = "<img src=x onerror=alert(1)>"
+    n, p = np.meshgrid([100.0, 200.0, 400.0, 800.0], [1.0, 2.0, 4.0, 8.0])
+    runs = pd.DataFrame({name: n.ravel(), "p": p.ravel(), "time": 1e-3 * n.ravel() / p.ravel() + 0.01})
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    page = tmp_path / "report.html"
+    assert main(["report", str(tmp_path / "runs.csv"), "--n", name, "--templates", "none", "--quiet",
+                 "-o", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "<img" not in html and "<mi>&lt;img src=x onerror=alert(1)&gt;</mi>" in html
+
+
+@pytest.mark.parametrize("name", ["$\\foo$", "$\\frac{}$", "a$b$c"])
+def test_a_column_name_with_dollars_is_drawn_as_text(tmp_path, capsys, name):
+    """matplotlib reads text between two ``$`` as mathtext: a column ``$\\foo$`` (or a unit ``$\\x$``) was
+    a ParseFatalException traceback of report and plot, exit 1; ``a$b$c`` drew b in italics."""
+    n, p = np.meshgrid([100.0, 200.0, 400.0, 800.0], [1.0, 2.0, 4.0, 8.0])
+    runs = pd.DataFrame({name: n.ravel(), "p": p.ravel(), "time": 1e-3 * n.ravel() / p.ravel() + 0.01,
+                         "unit": "$\\x$"})
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    model, page = tmp_path / "m.json", tmp_path / "report.html"
+    assert main(["fit", str(tmp_path / "runs.csv"), f"--n={name}", "--templates", "none", "--quiet",
+                 "-o", str(model)]) == 0
+    assert main(["report", str(model), "-o", str(page)]) == 0
+    assert main(["plot", str(model), "-o", str(tmp_path / "m.svg")]) == 0
+    svg = (tmp_path / "m.svg").read_text(encoding="utf-8")
+    assert f"<!-- {name} -->" in svg and "<!-- $\\x$ -->" in svg  # matplotlib's comment: the text it drew
+    capsys.readouterr()

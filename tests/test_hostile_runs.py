@@ -148,3 +148,47 @@ def test_a_damaged_or_special_output_file_is_one_line(tmp_path: Path, capsys) ->
                           timeout=20, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     assert done.returncode == 2 and done.stderr == (f"automodel: error: {fifo}: is a FIFO (named pipe), expected a "
                                                     "file name to write (a regular file)\n")
+
+
+def test_an_axis_or_capture_named_as_a_recorded_column_is_refused(tmp_path: Path, capsys) -> None:
+    """``--param time=2`` wrote a header with 'time' twice and the measured time under both (the parameter
+    lost); ``--capture rep=...`` overwrote the repetition a resume matches; exit 0 each time."""
+    from automodel.cli import main
+
+    out = tmp_path / "runs.csv"
+    args = ["run", "--cmd", "echo 5 {n}", "--n", "1", "--p", "1", "--no-fit", "--no-progress", "-o", str(out)]
+    for extra, message in [
+            (["--param", "time=2"], "parameter name 'time' is a column the campaign records of each run"),
+            (["--param", "status=2"], "parameter name 'status' is a column the campaign records of each run"),
+            (["--param", "cpu=0.5"], "parameter 'cpu' is the free CPU fraction the campaign measures"),
+            (["--param", "bw=0.5", "--bw-probe", "echo 0.5", "--no-cpu"], "parameter 'bw' is the free bandwidth"),
+            (["--capture", r"rep=(\d+)"], "capture 'rep' is a column the campaign records of each run"),
+            (["--capture", r"time=(\d+)"], "(the time a run prints: --time-regex)"),
+            (["--capture", r"n=(\d+)"], "capture 'n' is the column of parameter 'n'")]:
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        assert not out.exists()
+    assert main([*args, "--param", "cpu=0.5", "--no-cpu", "--capture", r"k=(\d+)"]) == 0
+    assert [(r["cpu"], r["k"], r["rep"]) for r in iter_rows(out)] == [("0.5", "1", "0")]
+
+
+def test_an_adaptive_campaign_checks_its_target_before_the_seed(tmp_path: Path, capsys) -> None:
+    """A target that misses p, names another parameter, a p of 0.5, or --per-step 0 was refused only after
+    the seed's twelve runs had run (hours of a machine for an argument typed wrong)."""
+    from automodel.cli import main
+
+    app = tmp_path / "app.py"
+    app.write_text("import sys\nprint(f'time={float(sys.argv[1]) / float(sys.argv[2]):g}')\n")
+    out = tmp_path / "runs.csv"
+    args = ["run", "--cmd", f"{sys.executable} {app} {{n}} {{p}}", "--time-regex", r"time=(\S+)",
+            "--n", "100:1600:*2", "--p", "1:16:*2", "--adaptive", "--budget", "1", "--no-progress", "-o", str(out)]
+    for extra, message in [(["--target", "n=1e6"], "target: no value for p; give every parameter"),
+                           (["--target", "n=1e6,p=64,x=5"], "target: unknown parameter 'x'; the model has n, p, cpu"),
+                           (["--target", "n=1e6,p=0.5"], "target: p must be a whole number, got 0.5"),
+                           (["--target", "n=1e6,p=64,bw=0.5"], "target: unknown parameter 'bw'"),
+                           (["--target", "n=1e6,p=64", "--per-step", "0"], "count must be a whole number >= 1")]:
+        assert main([*args, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        assert not out.exists()

@@ -265,3 +265,80 @@ def test_an_unknown_database_is_not_retried(postgres, capsys) -> None:
     err = capsys.readouterr().err
     assert time.monotonic() - started < 1.0 and err.count("\n") == 1
     assert 'database "no_such_database" does not exist' in err and "gave up" not in err
+
+
+def test_readmit_and_exclude_in_one_command_change_both_or_neither(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 observed_once: Path) -> None:
+    """``runs --readmit 1 --exclude 999``: run 1 was re-admitted and refitted, stored, before run 999 was
+    found to be no run (exit 2, half the command done); a run given to both was re-admitted, then
+    excluded, two updates."""
+    db = _copy(observed_once, tmp_path)
+    assert main(["runs", "--store", str(db), "--app", "lu", "--exclude", "1", "2"]) == 0
+    with sqlite3.connect(db) as conn:
+        before = conn.execute("SELECT id, status, note FROM runs ORDER BY id").fetchall()
+    for extra, message in [(["--readmit", "1", "--exclude", "999"], "run 999: not a run of"),
+                           (["--readmit", "2", "--exclude", "2"], "run 2: given to re-admit and to exclude")]:
+        assert main(["runs", "--store", str(db), "--app", "lu", *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT id, status, note FROM runs ORDER BY id").fetchall() == before
+    assert main(["runs", "--store", str(db), "--app", "lu", "--readmit", "1", "--exclude", "3"]) == 0
+    with sqlite3.connect(db) as conn:
+        assert [r[0] for r in conn.execute("SELECT status FROM runs WHERE id <= 3 ORDER BY id")] == [
+            "readmitted", "excluded", "excluded"]
+
+
+@pytest.mark.parametrize("rank", ["0", "-5"])
+def test_a_rank_below_one_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], observed_once: Path,
+                                     rank: str) -> None:
+    """``predict --store S --app A --rank 0`` (or -5) was read as rank 1, the best-scored candidate: an
+    answer from neither the candidate asked for nor the leader, exit 0."""
+    db = _copy(observed_once, tmp_path)
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", f"--rank={rank}"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"automodel: error: --rank: expected a rank of the ranking, 1 (the best-scored) or more, got {rank}\n"
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", "--rank=1"]) == 0
+
+
+@pytest.mark.parametrize("param, message", [("iters=5", "--param iters: the model has no parameter 'iters' (its "
+                                                         "parameters: n, p)"),
+                                            ("n=400", "--param n: give n with --n, not --param")])
+def test_predict_from_a_store_refuses_a_param_the_model_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             observed_once: Path, param: str, message: str) -> None:
+    """``predict --store S --app A --n 200 --p 2 --param iters=5``: the misspelt or unknown parameter was
+    ignored without a word (best-p from a model file refuses it), and ``--param n=400`` lost to --n."""
+    db = _copy(observed_once, tmp_path)
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", "--param", param]) == 2
+    err = capsys.readouterr().err
+    assert err == f"automodel: error: {message}\n"
+
+
+@pytest.mark.parametrize("option", [["-o", "out.csv"], ["--json"], ["--parts"], ["--kernel", "x"],
+                                    ["--load-from", "runs.db"]])
+def test_predict_from_a_store_refuses_the_options_of_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            observed_once: Path, option: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``predict --store S --app A --n 200 --p 2 -o out.csv`` wrote no file and --json printed text, each
+    ignored without a word, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    db = _copy(observed_once, tmp_path)
+    assert main(["predict", "--store", str(db), "--app", "lu", "--n", "200", "--p", "2", *option]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"error: {option[0]}: for predict MODEL.json DATA; with --store S" in err
+    assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("command", [["fit", str(RUNS), "--quiet", "--templates", "none"],
+                                     ["suggest", str(RUNS), "--target", "n=1000,p=16"],
+                                     ["run", "--cmd", "true {n} {p}", "--n", "1", "--p", "1", "--no-fit",
+                                      "--no-progress", "--no-cpu", "-o", "runs.csv"]])
+def test_an_app_without_a_store_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch, command: list[str]) -> None:
+    """``fit runs.csv --app lu`` fitted the file and ``run ... --app lu`` stored nothing: --app without
+    --store was ignored without a word, exit 0."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "--app", "lu"]) == 2
+    err = capsys.readouterr().err
+    assert err == "automodel: error: --app 'lu': an application of a store; give --store S too, or drop --app\n"
+    assert not (tmp_path / "runs.csv").exists()

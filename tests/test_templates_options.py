@@ -97,9 +97,9 @@ OUT_OF_RANGE = [
     ("kohashi", {"cores_per_node": 0.0}, "kohashi: option cores_per_node must be none or a number > 0, got 0"),
     ("kohashi", {"degree": -1}, "kohashi: option degree must be none or a whole number from 0 to 3, got -1"),
     ("kohashi", {"degree": 9}, "kohashi: option degree must be none or a whole number from 0 to 3, got 9"),
-    ("kohashi", {"n_steps": -1}, "kohashi: option n_steps must be a whole number >= 2, got -1"),
+    ("kohashi", {"n_steps": -1}, "kohashi: option n_steps must be a whole number from 2 to 1,000,000, got -1"),
     ("kohashi", {"max_samples": 0}, "kohashi: option max_samples must be a whole number >= 1, got 0"),
-    ("kohashi", {"pc_trials": 0}, "kohashi: option pc_trials must be a whole number >= 1, got 0"),
+    ("kohashi", {"pc_trials": 0}, "kohashi: option pc_trials must be a whole number from 1 to 10,000, got 0"),
     ("kohashi", {"pc_timeout": -1.0}, "kohashi: option pc_timeout must be none or a number > 0, got -1"),
     ("kohashi", {"temperatures": (0.1, -1.0)}, "kohashi: option temperatures must be none or numbers > 0, "
                                                r"got \(0.1, -1.0\)"),
@@ -122,7 +122,7 @@ OUT_OF_RANGE = [
     ("fim_cal", {"stages": 0}, "fim_cal: option stages must be a whole number >= 1, got 0"),
     ("fim_cal", {"epsilon": -1e-5}, "fim_cal: option epsilon must be a number > 0, got -1e-05"),
     ("fim_cal", {"tau": 0.0}, "fim_cal: option tau must be a number > 0, got 0"),
-    ("fim_cal", {"max_steps": 0}, "fim_cal: option max_steps must be a whole number >= 1, got 0"),
+    ("fim_cal", {"max_steps": 0}, "fim_cal: option max_steps must be a whole number from 1 to 100,000,000, got 0"),
     ("fim_com", {"pattern": "alltoall"}, "fim_com: option pattern must be 'scatter', 'broadcast', 'gather', "
                                          "'auto', got 'alltoall'"),
     ("fim_com", {"reps": 0}, "fim_com: option reps must be a whole number from 1 to 4096, got 0"),

@@ -117,6 +117,38 @@ def width(args: argparse.Namespace) -> int | None:
     return None if getattr(args, "wide", False) else WIDTH
 
 
+def tell(text: str, args: argparse.Namespace, out=None) -> None:  # noqa: ANN001  (a stream)
+    """Print ``text`` (``"model written to PATH"``, ``"chosen model: T = ..."``) on ``out`` within the
+    command's width (:func:`width`), broken at spaces: ``kernels --out`` on a path of 60 characters printed
+    a line of 81."""
+    print("\n".join(wrap(text, width(args))), file=out)
+
+
+def check_app(args: argparse.Namespace) -> None:
+    """Refuse ``--app NAME`` without ``--store``: the name of an application of a store, it was ignored
+    without a word (``fit runs.csv --app lu`` fitted the file, ``run --app lu`` stored nothing)."""
+    from automodel.names import printable
+
+    if getattr(args, "app", None) is not None and getattr(args, "store", None) is None:
+        raise DataError(f"--app {printable(repr(args.app))}: an application of a store; give --store S too, or "
+                        "drop --app")
+
+
+def check_extras(model, extras: Iterable[str], command: str) -> None:  # noqa: ANN001  (a Model)
+    """Refuse a ``--param NAME`` the model does not have (a misspelt name would otherwise be ignored without
+    a word) or that is one of its roles (n, p, cpu, bw have options of their own; best-p chooses p)."""
+    canonical = {model.roles.get(q, q): q for q in model.params}
+    for name in extras:
+        q = canonical.get(name, name)
+        if q in ("n", "p", "cpu", "bw"):
+            raise DataError(f"--param {name}: " + (f"{command} chooses p; give the other parameters"
+                                                    if q == "p" and command == "best-p"
+                                                    else f"give {q} with --{q}, not --param"))
+        if q not in model.params:
+            raise DataError(f"--param {name}: the model has no parameter {name!r} (its parameters: "
+                            f"{', '.join(model.roles.get(q, q) for q in model.params)})")
+
+
 def role_kwargs(args: argparse.Namespace) -> dict:
     """Keyword arguments for :func:`automodel.fit` / :func:`automodel.data.load` from the options."""
     kwargs = {role: getattr(args, role) for role in ROLE_OPTIONS if getattr(args, role) is not None}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (INPUT_HELP, ROLE_OPTIONS, STORE_HELP, add_input_options, add_jobs_option,
+from automodel.cli.common import (INPUT_HELP, ROLE_OPTIONS, STORE_HELP, add_input_options, add_jobs_option, check_app,
                                   add_metric_option, add_pooling_options, add_role_options, print_json, read_input,
-                                  role_kwargs, rows_count, warn, width)
+                                  role_kwargs, rows_count, tell, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
@@ -129,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         raise DataError("-o - and --json both write to standard output; choose one")
     if args.store is None and args.data is None:
         raise DataError("fit needs FILE, or --store S --app NAME")
+    check_app(args)
     if args.output and not to_stdout:
         check_output(args.output, inputs=(args.data, args.store, args.space))  # -o space.toml lost the space
     progress = not args.quiet and interactive()  # never into a redirected file
@@ -150,5 +151,5 @@ def run(args: argparse.Namespace) -> int:
         print(result.best.to_json())
     elif args.output:
         write_text(args.output, result.best.to_json())
-        print(f"model written to {args.output}", file=sys.stderr if args.json else None)
+        tell(f"model written to {args.output}", args, sys.stderr if args.json else None)
     return 0

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
-                                  print_json, read_input, width)
+                                  print_json, read_input, tell, width)
 from automodel.terminal import Status, interactive, status, wrap
 from automodel.files import check_output, write_atomic, write_text
 from automodel.errors import DataError, install_hint
@@ -89,11 +89,10 @@ def run(args: argparse.Namespace) -> int:
         if out.suffix.lower() == ".json":
             with status(f"writing {len(result.models)} models to {out}"):
                 save_models(result.models, out)
-            print(f"{len(result.models)} models written to {out}", file=sys.stderr if args.json else None)
+            tell(f"{len(result.models)} models written to {out}", args, sys.stderr if args.json else None)
         else:
             write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
-            print(f"summary of {len(result.summary)} kernels written to {out}",
-                  file=sys.stderr if args.json else None)
+            tell(f"summary of {len(result.summary)} kernels written to {out}", args, sys.stderr if args.json else None)
     _write_report(args, result, page, sys.stderr if args.json else None)
     if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
         print("automodel: interrupted: kept the kernels whose tasks had finished", file=sys.stderr)
@@ -135,7 +134,7 @@ def _write_report(args: argparse.Namespace, result, page: str | None, out) -> No
     """Write the profile report ``page`` (None: not asked for) and say so on ``out``."""
     if page is not None:
         write_text(args.report, page)
-        print(f"report of {len(result.summary)} kernels written to {args.report}", file=out)
+        tell(f"report of {len(result.summary)} kernels written to {args.report}", args, out)
 
 
 def _report_at(items: list[str]) -> dict[str, float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (add_forecast_options, add_model_options, load_chosen, load_values,
+from automodel.cli.common import (add_forecast_options, add_model_options, check_extras, load_chosen, load_values,
                                   parse_param_values, print_json, warn, width)
 from automodel.output.export import FORMATS
 from automodel.terminal import fit_lines, shorten, wrap
@@ -116,17 +116,7 @@ def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extra
 
     if "n" in model.params and n is None:
         raise DataError("this model depends on n: give --n N")
-    known = {*model.params, *(model.roles.get(q, q) for q in model.params)}
-    unknown = [q for q in extras if q not in known]
-    canonical = {model.roles.get(q, q): q for q in model.params}
-    own = [q for q in extras if canonical.get(q, q) in ("n", "p", "cpu", "bw")]
-    if own:  # best_p would get the value twice (a TypeError traceback)
-        q = canonical.get(own[0], own[0])
-        raise DataError(f"--param {own[0]}: " + ("best-p chooses p; give the other parameters" if q == "p" else
-                                                  f"give {q} with --{q}, not --param"))
-    if unknown:
-        raise DataError(f"--param {unknown[0]}: the model has no parameter {unknown[0]!r} (its parameters: "
-                        f"{', '.join(model.roles.get(q, q) for q in model.params)})")
+    check_extras(model, extras, "best-p")  # a role given twice to best_p was a TypeError traceback
     load, said = load_values(model.params, {"cpu": cpu, "bw": bw}, load_from, error, window)
     said += [f"--{q} {value:g} not used: the model does not depend on {q}"
              for q, value in (("n", n), ("cpu", cpu), ("bw", bw)) if value is not None and q not in model.params]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (STORE_HELP, add_forecast_options, load_chosen, load_values, parse_param_values,
-                                  print_json, warn, width)
+from automodel.cli.common import (STORE_HELP, add_forecast_options, check_extras, load_chosen, load_values,
+                                  parse_param_values, print_json, tell, warn, width)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
@@ -69,6 +69,13 @@ def predict(args: argparse.Namespace) -> int:
         return predict_from_store(args)
     if not (args.model and args.data):
         raise DataError("predict needs MODEL.json DATA.csv, or --store S --app NAME")
+    # the options of a prediction from a store: with MODEL.json DATA the rows give the values (--n 5 was
+    # ignored without a word)
+    unused = [f"--{name}" for name in ("app", "n", "p", "cpu", "bw", "param", "rank") if getattr(args, name, None)
+              not in (None, [])]
+    if unused:
+        raise DataError(f"{unused[0]}: an option of predict --store S --app NAME; with MODEL.json DATA each row of "
+                        f"{args.data} gives the values (cpu and bw missing there: --load-from)")
     to_stdout = args.output == "-"
     if args.output and not to_stdout:
         check_output(args.output, inputs=(args.model, args.data))
@@ -98,9 +105,10 @@ def predict(args: argparse.Namespace) -> int:
         out.to_csv(sys.stdout, index=False)
     elif args.output:
         write_atomic(args.output, lambda tmp: out.to_csv(tmp, index=False))
-        print(f"{len(out)} predictions written to {args.output}")
+        tell(f"{len(out)} predictions written to {args.output}", args)
     else:
-        print(shown(out, list(frame.columns), _inputs(models, frame), width(args)))
+        # a column of the input the prediction replaced (the 'predicted' of an earlier output) is one it added
+        print(shown(out, [c for c in frame.columns if c not in added], _inputs(models, frame), width(args)))
     return 0
 
 
@@ -199,9 +207,17 @@ def predict_from_store(args: argparse.Namespace) -> int:
 
     if not args.app:
         raise DataError("predict --store needs --app NAME")
+    # the options of a prediction of rows from a file (-o wrote nothing, --json printed text, without a word)
+    unused = [flag for flag, name in (("MODEL.json", "model"), ("DATA", "data"), ("-o", "output"),
+                                      ("--kernel", "kernel"), ("--json", "json"), ("--parts", "parts"),
+                                      ("--load-from", "load_from")) if getattr(args, name, None) not in (None, False)]
+    if unused:
+        raise DataError(f"{unused[0]}: for predict MODEL.json DATA; with --store S --app NAME the values are "
+                        "--n, --p, --cpu, --bw and --param")
     values = parse_param_values(getattr(args, "param", []))
     given = {**values, **{q: getattr(args, q, None) for q in ("n", "p", "cpu", "bw")}}
-    found = store_prediction(args.store, args.app, args.rank, given, args.level, args.band, args.error, args.window)
+    found = store_prediction(args.store, args.app, args.rank, given, args.level, args.band, args.error, args.window,
+                             extras=list(values))
     lines = [f"model: T = {found['formula']}", *found["forecasts"]]
     at = ", ".join(f"{q} = {v:g}" for q, v in found["values"].items())
     lines.append(f"predicted time at {at}: {found['predicted']:.6g} {found['unit']}")
@@ -213,10 +229,12 @@ def predict_from_store(args: argparse.Namespace) -> int:
 
 
 def store_prediction(store, app: str, rank: int | None, given: dict, level: float = 0.9,  # noqa: ANN001 (a Store)
-                     band: str = "run", error: str = "mse", window: int | None = None) -> dict:
+                     band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = ()
+                     ) -> dict:
     """The predicted time of the next run of ``app`` with its leading model (the candidate at ``rank``
     by score when given) at the parameter values ``given`` (name -> value; ``cpu`` and ``bw`` forecast
-    from the store when None or missing): :func:`store_predictions` of one row.
+    from the store when None or missing): :func:`store_predictions` of one row. ``extras``: the names
+    given with ``--param`` (:func:`~automodel.cli.common.check_extras`: a misspelt one was ignored).
 
     Returns
     -------
@@ -227,9 +245,9 @@ def store_prediction(store, app: str, rank: int | None, given: dict, level: floa
     Raises
     ------
     DataError
-        A parameter of the model without a value.
+        A parameter of the model without a value, or an extra it does not have.
     """
-    found = store_predictions(store, app, rank, [given], level, band, error, window)
+    found = store_predictions(store, app, rank, [given], level, band, error, window, extras)
     return {**found, "values": found["values"][0],
             **{k: None if found[k] is None else found[k][0] for k in ("predicted", "lower", "upper")}}
 
@@ -238,14 +256,19 @@ def ranked_model(store, app: str, rank: int | None):  # noqa: ANN001, ANN201 (a 
     """The model of ``app`` that predictions use: its leader, or with ``rank`` the live candidate at that
     rank by score (1: the best-scored), the rank the ranking prints; the one translation of a rank into
     :func:`automodel.store.leader_model`'s position (the service's best-p gave the candidate one rank
-    further down)."""
+    further down). A rank below 1 is a DataError (``--rank 0`` and ``--rank -5`` were read as 1, the
+    best-scored, which is not the leader a prediction without ``--rank`` uses)."""
+    from automodel.errors import DataError
     from automodel.store import leader_model
 
-    return leader_model(store, app, None if rank is None else max(rank, 1) - 1)
+    if rank is not None and rank < 1:
+        raise DataError(f"--rank: expected a rank of the ranking, 1 (the best-scored) or more, got {rank}")
+    return leader_model(store, app, None if rank is None else rank - 1)
 
 
 def store_predictions(store, app: str, rank: int | None, rows: list[dict], level: float = 0.9,  # noqa: ANN001
-                      band: str = "run", error: str = "mse", window: int | None = None) -> dict:
+                      band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = ()
+                      ) -> dict:
     """:func:`store_prediction` at every row of ``rows`` at once: the model is read from the store once
     and ``cpu`` and ``bw`` forecast once (the service read and refitted the leader once a row: 0.1 s a
     row, minutes for a request of a thousand rows, and a shutdown waited for it).
@@ -267,6 +290,7 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
     from automodel.store import forecast_load
 
     model = ranked_model(store, app, rank)
+    check_extras(model, extras, "predict")
     forecast, lines = {}, []
     columns: dict[str, list[float]] = {q: [] for q in model.params}
     for i, given in enumerate(rows):

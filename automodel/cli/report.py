@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_pooling_options, add_role_options, read_input,
-                                  role_kwargs)
+                                  role_kwargs, tell)
 from automodel.files import check_output, write_text
 
 
@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     result = automodel.fit(read_input(args, sys.stderr), space=args.space, metric=args.metric,
                            templates=args.templates, progress=not args.quiet, **role_kwargs(args))
     result.report(args.output, title=args.title)
-    print(f"chosen model: T = {result.best.formula}\nreport written to {args.output}")
+    tell(f"chosen model: T = {result.best.formula}", args)
+    tell(f"report written to {args.output}", args)
     return 0
 
 
@@ -93,5 +94,6 @@ def _model_report(args: argparse.Namespace) -> int:
         model.predict(runs, source=args.runs)  # a column the model needs is missing: one line (the plot's KeyError)
     write_text(args.output, model_page(model, runs, source=args.data, runs_source=args.runs or "",
                                        title=args.title))
-    print(f"model: T = {model.formula}\nreport written to {args.output}")
+    tell(f"model: T = {model.formula}", args)
+    tell(f"report written to {args.output}", args)
     return 0

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP, rows_count, width
+from automodel.cli.common import STORE_HELP, check_app, rows_count, width
 from automodel.names import split_pairs
 from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
@@ -200,12 +200,12 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
     from automodel.cli.suggest import parse_target
     from automodel.data.cells import floats
     from automodel.runner import run_campaign
-    from automodel.runner.adaptive import STOPS, adaptive, seed_design
+    from automodel.runner.adaptive import STOPS, adaptive, check_campaign, seed_design
+    from automodel.runner.campaign import columns_for
+    from automodel.suggestion.candidates import LOAD_ROLES
 
     if not args.target:
         raise DataError("--adaptive needs --target NAME=V,..., e.g. n=1000000,p=1024")
-    if args.until is None and args.budget is None:
-        raise DataError("--adaptive needs --until WIDTH% or --budget CORE_HOURS (or both)")
     until = None if args.until is None else _width(args.until)
     if args.plot:
         from automodel.files import check_output
@@ -213,17 +213,14 @@ def _adaptive(args: argparse.Namespace, campaign: Campaign) -> int:
 
         figure_format(args.plot)
         check_output(args.plot, others=(args.output, str(args.output) + ".history.csv"))
-    if args.budget is not None and not (args.budget > 0 and args.budget != float("inf")):
-        raise DataError(f"budget must be a positive number of core-hours, got {args.budget:g}")
     target = parse_target(args.target)
     numeric = {q: [float(v) for v in values] for q, values in campaign.axes.items()
                if all(isinstance(v, (int, float)) for v in values)}
     if set(numeric) != set(campaign.axes):
         raise DataError("--adaptive needs numeric values on every axis")
     max_p = args.max_p  # the grid limits the runs; the target may lie beyond it
-    if "p" in target and max_p is not None and target["p"] > max_p:
-        raise DataError(f"target p={target['p']:g} is outside the allowed p (at most {max_p:g}); raise --max-p "
-                        "or choose a smaller target")
+    loads = [q for q in LOAD_ROLES if q not in numeric and q in columns_for(campaign)]  # measured, not set
+    check_campaign([*numeric, *loads], target, until=until, budget=args.budget, count=args.per_step, max_p=max_p)
     history = Path(str(args.output) + ".history.csv")
     before = _history(history)  # a damaged history is refused before the seed runs
     seed = seed_design(numeric)
@@ -295,6 +292,7 @@ def handle(args: argparse.Namespace) -> int:
     from automodel.runner import iter_rows, run_campaign
     from automodel.templates.options import checked_space
 
+    check_app(args)
     campaign = build_campaign(args)
     checked_space(args.space)  # a space file the fit would refuse is refused before anything runs
     if args.adaptive and not args.dry_run:

@@ -121,11 +121,11 @@ def _below(frame, args: argparse.Namespace) -> list[str]:  # noqa: ANN001  (a Da
 
 
 def runs(args: argparse.Namespace) -> int:
-    from automodel.store import exclude, readmit, runs as do_runs
+    from automodel.store import runs as do_runs
+    from automodel.store.observe import change_status
 
-    for ids, fn in ((args.readmit, readmit), (args.exclude, exclude)):
-        if ids:
-            print("\n".join(fit_lines(fn(args.store, args.app, ids).lines(), width(args))))
+    for report in change_status(args.store, args.app, args.readmit, args.exclude):
+        print("\n".join(fit_lines(report.lines(), width(args))))
     frame = do_runs(args.store, args.app, ("flagged",) if args.flagged else None)
     frame = frame.drop(columns=["observed_at"])
     print(table(frame, width(args), float_format=lambda v: f"{v:.6g}") if len(frame) else "(no runs)")

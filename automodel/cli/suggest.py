@@ -109,12 +109,13 @@ def _source(path: str) -> Any:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from automodel.cli.common import print_json
+    from automodel.cli.common import check_app, print_json
     from automodel.errors import DataError
     from automodel.names import printable
     from automodel.runner.grid import parse_values
     from automodel.suggestion import suggest
 
+    check_app(args)
     if not 0 < args.level < 1:
         raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")
     target = parse_target(args.target)

@@ -32,6 +32,13 @@ def _comment(text: str) -> str:
     return ascii(text).replace("*/", "*\\/")
 
 
+def _docstring(text: str) -> str:
+    """``text`` as the inside of a Python docstring (``\"\"\"...\"\"\"``): :func:`ascii` text without its
+    quotes, each ``"`` escaped, so no text of a model file ends the string (a unit ``\"\"\";exec(input())#``
+    was code of the function)."""
+    return ascii(text)[1:-1].replace('"', '\\"')
+
+
 def _renamed(model: "Model", names: dict[str, str], start: str, end: str = "") -> str:
     """One comment line per parameter whose name in the code is not its own."""
     return "".join(f"{start}parameter {_comment(q)} is {names[q]} here{end}\n" for q in model.params
@@ -49,10 +56,11 @@ def _signature(model: "Model", names: dict[str, str]) -> str:
     return ", ".join(reversed(args))
 
 
-def _what(model: "Model") -> str:
-    """What the function returns: ``run time in us`` for a time, ``value in misses`` for a counter."""
+def _what(model: "Model", quoted: Callable[[str], str]) -> str:
+    """What the function returns: ``run time in us`` for a time, ``value in misses`` for a counter, the unit
+    ``quoted`` for where it is written (:func:`_docstring`, or the inside of :func:`_comment`)."""
     unit = {"s": "seconds"}.get(model.unit, model.unit)
-    return f"{'run time' if model.unit in TIME_UNITS else 'value'} in {_comment(unit)[1:-1]}"
+    return f"{'run time' if model.unit in TIME_UNITS else 'value'} in {quoted(unit)}"
 
 
 def _body(text: str, width: int | None, open_: str = "", close: str = "") -> str:
@@ -77,7 +85,7 @@ def python_function(model: "Model", width: int | None = None) -> str:
     names = code_names(model.params, "python")
     body = to_python(model.expr, names)
     return (f"import math\n\n\ndef predicted_time({_signature(model, names)}):\n"
-            f"    \"\"\"Predicted {_what(model)} (automodel).\"\"\"\n"
+            f"    \"\"\"Predicted {_what(model, _docstring)} (automodel).\"\"\"\n"
             f"    # space {_comment(model.space)}\n"
             f"{_renamed(model, names, '    # ')}"
             f"{_body(body, width, '(', ')')}\n")
@@ -91,7 +99,7 @@ def c_function(model: "Model", width: int | None = None) -> str:
 
     names = code_names(model.params, "c")
     args = ", ".join(f"double {names[q]}" for q in model.params) or "void"
-    return (f"#include <math.h>\n\n/* Predicted {_what(model)} (automodel). */\n"
+    return (f"#include <math.h>\n\n/* Predicted {_what(model, lambda unit: _comment(unit)[1:-1])} (automodel). */\n"
             f"{_renamed(model, names, '/* ', ' */')}"
             f"double predicted_time({args})\n{{\n{_body(to_c(model.expr, names), width)};\n}}\n")
 

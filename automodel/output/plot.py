@@ -52,6 +52,24 @@ def figure_format(path: str | Path) -> str:
     return suffix
 
 
+def _literal(text: str) -> str:
+    """``text`` from the data (a column name, a unit) drawn as it is: each ``$`` escaped, so matplotlib does
+    not read it as mathtext (a column ``$\\foo$`` was a ParseFatalException traceback, ``a$b$`` drawn in
+    italics).
+
+    Examples
+    --------
+    >>> _literal("cost $ per $n$")
+    'cost \\\\$ per \\\\$n\\\\$'
+    """
+    return text.replace("$", "\\$")
+
+
+def _name(model: Any, q: str) -> str:
+    """How parameter ``q`` of ``model`` is labelled: the user's column name, drawn literally."""
+    return _literal(model.roles.get(q, q))
+
+
 def _panels(model: Any) -> list[str]:
     return [x for x in ("n", "p") if x in model.params] or [model.params[0]]
 
@@ -141,11 +159,11 @@ def _curve(ax: Any, grid: np.ndarray, pred: np.ndarray, hi_train: float, color: 
 
 
 def _axes(ax: Any, model: Any, x: str, log_x: bool, times: list[np.ndarray], grid: np.ndarray) -> None:
-    ax.set_xlabel(model.roles.get(x, x))
+    ax.set_xlabel(_name(model, x))
     if not any(np.isfinite(t).any() for t in times):  # nothing drawable: the axis spans the grid all the same
         ax.set_xlim(grid[0], grid[-1])
     unit = getattr(model, "unit", "s")
-    ax.set_ylabel(f"time [{unit}]" if unit in TIME_UNITS else unit)
+    ax.set_ylabel(f"time [{unit}]" if unit in TIME_UNITS else _literal(unit))
     if log_x:
         ax.set_xscale("log")
     values = np.concatenate([t[np.isfinite(t) & (t > 0)] for t in times] or [np.ones(1)])
@@ -211,7 +229,7 @@ def plot_model(model: Any, path: str | Path | None = None, runs: pd.DataFrame | 
         if left_out:
             notes.append(left_out + " shown")
     if fixed:
-        notes.append("at " + ", ".join(f"{model.roles.get(q, q)} = {v:g}" for q, v in fixed.items()))
+        notes.append("at " + ", ".join(f"{_name(model, q)} = {v:g}" for q, v in fixed.items()))
     if own:
         _model_title(fig, model, title, level, notes)
     if path is not None:
@@ -280,7 +298,7 @@ def _model_curve(ax: Any, model: Any, x: str, other: str | None, value: float | 
     array
         The predictions drawn.
     """
-    label = f"{model.roles.get(other, other)} = {value:g}" if value is not None else None
+    label = f"{_name(model, other)} = {value:g}" if value is not None else None
     frame = _frame(model, fixed, x, grid, other, value)
     pred = _drawable(model.predict(frame))
     band = [_drawable(b) for b in model.predict_interval(frame, level)] if model.interval is not None else None
@@ -383,8 +401,8 @@ def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[st
             ax.scatter(sel[x], sel["time"], color="black", s=16, zorder=3, label="measured")
         ax.axvspan(hi_train, grid[-1], color="0.85", alpha=0.5, lw=0)
         _axes(ax, first, x, log_x, drawn, grid)
-        where = f" at {first.roles.get(other, other)} = {at:g}" if other is not None else ""
-        ax.set_title(f"against {first.roles.get(x, x)}{where} (grey: beyond the data)", fontsize=8)
+        where = f" at {_name(first, other)} = {at:g}" if other is not None else ""
+        ax.set_title(f"against {_name(first, x)}{where} (grey: beyond the data)", fontsize=8)
         ax.legend(fontsize=6.5, loc="best")
     fig.suptitle(title or f"top {len(models)} candidates (solid: inside the data, dashed: beyond)", fontsize=9)
     fig.tight_layout()

@@ -31,10 +31,11 @@ import pandas as pd
 from automodel.errors import DataError
 from automodel.fitting import fit
 from automodel.suggestion import NothingToRun, NoTimeAtTarget, check_target, suggest
-from automodel.suggestion.facade import check_runs
+from automodel.suggestion.candidates import target_values
+from automodel.suggestion.facade import check_options, check_runs
 from automodel.suggestion.greedy import seconds
 
-__all__ = ["Step", "Outcome", "adaptive", "core_hours", "seed_design", "forward_error", "widened", "STOPS"]
+__all__ = ["Step", "Outcome", "adaptive", "check_campaign", "core_hours", "seed_design", "forward_error", "widened", "STOPS"]
 
 #: why a campaign stopped
 STOPS = {"until": "the band at the target was narrow enough on two successive fits", "budget": "the budget is spent",
@@ -218,7 +219,7 @@ def forward_error(model: Any, new: pd.DataFrame | None) -> float:
 
     Examples
     --------
-    >>> from automodel.model import Model, TermModel
+    >>> from automodel.model.core import Model, TermModel
     >>> from automodel.space.terms import ONE, power
     >>> m = Model(TermModel((ONE, power("p", -1)), (1.0, 8.0)), ("p",), {"p": "p", "time": "time"}, {"p": [1.0, 8.0]})
     >>> round(forward_error(m, pd.DataFrame({"p": [16.0, 32.0], "time": [1.5, 1.5]})), 3)
@@ -250,6 +251,23 @@ def widened(band: tuple[float, float, float, float], forward: float) -> tuple[fl
     if not math.isfinite(forward) or forward <= width:
         return band
     return y, min(lo, y / (1.0 + forward)), max(hi, y * (1.0 + forward)), forward
+
+
+def check_campaign(params: Sequence[str], target: Mapping[str, float], *, until: float | None = None,
+                   budget: float | None = None, count: int = 3, max_p: float | None = None) -> dict[str, float]:
+    """What :func:`adaptive` would refuse of its options, checked before any run: the stops, the runs per
+    step and the target, on the parameters the fits will have (``params``, canonical names; a target that
+    misses one or names another, or a ``p`` of 0.5, was refused only after the seed had run). Returns the
+    target as :func:`automodel.suggestion.candidates.target_values` does.
+
+    Raises
+    ------
+    DataError
+        In one line; nothing has run.
+    """
+    _check_stops(until, budget)
+    check_options(count, None, max_p, 1)
+    return target_values(params, {}, target, max_p)
 
 
 def _check_stops(until: float | None, budget: float | None) -> None:

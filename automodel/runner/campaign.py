@@ -100,12 +100,39 @@ class Campaign:
         for role in ROLE_NAMES:
             if role in self.axes:
                 _check_role_axis(role, self.axes[role])
+        _check_column_names(self)
         if self.cwd is not None and not Path(self.cwd).is_dir():
             raise DataError(f"working directory {self.cwd}: no such folder")
         for label, template in (("command template", self.command), ("bw probe", self.bw_probe or "")):
             unknown = placeholders(template) - set(self.axes) - set(BUILTIN_PLACEHOLDERS)
             if unknown:
                 raise DataError(f"{label}: unknown placeholder(s) {sorted(unknown)} (axes: {sorted(self.axes)})")
+
+
+#: the columns a campaign writes of every run itself, which no axis or capture may name
+RECORDED = ("rep", "time", "status", "error", "started")
+
+
+def _check_column_names(campaign: Campaign) -> None:
+    """Refuse an axis or a capture named as another column of the CSV (:func:`columns_for`): the header had
+    the name twice and each row one value under both, the other lost (``--param time=2`` recorded the
+    measured time as the parameter, ``--capture rep=...`` overwrote the repetition a resume matches)."""
+    recorded = f"a column the campaign records of each run ({', '.join(RECORDED)}); choose another name"
+    measured = {"cpu": (campaign.sample_cpu or "cpu" in campaign.captures, "free CPU fraction", "--no-cpu"),
+                "bw": (bool(campaign.bw_probe) or "bw" in campaign.captures, "free bandwidth", "no --bw-probe")}
+    for name in campaign.axes:
+        if name in RECORDED:
+            raise DataError(f"parameter name '{name}' is {recorded}")
+        if measured.get(name, (False,))[0]:
+            _, what, how = measured[name]
+            raise DataError(f"parameter '{name}' is the {what} the campaign measures of each run; to set it as "
+                            f"a parameter give {how} and no {name} capture")
+    for name in campaign.captures:
+        if name in campaign.axes:
+            raise DataError(f"capture '{name}' is the column of parameter '{name}'; choose another name")
+        if name in RECORDED:
+            raise DataError(f"capture '{name}' is {recorded}" + (" (the time a run prints: --time-regex)"
+                                                                 if name == "time" else ""))
 
 
 def _check_role_axis(role: str, values: Sequence[object]) -> None:

@@ -31,7 +31,7 @@ from automodel.store.db import Store, now
 from automodel.store.storage import Session, Storage, open_storage
 from automodel.store.pool import ADMITTED, App, check_params, missing_app, run_columns, window_rows
 
-__all__ = ["ObserveReport", "observe", "readmit", "exclude", "search_pool"]
+__all__ = ["ObserveReport", "observe", "readmit", "exclude", "change_status", "search_pool"]
 
 
 @dataclass
@@ -396,10 +396,24 @@ def _described(pool: LivePool, cand_ids: np.ndarray, i: int, text: str | None = 
     return text or pool.formula(i), int(cand_ids[i])
 
 
-def _set_status(store: str | Path | Store | Storage, app: str, run_ids: Iterable[int], admit: bool) -> ObserveReport:
-    ids = sorted({int(i) for i in run_ids})
+def change_status(store: str | Path | Store | Storage, app: str, readmit: Iterable[int] = (),
+                  exclude: Iterable[int] = ()) -> list[ObserveReport]:
+    """Re-admit the runs ``readmit``, then exclude the runs ``exclude``, in one transaction: both or neither
+    (a run that named no run, given to the second, left the first done and stored, and the command failed);
+    a run in both is refused. One report per list that names runs, an update each.
+
+    Raises
+    ------
+    DataError
+        A run given to both, or one :func:`readmit` or :func:`exclude` refuses; nothing is changed.
+    """
+    changes = [(sorted({int(i) for i in ids}), admit) for ids, admit in ((readmit, True), (exclude, False))]
+    both = sorted(set(changes[0][0]) & set(changes[1][0]))
+    if both:
+        raise DataError(f"run {both[0]}: given to re-admit and to exclude; expected each run once")
     st = open_storage(store, create=False)
-    return st.session(lambda db: _set_status_locked(db, _require(db, app, st.target), ids, admit))
+    return st.session(lambda db: [_set_status_locked(db, _require(db, app, st.target), ids, admit)
+                                  for ids, admit in changes if ids])
 
 
 def _require(db: Session, name: str, target: str) -> App:
@@ -440,9 +454,16 @@ def _set_status_locked(db: Session, a: App, ids: list[int], admit: bool) -> Obse
 
 def readmit(store: str | Path | Store | Storage, app: str, run_ids: Iterable[int]) -> ObserveReport:
     """Put flagged (or excluded) runs back into the fit and re-rank."""
-    return _set_status(store, app, run_ids, True)
+    return _one(change_status(store, app, readmit=run_ids))
 
 
 def exclude(store: str | Path | Store | Storage, app: str, run_ids: Iterable[int]) -> ObserveReport:
     """Take fitted runs out of the fit by hand (kept in the store, status ``excluded``) and re-rank."""
-    return _set_status(store, app, run_ids, False)
+    return _one(change_status(store, app, exclude=run_ids))
+
+
+def _one(reports: list[ObserveReport]) -> ObserveReport:
+    """The report of the one change of :func:`readmit` or :func:`exclude`; no run given is a DataError."""
+    if not reports:
+        raise DataError("no run given; expected the ids of the runs to change (automodel runs lists them)")
+    return reports[0]

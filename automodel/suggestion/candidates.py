@@ -13,7 +13,7 @@ from automodel.data.cells import RULES, floats, magnitude_note, shown, violation
 from automodel.errors import DataError
 from automodel.model.core import Model
 
-__all__ = ["LOAD_ROLES", "MAX_CANDIDATES", "check_target", "candidate_grid", "listed", "mark_measured"]
+__all__ = ["LOAD_ROLES", "MAX_CANDIDATES", "check_target", "target_values", "candidate_grid", "listed", "mark_measured"]
 
 #: roles that are the machine's state, not a configuration: set to the target's value (default 1)
 LOAD_ROLES = ("cpu", "bw")
@@ -22,16 +22,24 @@ MAX_CANDIDATES = 100_000
 
 
 def check_target(model: Model, target: Mapping[str, Any], max_p: float | None = None) -> dict[str, float]:
-    """The target as canonical parameter -> value: every parameter of ``model`` (``cpu`` and ``bw``
-    default to 1), given by its canonical or user name, a positive finite number, ``p`` a whole number
-    no larger than ``max_p``; else a one-line :class:`DataError`."""
-    names = {model.roles.get(q, q): q for q in model.params}
+    """The target as canonical parameter -> value for ``model`` (:func:`target_values` of its parameters
+    and column names)."""
+    return target_values(model.params, model.roles, target, max_p)
+
+
+def target_values(params: Sequence[str], roles: Mapping[str, str], target: Mapping[str, Any],
+                  max_p: float | None = None) -> dict[str, float]:
+    """The target as canonical parameter -> value: every parameter of ``params`` (``cpu`` and ``bw``
+    default to 1), given by its canonical or user name (``roles``), a positive finite number, ``p`` a whole
+    number no larger than ``max_p``; else a one-line :class:`DataError`. Needs no model, so a campaign
+    checks its target before its first run."""
+    names = {roles.get(q, q): q for q in params}
     out: dict[str, float] = {}
     for key, value in target.items():
-        q = key if key in model.params else names.get(key)
+        q = key if key in params else names.get(key)
         if q is None:
             raise DataError(f"target: unknown parameter {shown(key)}; the model has "
-                            f"{', '.join(model.roles.get(q, q) for q in model.params)}")
+                            f"{', '.join(roles.get(q, q) for q in params)}")
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -39,11 +47,11 @@ def check_target(model: Model, target: Mapping[str, Any], max_p: float | None = 
         if not (math.isfinite(number) and number > 0):
             raise DataError(f"target: {key} must be a positive finite number, got {shown(value)}")
         out[q] = _checked(f"target: {key}", q, [number])[0]
-    for q in model.params:
+    for q in params:
         if q not in out:
             if q not in LOAD_ROLES:
-                raise DataError(f"target: no value for {model.roles.get(q, q)}; give every parameter, "
-                                f"e.g. {','.join(f'{model.roles.get(x, x)}=...' for x in model.params)}")
+                raise DataError(f"target: no value for {roles.get(q, q)}; give every parameter, "
+                                f"e.g. {','.join(f'{roles.get(x, x)}=...' for x in params)}")
             out[q] = 1.0
     if "p" in out:
         if out["p"] != math.floor(out["p"]):
@@ -51,7 +59,7 @@ def check_target(model: Model, target: Mapping[str, Any], max_p: float | None = 
         if max_p is not None and out["p"] > max_p:
             raise DataError(f"target p={out['p']:g} is outside the allowed p (at most {max_p:g}); raise "
                             "--max-p or choose a smaller target")
-    return {q: out[q] for q in model.params}
+    return {q: out[q] for q in params}
 
 
 def _checked(label: str, role: str, values: Sequence[Any]) -> list[float]:

@@ -16,7 +16,7 @@ from automodel.suggestion.candidates import candidate_grid, check_target, listed
 from automodel.suggestion.greedy import plan_runs, seconds
 from automodel.suggestion.results import NothingToRun, Plan
 
-__all__ = ["suggest", "check_runs"]
+__all__ = ["suggest", "check_runs", "check_options"]
 
 
 def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p: Sequence[float] | None = None,
@@ -69,7 +69,7 @@ def suggest(source: Any, target: Mapping[str, Any], *, count: int = 5, allowed_p
     >>> plan = automodel.suggest("runs.csv", {"n": 1e6, "p": 1024}, max_p=1024, budget=2)  # doctest: +SKIP
     >>> print("\\n".join(plan.lines()))                                                   # doctest: +SKIP
     """
-    _check_options(count, budget, max_p, reps)
+    check_options(count, budget, max_p, reps)
     model, measured = _model_of(source, fit_options)
     if model.interval is None:
         raise DataError("the model has no prediction band (fit it with intervals, or give the runs)")
@@ -127,7 +127,7 @@ def check_runs(source: Any, target: Mapping[str, Any], *, count: int = 3, allowe
     return tuple(chosen)
 
 
-def _check_options(count: Any, budget: Any, max_p: Any, reps: Any) -> None:
+def check_options(count: Any, budget: Any, max_p: Any, reps: Any) -> None:
     """Check the options of :func:`suggest` that need no model.
 
     Raises

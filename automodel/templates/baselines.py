@@ -27,6 +27,9 @@ __all__ = ["TEMPLATES", "PROPHESY", "RBASP", "AMDAHL", "PolynomialModel", "Rbasp
 DEGREES = (0, 7)
 #: RBASP's g(p): linear or quadratic in log2 p, or the one of lower standard error
 G_CHOICES = ("linear", "quadratic", "auto")
+#: columns that are never RBASP's x_i: the time it regresses (log2 T on log2 T fitted exactly, led the
+#: leaderboard and could predict nothing) and p, which enters through g(p)
+NOT_VARIABLES = ("time", "p")
 
 
 def _f(x: float) -> sympy.Float:
@@ -195,6 +198,9 @@ class RbaspTemplate(ColumnTemplate):
     def check_options(self, options: Mapping[str, Any]) -> None:
         """The check of :meth:`fit` on its option values alone (:meth:`Template.check_options`)."""
         check_option(options["g"] in G_CHOICES, "rbasp", "g", ", ".join(map(repr, G_CHOICES)), options["g"])
+        variables = options.get("variables")
+        check_option(variables is None or not any(v in NOT_VARIABLES for v in variables), "rbasp", "variables",
+                     "none or columns other than time and p (p enters through g)", variables)
 
     def fit(self, frame: pd.DataFrame, g: str = "auto", variables: Sequence[str] | None = None,
             **options: Any) -> RbaspModel:
@@ -205,12 +211,12 @@ class RbaspTemplate(ColumnTemplate):
         g : "linear", "quadratic" or "auto" (lower standard error of log2 T; needs enough rows).
         variables : the x_i; default every numeric column except ``time`` and ``p`` that varies.
         """
-        self.check_options({"g": g})
+        self.check_options({"g": g, "variables": variables})
         t = times(frame)
         lp = np.log2(column(frame, "p"))
         notes: list[str] = []
         if variables is None:
-            variables = [c for c in frame.columns if c not in ("time", "p")
+            variables = [c for c in frame.columns if c not in NOT_VARIABLES
                          and pd.api.types.is_numeric_dtype(frame[c]) and frame[c].nunique() > 1]
         logs = [np.log2(column(frame, v)) for v in variables]
         y = np.log2(t)

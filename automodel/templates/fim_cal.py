@@ -27,6 +27,8 @@ __all__ = ["TEMPLATE", "FimCalModel", "FimCalTemplate", "fit_regression", "calib
 
 COUNTERS: tuple[str, ...] = ("U", "TC", "SC", "F")
 _NOT_PARAMETERS = frozenset({"time", "p", "cpu", "bw", *COUNTERS})
+#: most steps of Algorithm 1's walk (10^7 take about 13 s; 10^12 asked for ran for days)
+MAX_STEPS = 100_000_000
 METHODS: tuple[str, ...] = ("first_step", "chain")
 
 
@@ -64,7 +66,8 @@ def _check_calibration(epsilon: Any, tau: Any, max_steps: Any) -> None:
     """A one-line OptionError unless the step ``epsilon`` and threshold ``tau`` are > 0 and ``max_steps`` >= 1."""
     for name, value in (("epsilon", epsilon), ("tau", tau)):
         check_option(positive(value), "fim_cal", name, "a number > 0", value)
-    check_option(whole(max_steps, 1), "fim_cal", "max_steps", "a whole number >= 1", max_steps)
+    check_option(whole(max_steps, 1, MAX_STEPS), "fim_cal", "max_steps", f"a whole number from 1 to {MAX_STEPS:,}",
+                 max_steps)
 
 
 def calibrate_alpha(time_of_alpha: Callable[[np.ndarray], np.ndarray], actual: np.ndarray,
@@ -338,6 +341,9 @@ class FimCalTemplate(ColumnTemplate):
         check_option(method in METHODS, "fim_cal", "method", " or ".join(map(repr, METHODS)), method)
         check_stages(options["stages"])
         _check_calibration(options["epsilon"], options["tau"], options["max_steps"])
+        parameters = options.get("parameters")  # eq. 11 regressing TC on TC (or the time) fits exactly
+        check_option(parameters is None or not any(q in _NOT_PARAMETERS for q in parameters), "fim_cal",
+                     "parameters", "none or columns other than time, p, cpu, bw and the counters", parameters)
 
     def fit(self, frame: pd.DataFrame, *, parameters: Sequence[str] | None = None,
             method: str = "first_step", stages: int = 1, epsilon: float = 1e-5, tau: float = 0.01,
@@ -362,7 +368,7 @@ class FimCalTemplate(ColumnTemplate):
             See :func:`automodel.templates._fim_markov.chain_time` and :func:`calibrate_alpha`.
         """
         self.check_options({"method": method, "stages": stages, "epsilon": epsilon, "tau": tau,
-                            "max_steps": max_steps})
+                            "max_steps": max_steps, "parameters": parameters})
         reason = self.applicable(frame)
         if reason is not None:
             raise DataError(f"FiM-Cal: {reason}")

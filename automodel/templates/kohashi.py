@@ -39,6 +39,10 @@ N_TERMS = (2, 6)
 DEGREES = (0, 3)
 #: how ``pc`` of the 6-term model is fitted (:func:`fit_pc`)
 PC_SEARCHES = ("bounded", "optuna")
+#: most REMC steps a posterior may take (the sampler keeps every step after burn-in: 10^9 steps asked for
+#: 45 GiB; 10^6 take about half a minute), and most trials of an optuna search of ``pc``
+MAX_STEPS = 1_000_000
+MAX_TRIALS = 10_000
 
 
 def term_basis(p: np.ndarray, n_terms: int, pc: np.ndarray | float | None = None) -> np.ndarray:
@@ -375,9 +379,10 @@ def _check_options(n_terms: Any, pc: Any, cores_per_node: Any, degree: Any, n_st
                  f"none or a whole number from {DEGREES[0]} to {DEGREES[1]}", degree)
     for name, value in (("pc", pc), ("cores_per_node", cores_per_node), ("pc_timeout", pc_timeout)):
         check_option(positive(value, allow_none=True), "kohashi", name, "none or a number > 0", value)
-    check_option(whole(n_steps, 2), "kohashi", "n_steps", "a whole number >= 2", n_steps)
-    for name, value in (("max_samples", max_samples), ("pc_trials", pc_trials)):
-        check_option(whole(value, 1), "kohashi", name, "a whole number >= 1", value)
+    check_option(whole(n_steps, 2, MAX_STEPS), "kohashi", "n_steps", f"a whole number from 2 to {MAX_STEPS:,}", n_steps)
+    check_option(whole(max_samples, 1), "kohashi", "max_samples", "a whole number >= 1", max_samples)
+    check_option(whole(pc_trials, 1, MAX_TRIALS), "kohashi", "pc_trials", f"a whole number from 1 to {MAX_TRIALS:,}",
+                 pc_trials)
     for name, values in (("temperatures", temperatures), ("c_max", c_max)):
         check_option(values is None or (len(values) > 0 and all(positive(v) for v in values)), "kohashi", name,
                      "none or numbers > 0", values)

@@ -9,6 +9,7 @@ expression with the parameters renamed to the user's column names.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from html import escape
 from typing import Any
 
 import sympy
@@ -29,6 +30,19 @@ class MathMLFormulaPrinter(MathMLPresentationPrinter):
     """
 
     _default_settings = {**MathMLPresentationPrinter._default_settings, "digits": 4}
+
+    def _print_Symbol(self, sym: sympy.Symbol, style: str = "plain") -> Any:
+        """sympy's symbol with its text escaped: sympy writes text nodes raw (so that its entities such as
+        ``&InvisibleTimes;`` survive), and a parameter's name is a column of the user's file
+        (``<img src=x onerror=...>`` would be markup of the page)."""
+        node = super()._print_Symbol(sym, style)
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if item.nodeType == item.TEXT_NODE:
+                item.data = escape(item.data, quote=False)
+            stack.extend(item.childNodes)
+        return node
 
     def _print_Float(self, expr: sympy.Float) -> Any:
         return super()._print_Float(sympy.Float(expr, self._settings["digits"]))
@@ -53,13 +67,16 @@ class MathMLFormulaPrinter(MathMLPresentationPrinter):
 
 def formula_mathml(expr: sympy.Expr, names: Mapping[str, str] | None = None, digits: int = 4) -> str:
     """``T = expr`` as a ``<math>`` element, each parameter named as in ``names`` (canonical name ->
-    the user's column name; the canonical name when absent). Text is escaped by the printer.
+    the user's column name; the canonical name when absent), escaped
+    (:meth:`MathMLFormulaPrinter._print_Symbol`).
 
     Examples
     --------
     >>> from automodel.space.symbols import symbol
     >>> formula_mathml(2 * symbol("p"), {"p": "ranks"})
     '<math display="block"><mi>T</mi><mo>=</mo><mrow><mn>2</mn><mo>&InvisibleTimes;</mo><mi>ranks</mi></mrow></math>'
+    >>> formula_mathml(symbol("p"), {"p": "<b>&p"})
+    '<math display="block"><mi>T</mi><mo>=</mo><mi>&lt;b&gt;&amp;p</mi></math>'
     """
     renamed = {s: sympy.Symbol(names[s.name]) for s in expr.free_symbols
                if names and s.name in names and names[s.name] != s.name}
