@@ -9,8 +9,8 @@ from typing import Any
 
 from automodel.data.readers.formats import FORMATS as INPUT_FORMATS
 from automodel.errors import DataError, install_hint
-from automodel.names import split_pairs
-from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
+from automodel.names import listing, printable, shortened, split_pairs
+from automodel.options import AGGREGATES, DEFAULT_AGGREGATE, ROLE_NAMES
 from automodel.solve.metrics import METRICS
 from automodel.terminal import WIDTH, Status, interactive, wrap
 
@@ -139,14 +139,14 @@ def check_extras(model, extras: Iterable[str], command: str) -> None:  # noqa: A
     a word) or that is one of its roles (n, p, cpu, bw have options of their own; best-p chooses p)."""
     canonical = {model.roles.get(q, q): q for q in model.params}
     for name in extras:
-        q = canonical.get(name, name)
-        if q in ("n", "p", "cpu", "bw"):
-            raise DataError(f"--param {name}: " + (f"{command} chooses p; give the other parameters"
+        q, said = canonical.get(name, name), shortened(printable(name))
+        if q in ROLE_NAMES:
+            raise DataError(f"--param {said}: " + (f"{command} chooses p; give the other parameters"
                                                     if q == "p" and command == "best-p"
                                                     else f"give {q} with --{q}, not --param"))
         if q not in model.params:
-            raise DataError(f"--param {name}: the model has no parameter {name!r} (its parameters: "
-                            f"{', '.join(model.roles.get(q, q) for q in model.params)})")
+            raise DataError(f"--param {said}: the model has no parameter {shortened(printable(repr(name)))} (its "
+                            f"parameters: {listing([model.roles.get(q, q) for q in model.params], printable)})")
 
 
 def role_kwargs(args: argparse.Namespace) -> dict:
