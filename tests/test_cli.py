@@ -68,3 +68,32 @@ def test_a_negative_number_of_rows_to_print_is_refused(argv, capsys):
         main(argv)
     assert exit_.value.code == 2
     assert "argument --top: expected a whole number of rows >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, option, kind", [
+    (["best-p", "m.json", "--n", "1e5", "--p-max", "\uff16\uff14"], "--p-max", "a number"),
+    (["best-p", "m.json", "--n", "\u0661\u0660\u0660"], "--n", "a number"),
+    (["predict", "--store", "s.db", "--app", "a", "--n", "1_000", "--p", "4"], "--n", "a number"),
+    (["suggest", "runs.csv", "--target", "n=1e6,p=64", "--count", "\uff13"], "--count", "a whole number"),
+    (["serve", "--port", "80_80"], "--port", "a whole number"),
+])
+def test_a_number_option_takes_ascii_digits_as_a_table_does(argv, option, kind, capsys):
+    """``float`` and ``int`` read Unicode and full-width digits and underscores (``--p-max ６４`` was 64)
+    where a CSV cell holding them is refused: one reading of a written number
+    (:mod:`automodel.data.numerals`), before anything is read or run."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert f"argument {option}: expected {kind} such as" in capsys.readouterr().err
+
+
+def test_a_grid_value_in_other_digits_is_a_name_and_a_target_is_refused():
+    from automodel.cli.suggest import parse_target
+    from automodel.errors import DataError
+    from automodel.runner.grid import parse_values
+
+    assert parse_values("\u0661\u0660\u0660,5", "n") == ["\u0661\u0660\u0660", 5]  # was [100, 5]
+    with pytest.raises(DataError, match="expected NAME=NUMBER"):
+        parse_target("n=\uff16\uff14,p=8")
+    with pytest.raises(DataError, match="n must be a finite number, got nan"):
+        parse_target("n=nan,p=8")

@@ -37,6 +37,10 @@ FILES = {
     "tiny": "n,p\n1,1e-200\n",
     "underscore": "n,p\n1,1_000\n",
     "hex": "n,p\n1,0x10\n",
+    # float() reads these where pandas does not: predict (read_rows) took '١٠٠' as 100, fit refused it
+    "arabic-indic digits": "n,p\n1,\u0661\u0660\u0660\n",
+    "full-width digits": "n,p\n1,\uff16\uff14\n",
+    "full-width float": "n,p\n1,\uff16.5\n",
 }
 
 

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from automodel.data.numerals import WHOLE, is_number, number_text
 from automodel.data.readers.formats import FORMATS as INPUT_FORMATS
 from automodel.errors import DataError, install_hint
 from automodel.names import listing, printable, shortened, split_pairs
@@ -29,10 +30,7 @@ STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (need
 def rows_count(text: str) -> int:
     """An ``argparse`` type: a number of rows to print, a whole number >= 0 (``--top -1`` printed every row
     but the last under the heading "top -1")."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
+    value = int(text) if WHOLE.fullmatch(text) else -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number of rows >= 0, got {text!r}")
     return value
@@ -47,7 +45,7 @@ def add_metric_option(parser: argparse.ArgumentParser) -> None:
 
 def add_jobs_option(parser: argparse.ArgumentParser, what: str) -> None:
     """``--jobs N``, with the same default for every command: the idle cores, used only when the work pays for them."""
-    parser.add_argument("--jobs", type=int, default=None, metavar="N",
+    parser.add_argument("--jobs", type=whole, default=None, metavar="N",
                         help=f"worker processes at most for {what} (default: the cores the machine's load leaves "
                              "idle; used only when the work pays for them, the result unchanged)")
 
@@ -160,8 +158,24 @@ def role_kwargs(args: argparse.Namespace) -> dict:
 def add_forecast_options(parser: argparse.ArgumentParser) -> None:
     """``--error mse|mae --window K``: how the load forecasters are judged (``predict --store``, ``load forecast``)."""
     parser.add_argument("--error", choices=("mse", "mae"), default="mse", help="postcast error (default mse)")
-    parser.add_argument("--window", type=int, default=None, metavar="K",
+    parser.add_argument("--window", type=whole, default=None, metavar="K",
                         help="judge forecasters on their last K postcasts (default: all history)")
+
+
+def number(text: str) -> float:
+    """An option's number (``type=number``), read as every number written as text is
+    (:func:`automodel.data.cells.number_text`: ASCII digits; ``float`` also took ``'١٠٠'`` and ``'1_0'``)."""
+    if not is_number(text):
+        raise argparse.ArgumentTypeError(f"expected a number such as 1000 or 1e6, got {shortened(printable(repr(text)))}")
+    return number_text(text)
+
+
+def whole(text: str) -> int:
+    """An option's whole number (``type=whole``): ASCII digits with an optional sign (``int`` also took
+    ``'６４'`` and ``'1_0'``)."""
+    if not WHOLE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"expected a whole number such as 8, got {shortened(printable(repr(text)))}")
+    return int(text)
 
 
 def parse_param_values(items: list[str]) -> dict[str, float]:
@@ -179,10 +193,9 @@ def parse_param_values(items: list[str]) -> dict[str, float]:
     """
     values: dict[str, float] = {}
     for name, value in split_pairs(items, "--param", DataError, "NAME=NUMBER").items():
-        try:
-            values[name] = float(value)
-        except ValueError:
-            raise DataError(f"--param {name + '=' + value!r}: expected NAME=NUMBER") from None
+        if not is_number(value):
+            raise DataError(f"--param {shortened(printable(repr(name + '=' + value)))}: expected NAME=NUMBER")
+        values[name] = number_text(value)
     return values
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (add_forecast_options, add_model_options, check_extras, load_chosen, load_values,
-                                  parse_param_values, print_json, warn, width)
+                                  number, parse_param_values, print_json, warn, whole, width)
+from automodel.data.numerals import WHOLE
 from automodel.output.export import FORMATS
 from automodel.terminal import fit_lines, shorten, wrap
 
@@ -20,9 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     b = sub.add_parser("best-p", help="the process count with the least predicted time")
     add_model_options(b)
-    b.add_argument("--n", type=float, default=None, help="problem size")
-    b.add_argument("--cpu", type=float, default=None, help="free CPU fraction (default 1: a dedicated machine)")
-    b.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default 1: a dedicated machine)")
+    b.add_argument("--n", type=number, default=None, help="problem size")
+    b.add_argument("--cpu", type=number, default=None, help="free CPU fraction (default 1: a dedicated machine)")
+    b.add_argument("--bw", type=number, default=None, help="free bandwidth fraction (default 1: a dedicated machine)")
     b.add_argument("--p-max", type=count, default=None,
                    help="largest p to consider, up to 2^53 (default 4x the largest trained p)")
     b.add_argument("--p-min", type=count, default=1, help="smallest p to consider (default 1)")
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--load-from", default=None, metavar="STORE",
                    help="forecast cpu and bw not given from the load samples of this store (automodel load record)")
     add_forecast_options(b)
-    b.add_argument("--level", type=float, default=0.9,
+    b.add_argument("--level", type=number, default=0.9,
                    help="level of the time's band and of the range of equally good p (default 0.9)")
     b.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     b.set_defaults(handler=best_p)
@@ -42,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("runs", metavar="RUNS.csv",
                    help="measured runs, the model's column names, one row per run (any input format); with a "
                         "models file, a 'kernel' column says which model scores each row (--kernel: only its rows)")
-    e.add_argument("--level", type=float, default=0.9, help="level of the bands whose coverage is counted (default 0.9)")
+    e.add_argument("--level", type=number, default=0.9, help="level of the bands whose coverage is counted (default 0.9)")
     e.add_argument("--json", action="store_true", help="print the scores as one JSON object")
     e.set_defaults(handler=evaluate)
 
@@ -50,10 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def count(text: str) -> int | float:
     """A process count as typed: ``1024`` exactly, ``1e11`` as a float (:meth:`Model.best_p` checks it
     is whole)."""
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
+    return whole(text) if WHOLE.fullmatch(text) else number(text)
 
 
 def show(args: argparse.Namespace) -> int:

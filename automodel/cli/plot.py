@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import add_model_options, load_chosen, width
+from automodel.cli.common import add_model_options, load_chosen, number, width
 from automodel.terminal import wrap
 
 
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--out", required=True, metavar="FIG", help="output file: .png, .svg or .pdf")
     s.add_argument("--candidates", action="store_true",
                    help="draw the model with its statistically equivalent candidates instead")
-    s.add_argument("--level", type=float, default=0.9, help="level of the shaded band (default 0.9)")
+    s.add_argument("--level", type=number, default=0.9, help="level of the shaded band (default 0.9)")
     s.set_defaults(handler=run)
 
 

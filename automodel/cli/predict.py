@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (STORE_HELP, add_forecast_options, check_extras, load_chosen, load_values,
-                                  parse_param_values, print_json, tell, warn, width)
+                                  number, parse_param_values, print_json, tell, warn, whole, width)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
@@ -32,18 +32,18 @@ def add_predict_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="predict with the leader of a store instead: " + STORE_HELP)
     p.add_argument("--app", default=None, metavar="NAME")
-    p.add_argument("--n", type=float, default=None)
-    p.add_argument("--p", type=float, default=None)
-    p.add_argument("--cpu", type=float, default=None, help="free CPU fraction (default: forecast)")
-    p.add_argument("--bw", type=float, default=None, help="free bandwidth fraction (default: forecast)")
+    p.add_argument("--n", type=number, default=None)
+    p.add_argument("--p", type=number, default=None)
+    p.add_argument("--cpu", type=number, default=None, help="free CPU fraction (default: forecast)")
+    p.add_argument("--bw", type=number, default=None, help="free bandwidth fraction (default: forecast)")
     p.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
     p.add_argument("--load-from", default=None, metavar="STORE",
                    help="predict model.json data.csv: forecast the cpu/bw columns the data lack from the "
                         "load samples of this store (default: 1, a dedicated machine)")
-    p.add_argument("--rank", type=int, default=None,
+    p.add_argument("--rank", type=whole, default=None,
                    help="use the candidate at this rank by score (default: the leader observe reports)")
-    p.add_argument("--level", type=float, default=0.9,
+    p.add_argument("--level", type=number, default=0.9,
                    help="level of the prediction band (columns lower and upper; default 0.9)")
     p.add_argument("--band", choices=("run", "mean"), default="run",
                    help="the band covers one new run (default) or the expected time")

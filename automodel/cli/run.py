@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automodel.cli.common import STORE_HELP, check_app, rows_count, width
+from automodel.cli.common import STORE_HELP, check_app, number, rows_count, whole, width
+from automodel.data.numerals import is_number, number_text
 from automodel.names import split_pairs
 from automodel.terminal import fit_lines, interactive, wrap
 from automodel.errors import DataError
@@ -48,8 +49,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--p", help="values of p (processes), e.g. 1,2,4,8 or 1:256:*2")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=SPEC",
                         help="an extra parameter and its values, e.g. k=4,8 (repeatable)")
-    parser.add_argument("--reps", type=int, default=1, help="repetitions per grid point (default 1)")
-    parser.add_argument("--timeout", type=float, help="seconds after which a run is killed and recorded as failed")
+    parser.add_argument("--reps", type=whole, default=1, help="repetitions per grid point (default 1)")
+    parser.add_argument("--timeout", type=number, help="seconds after which a run is killed and recorded as failed")
     parser.add_argument("--time-regex", help="regex whose first group is the time the application prints "
                         "(default: measured wall time)")
     parser.add_argument("--capture", action="append", default=[], metavar="NAME=REGEX",
@@ -76,10 +77,10 @@ def register(subparsers: Any) -> None:
     adaptive.add_argument("--target", metavar="NAME=V,...", help="where the prediction matters, e.g. n=1e6,p=1024")
     adaptive.add_argument("--until", metavar="WIDTH%", help="stop when the 90%% band at the target is within "
                           "+-WIDTH, e.g. 15%%")
-    adaptive.add_argument("--budget", type=float, metavar="CORE_HOURS",
+    adaptive.add_argument("--budget", type=number, metavar="CORE_HOURS",
                           help="stop when the campaign (seed included) has spent this many core-hours")
-    adaptive.add_argument("--per-step", type=int, default=3, help="runs per step (default 3)")
-    adaptive.add_argument("--max-p", type=float, help="the largest p the machine has: the target's p may not exceed it")
+    adaptive.add_argument("--per-step", type=whole, default=3, help="runs per step (default 3)")
+    adaptive.add_argument("--max-p", type=number, help="the largest p the machine has: the target's p may not exceed it")
     adaptive.add_argument("--plot", metavar="FIG", help="draw the band at the target against the core-hours "
                           "spent, step by step (.png, .svg, .pdf)")
     parser.set_defaults(handler=handle)
@@ -182,10 +183,11 @@ def _store(path: str, campaign: Campaign, url: str, app: str | None, space: str,
 
 def _width(text: str) -> float:
     """``"15%"`` or ``"0.15"`` -> 0.15; a one-line DataError otherwise."""
-    try:
-        value = float(text[:-1]) / 100 if text.strip().endswith("%") else float(text)
-    except ValueError:
-        raise DataError(f"--until {text!r}: expected a width such as 15%") from None
+    percent = text.strip().endswith("%")
+    digits = text.strip()[:-1] if percent else text
+    if not is_number(digits):
+        raise DataError(f"--until {text!r}: expected a width such as 15%")
+    value = number_text(digits) / (100 if percent else 1)
     if not value > 0:
         raise DataError(f"--until {text!r}: the width must be positive")
     return value

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import MAX_BYTES, STORE_HELP, TIMEOUT_S, TOKEN_ENV
+from automodel.cli.common import MAX_BYTES, STORE_HELP, TIMEOUT_S, TOKEN_ENV, number, whole
 
 __all__ = ["register", "serve"]
 
@@ -25,11 +25,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a folder of model files (automodel fit -o, automodel kernels --out), each model "
                         "named by its file's stem or its kernel")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=8035, help="port (default 8035; 0: any free port)")
+    s.add_argument("--port", type=whole, default=8035, help="port (default 8035; 0: any free port)")
     s.add_argument("--token-file", default=None, metavar="FILE",
                    help=f"a file holding the bearer token (else {TOKEN_ENV}); required off loopback")
-    s.add_argument("--max-bytes", type=int, default=MAX_BYTES, metavar="N", help=f"largest request body (default {MAX_BYTES})")
-    s.add_argument("--timeout", type=float, default=TIMEOUT_S, metavar="SECONDS",
+    s.add_argument("--max-bytes", type=whole, default=MAX_BYTES, metavar="N", help=f"largest request body (default {MAX_BYTES})")
+    s.add_argument("--timeout", type=number, default=TIMEOUT_S, metavar="SECONDS",
                    help=f"seconds a request may take to arrive whole, headers and body (default {TIMEOUT_S:g})")
     s.set_defaults(handler=serve)
 

@@ -307,7 +307,7 @@ def _number(body: dict, key: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise DataError(f"'{key}' must be a number, got {shortened(json.dumps(value))}")
-    from automodel.data.cells import as_float
+    from automodel.data.numerals import as_float
 
     return as_float(value)  # 10**400: inf, which the checks of the commands refuse (float(): OverflowError)
 

@@ -6,7 +6,7 @@ import argparse
 
 from automodel.options import AGGREGATES
 from automodel.cli.common import (INPUT_HELP, STORE_HELP, add_forecast_options, add_input_options, add_role_options,
-                                  print_json, read_input, role_kwargs, add_pooling_options, rows_count, width)
+                                  number, print_json, read_input, role_kwargs, add_pooling_options, rows_count, whole, width)
 from automodel.terminal import fit_lines, status, table, wrap
 
 __all__ = ["register"]
@@ -53,8 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     u = sub.add_parser("runs", help="list an application's runs; re-admit flagged runs or exclude runs")
     _store_option(u)
     u.add_argument("--flagged", action="store_true", help="only the runs set aside as anomalous")
-    u.add_argument("--readmit", type=int, nargs="+", default=[], metavar="ID", help="put these runs back into the fit")
-    u.add_argument("--exclude", type=int, nargs="+", default=[], metavar="ID", help="take these runs out of the fit")
+    u.add_argument("--readmit", type=whole, nargs="+", default=[], metavar="ID", help="put these runs back into the fit")
+    u.add_argument("--exclude", type=whole, nargs="+", default=[], metavar="ID", help="take these runs out of the fit")
     u.set_defaults(handler=runs)
 
     ld = sub.add_parser("load", help="record, import and forecast machine load (free CPU, bandwidth)")
@@ -62,10 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     lsub.required = True
     rec = lsub.add_parser("record", help="record one sample (or import a CSV of samples: time, host, cpu, bw)")
     _store_option(rec, app=False)
-    rec.add_argument("--cpu", type=float, default=None, help="available CPU fraction in (0, 1]")
-    rec.add_argument("--bw", type=float, default=None, help="available bandwidth fraction in (0, 1]")
+    rec.add_argument("--cpu", type=number, default=None, help="available CPU fraction in (0, 1]")
+    rec.add_argument("--bw", type=number, default=None, help="available bandwidth fraction in (0, 1]")
     rec.add_argument("--host", default=None, help="host name (default: this machine)")
-    rec.add_argument("--at", type=float, default=None, help="sample time, seconds (default: now)")
+    rec.add_argument("--at", type=number, default=None, help="sample time, seconds (default: now)")
     rec.add_argument("--csv", default=None, metavar="SAMPLES.csv", help="import periodic samples per host")
     rec.set_defaults(handler=load_record)
     fc = lsub.add_parser("forecast", help="forecast the next available CPU and bandwidth (NWS mixture of experts)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from automodel.cli.common import width
+from automodel.cli.common import number, whole, width
 from automodel.names import split_pairs
 from automodel.terminal import status
 
@@ -37,18 +37,18 @@ def register(sub: Any) -> None:
     s.add_argument("--app", help="the application of --store")
     s.add_argument("--target", required=True, metavar="NAME=V,...",
                    help="where the prediction matters, e.g. n=1000000,p=1024")
-    s.add_argument("--count", type=int, default=5, help="configurations to suggest (default 5)")
-    s.add_argument("--max-p", type=float, default=None, help="the largest p that can be run")
+    s.add_argument("--count", type=whole, default=5, help="configurations to suggest (default 5)")
+    s.add_argument("--max-p", type=number, default=None, help="the largest p that can be run")
     s.add_argument("--p", default=None, metavar="LIST",
                    help="the process counts that can be run, e.g. 1,2,4,8 or 1:1024:*2")
     s.add_argument("--grid", action="append", default=[], metavar="NAME=SPEC",
                    help="levels of a parameter, e.g. n=1e5:1.6e6:*2 (repeatable; default: the measured "
                         "levels and doublings towards the target)")
-    s.add_argument("--budget", type=float, default=None, metavar="CORE_HOURS",
+    s.add_argument("--budget", type=number, default=None, metavar="CORE_HOURS",
                    help="core-hours the suggested runs may cost in total")
-    s.add_argument("--reps", type=int, default=1, help="repetitions per suggested run (default 1)")
+    s.add_argument("--reps", type=whole, default=1, help="repetitions per suggested run (default 1)")
     s.add_argument("--new-only", action="store_true", help="never suggest a configuration already measured")
-    s.add_argument("--level", type=float, default=0.9, help="level of the band (default 0.9)")
+    s.add_argument("--level", type=number, default=0.9, help="level of the band (default 0.9)")
     s.add_argument("--json", action="store_true", help="print the plan as one JSON document")
     s.set_defaults(handler=handle)
 
@@ -63,15 +63,16 @@ def parse_target(text: str, flag: str = "--target") -> dict[str, float]:
     """
     import math
 
+    from automodel.data.numerals import is_number, number_text
     from automodel.errors import DataError
+    from automodel.names import printable, shortened
 
     expected = "NAME=NUMBER,... e.g. n=1000000,p=1024"
     out: dict[str, float] = {}
     for name, value in split_pairs(text.split(","), flag, DataError, expected, shown=text).items():
-        try:
-            out[name] = float(value)
-        except ValueError:
-            raise DataError(f"{flag} {text!r}: expected {expected}") from None
+        if not is_number(value):
+            raise DataError(f"{flag} {shortened(printable(repr(text)))}: expected {expected}")
+        out[name] = number_text(value)
         if not math.isfinite(out[name]):  # refused before `run --adaptive` runs its seed
             raise DataError(f"{flag} {text!r}: {name} must be a finite number, got {value.strip()}")
     return out

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import math
-import re
 import sys
 import warnings
 from pathlib import Path
@@ -18,14 +17,15 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from automodel.errors import DataError, where
+from automodel.data.numerals import as_float, number_text
 from automodel.files import TEXT_ENCODING, check_input
 from automodel.names import shortened
 
 if TYPE_CHECKING:  # pandas (0.3 s) is imported by the readers and checks of its frames only
     import pandas as pd
 
-__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "records", "check_table", "NUMBER", "missing", "empty_file",
-           "check_header_line", "located", "place", "rows_of", "violation", "magnitude_note", "as_float", "floats", "RULES", "MAGNITUDE", "shown"]
+__all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "records", "check_table", "missing", "empty_file",
+           "check_header_line", "located", "place", "rows_of", "violation", "magnitude_note", "floats", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -34,8 +34,6 @@ MAGNITUDE = (1e-100, 1e100)
 #: columns a table of runs may have, and bytes its header line may take
 MAX_COLUMNS = 10_000
 MAX_HEADER_BYTES = 1 << 20
-#: a cell that pandas' CSV parser reads as a number (and so does :func:`automodel.data.rows.read_rows`)
-NUMBER = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)\s*", re.IGNORECASE)
 
 #: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
 #: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
@@ -182,17 +180,6 @@ def shown(cell: object) -> str:
     return shortened(text)
 
 
-def as_float(value: object) -> float:
-    """``float(value)`` that never raises: ``inf`` (with its sign) for an integer beyond the range of
-    floats (``10**400``), NaN for what is not a number."""
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except OverflowError:
-        return math.inf if value > 0 else -math.inf  # type: ignore[operator]
-    except (TypeError, ValueError):
-        return math.nan
-
-
 def floats(raw: Any) -> np.ndarray:
     """The cells (a pandas Series, an array, or a list of a table read without pandas) as floats, NaN where
     a cell is not a number, inf where it is beyond the range of floats. A boolean is no number (``true``
@@ -204,7 +191,7 @@ def floats(raw: Any) -> np.ndarray:
         return np.asarray(raw, float)
     if dtype is None or not hasattr(raw, "iloc"):  # cells of automodel.data.rows: numbers, text, NaN for an empty cell
         return np.array([math.nan if isinstance(c, (bool, np.bool_)) else as_float(c) if not isinstance(c, str) else
-                         as_float(c) if NUMBER.fullmatch(c) else math.nan for c in raw], float)
+                         number_text(c) for c in raw], float)
     import pandas as pd
 
     try:

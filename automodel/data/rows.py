@@ -11,13 +11,13 @@ with the same rules and messages. :class:`Columns` holds the checked float colum
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from automodel.data.cells import NUMBER, check_header_line, check_table, empty_file, records
+from automodel.data.cells import check_header_line, check_table, empty_file, records
+from automodel.data.numerals import NUMBER, WHOLE
 from automodel.errors import DataError
 from automodel.files import check_input
 
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Rows", "Columns", "read_rows", "typed", "table_rows"]
 
-#: a cell pandas reads as a whole number
-WHOLE = re.compile(r"\s*[+-]?\d+\s*")
 #: the cells pandas reads as booleans
 BOOLEANS = {"True": True, "TRUE": True, "true": True, "False": False, "FALSE": False, "false": False}
 INT64 = 2 ** 63

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from automodel.data.cells import MAGNITUDE, RULES, as_float, shown, violation
+from automodel.data.cells import MAGNITUDE, RULES, shown, violation
+from automodel.data.numerals import as_float
 from automodel.errors import DataError
 
 __all__ = ["BestP", "best_integer", "best_p_at", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",

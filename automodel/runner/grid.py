@@ -23,6 +23,7 @@ import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
+from automodel.data.numerals import is_number, number_text
 from automodel.errors import DataError
 
 __all__ = ["BUILTIN_PLACEHOLDERS", "expand_grid", "format_value", "parse_values", "placeholders", "substitute"]
@@ -34,10 +35,9 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def _number(text: str, name: str) -> int | float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise DataError(f"parameter '{name}': '{text}' is not a number (expected e.g. 1000:8000:8)") from None
+    if not is_number(text):
+        raise DataError(f"parameter '{name}': '{text}' is not a number (expected e.g. 1000:8000:8)")
+    value = number_text(text)
     if not math.isfinite(value):
         raise DataError(f"parameter '{name}': '{text}' is not finite")
     return int(value) if value.is_integer() and "." not in text and "e" not in text.lower() else value
@@ -105,12 +105,10 @@ def parse_values(spec: str, name: str = "value") -> list[int | float | str]:
             raise DataError(f"parameter '{name}': empty item in list '{spec}'")
         out: list[int | float | str] = []
         for s in items:
-            try:
-                float(s)
-            except ValueError:
-                out.append(s)  # a name such as 'fast', not a number
-            else:
+            if is_number(s):
                 out.append(_number(s, name))  # a number, refused when not finite (nan, inf, 1e999)
+            else:
+                out.append(s)  # a name such as 'fast' (or '١٠٠': digits a table does not read as a number)
         return out
     parts = spec.split(":")
     if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] not in ("log", "lin")):
