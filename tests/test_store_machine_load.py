@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -37,6 +39,8 @@ def test_load_samples_fill_runs_and_forecast(store_url, tmp_path):
     ({"host": "h" * 201}, "--host: not a host name (expected 1 to 200 characters, got 201)"),
     ({"host": ""}, "--host: not a host name (expected 1 to 200 characters, got 0)"),
     ({"at": 1e300}, "--at: expected a time in seconds since the epoch (a finite number >= 0, 0 or of magnitude"),
+    # stored, it stayed the newest sample: every forecast after it gave its value
+    ({"at": 1e20}, "--at: expected a time no later than now (seconds since the epoch, up to 300 s of clock skew)"),
 ])
 def test_a_sample_that_cannot_be_stored_or_shown_is_refused(tmp_path, kwargs, message):
     """A host with terminal escapes was stored and printed raw by load forecast; 201 characters broke
@@ -54,6 +58,16 @@ def test_an_empty_host_cell_names_its_row(tmp_path):
     path.write_text("time,host,cpu\n1,a,0.5\n2,,0.5\n")
     with pytest.raises(DataError, match=r"samples.csv, row 3, column 'host': not a host name \(expected 1 to 200"):
         S.import_samples(tmp_path / "s.db", path)
+
+
+def test_a_sample_from_the_future_names_its_row(tmp_path):
+    path = tmp_path / "samples.csv"
+    path.write_text(f"time,host,cpu\n1,a,0.5\n{time.time() + 86400:.0f},a,0.5\n")
+    with pytest.raises(DataError, match=r"samples.csv, row 3, column 'time': expected a time no later than now"):
+        S.import_samples(tmp_path / "s.db", path)
+    assert not (tmp_path / "s.db").exists()
+    path.write_text(f"time,host,cpu\n1,a,0.5\n{time.time() + 60:.0f},a,0.5\n")  # within the clock skew
+    assert S.import_samples(tmp_path / "s.db", path) == 2
 
 
 def test_importing_a_file_of_samples_again_adds_nothing(store_url, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,10 @@ if TYPE_CHECKING:  # automodel.model.forecast imports scipy.signal (0.6 s); obse
 __all__ = ["record", "import_samples", "samples", "fill_run_loads", "forecast_load"]
 
 RESOURCES = ("cpu", "bw")
+#: how far ahead of this machine's clock a sample's time may be, in seconds: hosts' clocks differ (MIT
+#: Kerberos allows 300 s of skew by default). A later time would stay the newest sample, and so the
+#: load forecast, until then: ``load record --at 1e20`` was stored, and every forecast after it said 0.5
+CLOCK_SKEW_S = 300.0
 
 
 def _fraction(value: float | None, what: str) -> float | None:
@@ -34,13 +38,24 @@ def _fraction(value: float | None, what: str) -> float | None:
     return float(value)
 
 
-def _instant(value: float, what: str) -> float:
-    """``value`` when it is a time in seconds since the epoch: >= 0 and 0 or of a magnitude the engine
-    fits (:func:`automodel.data.cells.violation`, as a CSV of samples is read); else a one-line error."""
-    if not (np.isfinite(value) and value >= 0) or violation(np.array([float(value)]), "at") is not None:
-        raise DataError(f"{what}: expected a time in seconds since the epoch (a finite number >= 0, 0 or of "
-                        f"magnitude {MAGNITUDE[0]:g} to {MAGNITUDE[1]:g}), got {value!r}")
-    return float(value)
+def _instants(at: np.ndarray, what: Callable[[int], str]) -> np.ndarray:
+    """``at`` (seconds since the epoch) when every time is finite, >= 0, 0 or of a magnitude the engine
+    fits (:func:`automodel.data.cells.violation`) and not later than this machine's clock allows
+    (:data:`CLOCK_SKEW_S`); else a one-line error naming ``what(i)`` of the first that is not."""
+    at = np.asarray(at, float)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.isfinite(at) & (at >= 0))
+    found = violation(np.where(bad, 0.0, at), "at")
+    if bad.any() or found is not None:
+        i = int(np.argmax(bad)) if bad.any() else found[0]
+        raise DataError(f"{what(i)}: expected a time in seconds since the epoch (a finite number >= 0, 0 or of "
+                        f"magnitude {MAGNITUDE[0]:g} to {MAGNITUDE[1]:g}), got {at[i]!r}")
+    late = at > now() + CLOCK_SKEW_S
+    if late.any():
+        i = int(np.argmax(late))
+        raise DataError(f"{what(i)}: expected a time no later than now (seconds since the epoch, up to "
+                        f"{CLOCK_SKEW_S:g} s of clock skew), got {at[i]:g}, {at[i] - now():.3g} s ahead")
+    return at
 
 
 def _host(value: object, what: str) -> str:
@@ -62,7 +77,7 @@ def record(store: str | Path | Store | Storage, cpu: float | None = None, bw: fl
     """Record one load sample of ``host`` (this machine by default) at ``at`` (now by default)."""
     if cpu is None and bw is None:
         raise DataError("a load sample needs --cpu and/or --bw")
-    _insert_samples(store, [{"host": _host(socket.gethostname() if host is None else host, "--host"), "at": now() if at is None else _instant(at, "--at"),
+    _insert_samples(store, [{"host": _host(socket.gethostname() if host is None else host, "--host"), "at": now() if at is None else float(_instants(np.array([at], float), lambda i: "--at")[0]),
                              "cpu": _fraction(cpu, "--cpu"), "bw": _fraction(bw, "--bw")}])
 
 
@@ -78,11 +93,7 @@ def import_samples(store: str | Path | Store | Storage, path: str | Path) -> int
     have = [r for r in RESOURCES if r in frame.columns]
     if not have:
         raise DataError(f"{src}: no 'cpu' or 'bw' column; a load-sample file has time (or at), host, cpu, bw")
-    at = data_mod.numeric(frame, tcol, tcol, src, 2)
-    if (at < 0).any():
-        i = int(np.argmax(at < 0))
-        raise DataError(f"{src}, row {i + 2}, column '{tcol}': expected a time in seconds since the epoch "
-                        f"(>= 0), got {at[i]:g}")
+    at = _instants(data_mod.numeric(frame, tcol, tcol, src, 2), lambda i: where(src, i + 2, tcol))
     vals = {r: data_mod.numeric(frame, r, r, src, 2) for r in have}
     hosts = [_host(h, where(src, i + 2, "host")) for i, h in enumerate(frame["host"])]
     rows = [{"host": hosts[i], "at": float(at[i]), **{r: float(vals[r][i]) if r in vals else None
