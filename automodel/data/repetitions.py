@@ -10,8 +10,6 @@ request), and the spread that goes with that aggregate is kept as the noise esti
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
@@ -52,9 +50,10 @@ def aggregate_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggreg
     n = np.maximum(repeated.sum(axis=0), 1)
 
     def pooled(variance: np.ndarray) -> np.ndarray:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a column with no repeated configuration
-            cap = BURST_FACTOR * np.nan_to_num(np.nanmedian(np.where(repeated, variance, np.nan), axis=0))
+        # a column with no repeated configuration: zeros, not an all-NaN slice (whose RuntimeWarning a
+        # catch_warnings around it let through when another thread changed the filters meanwhile)
+        held = np.where(repeated.any(axis=0), np.where(repeated, variance, np.nan), 0.0)
+        cap = BURST_FACTOR * np.nan_to_num(np.nanmedian(held, axis=0))
         return np.sqrt(np.where(repeated, np.minimum(variance, cap), 0.0).sum(axis=0) / n)
 
     return pooled((se / time) ** 2), pooled(se ** 2)
