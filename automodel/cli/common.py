@@ -125,8 +125,6 @@ def tell(text: str, args: argparse.Namespace, out=None) -> None:  # noqa: ANN001
 def check_app(args: argparse.Namespace) -> None:
     """Refuse ``--app NAME`` without ``--store``: the name of an application of a store, it was ignored
     without a word (``fit runs.csv --app lu`` fitted the file, ``run --app lu`` stored nothing)."""
-    from automodel.names import printable
-
     if getattr(args, "app", None) is not None and getattr(args, "store", None) is None:
         raise DataError(f"--app {printable(repr(args.app))}: an application of a store; give --store S too, or "
                         "drop --app")
@@ -164,7 +162,7 @@ def add_forecast_options(parser: argparse.ArgumentParser) -> None:
 
 def number(text: str) -> float:
     """An option's number (``type=number``), read as every number written as text is
-    (:func:`automodel.data.cells.number_text`: ASCII digits; ``float`` also took ``'١٠٠'`` and ``'1_0'``)."""
+    (:func:`automodel.data.numerals.number_text`: ASCII digits; ``float`` also took ``'١٠٠'`` and ``'1_0'``)."""
     if not is_number(text):
         raise argparse.ArgumentTypeError(f"expected a number such as 1000 or 1e6, got {shortened(printable(repr(text)))}")
     return number_text(text)
@@ -178,25 +176,35 @@ def whole(text: str) -> int:
     return int(text)
 
 
-def parse_param_values(items: list[str]) -> dict[str, float]:
-    """Values of extra parameters from ``--param NAME=VALUE ...``.
+def number_pairs(items: Iterable[str], flag: str, expected: str = "NAME=NUMBER", shown: str | None = None
+                 ) -> dict[str, float]:
+    """``NAME=NUMBER`` items of the option ``flag`` as name -> number, each number read as every number
+    written as text is (:func:`automodel.data.numerals.number_text`): ``--param``, ``--report-at``,
+    ``--target``.
 
     Raises
     ------
     DataError
-        If an item is not ``NAME=NUMBER`` or names a parameter an earlier one named.
+        If an item is not ``expected`` (quoting the item, or ``shown``) or names a parameter an earlier
+        one named.
 
     Examples
     --------
-    >>> parse_param_values(["k=8", "iters=1e3"])
+    >>> number_pairs(["k=8", "iters=1e3"], "--param")
     {'k': 8.0, 'iters': 1000.0}
     """
     values: dict[str, float] = {}
-    for name, value in split_pairs(items, "--param", DataError, "NAME=NUMBER").items():
+    for name, value in split_pairs(items, flag, DataError, expected, shown=shown).items():
         if not is_number(value):
-            raise DataError(f"--param {shortened(printable(repr(name + '=' + value)))}: expected NAME=NUMBER")
+            said = name + "=" + value if shown is None else shown
+            raise DataError(f"{flag} {shortened(printable(repr(said)))}: expected {expected}")
         values[name] = number_text(value)
     return values
+
+
+def parse_param_values(items: list[str]) -> dict[str, float]:
+    """Values of extra parameters from ``--param NAME=VALUE ...`` (:func:`number_pairs`)."""
+    return number_pairs(items, "--param")
 
 
 def warn(warnings: Iterable[str], width: int | None = WIDTH) -> None:
@@ -286,8 +294,6 @@ def load_chosen(args: argparse.Namespace, one: bool = False) -> dict:
 
     models = load_models(args.model, kernel=args.kernel)
     if one and len(models) > 1:
-        from automodel.names import listing
-
         raise DataError(f"{args.model}: holds {len(models)} models; choose one with --kernel NAME "
                         f"({listing(list(models))})")
     return models

@@ -139,12 +139,9 @@ def _write_report(args: argparse.Namespace, result, page: str | None, out) -> No
 
 def _report_at(items: list[str]) -> dict[str, float]:
     """The values of ``--report-at NAME=VALUE ...``."""
-    from automodel.cli.common import parse_param_values
+    from automodel.cli.common import number_pairs
 
-    try:
-        return parse_param_values(items)
-    except DataError as exc:
-        raise DataError(str(exc).replace("--param", "--report-at", 1)) from None
+    return number_pairs(items, "--report-at")
 
 
 def _report(args: argparse.Namespace, result, data, at: dict[str, float]) -> str:  # noqa: ANN001

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from automodel.cli.common import number, whole, width
+from automodel.cli.common import number, number_pairs, whole, width
 from automodel.names import split_pairs
 from automodel.terminal import status
 
@@ -63,18 +63,12 @@ def parse_target(text: str, flag: str = "--target") -> dict[str, float]:
     """
     import math
 
-    from automodel.data.numerals import is_number, number_text
     from automodel.errors import DataError
-    from automodel.names import printable, shortened
 
-    expected = "NAME=NUMBER,... e.g. n=1000000,p=1024"
-    out: dict[str, float] = {}
-    for name, value in split_pairs(text.split(","), flag, DataError, expected, shown=text).items():
-        if not is_number(value):
-            raise DataError(f"{flag} {shortened(printable(repr(text)))}: expected {expected}")
-        out[name] = number_text(value)
-        if not math.isfinite(out[name]):  # refused before `run --adaptive` runs its seed
-            raise DataError(f"{flag} {text!r}: {name} must be a finite number, got {value.strip()}")
+    out = number_pairs(text.split(","), flag, "NAME=NUMBER,... e.g. n=1000000,p=1024", shown=text)
+    for name, value in out.items():
+        if not math.isfinite(value):  # refused before `run --adaptive` runs its seed
+            raise DataError(f"{flag} {text!r}: {name} must be a finite number, got {value:g}")
     return out
 
 
