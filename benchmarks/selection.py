@@ -398,20 +398,31 @@ def write(records: Sequence[Mapping], path: Path) -> str | None:
     return code
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.selection", description=__doc__.splitlines()[0])
+def task_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options that pick the corpus's tasks (``--part``, ``--suite``, ``--task``) and how many are
+    fitted at once (``--jobs``); :func:`selected_tasks` reads them."""
     ap.add_argument("--part", choices=[*PARTS, "all"], default="dev",
                     help="dev (default) or the locked test part, run only to report")
     ap.add_argument("--suite", nargs="+", choices=SUITES, default=(), help="only these suites")
     ap.add_argument("--task", default="", help="only tasks whose name contains this")
+    ap.add_argument("--jobs", type=int, default=2, help="tasks fitted at once (joblib)")
+
+
+def selected_tasks(args: argparse.Namespace) -> tuple[list[SelectionTask], list[str]]:
+    """The tasks :func:`task_arguments`'s options pick, and the corpus's notes (what could not be loaded)."""
+    corpus, notes = load_corpus()
+    return select(corpus, PARTS if args.part == "all" else (args.part,), args.suite, args.task), notes
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.selection", description=__doc__.splitlines()[0])
+    task_arguments(ap)
     ap.add_argument("--no-extrap", action="store_true", help="leave Extra-P out")
     ap.add_argument("--extrap-adaptive", action="store_true",
                     help="run Extra-P's adaptive modeler too (needs its extension in Extra-P's venv)")
-    ap.add_argument("--jobs", type=int, default=2, help="tasks fitted at once (joblib)")
     ap.add_argument("--out", type=Path, default=OUT_DIR, help="folder of <part>.json")
     args = ap.parse_args(argv)
-    corpus, notes = load_corpus()
-    tasks = select(corpus, PARTS if args.part == "all" else (args.part,), args.suite, args.task)
+    tasks, notes = selected_tasks(args)
     for note in notes:
         print(f"note: {note}")
     start = time.perf_counter()
