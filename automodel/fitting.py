@@ -106,8 +106,9 @@ class FitResult:
         if np.isfinite(self.dataset.noise):
             head += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
         lines = wrap(head, width, "", "    ")
+        name_width = max((len(r.name) for r in self.reports), default=0)
         for r in self.reports:  # a stage's line, and its note on lines of its own
-            head, *note = r.line().split("\n")
+            head, *note = r.line(name_width).split("\n")
             lines += [*wrap(head, width, "  ", "      "),
                       *(line for n in note for line in wrap(n.strip(), width, "      ", "       "))]
         lines += [line for n in self.notes for line in wrap(f"note: {n}", width, "  ", "    ")]

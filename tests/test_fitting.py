@@ -26,6 +26,8 @@ def test_summary_and_options(runs_loaded):
     assert set(result.leaderboard["kind"]) == {"searched"}
     text = result.summary(top=3)
     assert text.startswith("data: <DataFrame>: 64 runs, 64 distinct configurations; parameters n, p, cpu, bw")
+    stages = [line for line in text.split("leaderboard")[0].splitlines() if " rows: " in line]
+    assert len(stages) > 3 and len({line.index(" rows: ") for line in stages}) == 1  # one column, any name
     assert f"chosen model: T = {result.best.formula}" in text and "why: rank" in text
     assert (result.leaderboard["choice"] == "chosen").sum() == 1
     with pytest.raises(automodel.SpaceError, match="unknown metric 'r2'"):

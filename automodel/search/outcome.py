@@ -28,8 +28,10 @@ class StageReport:
     n_kept: int = 0
     note: str = ""
 
-    def line(self) -> str:
-        text = (f"{self.name:<14} rows: {self.rows} ({self.n_rows})  fitted {self.n_candidates}, "
+    def line(self, name_width: int = 14) -> str:
+        """One line of the stage log, the name padded to ``name_width`` (the longest of a log, so that its
+        columns align), and the note on a line of its own."""
+        text = (f"{self.name:<{name_width}} rows: {self.rows} ({self.n_rows})  fitted {self.n_candidates}, "
                 f"deleted {self.n_deleted}, kept {self.n_kept}")
         return text + (f"\n    [{self.note}]" if self.note else "")  # on its own line: 80 columns
 
