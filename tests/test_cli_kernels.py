@@ -43,7 +43,7 @@ def test_kernels_command(tmp_path, capsys):
                   "note": ["fast"] * 5 + ["slow"] * 5}).to_csv(csv, index=False)
     assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 2  # as fit: never pooled
     err = capsys.readouterr().err
-    assert "\n" not in err.strip() and "'note' (2 values)" in err and "--ignore COL" in err
+    assert "\n" not in err.strip() and "'note' (2 values)" in err and "--ignore note" in err
     assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs", "--where", "note == 'slow'"]) == 0
     assert "T = " in capsys.readouterr().out
 

@@ -101,11 +101,11 @@ def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] 
                             f"{', '.join(map(str, frame.columns))}")
     if params is None:
         params = frame.attrs.get("params") or [q for q in ROLE_NAMES if q in frame.columns]
-    params = [str(q) for q in params]
-    from automodel.data.dataset import check_pooling
+    from automodel.data.dataset import check_pooling, column_names
 
-    check_pooling(frame, [kernel, *(q for q in params if q in frame.columns)], [time, *DESCRIPTIVE, *ignore],
-                  source)
+    params = column_names(params)
+    check_pooling(frame, [kernel, *(q for q in params if q in frame.columns)], column_names(ignore), source,
+                  skip=[time, *DESCRIPTIVE])
     for q in params:
         if q not in frame.columns:
             raise DataError(f"{source}, column '{q}': no such parameter column; the table has "
