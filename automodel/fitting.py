@@ -100,9 +100,7 @@ class FitResult:
         """The stage log, the top of the leaderboard and the chosen formula, as text on lines of at most
         ``width`` columns (None: no limit; formulas wrapped between their terms)."""
         head = (f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
-                f"configurations; parameters {', '.join(self.dataset.params) or 'none'}")
-        if self.dataset.unit != DEFAULT_UNIT:
-            head += f"; values in {self.dataset.unit}"
+                f"configurations; {self.dataset.described()}")
         if np.isfinite(self.dataset.noise):
             head += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
         lines = wrap(head, width, "", "    ")

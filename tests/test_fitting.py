@@ -32,6 +32,23 @@ def test_summary_and_options(runs_loaded):
         automodel.fit(runs_loaded, metric="r2", progress=False)
 
 
+def test_the_summary_says_which_column_is_which_in_the_files_own_names():
+    """A scientist's file (``procs``, ``size``, ``walltime_ms``) fitted with --p procs --n size --time
+    walltime_ms: the summary spoke of n and p only, and of the unit only when it was not seconds."""
+    p = np.tile([1.0, 2, 4, 8], 4)
+    size = np.repeat([1e3, 2e3, 4e3, 8e3], 4)
+    runs = pd.DataFrame({"MPI ranks": p, "size": size, "walltime_ms": 1e-3 * size / p + 2})
+    result = automodel.fit(runs, time="walltime_ms", n="size", p="MPI ranks", progress=False, templates="none",
+                           intervals=False)
+    assert result.summary().replace("\n    ", " ").startswith(
+        "data: <DataFrame>: 16 runs, 16 distinct configurations; parameters n (column size), p (column "
+        "'MPI ranks'); time: column walltime_ms, in ms")
+    seconds = runs.rename(columns={"walltime_ms": "Time"}).assign(Time=runs["walltime_ms"] / 1e3)
+    assert result.dataset.described().endswith("in ms")
+    assert automodel.data.load(seconds, time="Time", n="size", p="MPI ranks").described().endswith(
+        "time: column Time, in s")
+
+
 def test_cause3_no_fittable_candidate_is_one_data_error(tmp_path):
     """Issue 17, cause 3: an empty or all-non-finite candidate set ended in ``KeyError: 's'`` (fit) or a
     bare ``ValueError`` (select)."""

@@ -67,7 +67,7 @@ def test_a_unit_at_the_end_of_the_time_columns_name_is_the_unit(tmp_path, capsys
     assert capsys.readouterr().err.strip().endswith("the file has p, runtime_ms (--time runtime_ms, read in ms)")
     assert main(["fit", str(csv), "--time", "runtime_ms", "--templates", "none", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "values in ms" in out and out.split("best process count")[1].split("\n")[1].endswith(" ms)")
+    assert "time: column runtime_ms, in ms" in out.replace("\n    ", " ") and out.split("best process count")[1].split("\n")[1].endswith(" ms)")
 
 
 def test_cli_prints_and_plots_the_unit(tmp_path, capsys):
