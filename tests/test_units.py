@@ -70,6 +70,17 @@ def test_a_unit_at_the_end_of_the_time_columns_name_is_the_unit(tmp_path, capsys
     assert "time: column runtime_ms, in ms" in out.replace("\n    ", " ") and out.split("best process count")[1].split("\n")[1].endswith(" ms)")
 
 
+def test_the_first_error_of_a_scientists_file_names_every_option_it_needs(tmp_path, capsys):
+    """``procs, size, walltime_ms``: the missing 'time' named --time only, then the next attempt met the
+    missing roles, one error per attempt; now the first one offers --p and --n as well."""
+    csv = tmp_path / "runs.csv"
+    _runs().rename(columns={"time": "walltime_ms", "p": "procs"}).assign(size=1000).to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith("(--time walltime_ms, read in ms; and perhaps --p procs --n size)")
+    assert main(["fit", str(csv), "--time", "walltime_ms", "--p", "procs", "--n", "size", "--templates", "none",
+                 "--quiet"]) == 0
+
+
 def test_cli_prints_and_plots_the_unit(tmp_path, capsys):
     import matplotlib
 

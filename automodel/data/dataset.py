@@ -178,14 +178,29 @@ def load(
 
 def _role_hint(role: str, available: list[str]) -> str:
     """How to name the column a missing role probably is (the options ``fit`` and ``run`` share): for
-    the time, the one column whose name says time (``runtime_ms``, ``Time (us)``), with its unit."""
+    the time, the one column whose name says time (``runtime_ms``, ``Time (us)``), with its unit, and
+    the options of the roles whose column has another name (``procs``, ``size``:
+    :func:`automodel.options.guess_role`), so that a file of ``procs, size, walltime_ms`` learns all
+    three options from its first error rather than one per attempt.
+
+    >>> _role_hint("time", ["run_id", "procs", "size", "walltime_ms"])
+    ' (--time walltime_ms, read in ms; and perhaps --p procs --n size)'
+    """
     if role != "time":
         return ""
     likely = [c for c in available if "time" in c.lower() or unit_in_name(c) is not None]
-    if len(likely) != 1:
-        return ""
-    unit = unit_in_name(likely[0])
-    return f" (--time {shlex.quote(likely[0])}{'' if unit is None else f', read in {unit}'})"
+    hints = []
+    if len(likely) == 1:
+        unit = unit_in_name(likely[0])
+        hints.append(f"--time {shlex.quote(likely[0])}{'' if unit is None else f', read in {unit}'}")
+    guessed: dict[str, list[str]] = {}
+    for c in available:
+        if (r := guess_role(c)) is not None and r not in available:
+            guessed.setdefault(r, []).append(c)
+    roles = " ".join(f"--{r} {shlex.quote(cs[0])}" for r, cs in guessed.items() if len(cs) == 1)
+    if roles:
+        hints.append(f"and perhaps {roles}" if hints else f"perhaps {roles}")
+    return f" ({'; '.join(hints)})" if hints else ""
 
 
 def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None, time: str | None = None) -> str:
