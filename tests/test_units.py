@@ -125,3 +125,14 @@ def test_fit_models_counters_with_zeros_and_still_refuses_a_zero_time():
         automodel.fit(counts.assign(time=counts["time"].replace(3.0, -1.0)), progress=False)
     with pytest.raises(DataError, match="expected a positive time in seconds, got 0"):
         automodel.fit(counts.drop(columns="metric"), progress=False)
+
+
+def test_a_best_p_in_ms_and_its_band_are_written_alike():
+    """``predicted 3131 ms (90% band 2.1e+03 to 4.66e+03 ms)``: the band of a time in ms came in
+    exponents beside a plain time."""
+    from automodel import BestP
+
+    found = BestP(7, 3131.08, 2104.49, 4658.45, 2, 64, 0.9, (), "ms")
+    assert found.lines() == ["p = 7 (2 to 64 at 90%)", "predicted 3131 ms (90% band 2104 to 4658 ms)"]
+    assert BestP(83, 0.005884, 0.005682, 0.006103, unit="s").lines()[1] == \
+        "predicted 0.005884 s (90% band 0.00568 to 0.0061 s)"

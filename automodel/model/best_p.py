@@ -16,7 +16,7 @@ from automodel.data.cells import MAGNITUDE, RULES, shown, violation
 from automodel.data.numerals import as_float
 from automodel.errors import DataError
 
-__all__ = ["BestP", "best_integer", "best_p_at", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",
+__all__ = ["BestP", "figure", "best_integer", "best_p_at", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",
            "BEYOND_FACTOR", "RANGE_GRID"]
 
 #: the widest range of process counts :meth:`automodel.model.core.Model.best_p` searches exhaustively (in chunks of
@@ -68,10 +68,21 @@ class BestP:
         its time in the model's unit, each well within 80 columns."""
         head = f"p = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
                                   if self.p_low != self.p_high else "")
-        time = f"predicted {self.time:.4g} {self.unit}"
+        time = f"predicted {figure(self.time, 4)} {self.unit}"
         if math.isfinite(self.lower):
-            time += f" ({self.level:.0%} band {self.lower:.3g} to {self.upper:.3g} {self.unit})"
+            time += f" ({self.level:.0%} band {figure(self.lower)} to {figure(self.upper)} {self.unit})"
         return [head, time]
+
+
+def figure(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, without an exponent from 1 to 10^6: a time in ms
+    beside its band read ``predicted 3131 ms (90% band 2.1e+03 to 4.66e+03 ms)``.
+
+    >>> figure(2104.49), figure(4658.45), figure(0.005682), figure(1234567.0), figure(3131.08, 4)
+    ('2104', '4658', '0.00568', '1.23e+06', '3131')
+    """
+    text = f"{value:.{digits}g}"
+    return f"{value:.0f}" if "e" in text and 1 <= abs(value) < 1e6 else text
 
 
 def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
