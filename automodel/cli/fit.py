@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (INPUT_HELP, ROLE_OPTIONS, STORE_HELP, add_input_options, add_jobs_option, check_app,
-                                  add_metric_option, add_pooling_options, add_role_options, print_json, read_input,
+                                  add_metric_option, add_pooling_options, examples, add_role_options, print_json, read_input,
                                   role_kwargs, rows_count, tell, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
@@ -17,7 +17,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fit", help="search for the model of timed runs (CSV, Extra-P files, CUBE profiles)",
                        description="Run the staged search on the runs in FILE (or on the runs of an "
                                    "application in a store) and print the ranked candidates. A file of several "
-                                   "kernels needs --kernel NAME (or automodel kernels).")
+                                   "kernels needs --kernel NAME (or automodel kernels).",
+                       **examples(("automodel fit runs.csv -o model.json", "columns time (in s), n and p"),
+                                  ("automodel fit runs.csv --time walltime_ms --n size --p procs",
+                                   "other column names (a time column ending in _ms is read in ms)"),
+                                  ("automodel fit runs.csv --param iters --ignore hostname date",
+                                   "a further parameter; runs differing only in hostname, date pooled"),
+                                  ("automodel fit runs.csv --where \"solver == 'cg'\" --unit ms",
+                                   "some rows only; times in ms"),
+                                  ("automodel fit runs.csv --json --quiet", "one JSON document, for scripts")))
     p.add_argument("data", metavar="FILE", nargs="?", default=None, help=INPUT_HELP)
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="fit the runs an application of this store fits (with --app, in place of FILE): "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (add_forecast_options, add_model_options, check_extras, load_chosen, load_values,
-                                  number, parse_param_values, print_json, warn, whole, width)
+from automodel.cli.common import (add_forecast_options, add_model_options, check_extras, examples, load_chosen,
+                                  load_values, number, parse_param_values, print_json, warn, whole, width)
 from automodel.data.numerals import WHOLE
 from automodel.output.export import FORMATS
 from automodel.terminal import fit_lines, shorten, wrap
@@ -19,13 +19,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true", help="the model file's JSON (as --format json)")
     s.set_defaults(handler=show)
 
-    b = sub.add_parser("best-p", help="the process count with the least predicted time")
+    b = sub.add_parser("best-p", help="the process count with the least predicted time",
+                       **examples(("automodel best-p model.json --n 800000",
+                                   "p of least predicted time at n = 800000, its range and band"),
+                                  ("automodel best-p model.json --n 800000 --p-max 1024",
+                                   "searching p up to 1024")))
     add_model_options(b)
     b.add_argument("--n", type=number, default=None, help="problem size")
     b.add_argument("--cpu", type=number, default=None, help="free CPU fraction (default 1: a dedicated machine)")
     b.add_argument("--bw", type=number, default=None, help="free bandwidth fraction (default 1: a dedicated machine)")
     b.add_argument("--p-max", type=count, default=None,
-                   help="largest p to consider, up to 2^53 (default 4x the largest trained p)")
+                   help="largest p to consider, up to 2^53 (default 4x the largest trained p, at least "
+                        "64)")
     b.add_argument("--p-min", type=count, default=1, help="smallest p to consider (default 1)")
     b.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (STORE_HELP, add_forecast_options, check_extras, load_chosen, load_values,
-                                  number, parse_param_values, print_json, tell, warn, whole, width)
+                                  examples, number, parse_param_values, print_json, tell, warn, whole, width)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
@@ -15,7 +15,13 @@ __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``predict`` subcommand to an argparse ``subparsers`` object."""
     p = sub.add_parser("predict", help="predict run times for the rows of a CSV",
-                       description="Print (or write) the input rows plus a column 'predicted'.")
+                       description="Print (or write) the input rows plus a column 'predicted'.",
+                       **examples(("automodel predict model.json rows.csv",
+                                   "rows of the model's columns; adds predicted, lower, upper"),
+                                  ("automodel predict model.json rows.csv --level 0.5 -o out.csv",
+                                   "a 50% band, written as CSV"),
+                                  ("automodel predict --store runs.db --app lu --n 9000 --p 16",
+                                   "with the leading model of an application of a store")))
     p.add_argument("model", metavar="MODEL.json", nargs="?",
                    help="a model file, or a models file of automodel kernels --out (with --kernel, or a "
                         "'kernel' column in DATA)")
