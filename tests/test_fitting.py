@@ -25,7 +25,8 @@ def test_summary_and_options(runs_loaded):
     result = automodel.fit(runs_loaded, progress=False, templates="none")
     assert set(result.leaderboard["kind"]) == {"searched"}
     text = result.summary(top=3)
-    assert text.startswith("data: <DataFrame>: 64 runs, 64 distinct configurations; parameters n, p, cpu, bw")
+    assert text.replace("\n    ", " ").startswith(
+        "data: <DataFrame>: 64 runs, 64 distinct configurations; parameters n, p, cpu, bw; values in s")
     assert f"chosen model: T = {result.best.formula}" in text and "why: rank" in text
     assert (result.leaderboard["choice"] == "chosen").sum() == 1
     with pytest.raises(automodel.SpaceError, match="unknown metric 'r2'"):
@@ -47,6 +48,10 @@ def test_the_summary_says_which_column_is_which_in_the_files_own_names():
     assert result.dataset.described().endswith("in ms")
     assert automodel.data.load(seconds, time="Time", n="size", p="MPI ranks").described().endswith(
         "time: column Time, in s")
+    # times in a column named time are seconds unless said otherwise: the line says how to say so
+    named = seconds.rename(columns={"Time": "time", "size": "n", "MPI ranks": "p"})
+    assert automodel.data.load(named).described() == "parameters n, p; values in s (else --unit ms, us or ns)"
+    assert automodel.data.load(named, unit="ms").described() == "parameters n, p; values in ms"
 
 
 def test_cause3_no_fittable_candidate_is_one_data_error(tmp_path):

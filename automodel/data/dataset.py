@@ -69,13 +69,15 @@ class Dataset:
         """Which column is which and the unit, as the first line of a fit's summary says it: ``parameters
         n, p`` where the columns bear the roles' names, else ``parameters n (column size), p (column
         procs); time: column walltime_ms, in ms`` (a newcomer's file says so in its own names); ``values
-        in ms`` for a time column named ``time`` in another unit than seconds."""
+        in ms`` for a time column named ``time`` in another unit than seconds, and for one in seconds the
+        way to say otherwise (times in ms in a column ``time`` were taken for seconds without a word)."""
         quoted = {q: shlex.quote(printable(str(c))) for q, c in self.roles.items()}
         params = [q if self.roles.get(q, q) == q else f"{q} (column {quoted[q]})" for q in self.params]
         text = f"parameters {', '.join(params) or 'none'}"
         if self.roles.get("time", "time") != "time":
             return f"{text}; time: column {quoted['time']}, in {self.unit}"
-        return text + (f"; values in {self.unit}" if self.unit != DEFAULT_UNIT else "")
+        return text + (f"; values in {self.unit}" if self.unit != DEFAULT_UNIT else
+                       f"; values in {DEFAULT_UNIT} (else --unit ms, us or ns)")
 
     @property
     def n_points(self) -> int:
