@@ -322,6 +322,12 @@ class Model:
         mean = np.where(finite, logs, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
         return np.where((t > 0) & finite.any(axis=1), np.exp(mean), t)
 
+    def _parameter_names(self, params: Sequence[str] | None = None) -> str:
+        """``n (column 'size'), p (column 'procs'), iters``: the parameters by the names :meth:`best_p`
+        takes, with the column each was read from where it differs."""
+        return ", ".join(q if self.roles.get(q, q) == q else f"{q} (column {self.roles[q]!r})"
+                         for q in (self.params if params is None else params))
+
     def _training_ranges(self) -> str:
         """``n in [1000, 8000], p in [1, 8]``: where the model was fitted, for messages."""
         return ", ".join(f"{self.roles.get(q, q)} in [{lo:g}, {hi:g}]" for q, (lo, hi) in self.ranges.items()
@@ -376,7 +382,9 @@ class Model:
                p_min: int = 1, level: float = 0.9, **extras: float) -> BestP:
         """The integer process count in ``[p_min, p_max]`` with the least predicted time, and its range.
 
-        ``p_max`` defaults to 4x the largest trained p (at least 64). Ranges of up to
+        ``p_max`` defaults to 4x the largest trained p (at least 64). ``n`` and the ``extras`` (the
+        other parameters, by name) may also be given by their columns' names, as :meth:`predict` reads
+        them (``size=16000`` for a model fitted with ``n="size"``). Ranges of up to
         :data:`EXHAUSTIVE_P` counts are searched exhaustively; wider ones coarse to fine
         (:func:`best_integer`), so the work is bounded for any ``p_max`` up to :data:`MAX_P`. The
         result (:class:`BestP`) carries the ``level`` band of the time there, the range of counts the
@@ -386,7 +394,8 @@ class Model:
         ------
         DataError
             A ``p_min`` or ``p_max`` that is not a whole number in ``[1, MAX_P]``, ``p_max < p_min``, a
-            missing or non-finite ``n`` or extra value, ``cpu`` or ``bw`` outside (0, 1], or a model that
+            missing or non-finite ``n`` or extra value, an extra the model does not have (it was ignored
+            without a word), ``n`` given twice, ``cpu`` or ``bw`` outside (0, 1], or a model that
             predicts no positive finite time at the best count.
         """
         if "p" not in self.params:
@@ -400,14 +409,23 @@ class Model:
         if p_max < p_min:
             raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}"
                             f"{' (the default: 4x the largest trained p, at least 64)' if default else ''}")
-        values: dict[str, Any] = {"n": n, "cpu": float_argument("cpu", cpu), "bw": float_argument("bw", bw), **extras}
+        values: dict[str, Any] = {"n": n, "cpu": float_argument("cpu", cpu), "bw": float_argument("bw", bw)}
+        columns = {self.roles.get(q, q): q for q in self.params}  # a parameter by its column too, as predict
+        for name, v in extras.items():  # reads it: best_p(size=16000) of a model fitted with n="size"
+            q = columns.get(name, name)
+            if q == "p" or q not in self.params:
+                raise DataError(f"best p: {'p is what it chooses' if q == 'p' else f'no parameter {name!r}'}; "
+                                f"the model's parameters: {self._parameter_names()}")
+            if q == "n" and n is not None:
+                raise DataError(f"best p: n given twice, as n and as its column {name!r}")
+            values[q] = v
         fixed = {}
         for q in self.params:
             if q == "p":
                 continue
             v = values.get(q)
             if v is None:
-                raise DataError(f"best p needs a value for '{self.roles.get(q, q)}'")
+                raise DataError(f"best p needs a value of {self._parameter_names([q])}")
             fixed[q] = float_argument(q, v)
 
         import pandas as pd
