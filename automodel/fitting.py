@@ -136,13 +136,13 @@ class FitResult:
 
 
 def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
-        cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
+        cpu: str | None = "cpu", bw: str | None = "bw", params: str | Iterable[str] = (),
         space: str | Path | SearchSpace = "default", aggregate: str = DEFAULT_AGGREGATE, metric: str | None = None,
         weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100, intervals: bool = True,
         template_options: Mapping[str, Mapping[str, Any]] | None = None, drop_anomalies: bool = False,
-        jobs: int | None = None, scheduler: Any = None, ignore: Iterable[str] = (),
+        jobs: int | None = None, scheduler: Any = None, ignore: str | Iterable[str] = (),
         unit: str | None = None) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
@@ -150,10 +150,12 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     ----------
     data : path or DataFrame
         One row per run; see :func:`automodel.data.load` for the column roles.
-    params, ignore : iterable of str
+    params, ignore : str or iterable of str
         Extra parameter columns, and undeclared columns whose values may differ between repetitions
-        (pooled knowingly). Rows of one configuration that differ in any other column are an error
-        naming it (:func:`automodel.data.dataset.check_pooling`), never pooled silently.
+        (pooled knowingly); one name or several. Rows of one configuration that differ in any other
+        column are an error naming it (:func:`automodel.data.dataset.check_pooling`), never pooled
+        silently. Errors name the command-line options: ``--p procs`` is ``p="procs"``, ``--param COL``
+        ``params=``, ``--ignore COL ...`` ``ignore=``, ``--where EXPR`` ``fit(df.query(EXPR))``.
     unit : str, optional
         The unit of the times (``s``, ``ms``, ``us``, ``ns``, or a label for a value that is not a
         time); default: the data's ``unit`` column, else seconds. The models keep it

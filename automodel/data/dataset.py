@@ -119,12 +119,12 @@ def load(
     p: str | None = "p",
     cpu: str | None = "cpu",
     bw: str | None = "bw",
-    params: Iterable[str] = (),
+    params: str | Iterable[str] = (),
     aggregate: Literal["median", "mean", "min", "robust"] = DEFAULT_AGGREGATE,
     explicit: Iterable[str] = (),
     source: str | None = None,
     covariates: Iterable[str] = (),
-    ignore: Iterable[str] = (),
+    ignore: str | Iterable[str] = (),
     unit: str | None = None,
 ) -> Dataset:
     """Read and validate measurements.
