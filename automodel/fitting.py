@@ -117,7 +117,11 @@ class FitResult:
         metric = self.space.fit.metric
         columns = ["rank", "n_terms", metric, *(["holdout"] if metric != "holdout" else []), "kind", "choice",
                    "formula"]
-        lines += ["", *wrap(f"leaderboard (ranked by {metric}, top {top}; every metric: fit --json):", width),
+        legend = "; ".join(f"{m}: {metrics_mod.METRICS[m].description}" for m in columns[2:4]
+                           if m in metrics_mod.METRICS)  # what rel_s is, for one who never met it
+        lines += ["", *wrap(f"leaderboard (ranked by {metric}, lower is better, top {top}; every metric: fit "
+                            "--json):", width),
+                  *wrap(f"({legend})", width, "", " "),
                   table(board[columns].rename(columns={"n_terms": "terms"}), width, below=["formula"],
                         float_format=lambda v: f"{v:.4g}")]
         unfitted = self.leaderboard[~ranked]
