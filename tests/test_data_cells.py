@@ -108,7 +108,8 @@ def test_a_file_with_another_separator_says_so(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("time;n;p\n1;2;3\n")
     with pytest.raises(DataError, match=r"row 1: one column 'time;n;p'; automodel reads comma-separated "
-                                        r"values and this file seems to use ';'"):
+                                        r"values and this file seems to use ';': save it comma-separated, "
+                                        r"decimals with a point \(1.5\), or tab-separated as a .tsv file$"):
         read_csv(path)
     path.write_text("time,n\nnan,1\n,2\n")
     with pytest.raises(DataError, match=r"row 2, column 'time': expected a positive time in seconds, got 'nan'"):

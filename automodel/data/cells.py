@@ -95,9 +95,10 @@ def check_table(src: str, sep: str, columns: list[str], n_rows: int, header: lis
     if len(columns) == 1:
         other = next((s for s in (";", "\t", "|", ",") if s != sep and s in columns[0]), None)
         if other is not None:
-            raise DataError(f"{src}, row 1: one column {shown(columns[0])}; automodel reads "
-                            f"{'tab' if sep == chr(9) else 'comma'}-separated values and this file seems to "
-                            f"use {other!r}")
+            kind = "tab" if sep == chr(9) else "comma"
+            raise DataError(f"{src}, row 1: one column {shown(columns[0])}; automodel reads {kind}-separated "
+                            f"values and this file seems to use {other!r}: save it {kind}-separated, decimals "
+                            "with a point (1.5)" + ("" if kind == "tab" else ", or tab-separated as a .tsv file"))
     empty = [i + 1 for i, name in enumerate(header) if name is None]
     if len(empty) > 1:  # one empty name is a column pandas names itself; two cannot be told apart
         raise DataError(f"{src}, row 1: columns {', '.join(map(str, empty))} have no name in the header, expected "
