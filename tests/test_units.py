@@ -123,7 +123,7 @@ def test_fit_models_counters_with_zeros_and_still_refuses_a_zero_time():
         automodel.fit(counts.assign(time=0.0), progress=False)
     with pytest.raises(DataError, match="expected a count of 0 or more, got -1"):
         automodel.fit(counts.assign(time=counts["time"].replace(3.0, -1.0)), progress=False)
-    with pytest.raises(DataError, match="expected a positive time in seconds, got 0"):
+    with pytest.raises(DataError, match="expected a positive time, got 0"):
         automodel.fit(counts.drop(columns="metric"), progress=False)
 
 
@@ -136,3 +136,12 @@ def test_a_best_p_in_ms_and_its_band_are_written_alike():
     assert found.lines() == ["p = 7 (2 to 64 at 90%)", "predicted 3131 ms (90% band 2104 to 4658 ms)"]
     assert BestP(83, 0.005884, 0.005682, 0.006103, unit="s").lines()[1] == \
         "predicted 0.005884 s (90% band 0.00568 to 0.0061 s)"
+
+
+def test_a_bad_time_in_ms_is_not_asked_for_in_seconds(tmp_path):
+    """``walltime_ms`` holding ``abc``: "expected a positive time in seconds" told a newcomer to convert
+    times that were fine as they were."""
+    csv = tmp_path / "runs.csv"
+    csv.write_text("p,walltime_ms\n1,abc\n2,5\n")
+    with pytest.raises(DataError, match=r"column 'walltime_ms': expected a positive time, got 'abc'$"):
+        automodel.fit(str(csv), time="walltime_ms", progress=False)

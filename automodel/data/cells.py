@@ -38,7 +38,7 @@ MAX_HEADER_BYTES = 1 << 20
 #: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
 #: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
 RULES = {
-    "time": (lambda v: v > 0, "a positive time in seconds"),
+    "time": (lambda v: v > 0, "a positive time"),
     "n": (lambda v: v > 0, "a positive problem size"),
     "p": (lambda v: v > 0, "a positive process count"),
     "cpu": (lambda v: (v > 0) & (v <= 1), "a free-CPU fraction in (0, 1]"),
