@@ -202,3 +202,12 @@ def test_predict_parts_of_templates_and_models_without_parts():
                            progress=False, templates="none").best
     with pytest.raises(automodel.DataError, match=r"does not tell computation and communication apart"):
         p_only.predict_parts(pd.DataFrame({"p": [32.0]}))
+
+
+def test_a_best_p_at_the_edge_says_how_to_search_further():
+    """``automodel fit`` warned "raise p_max", an option it does not have: the warning now names the
+    command that has it."""
+    found = _power_model("100*n/p + 0.5*p").best_p(n=40)
+    assert found.p == 64 and found.warnings[-1].endswith("(raise p_max: automodel best-p MODEL --p-max N)")
+    low = _power_model("100*n/p + 0.5*p").best_p(n=40, p_min=100, p_max=200)
+    assert low.p == 100 and low.warnings[-1].endswith("(lower p_min: --p-min of automodel best-p)")

@@ -481,9 +481,10 @@ class Model:
             out.append(f"best p = {p} is below the smallest measured p ({lo:g}) by {lo / p:.3g}x: an extrapolation")
         if p == p_max and p_max > p_min:
             out.append(f"best p = {p} is the upper end of the searched range {p_min}-{p_max}: the time may "
-                       f"still fall beyond it (raise p_max)")
+                       f"still fall beyond it (raise p_max: automodel best-p MODEL --p-max N)")
         elif p == p_min and p_min > 1:
-            out.append(f"best p = {p} is the lower end of the searched range {p_min}-{p_max} (lower p_min)")
+            out.append(f"best p = {p} is the lower end of the searched range {p_min}-{p_max} (lower p_min: "
+                       "--p-min of automodel best-p)")
         noise = self.interval.noise_seconds if self.interval is not None else 0.0
         if t < noise:
             out.append(f"the predicted time {t:.3g} {self.unit} is below the noise of the fit "
