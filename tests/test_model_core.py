@@ -211,3 +211,12 @@ def test_a_best_p_at_the_edge_says_how_to_search_further():
     assert found.p == 64 and found.warnings[-1].endswith("(raise p_max: automodel best-p MODEL --p-max N)")
     low = _power_model("100*n/p + 0.5*p").best_p(n=40, p_min=100, p_max=200)
     assert low.p == 100 and low.warnings[-1].endswith("(lower p_min: --p-min of automodel best-p)")
+
+
+def test_the_best_p_of_a_model_drawn_with_runs_is_searched_as_far_as_they_go():
+    from automodel.model.best_p import search_p_max
+
+    model = _power_model("100*n/p + 0.5*p")  # trained on p up to 8: by default searched up to 64
+    assert model.default_p_max() == 64
+    assert search_p_max(model, pd.DataFrame({"p": [1, 256]}), None) == 256
+    assert search_p_max(model, pd.DataFrame({"p": [1, 16]})) is None and search_p_max(model) is None

@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     import automodel
     from automodel.cli.fit import print_result
+    from automodel.model.best_p import search_p_max
     from automodel.output.plot import plot_model
 
     check_output(args.plot, inputs=(args.data,))
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"training on {text}, {len(test)} larger configurations held out\n")
     with status("demo: searching"):
         result = automodel.fit(train_runs, progress=False)
-    print_result(result, args.top)
+    print_result(result, args.top, p_max=search_p_max(result.best, ds.frame))  # as the plot and the page
     if len(test):
         pred = result.best.predict(test)
         y = test["time"].to_numpy()

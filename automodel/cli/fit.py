@@ -64,15 +64,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> None:  # noqa: ANN001
+def print_result(result, top: int = 10, out=None, width: int | None = WIDTH,  # noqa: ANN001
+                 p_max: int | None = None) -> None:
     """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout),
-    on lines of at most ``width`` columns (None: no limit)."""
+    on lines of at most ``width`` columns (None: no limit); the best p searched up to ``p_max`` (default:
+    the model's)."""
     print(result.summary(top, width), file=out)
     from automodel.model.best_p import best_p_at  # numpy: not at the parser's start-up
 
     best = result.best
     if "p" in best.params:
-        at, found = best_p_at(best)
+        at, found = best_p_at(best, p_max)
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
         if isinstance(found, str):
             print("\n".join(wrap(f"best process count{' at ' + where if where else ''}: none ({found})", width)),

@@ -378,6 +378,11 @@ class Model:
             yhat = np.asarray(self.core.predict(self._input(self.core, columns)), float)
         return self.interval.bounds(columns, self.core, yhat, level, kind)
 
+    def default_p_max(self) -> int:
+        """The largest process count :meth:`best_p` searches by default: 4x the largest trained p, at
+        least 64."""
+        return min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
+
     def best_p(self, n: float | None = None, cpu: float = 1.0, bw: float = 1.0, p_max: int | None = None,
                p_min: int = 1, level: float = 0.9, **extras: float) -> BestP:
         """The integer process count in ``[p_min, p_max]`` with the least predicted time, and its range.
@@ -404,7 +409,7 @@ class Model:
             raise DataError(f"level must be between 0 and 1 (exclusive), got {shown(level)}")
         default = p_max is None
         if default:
-            p_max = min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
+            p_max = self.default_p_max()
         p_min, p_max = whole_number("p_min", p_min, 1), whole_number("p_max", p_max, 1)
         if p_max < p_min:
             raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}"
