@@ -233,7 +233,7 @@ def _fit_screened(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: 
         extras = [q for q in ds.params if q not in ROLE_NAMES]
         cleaned = data_mod.load(kept, **{q: (q if q in ds.params else None) for q in ROLE_NAMES},
                                 params=extras, aggregate=ds.aggregate, covariates=ds.covariates)
-        ds = replace(cleaned, roles=ds.roles, source=ds.source)
+        ds = replace(cleaned, roles=ds.roles, source=ds.source, pooled=ds.pooled)
         result, outcome = _fit_dataset(ds, sp, named, progress, max_rows)
         anomalies = anomalies.assign(action="set aside")
         result.notes.append(f"{len(anomalies)} anomalous run(s) set aside and the search run again without "

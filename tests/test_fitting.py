@@ -55,6 +55,9 @@ def test_the_summary_says_which_column_is_which_in_the_files_own_names():
     named = seconds.rename(columns={"Time": "time", "size": "n", "MPI ranks": "p"})
     assert automodel.data.load(named).described() == "parameters n, p; values in s (else --unit ms, us or ns)"
     assert automodel.data.load(named, unit="ms").described() == "parameters n, p; values in ms"
+    hosts = named.assign(host=np.tile(["a", "b"], 8))
+    assert automodel.data.load(pd.concat([hosts] * 2), ignore="host").described() == \
+        "parameters n, p; values in s (else --unit ms, us or ns); repetitions pooled over host"
 
 
 def test_cause3_no_fittable_candidate_is_one_data_error(tmp_path):

@@ -53,6 +53,8 @@ class Dataset:
     unit : str
         The unit of the times (:func:`automodel.options.unit_name`: ``s``, ``ms``, ``us``, ``ns`` or
         a label for a value that is not a time).
+    pooled : tuple of str
+        The columns the user let differ between repetitions (``ignore``), pooled knowingly.
     """
 
     runs: pd.DataFrame
@@ -64,20 +66,25 @@ class Dataset:
     notes: tuple[str, ...] = field(default=())
     covariates: tuple[str, ...] = ()
     unit: str = DEFAULT_UNIT
+    pooled: tuple[str, ...] = ()
 
     def described(self) -> str:
         """Which column is which and the unit, as the first line of a fit's summary says it: ``parameters
         n, p`` where the columns bear the roles' names, else ``parameters n (column size), p (column
         procs); time: column walltime_ms, in ms`` (a newcomer's file says so in its own names); ``values
         in ms`` for a time column named ``time`` in another unit than seconds, and for one in seconds the
-        way to say otherwise (times in ms in a column ``time`` were taken for seconds without a word)."""
+        way to say otherwise (times in ms in a column ``time`` were taken for seconds without a word); and
+        the columns the repetitions were pooled over (``ignore``)."""
         quoted = {q: shlex.quote(printable(str(c))) for q, c in self.roles.items()}
         params = [q if self.roles.get(q, q) == q else f"{q} (column {quoted[q]})" for q in self.params]
         text = f"parameters {', '.join(params) or 'none'}"
         if self.roles.get("time", "time") != "time":
-            return f"{text}; time: column {quoted['time']}, in {self.unit}"
-        return text + (f"; values in {self.unit}" if self.unit != DEFAULT_UNIT else
-                       f"; values in {DEFAULT_UNIT} (else --unit ms, us or ns)")
+            text += f"; time: column {quoted['time']}, in {self.unit}"
+        else:
+            text += (f"; values in {self.unit}" if self.unit != DEFAULT_UNIT else
+                     f"; values in {DEFAULT_UNIT} (else --unit ms, us or ns)")
+        pooled = [printable(c) for c in self.pooled]
+        return text + (f"; repetitions pooled over {', '.join(pooled)}" if pooled else "")
 
     @property
     def n_points(self) -> int:
@@ -175,7 +182,7 @@ def load(
         covariates=covariates, ignore=ignore, counts=not is_time_unit(found))
     frame = _aggregate(runs, params_present, aggregate, carried)
     return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried,
-                   unit=found)
+                   unit=found, pooled=tuple(column_names(ignore)))
 
 
 def _role_hint(role: str, available: list[str]) -> str:
