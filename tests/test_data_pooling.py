@@ -89,6 +89,15 @@ def test_one_name_as_a_string_is_one_column_not_its_letters():
     assert "theta" in automodel.fit(runs, params="theta", templates="none", progress=False).best.params
 
 
+def test_a_factor_of_text_declared_a_parameter_is_shown_the_selection_instead():
+    """``--param hostname``, the first way out the pooling error offers, on a column of host names: the
+    error said only "expected a finite number, got 'b'"."""
+    runs = _runs().assign(host=np.repeat(["a", "b", "a", "b"], 4))
+    with pytest.raises(DataError, match=r"column 'host': expected a finite number, got 'a'; a parameter is a "
+                                        r"number: model one value with --where \"host == 'a'\"$"):
+        automodel.fit(runs, params=["theta", "host"], progress=False)
+
+
 def test_the_estimator_makes_every_column_of_X_a_parameter():
     from automodel import AutomodelRegressor
 

@@ -320,6 +320,9 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
         got = "an empty cell" if missing(cell) else shown(cell)
         if _beyond_floats(cell):
             what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
+        elif role == column and role not in RULES and isinstance(cell, str) and column.isidentifier():
+            # a factor named as a parameter (--param hostname): what a parameter of text is is a selection
+            got += f"; a parameter is a number: model one value with --where \"{column} == {cell.strip()!r}\""
         raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {got}")
     found = violation(values, role, measured)
     if found is not None:
