@@ -118,7 +118,9 @@ def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extra
     from automodel.errors import DataError
 
     if "n" in model.params and n is None:
-        raise DataError("this model depends on n: give --n N")
+        column = model.roles.get("n", "n")  # the size a newcomer knows by the column's name, 'size'
+        raise DataError(f"this model depends on n{'' if column == 'n' else f' (the column {column!r})'}: "
+                        "give --n N")
     check_extras(model, extras, "best-p")  # a role given twice to best_p was a TypeError traceback
     load, said = load_values(model.params, {"cpu": cpu, "bw": bw}, load_from, error, window)
     said += [f"--{q} {value:g} not used: the model does not depend on {q}"
