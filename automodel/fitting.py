@@ -425,7 +425,8 @@ def model_context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
     return {"params": ds.params, "roles": dict(ds.roles), "ranges": ds.ranges(), "space": sp.name,
             "options": {"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative,
                         "metric": sp.fit.metric, "aggregate": ds.aggregate,
-                        **({"unit": ds.unit} if ds.unit != DEFAULT_UNIT else {})}}
+                        **({"unit": ds.unit} if ds.unit != DEFAULT_UNIT else {}),
+                        **({"ignore": list(ds.pooled)} if ds.pooled else {})}}
 
 
 def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, shown: list[int]
