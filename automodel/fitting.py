@@ -81,8 +81,8 @@ class FitResult:
         board = self.leaderboard[self.leaderboard["rank"].notna()].head(10)
         columns = [c for c in ("rank", "formula", "n_terms", self.space.fit.metric, "kind", "choice")
                    if c in board.columns]
-        return (f"<p>{escape(self.dataset.source)}: {len(self.dataset.runs)} runs; chosen "
-                f"<code>T = {escape(self.best.formula)}</code></p>"
+        return (f"<p>{escape(self.dataset.source)}: {len(self.dataset.runs)} runs; "
+                f"{escape(self.dataset.described())}; chosen <code>T = {escape(self.best.formula)}</code></p>"
                 + board[columns].to_html(index=False, float_format=lambda v: f"{v:.4g}"))
 
     def report(self, path: str | Path, held_out: pd.DataFrame | None = None, title: str = "") -> Path:

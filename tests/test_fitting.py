@@ -134,6 +134,7 @@ def test_results_and_models_have_short_reprs():
     assert repr(result.best).startswith(f"Model({result.best.name}: T = {result.best.formula}; trained on n 100..800")
     html = result._repr_html_()
     assert html.count("</tr>") == 11 and result.best.formula in html  # header and the top 10
+    assert f"runs; {result.dataset.described()}; chosen" in html and "values in s" in html  # in a notebook too
     assert "<table>" in result.best._repr_html_()
 
 
