@@ -69,3 +69,16 @@ def test_kernels_of_two_parameters_import_no_scipy(tmp_path):
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_table_of_regions_is_told_the_options_that_name_its_columns(tmp_path, capsys):
+    """``region, procs, time_us``: "column 'kernel': missing" and then "column 'time': missing", with no
+    word of --kernel region or --time time_us."""
+    csv = tmp_path / "prof.csv"
+    csv.write_text("region,procs,time_us\n" + "".join(f"{r},{p},{p * 10 + len(r)}\n"
+                                                       for r in ("solve", "halo") for p in (1, 2, 4, 8)))
+    assert main(["kernels", str(csv)]) == 2
+    assert capsys.readouterr().err.strip().endswith("the table has region, procs, time_us (--kernel region)")
+    assert main(["kernels", str(csv), "--kernel", "region"]) == 2
+    assert capsys.readouterr().err.strip().endswith("(--time time_us, read in us)")
+    assert main(["kernels", str(csv), "--kernel", "region", "--time", "time_us", "--param", "procs"]) == 0

@@ -30,8 +30,8 @@ from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE
                                unit_in_name, unit_name)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "column_names", "BOOKKEEPING", "data_unit",
-           "floor_zeros"]
+__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "column_names", "time_hint", "BOOKKEEPING",
+           "data_unit", "floor_zeros"]
 
 @dataclass(frozen=True)
 class Dataset:
@@ -197,11 +197,7 @@ def _role_hint(role: str, available: list[str]) -> str:
     """
     if role != "time":
         return ""
-    likely = [c for c in available if "time" in c.lower() or unit_in_name(c) is not None]
-    hints = []
-    if len(likely) == 1:
-        unit = unit_in_name(likely[0])
-        hints.append(f"--time {shlex.quote(likely[0])}{'' if unit is None else f', read in {unit}'}")
+    hints = [hint] if (hint := time_hint(available)) else []
     guessed: dict[str, list[str]] = {}
     for c in available:
         if (r := guess_role(c)) is not None and r not in available:
@@ -210,6 +206,20 @@ def _role_hint(role: str, available: list[str]) -> str:
     if roles:
         hints.append(f"and perhaps {roles}" if hints else f"perhaps {roles}")
     return f" ({'; '.join(hints)})" if hints else ""
+
+
+def time_hint(available: Iterable[str]) -> str:
+    """``--time walltime_ms, read in ms``: the option naming the one column of ``available`` whose name
+    says time (``runtime_ms``, ``Time (us)``), with its unit; empty when there is none or several.
+
+    >>> time_hint(["region", "procs", "time_us"]), time_hint(["a", "b"])
+    ('--time time_us, read in us', '')
+    """
+    likely = [c for c in available if "time" in c.lower() or unit_in_name(c) is not None]
+    if len(likely) != 1:
+        return ""
+    unit = unit_in_name(likely[0])
+    return f"--time {shlex.quote(likely[0])}{'' if unit is None else f', read in {unit}'}"
 
 
 def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None, time: str | None = None) -> str:

@@ -43,6 +43,7 @@ Examples
 
 from __future__ import annotations
 
+import shlex
 import time as _time
 import warnings
 from contextlib import ExitStack
@@ -95,14 +96,17 @@ def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] 
     columns named ``n``, ``p``, ``cpu``, ``bw``, as :func:`automodel.fit` takes them; any other column
     that differs between the repetitions of a kernel's point is an error, as in ``fit``
     (:func:`automodel.data.dataset.check_pooling`)."""
+    from automodel.data.dataset import check_pooling, column_names, time_hint
+
+    available = [str(c) for c in frame.columns]
+    text = [c for c in available if not pd.api.types.is_numeric_dtype(frame[c]) and c not in (kernel, time)]
+    hints = {"kernel": f"--kernel {shlex.quote(text[0])}" if len(text) == 1 else "", "time": time_hint(available)}
     for col, role in ((kernel, "kernel"), (time, "time")):
-        if col not in frame.columns:
+        if col not in frame.columns:  # with the option that names the column a file of regions has (region)
             raise DataError(f"{source}, column '{col}': missing (the {role} column); the table has "
-                            f"{', '.join(map(str, frame.columns))}")
+                            f"{', '.join(available)}{f' ({hints[role]})' if hints[role] else ''}")
     if params is None:
         params = frame.attrs.get("params") or [q for q in ROLE_NAMES if q in frame.columns]
-    from automodel.data.dataset import check_pooling, column_names
-
     params = column_names(params)
     check_pooling(frame, [kernel, *(q for q in params if q in frame.columns)], column_names(ignore), source,
                   skip=[time, *DESCRIPTIVE])
