@@ -130,3 +130,6 @@ def test_best_p_without_n_names_the_column_the_size_was_read_from(tmp_path, caps
     capsys.readouterr()
     assert main(["best-p", str(tmp_path / "m.json")]) == 2
     assert capsys.readouterr().err.strip().endswith("depends on n (the column 'size'): give --n N")
+    # show: what n and p are, in the file's names, and the unit, under the formula
+    assert main(["show", str(tmp_path / "m.json")]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "T in s; n: column size, 1000 to 8000; p: 1 to 8"

@@ -70,8 +70,9 @@ def show(args: argparse.Namespace) -> int:
         model = next(iter(models.values()))
         print(export(model, fmt, cols))
         if fmt == "text":
-            print("\n".join(fit_lines(model.interval.describe(model.core) if model.interval is not None else
-                                      ["prediction band: none (this model file has no 'interval')"], cols)))
+            print("\n".join(fit_lines([model.described(), *(
+                model.interval.describe(model.core) if model.interval is not None else
+                ["prediction band: none (this model file has no 'interval')"])], cols)))
     elif fmt == "json":
         print_json({name: model.to_dict() for name, model in models.items()})
     else:

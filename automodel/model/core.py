@@ -322,6 +322,19 @@ class Model:
         mean = np.where(finite, logs, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
         return np.where((t > 0) & finite.any(axis=1), np.exp(mean), t)
 
+    def described(self) -> str:
+        """``T in ms; n: column size, 1000 to 8000; p: column procs, 1 to 16``: what the formula's symbols
+        are and where they were measured, the line ``automodel show`` prints under the formula (it spoke of
+        ``n`` and ``p`` to one whose file said ``size`` and ``procs``, and of no unit)."""
+        parts = [f"T in {self.unit}"]
+        for q in self.params:
+            column = self.roles.get(q, q)
+            where = [f"column {column}"] if column != q else []
+            if q in self.ranges:
+                where.append(f"{self.ranges[q][0]:g} to {self.ranges[q][1]:g}")
+            parts.append(f"{q}: {', '.join(where)}" if where else q)
+        return "; ".join(parts)
+
     def _parameter_names(self, params: Sequence[str] | None = None) -> str:
         """``n (column 'size'), p (column 'procs'), iters``: the parameters by the names :meth:`best_p`
         takes, with the column each was read from where it differs."""
