@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (INPUT_HELP, ROLE_OPTIONS, STORE_HELP, add_input_options, add_jobs_option, check_app,
-                                  add_metric_option, add_pooling_options, examples, add_role_options, print_json, read_input,
-                                  role_kwargs, rows_count, tell, warn, width)
+                                  add_metric_option, add_pooling_options, add_role_options, examples, print_json,
+                                  read_input, role_kwargs, rows_count, tell, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint

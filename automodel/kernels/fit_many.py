@@ -99,12 +99,13 @@ def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] 
     from automodel.data.dataset import check_pooling, column_names, time_hint
 
     available = [str(c) for c in frame.columns]
-    text = [c for c in available if not pd.api.types.is_numeric_dtype(frame[c]) and c not in (kernel, time)]
-    hints = {"kernel": f"--kernel {shlex.quote(text[0])}" if len(text) == 1 else "", "time": time_hint(available)}
     for col, role in ((kernel, "kernel"), (time, "time")):
         if col not in frame.columns:  # with the option that names the column a file of regions has (region)
+            text = [c for c in available if not pd.api.types.is_numeric_dtype(frame[c]) and c not in (kernel, time)]
+            hint = (time_hint(available) if role == "time" else
+                    f"--kernel {shlex.quote(text[0])}" if len(text) == 1 else "")
             raise DataError(f"{source}, column '{col}': missing (the {role} column); the table has "
-                            f"{', '.join(available)}{f' ({hints[role]})' if hints[role] else ''}")
+                            f"{', '.join(available)}{f' ({hint})' if hint else ''}")
     if params is None:
         params = frame.attrs.get("params") or [q for q in ROLE_NAMES if q in frame.columns]
     params = column_names(params)

@@ -16,8 +16,8 @@ from automodel.data.cells import MAGNITUDE, RULES, shown, violation
 from automodel.data.numerals import as_float
 from automodel.errors import DataError
 
-__all__ = ["BestP", "figure", "best_integer", "best_p_at", "search_p_max", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",
-           "BEYOND_FACTOR", "RANGE_GRID"]
+__all__ = ["BestP", "figure", "best_integer", "best_p_at", "search_p_max", "whole_number", "float_argument",
+           "EXHAUSTIVE_P", "CHUNK_P", "MAX_P", "BEYOND_FACTOR", "RANGE_GRID"]
 
 #: the widest range of process counts :meth:`automodel.model.core.Model.best_p` searches exhaustively (in chunks of
 #: :data:`CHUNK_P`); a term model takes about 25 ms for all of them
