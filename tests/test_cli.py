@@ -118,3 +118,18 @@ def test_help_shows_examples_that_parse_and_a_bare_command_shows_the_help(capsys
         assert calls and all(args[0] == "automodel" for args in calls)
         for args in calls:
             assert build_parser().parse_args(args[1:]).command == args[1]  # no SystemExit: it parses
+
+
+def test_a_fit_whose_report_reader_goes_away_still_writes_its_model(tmp_path):
+    """``automodel fit runs.csv -o m.json | head -3``: head went away during the report, the command ended
+    (141) before it wrote the model, and m.json was not there."""
+    from importlib.resources import files
+
+    model = tmp_path / "m.json"
+    proc = subprocess.Popen([sys.executable, "-m", "automodel", "fit", str(files("automodel") / "demo/cg_fast.csv"),
+                             "-o", str(model), "--templates", "none"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after the first line of the report
+    proc.stderr.read()
+    assert proc.wait(timeout=300) in (0, 141) and model.exists()
+    assert main(["show", str(model)]) == 0

@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
                                template_options=parse_assignments(args.template_option),
                                drop_anomalies=args.drop_anomalies, jobs=args.jobs, scheduler=args.scheduler,
                                **roles)
+    if args.output and not to_stdout:  # before the report: 'fit ... -o m.json | head' ended when head went
+        write_text(args.output, result.best.to_json())  # away, in the report, and the model was never written
     if args.json:
         print_json(as_json(result, args.top))
     else:
@@ -160,6 +162,5 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout:
         print(result.best.to_json())
     elif args.output:
-        write_text(args.output, result.best.to_json())
         tell(f"model written to {args.output}", args, sys.stderr if args.json else None)
     return 0
