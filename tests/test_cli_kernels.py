@@ -82,3 +82,21 @@ def test_a_table_of_regions_is_told_the_options_that_name_its_columns(tmp_path, 
     assert main(["kernels", str(csv), "--kernel", "region"]) == 2
     assert capsys.readouterr().err.strip().endswith("(--time time_us, read in us)")
     assert main(["kernels", str(csv), "--kernel", "region", "--time", "time_us", "--param", "procs"]) == 0
+
+
+def test_kernels_whose_reader_goes_away_still_write_their_models(tmp_path):
+    """``automodel kernels many.csv --out models.json | head``: the lines of 1500 kernels overflowed the
+    pipe after head went away, the command ended (141) and models.json, minutes of fitting, was lost."""
+    import subprocess
+    import sys
+
+    rows = [f"kernel_number_{k:04d}_with_a_long_name,{p},{(k + 1) * (1 / p + 0.01 * np.log2(2 * p)):.6g}\n"
+            for k in range(1500) for p in (1, 2, 4, 8)]
+    (tmp_path / "many.csv").write_text("kernel,p,time\n" + "".join(rows))
+    out = tmp_path / "models.json"
+    proc = subprocess.Popen([sys.executable, "-m", "automodel", "kernels", str(tmp_path / "many.csv"), "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after the first line
+    proc.stderr.read()
+    assert proc.wait(timeout=300) in (0, 141) and len(json.loads(out.read_text())["models"]) == 1500
