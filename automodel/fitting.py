@@ -81,8 +81,8 @@ class FitResult:
         board = self.leaderboard[self.leaderboard["rank"].notna()].head(10)
         columns = [c for c in ("rank", "formula", "n_terms", self.space.fit.metric, "kind", "choice")
                    if c in board.columns]
-        return (f"<p>{escape(self.dataset.source)}: {len(self.dataset.runs)} runs; chosen "
-                f"<code>T = {escape(self.best.formula)}</code></p>"
+        return (f"<p>{escape(self.dataset.source)}: {len(self.dataset.runs)} runs; "
+                f"{escape(self.dataset.described())}; chosen <code>T = {escape(self.best.formula)}</code></p>"
                 + board[columns].to_html(index=False, float_format=lambda v: f"{v:.4g}"))
 
     def report(self, path: str | Path, held_out: pd.DataFrame | None = None, title: str = "") -> Path:
@@ -100,9 +100,7 @@ class FitResult:
         """The stage log, the top of the leaderboard and the chosen formula, as text on lines of at most
         ``width`` columns (None: no limit; formulas wrapped between their terms)."""
         head = (f"data: {self.dataset.source}: {len(self.dataset.runs)} runs, {self.dataset.n_points} distinct "
-                f"configurations; parameters {', '.join(self.dataset.params) or 'none'}")
-        if self.dataset.unit != DEFAULT_UNIT:
-            head += f"; values in {self.dataset.unit}"
+                f"configurations; {self.dataset.described()}")
         if np.isfinite(self.dataset.noise):
             head += f"; repetition noise (median relative spread) {self.dataset.noise:.1%}"
         lines = wrap(head, width, "", "    ")
@@ -120,7 +118,11 @@ class FitResult:
         metric = self.space.fit.metric
         columns = ["rank", "n_terms", metric, *(["holdout"] if metric != "holdout" else []), "kind", "choice",
                    "formula"]
-        lines += ["", *wrap(f"leaderboard (ranked by {metric}, top {top}; every metric: fit --json):", width),
+        legend = "; ".join(f"{m}: {metrics_mod.METRICS[m].description}" for m in columns[2:4]
+                           if m in metrics_mod.METRICS)  # what rel_s is, for one who never met it
+        lines += ["", *wrap(f"leaderboard (ranked by {metric}, lower is better, top {top}; every metric: fit "
+                            "--json):", width),
+                  *wrap(f"({legend})", width, "", " "),
                   table(board[columns].rename(columns={"n_terms": "terms"}), width, below=["formula"],
                         float_format=lambda v: f"{v:.4g}")]
         unfitted = self.leaderboard[~ranked]
@@ -139,13 +141,13 @@ class FitResult:
 
 
 def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = "n", p: str | None = "p",
-        cpu: str | None = "cpu", bw: str | None = "bw", params: Iterable[str] = (),
+        cpu: str | None = "cpu", bw: str | None = "bw", params: str | Iterable[str] = (),
         space: str | Path | SearchSpace = "default", aggregate: str = DEFAULT_AGGREGATE, metric: str | None = None,
         weighting: str | None = None, nonnegative: bool | None = None, selection: str | None = None,
         templates: str | Iterable[str] | None = None, explicit: Iterable[str] = (), progress: bool = True,
         max_rows: int = 100, intervals: bool = True,
         template_options: Mapping[str, Mapping[str, Any]] | None = None, drop_anomalies: bool = False,
-        jobs: int | None = None, scheduler: Any = None, ignore: Iterable[str] = (),
+        jobs: int | None = None, scheduler: Any = None, ignore: str | Iterable[str] = (),
         unit: str | None = None) -> FitResult:
     """Search for the performance model of the runs in ``data``.
 
@@ -153,10 +155,12 @@ def fit(data: str | Path | pd.DataFrame, *, time: str = "time", n: str | None = 
     ----------
     data : path or DataFrame
         One row per run; see :func:`automodel.data.load` for the column roles.
-    params, ignore : iterable of str
+    params, ignore : str or iterable of str
         Extra parameter columns, and undeclared columns whose values may differ between repetitions
-        (pooled knowingly). Rows of one configuration that differ in any other column are an error
-        naming it (:func:`automodel.data.dataset.check_pooling`), never pooled silently.
+        (pooled knowingly); one name or several. Rows of one configuration that differ in any other
+        column are an error naming it (:func:`automodel.data.dataset.check_pooling`), never pooled
+        silently. Errors name the command-line options: ``--p procs`` is ``p="procs"``, ``--param COL``
+        ``params=``, ``--ignore COL ...`` ``ignore=``, ``--where EXPR`` ``fit(df.query(EXPR))``.
     unit : str, optional
         The unit of the times (``s``, ``ms``, ``us``, ``ns``, or a label for a value that is not a
         time); default: the data's ``unit`` column, else seconds. The models keep it
@@ -230,7 +234,7 @@ def _fit_screened(ds: data_mod.Dataset, sp: SearchSpace, named: bool, progress: 
         extras = [q for q in ds.params if q not in ROLE_NAMES]
         cleaned = data_mod.load(kept, **{q: (q if q in ds.params else None) for q in ROLE_NAMES},
                                 params=extras, aggregate=ds.aggregate, covariates=ds.covariates)
-        ds = replace(cleaned, roles=ds.roles, source=ds.source)
+        ds = replace(cleaned, roles=ds.roles, source=ds.source, pooled=ds.pooled)
         result, outcome = _fit_dataset(ds, sp, named, progress, max_rows)
         anomalies = anomalies.assign(action="set aside")
         result.notes.append(f"{len(anomalies)} anomalous run(s) set aside and the search run again without "
@@ -422,7 +426,8 @@ def model_context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
     return {"params": ds.params, "roles": dict(ds.roles), "ranges": ds.ranges(), "space": sp.name,
             "options": {"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative,
                         "metric": sp.fit.metric, "aggregate": ds.aggregate,
-                        **({"unit": ds.unit} if ds.unit != DEFAULT_UNIT else {})}}
+                        **({"unit": ds.unit} if ds.unit != DEFAULT_UNIT else {}),
+                        **({"ignore": list(ds.pooled)} if ds.pooled else {})}}
 
 
 def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, shown: list[int]

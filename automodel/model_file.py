@@ -123,11 +123,15 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
 def _options_problem(options: Any) -> str | None:
     """Why a model file's ``options`` cannot be read (None when they can): an object, its ``unit`` one
     :func:`~automodel.options.unit_name` takes (the commands print it: an escape sequence in it reached
-    the terminal)."""
+    the terminal), its ``ignore`` (the columns the fit pooled over) a list of column names."""
+    from automodel.names import label_problem
     from automodel.options import unit_name
 
     if not isinstance(options, dict):
         return f"expected an object, got {type(options).__name__}"
+    ignore = options.get("ignore", [])
+    if not isinstance(ignore, list) or not all(isinstance(c, str) and label_problem(c) is None for c in ignore):
+        return "'ignore': expected a list of column names"
     if "unit" in options:
         if not isinstance(options["unit"], str):
             return f"'unit': expected a string such as 's' or 'misses', got {type(options['unit']).__name__}"

@@ -97,3 +97,39 @@ def test_a_grid_value_in_other_digits_is_a_name_and_a_target_is_refused():
         parse_target("n=\uff16\uff14,p=8")
     with pytest.raises(DataError, match="n must be a finite number, got nan"):
         parse_target("n=nan,p=8")
+
+
+def test_help_shows_examples_that_parse_and_a_bare_command_shows_the_help(capsys):
+    """A newcomer's first ``automodel`` printed ``error: the following arguments are required: COMMAND``,
+    and no ``--help`` showed how a command is called."""
+    import shlex
+
+    from automodel.cli import _commands, build_parser
+
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: automodel") and "examples:\n  automodel demo\n" in err
+    parser = build_parser()
+    shown = [parser, *(c for c in _commands(parser) if c.epilog)]
+    assert {c.prog for c in shown} >= {"automodel", "automodel fit", "automodel predict", "automodel best-p"}
+    for command in shown:
+        lines = [line.strip() for line in command.epilog.splitlines()]
+        calls = [shlex.split(line) for line in lines if line.startswith("automodel ") and "COMMAND" not in line]
+        assert calls and all(args[0] == "automodel" for args in calls)
+        for args in calls:
+            assert build_parser().parse_args(args[1:]).command == args[1]  # no SystemExit: it parses
+
+
+def test_a_fit_whose_report_reader_goes_away_still_writes_its_model(tmp_path):
+    """``automodel fit runs.csv -o m.json | head -3``: head went away during the report, the command ended
+    (141) before it wrote the model, and m.json was not there."""
+    from importlib.resources import files
+
+    model = tmp_path / "m.json"
+    proc = subprocess.Popen([sys.executable, "-m", "automodel", "fit", str(files("automodel") / "demo/cg_fast.csv"),
+                             "-o", str(model), "--templates", "none"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after the first line of the report
+    proc.stderr.read()
+    assert proc.wait(timeout=300) in (0, 141) and model.exists()
+    assert main(["show", str(model)]) == 0

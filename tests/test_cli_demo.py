@@ -4,9 +4,22 @@ from automodel.cli import main
 
 
 def test_demo_prints_the_whole_job_and_writes_the_plot(tmp_path, capsys):
+    import shutil
+
+    from automodel.cli.demo import DEMO_DATA
+    from automodel.terminal import WIDTH
+
     png = tmp_path / "demo.png"
-    assert main(["demo", "--plot", str(png), "--top", "3"]) == 0
-    out = capsys.readouterr().out
+    data = tmp_path / "site-packages-of-a-virtual-environment" / "automodel" / "demo" / "cg_fast.csv"
+    data.parent.mkdir(parents=True)
+    shutil.copy(DEMO_DATA, data)  # an installed package's path: the first line was 89 columns long
+    assert main(["demo", "--plot", str(png), "--top", "3", "--data", str(data)]) == 0
+    out, err = capsys.readouterr()
+    # the best p is searched up to the largest p drawn (256), as the plot and the page search it: the text
+    # said p = 64 "at the upper end of the searched range" beside a plot that marked p = 70
+    assert "best process count at n = 400000: p = 70 " in out and "upper end of the searched range" not in err
+    assert all(len(line) <= WIDTH for line in out.splitlines() if str(tmp_path) not in line)  # a path alone
+    assert out.startswith("demo data:\n  " + str(data)) or len(f"demo data: {data} (36 runs)") <= WIDTH
     assert "demo data:" in out and "chosen model: T = " in out and "best process count" in out
     assert png.stat().st_size > 10_000
     page = (tmp_path / "demo.html").read_text(encoding="utf-8")  # the fit's report beside the plot

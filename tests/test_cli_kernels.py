@@ -43,7 +43,7 @@ def test_kernels_command(tmp_path, capsys):
                   "note": ["fast"] * 5 + ["slow"] * 5}).to_csv(csv, index=False)
     assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs"]) == 2  # as fit: never pooled
     err = capsys.readouterr().err
-    assert "\n" not in err.strip() and "'note' (2 values)" in err and "--ignore COL" in err
+    assert "\n" not in err.strip() and "'note' (2 values)" in err and "--ignore note" in err
     assert main(["kernels", str(csv), "--kernel", "name", "--time", "secs", "--where", "note == 'slow'"]) == 0
     assert "T = " in capsys.readouterr().out
 
@@ -69,3 +69,34 @@ def test_kernels_of_two_parameters_import_no_scipy(tmp_path):
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.splitlines()[-1] == "[]"
+
+
+def test_a_table_of_regions_is_told_the_options_that_name_its_columns(tmp_path, capsys):
+    """``region, procs, time_us``: "column 'kernel': missing" and then "column 'time': missing", with no
+    word of --kernel region or --time time_us."""
+    csv = tmp_path / "prof.csv"
+    csv.write_text("region,procs,time_us\n" + "".join(f"{r},{p},{p * 10 + len(r)}\n"
+                                                       for r in ("solve", "halo") for p in (1, 2, 4, 8)))
+    assert main(["kernels", str(csv)]) == 2
+    assert capsys.readouterr().err.strip().endswith("the table has region, procs, time_us (--kernel region)")
+    assert main(["kernels", str(csv), "--kernel", "region"]) == 2
+    assert capsys.readouterr().err.strip().endswith("(--time time_us, read in us)")
+    assert main(["kernels", str(csv), "--kernel", "region", "--time", "time_us", "--param", "procs"]) == 0
+
+
+def test_kernels_whose_reader_goes_away_still_write_their_models(tmp_path):
+    """``automodel kernels many.csv --out models.json | head``: the lines of 1500 kernels overflowed the
+    pipe after head went away, the command ended (141) and models.json, minutes of fitting, was lost."""
+    import subprocess
+    import sys
+
+    rows = [f"kernel_number_{k:04d}_with_a_long_name,{p},{(k + 1) * (1 / p + 0.01 * np.log2(2 * p)):.6g}\n"
+            for k in range(1500) for p in (1, 2, 4, 8)]
+    (tmp_path / "many.csv").write_text("kernel,p,time\n" + "".join(rows))
+    out = tmp_path / "models.json"
+    proc = subprocess.Popen([sys.executable, "-m", "automodel", "kernels", str(tmp_path / "many.csv"), "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes away after the first line
+    proc.stderr.read()
+    assert proc.wait(timeout=300) in (0, 141) and len(json.loads(out.read_text())["models"]) == 1500

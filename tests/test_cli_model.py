@@ -117,3 +117,19 @@ def test_show_wraps_code_that_still_runs(model_json, capsys):
     namespace: dict = {}
     exec(source, namespace)  # noqa: S102  (the code this command exports)
     assert namespace["predicted_time"](5000.0, 16.0) == pytest.approx(float(model.predict({"n": [5000.0], "p": [16.0]})[0]))
+
+
+def test_best_p_without_n_names_the_column_the_size_was_read_from(tmp_path, capsys):
+    """A model of ``size, procs``: "depends on n: give --n N" spoke of an n the newcomer's file never had."""
+    from tests.conftest import make_runs
+
+    runs = make_runs(lambda n, p, c, b: 1e-3 * n / p + 2.0, [1000.0, 2000, 4000, 8000], [1, 2, 4, 8], noise=0.0)
+    runs.rename(columns={"n": "size"})[["size", "p", "time"]].to_csv(tmp_path / "runs.csv", index=False)
+    assert main(["fit", str(tmp_path / "runs.csv"), "--n", "size", "-o", str(tmp_path / "m.json"), "--quiet",
+                 "--templates", "none"]) == 0
+    capsys.readouterr()
+    assert main(["best-p", str(tmp_path / "m.json")]) == 2
+    assert capsys.readouterr().err.strip().endswith("depends on n (the column 'size'): give --n N")
+    # show: what n and p are, in the file's names, and the unit, under the formula
+    assert main(["show", str(tmp_path / "m.json")]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "T in s; n: column size, 1000 to 8000; p: 1 to 8"

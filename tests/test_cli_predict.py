@@ -61,3 +61,25 @@ def test_a_row_of_another_kernel_than_the_chosen_one_is_refused(tmp_path, capsys
     rows.write_text("kernel,p\nsolve,16\n")
     assert main(["predict", str(models), str(rows), "--kernel", "solve", "--json"]) == 0
     assert abs(json.loads(capsys.readouterr().out)[0]["predicted"] - 16.0) < 1e-6
+
+
+def test_the_table_says_its_unit_its_band_and_which_rows_are_extrapolated(tmp_path, capsys):
+    """A model of ``procs, size, walltime_ms``: ``predict`` printed ``3672.967883 2260.540886 5967.904919``
+    with no unit, no level and no word that every row lay beyond the runs; rows given as ``n, p`` were
+    printed without those columns ("not shown: n, p")."""
+    from tests.conftest import make_runs
+
+    runs = make_runs(lambda n, p, c, b: 1e-3 * n / p + 2.0, [1000.0, 2000, 4000, 8000], [1, 2, 4, 8], noise=0.0)
+    runs = runs.rename(columns={"time": "walltime_ms", "p": "procs", "n": "size"})[["size", "procs", "walltime_ms"]]
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    assert main(["fit", str(tmp_path / "runs.csv"), "--time", "walltime_ms", "--n", "size", "--p", "procs",
+                 "-o", str(tmp_path / "m.json"), "--quiet", "--templates", "none"]) == 0
+    (tmp_path / "q.csv").write_text("n,p\n4000,4\n16000,64\n")
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "q.csv")]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0].split() == ["n", "p", "predicted", "lower", "upper"] and "not shown" not in out
+    assert " ".join(err.split()) == ("times in ms; lower, upper: the 90% band of one run; 1 of 2 rows beyond "
+                                     "the measured range (extrapolated)")
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "q.csv"), "--json"]) == 0
+    assert capsys.readouterr().err == ""  # a script's JSON comes alone

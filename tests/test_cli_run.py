@@ -90,7 +90,7 @@ def test_cause12_run_errors_name_runs_csv_and_its_line(tmp_path: Path, capsys: p
                  "--time-regex", r"time=(\S+)", "--no-cpu", "--no-progress", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     line = next(i for i, text in enumerate(out.read_text().splitlines(), start=1) if text.startswith("300,"))
-    assert f"{out}, line {line}, column 'time': expected a positive time in seconds, got -1" in err
+    assert f"{out}, line {line}, column 'time': expected a positive time, got -1" in err
 
 
 def test_cause13_run_checks_its_options_and_output_before_creating_files(tmp_path: Path,
@@ -251,6 +251,20 @@ def test_run_counts_its_successful_runs_with_its_own_reader(tmp_path: Path, caps
     assert main(["run", "--cmd", "echo {n} {p}", "--n", "1,2", "--p", "1", "--no-fit", "--no-progress",
                  "-o", str(out)]) == 0
     assert "no successful run" not in capsys.readouterr().err
+
+
+def test_a_campaign_whose_every_run_failed_says_the_first_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's replay example run outside a checkout: every run failed, and the one line said only
+    "see its 'error' column" of a CSV the newcomer had not opened."""
+    from automodel.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--cmd", f"{sys.executable} examples/replay.py {{n}} {{p}}", "--n", "1,2", "--p", "1",
+                 "--no-fit", "--no-progress", "--no-cpu", "-o", "runs.csv"]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert err.startswith("error: no successful run in runs.csv; the first: ") and "examples/replay.py" in err
+    assert err.endswith("No such file or directory (each run's in its 'error' column)")
 
 
 def test_run_adaptive_refuses_a_target_that_is_not_finite_before_running_the_seed(

@@ -190,7 +190,7 @@ def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
     ("/predict", {"model": "m", "rows": [{"n": 1000, "p": True}]}, 400,
      "rows, row 2, column 'p': expected a positive process count, got True"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": True}]}, 400,
-     "<DataFrame>, row 0, column 'time': expected a positive time in seconds, got True"),
+     "<DataFrame>, row 0, column 'time': expected a positive time, got True"),
     # a field the schema says is an integer is a JSON integer: "8" and full-width "８" were read as 8
     ("/best-p", {"model": "m", "n": 3000, "p_max": "8"}, 400,
      "'p_max' must be a whole number >= 1 (a JSON integer), got \"8\""),

@@ -39,7 +39,7 @@ def test_read_csv_errors(tmp_path):
 def test_cause1_times_and_parameters_outside_the_supported_range_are_named():
     """Times near 1e-300 gave ``T = 0`` and a model predicting 0; a parameter of 1e300 hung the SVD."""
     frame = pd.DataFrame({"time": [1.0, 1e-300], "n": [1.0, 1e300], "k": [0.0, 1e-200]})
-    with pytest.raises(DataError, match=r"runs.csv, row 3, column 'time': expected a positive time in seconds "
+    with pytest.raises(DataError, match=r"runs.csv, row 3, column 'time': expected a positive time "
                                         r"between 1e-100 and 1e\+100 \(the range automodel fits\), got 1e-300"):
         numeric(frame, "time", "time", "runs.csv", 2)
     with pytest.raises(DataError, match=r"column 'n': .* between 1e-100 and 1e\+100 .*got 1e\+300"):
@@ -108,10 +108,11 @@ def test_a_file_with_another_separator_says_so(tmp_path):
     path = tmp_path / "runs.csv"
     path.write_text("time;n;p\n1;2;3\n")
     with pytest.raises(DataError, match=r"row 1: one column 'time;n;p'; automodel reads comma-separated "
-                                        r"values and this file seems to use ';'"):
+                                        r"values and this file seems to use ';': save it comma-separated, "
+                                        r"decimals with a point \(1.5\), or tab-separated as a .tsv file$"):
         read_csv(path)
     path.write_text("time,n\nnan,1\n,2\n")
-    with pytest.raises(DataError, match=r"row 2, column 'time': expected a positive time in seconds, got 'nan'"):
+    with pytest.raises(DataError, match=r"row 2, column 'time': expected a positive time, got 'nan'"):
         numeric(read_csv(path), "time", "time", str(path), 2)
     with pytest.raises(DataError, match=r"row 3, column 'time': .*got an empty cell"):
         numeric(read_csv(path).iloc[1:].reset_index(drop=True), "time", "time", str(path), 3)

@@ -74,9 +74,9 @@ def test_robust_aggregate_takes_the_median_of_heavy_tailed_or_wide_noise():
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("time,n\n1.0,10\n-2,20\n", "row 3, column 'time': expected a positive time in seconds, got -2"),
+    ("time,n\n1.0,10\n-2,20\n", "row 3, column 'time': expected a positive time, got -2"),
     ("time,n\n1.0,10\n0,20\n", "row 3, column 'time'"),
-    ("time,n\n1.0,10\nabc,20\n", "row 3, column 'time': expected a positive time in seconds, got 'abc'"),
+    ("time,n\n1.0,10\nabc,20\n", "row 3, column 'time': expected a positive time, got 'abc'"),
     ("time,n\n1.0,10\n2.0,\n", "row 3, column 'n': expected a positive problem size, got an empty cell"),
     ("time,n\n1.0,inf\n", "row 2, column 'n'"),
     ("time,n,cpu\n1.0,10,1.5\n", "row 2, column 'cpu': expected a free-CPU fraction in (0, 1], got 1.5"),

@@ -196,7 +196,7 @@ def test_tsv_and_csv_tables(tmp_path):
     csv = read(_write(tmp_path, "runs.csv", "n,p,time\n10,1,2.5\n20,2,3.5\n"))
     pd.testing.assert_frame_equal(csv, tsv)
     bad = _write(tmp_path, "bad.tsv", "n\tp\ttime\n10\t1\tfast\n20\t2\t3\n30\t4\t2\n")
-    assert _one_line_error(load, bad) == f"{bad}, row 2, column 'time': expected a positive time in seconds, got 'fast'"
+    assert _one_line_error(load, bad) == f"{bad}, row 2, column 'time': expected a positive time, got 'fast'"
     semi = _write(tmp_path, "semi.txt", "n;p;time\n1;1;2\n")
     assert "automodel reads tab-separated values and this file seems to use ';'" in _one_line_error(
         read, semi, format="tsv")
@@ -381,7 +381,7 @@ def test_negative_values_are_kept_and_refused_by_the_fit(tmp_path):
     path = _write(tmp_path, "neg.txt", text)
     frame = read(path)
     assert frame.attrs["format"] == "talpas" and frame["time"].tolist() == [1.0, 2.0, -4.0, 8.0]
-    assert _one_line_error(load, path) == f"{path}, line 3, column 'time': expected a positive time in seconds, got -4"
+    assert _one_line_error(load, path) == f"{path}, line 3, column 'time': expected a positive time, got -4"
     many = automodel.fit_many(path, jobs=1)
     assert many.summary["note"].tolist() == ["value -4 at x = 4 is negative (expected 0 or more)"]
 

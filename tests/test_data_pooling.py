@@ -36,7 +36,7 @@ def test_a_factor_hidden_in_the_repetitions_is_an_error_naming_it_and_the_option
         automodel.fit(_runs(), progress=False)
     text = str(info.value)
     assert "\n" not in text and "rows with the same p differ in undeclared column(s) 'theta' (2 values)" in text
-    assert "--param COL" in text and "--where EXPR" in text and "--ignore COL" in text
+    assert "--param COL" in text and "--where EXPR" in text and text.endswith("--ignore theta")
     # per-run values (time_min, jobid: as many values as rows) and repetition indices are not factors
     assert "time_min" not in text and "jobid" not in text and "'rep'" not in text
 
@@ -60,6 +60,42 @@ def test_declared_ignored_or_constant_columns_are_not_refused():
     assert pooled.dataset.n_points == 4  # knowingly: 4 repetitions per p
     check_pooling(runs[runs["theta"] == 0.1], ["p"], [], "x")  # one value of theta: nothing hidden
     check_pooling(runs.drop_duplicates("p"), ["p"], [], "x")  # no repetitions at all
+
+
+def test_an_ignored_name_that_is_no_column_is_an_error_not_a_silent_no_op(tmp_path, capsys):
+    """``--ignore date,hostname`` (one name with a comma) and a misspelt name were passed over without a
+    word: the refusal they were meant to lift stood, and named --ignore as the way out."""
+    runs = _runs().assign(host=np.repeat(["a", "b", "a", "b"], 4))
+    with pytest.raises(DataError) as info:
+        automodel.fit(runs, ignore=["theta,host"], progress=False)
+    text = str(info.value)
+    assert "column 'theta,host': no such column to pool over" in text
+    assert text.endswith("name each column apart: --ignore theta host")
+    with pytest.raises(DataError, match="column 'thta': no such column to pool over"):
+        automodel.fit(runs, ignore=["thta", "host"], progress=False)
+    # the refusal names the --ignore that pools every column it found
+    with pytest.raises(DataError, match="pool knowingly with --ignore theta host$"):
+        automodel.fit(runs, progress=False)
+    csv = tmp_path / "runs.csv"
+    runs.assign(kernel="k").to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--ignore", "theta,host"]) == 2
+    assert "name each column apart: --ignore theta host" in capsys.readouterr().err
+
+
+def test_one_name_as_a_string_is_one_column_not_its_letters():
+    runs = _runs()
+    pooled = automodel.fit(runs, ignore="theta", templates="none", progress=False)
+    assert pooled.dataset.n_points == 4
+    assert "theta" in automodel.fit(runs, params="theta", templates="none", progress=False).best.params
+
+
+def test_a_factor_of_text_declared_a_parameter_is_shown_the_selection_instead():
+    """``--param hostname``, the first way out the pooling error offers, on a column of host names: the
+    error said only "expected a finite number, got 'b'"."""
+    runs = _runs().assign(host=np.repeat(["a", "b", "a", "b"], 4))
+    with pytest.raises(DataError, match=r"column 'host': expected a finite number, got 'a'; a parameter is a "
+                                        r"number: model one value with --where \"host == 'a'\"$"):
+        automodel.fit(runs, params=["theta", "host"], progress=False)
 
 
 def test_the_estimator_makes_every_column_of_X_a_parameter():

@@ -25,13 +25,41 @@ def test_summary_and_options(runs_loaded):
     result = automodel.fit(runs_loaded, progress=False, templates="none")
     assert set(result.leaderboard["kind"]) == {"searched"}
     text = result.summary(top=3)
-    assert text.startswith("data: <DataFrame>: 64 runs, 64 distinct configurations; parameters n, p, cpu, bw")
+    assert text.replace("\n    ", " ").startswith(
+        "data: <DataFrame>: 64 runs, 64 distinct configurations; parameters n, p, cpu, bw; values in s")
     stages = [line for line in text.split("leaderboard")[0].splitlines() if " rows: " in line]
     assert len(stages) > 3 and len({line.index(" rows: ") for line in stages}) == 1  # one column, any name
     assert f"chosen model: T = {result.best.formula}" in text and "why: rank" in text
+    # the metrics of the leaderboard's columns are said in words (rel_s was jargon no one could act on)
+    assert "(rel_s: relative standard error, of the relative-error fit; holdout: relative error on the largest " \
+           "runs, refitted without them)" in text.replace("\n ", " ")
     assert (result.leaderboard["choice"] == "chosen").sum() == 1
     with pytest.raises(automodel.SpaceError, match="unknown metric 'r2'"):
         automodel.fit(runs_loaded, metric="r2", progress=False)
+
+
+def test_the_summary_says_which_column_is_which_in_the_files_own_names():
+    """A scientist's file (``procs``, ``size``, ``walltime_ms``) fitted with --p procs --n size --time
+    walltime_ms: the summary spoke of n and p only, and of the unit only when it was not seconds."""
+    p = np.tile([1.0, 2, 4, 8], 4)
+    size = np.repeat([1e3, 2e3, 4e3, 8e3], 4)
+    runs = pd.DataFrame({"MPI ranks": p, "size": size, "walltime_ms": 1e-3 * size / p + 2})
+    result = automodel.fit(runs, time="walltime_ms", n="size", p="MPI ranks", progress=False, templates="none",
+                           intervals=False)
+    assert result.summary().replace("\n    ", " ").startswith(
+        "data: <DataFrame>: 16 runs, 16 distinct configurations; parameters n (column size), p (column "
+        "'MPI ranks'); time: column walltime_ms, in ms")
+    seconds = runs.rename(columns={"walltime_ms": "Time"}).assign(Time=runs["walltime_ms"] / 1e3)
+    assert result.dataset.described().endswith("in ms")
+    assert automodel.data.load(seconds, time="Time", n="size", p="MPI ranks").described().endswith(
+        "time: column Time, in s")
+    # times in a column named time are seconds unless said otherwise: the line says how to say so
+    named = seconds.rename(columns={"Time": "time", "size": "n", "MPI ranks": "p"})
+    assert automodel.data.load(named).described() == "parameters n, p; values in s (else --unit ms, us or ns)"
+    assert automodel.data.load(named, unit="ms").described() == "parameters n, p; values in ms"
+    hosts = named.assign(host=np.tile(["a", "b"], 8))
+    assert automodel.data.load(pd.concat([hosts] * 2), ignore="host").described() == \
+        "parameters n, p; values in s (else --unit ms, us or ns); repetitions pooled over host"
 
 
 def test_cause3_no_fittable_candidate_is_one_data_error(tmp_path):
@@ -60,7 +88,7 @@ def test_summary_lists_templates_without_a_model_and_the_chosen_row_whatever_the
     assert "templates without a model:\n  fim_cal: not applicable: needs columns U, TC, SC, F" in text
     chosen_rank = int(result.leaderboard.loc[result.leaderboard["choice"] == "chosen", "rank"].iloc[0])
     board = text.split("leaderboard")[1].split("templates without")[0]
-    rows = [line for line in board.splitlines()[2:] if line.strip() and not line.startswith("      ")]
+    rows = [line for line in board.splitlines() if line.strip()[:1].isdigit() and not line.startswith("      ")]
     assert [int(line.split()[0]) for line in rows] == sorted({1, chosen_rank})
     assert max(map(len, text.split("templates without")[0].split("leaderboard")[1].splitlines())) <= 80
 
@@ -108,6 +136,7 @@ def test_results_and_models_have_short_reprs():
     assert repr(result.best).startswith(f"Model({result.best.name}: T = {result.best.formula}; trained on n 100..800")
     html = result._repr_html_()
     assert html.count("</tr>") == 11 and result.best.formula in html  # header and the top 10
+    assert f"runs; {result.dataset.described()}; chosen" in html and "values in s" in html  # in a notebook too
     assert "<table>" in result.best._repr_html_()
 
 

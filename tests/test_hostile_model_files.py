@@ -118,6 +118,8 @@ def test_template_fields_of_the_wrong_kind_are_one_line(tmp_path: Path, capsys: 
                                              "label: "),
     ({"unit": 5}, "'options': 'unit': expected a string such as 's' or 'misses', got int"),
     (["unit"], "'options': expected an object, got list"),
+    ({"ignore": "host"}, "'options': 'ignore': expected a list of column names"),
+    ({"ignore": ["\x1b[2J"]}, "'options': 'ignore': expected a list of column names"),
 ])
 def test_a_unit_the_commands_print_is_printable(tmp_path: Path, capsys: pytest.CaptureFixture[str], options,
                                                 message: str) -> None:

@@ -89,7 +89,7 @@ def test_cause7_best_p_work_is_bounded_for_any_p_max():
     ({"p_min": 9, "p_max": 4}, "p_max must be >= p_min (9), got 4"),
     ({"n": float("nan")}, "n must be a finite number, got nan"),
     ({"n": -3}, "n must be a positive problem size, got -3"),
-    ({"n": None}, "best p needs a value for 'n'"),
+    ({"n": None}, "best p needs a value of n"),
 ])
 def test_cause8_best_p_rejects_invalid_arguments(kwargs, fragment):
     """Issue 17, cause 8: ``--p-min -10``, ``--n nan``, ``--cpu 0`` printed ``best p = -10 (predicted time
@@ -97,6 +97,24 @@ def test_cause8_best_p_rejects_invalid_arguments(kwargs, fragment):
     with pytest.raises(automodel.DataError) as err:
         _power_model("100*n/p + 0.5*p").best_p(**{"n": 40, **kwargs})
     assert fragment in str(err.value)
+
+
+def test_best_p_takes_a_parameter_by_its_column_and_refuses_one_the_model_lacks():
+    """A model fitted with ``n="size", p="procs"``: ``best_p(size=16000)`` answered "best p needs a value
+    for 'size'" (the value it had just been given), and ``best_p(n=16000, iters=5)`` dropped ``iters``
+    without a word."""
+    model = _power_model("100*n/p + 0.5*p")
+    model.roles = {"n": "size", "p": "procs", "time": "walltime_ms"}
+    assert model.best_p(size=40, p_max=200).p == model.best_p(n=40, p_max=200).p == 89
+    with pytest.raises(automodel.DataError, match=r"^best p needs a value of n \(column 'size'\)$"):
+        model.best_p()
+    with pytest.raises(automodel.DataError, match=r"^best p: no parameter 'iters'; the model's parameters: "
+                                                  r"n \(column 'size'\), p \(column 'procs'\)$"):
+        model.best_p(n=40, iters=5)
+    with pytest.raises(automodel.DataError, match="p is what it chooses"):
+        model.best_p(n=40, procs=8)
+    with pytest.raises(automodel.DataError, match="n given twice, as n and as its column 'size'"):
+        model.best_p(n=40, size=40)
 
 
 def test_cause8_cpu_and_bw_are_fractions_and_no_time_is_no_answer():
@@ -184,3 +202,21 @@ def test_predict_parts_of_templates_and_models_without_parts():
                            progress=False, templates="none").best
     with pytest.raises(automodel.DataError, match=r"does not tell computation and communication apart"):
         p_only.predict_parts(pd.DataFrame({"p": [32.0]}))
+
+
+def test_a_best_p_at_the_edge_says_how_to_search_further():
+    """``automodel fit`` warned "raise p_max", an option it does not have: the warning now names the
+    command that has it."""
+    found = _power_model("100*n/p + 0.5*p").best_p(n=40)
+    assert found.p == 64 and found.warnings[-1].endswith("(raise p_max: automodel best-p MODEL --p-max N)")
+    low = _power_model("100*n/p + 0.5*p").best_p(n=40, p_min=100, p_max=200)
+    assert low.p == 100 and low.warnings[-1].endswith("(lower p_min: --p-min of automodel best-p)")
+
+
+def test_the_best_p_of_a_model_drawn_with_runs_is_searched_as_far_as_they_go():
+    from automodel.model.best_p import search_p_max
+
+    model = _power_model("100*n/p + 0.5*p")  # trained on p up to 8: by default searched up to 64
+    assert model.default_p_max() == 64
+    assert search_p_max(model, pd.DataFrame({"p": [1, 256]}), None) == 256
+    assert search_p_max(model, pd.DataFrame({"p": [1, 16]})) is None and search_p_max(model) is None

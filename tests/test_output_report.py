@@ -167,3 +167,21 @@ def test_report_of_a_fifo_or_a_broken_model_file_says_what_is_wrong(tmp_path, ca
     (tmp_path / "bad.json").write_text('{"format": "automodel-model", "version": 99}')
     assert main(["report", str(tmp_path / "bad.json"), runs, "-o", str(tmp_path / "x.html")]) == 2
     assert "model file version 99 is not supported" in capsys.readouterr().err
+
+
+def test_the_report_of_a_model_reads_its_runs_pooled_as_the_fit_pooled_them(tmp_path, capsys):
+    """``fit runs.csv --ignore host -o m.json`` then ``report m.json runs.csv``: the report refused the
+    runs the model was fitted on (rows differ in 'host') until --ignore was given again."""
+    from tests.conftest import make_runs
+
+    runs = make_runs(lambda n, p, c, b: 1e-3 * n / p + 2.0, [1000.0, 2000, 4000, 8000], [1, 2, 4, 8], noise=0.0)
+    runs = pd.concat([runs.assign(host="a"), runs.assign(host="b")])[["n", "p", "time", "host"]]
+    runs.to_csv(tmp_path / "runs.csv", index=False)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(tmp_path / "runs.csv"), "--ignore", "host", "-o", str(model), "--quiet",
+                 "--templates", "none"]) == 0
+    assert json.loads(model.read_text())["options"]["ignore"] == ["host"]
+    assert main(["report", str(model), str(tmp_path / "runs.csv"), "-o", str(tmp_path / "m.html")]) == 0
+    assert main(["report", str(model), str(tmp_path / "runs.csv"), "--ignore", "hostname", "-o",
+                 str(tmp_path / "x.html")]) == 2  # given, --ignore is read as given
+    assert "column 'hostname': no such column to pool over" in capsys.readouterr().err

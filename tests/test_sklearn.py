@@ -77,8 +77,8 @@ def test_roles_from_names_positions_and_arguments(runs):
 
 
 @pytest.mark.parametrize("X, y, roles, match", [
-    (None, -1.0, None, r"^<DataFrame>, row 0, column 'time': expected a positive time in seconds, got -1$"),
-    (None, 0.0, None, r"^<DataFrame>, row 0, column 'time': expected a positive time in seconds, got 0$"),
+    (None, -1.0, None, r"^<DataFrame>, row 0, column 'time': expected a positive time, got -1$"),
+    (None, 0.0, None, r"^<DataFrame>, row 0, column 'time': expected a positive time, got 0$"),
     (None, np.nan, None, r"^Input y contains NaN\.$"),
     ({"n": -1.0}, None, None, r"^<DataFrame>, row 0, column 'n': expected a positive problem size, got -1$"),
     ({"n": np.inf}, None, None, r"^Input X contains infinity"),

@@ -67,7 +67,18 @@ def test_a_unit_at_the_end_of_the_time_columns_name_is_the_unit(tmp_path, capsys
     assert capsys.readouterr().err.strip().endswith("the file has p, runtime_ms (--time runtime_ms, read in ms)")
     assert main(["fit", str(csv), "--time", "runtime_ms", "--templates", "none", "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert "values in ms" in out and out.split("best process count")[1].split("\n")[1].endswith(" ms)")
+    assert "time: column runtime_ms, in ms" in out.replace("\n    ", " ") and out.split("best process count")[1].split("\n")[1].endswith(" ms)")
+
+
+def test_the_first_error_of_a_scientists_file_names_every_option_it_needs(tmp_path, capsys):
+    """``procs, size, walltime_ms``: the missing 'time' named --time only, then the next attempt met the
+    missing roles, one error per attempt; now the first one offers --p and --n as well."""
+    csv = tmp_path / "runs.csv"
+    _runs().rename(columns={"time": "walltime_ms", "p": "procs"}).assign(size=1000).to_csv(csv, index=False)
+    assert main(["fit", str(csv), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith("(--time walltime_ms, read in ms; and perhaps --p procs --n size)")
+    assert main(["fit", str(csv), "--time", "walltime_ms", "--p", "procs", "--n", "size", "--templates", "none",
+                 "--quiet"]) == 0
 
 
 def test_cli_prints_and_plots_the_unit(tmp_path, capsys):
@@ -112,5 +123,25 @@ def test_fit_models_counters_with_zeros_and_still_refuses_a_zero_time():
         automodel.fit(counts.assign(time=0.0), progress=False)
     with pytest.raises(DataError, match="expected a count of 0 or more, got -1"):
         automodel.fit(counts.assign(time=counts["time"].replace(3.0, -1.0)), progress=False)
-    with pytest.raises(DataError, match="expected a positive time in seconds, got 0"):
+    with pytest.raises(DataError, match="expected a positive time, got 0"):
         automodel.fit(counts.drop(columns="metric"), progress=False)
+
+
+def test_a_best_p_in_ms_and_its_band_are_written_alike():
+    """``predicted 3131 ms (90% band 2.1e+03 to 4.66e+03 ms)``: the band of a time in ms came in
+    exponents beside a plain time."""
+    from automodel import BestP
+
+    found = BestP(7, 3131.08, 2104.49, 4658.45, 2, 64, 0.9, (), "ms")
+    assert found.lines() == ["p = 7 (2 to 64 at 90%)", "predicted 3131 ms (90% band 2104 to 4658 ms)"]
+    assert BestP(83, 0.005884, 0.005682, 0.006103, unit="s").lines()[1] == \
+        "predicted 0.005884 s (90% band 0.00568 to 0.0061 s)"
+
+
+def test_a_bad_time_in_ms_is_not_asked_for_in_seconds(tmp_path):
+    """``walltime_ms`` holding ``abc``: "expected a positive time in seconds" told a newcomer to convert
+    times that were fine as they were."""
+    csv = tmp_path / "runs.csv"
+    csv.write_text("p,walltime_ms\n1,abc\n2,5\n")
+    with pytest.raises(DataError, match=r"column 'walltime_ms': expected a positive time, got 'abc'$"):
+        automodel.fit(str(csv), time="walltime_ms", progress=False)

@@ -20,9 +20,17 @@ COMMAND_MODULES = ("fit", "predict", "model", "plot", "report", "kernels", "demo
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from automodel.cli.common import examples
+
     parser = argparse.ArgumentParser(
         prog="automodel",
-        description="Find performance models of parallel applications from timed runs.")
+        description="Find performance models of parallel applications from timed runs.",
+        **examples(("automodel demo", "the whole job on bundled runs: models, formula, predictions, best p, plot"),
+                   ("automodel fit runs.csv -o model.json", "columns time, n, p (else --time walltime_ms --n size "
+                    "--p procs)"),
+                   ("automodel predict model.json rows.csv", "the time of each row, with its 90% band"),
+                   ("automodel best-p model.json --n 800000", "the process count of least time"),
+                   ("automodel COMMAND --help", "a command's options")))
     parser.add_argument("--version", action="version", version="automodel 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -45,6 +53,9 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input exits 2 with a one-line message on stderr and no traceback."""
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # a newcomer's first try: the commands and examples,
+        parser.print_help(sys.stderr)  # not "error: the following arguments are required: COMMAND"
+        return 2
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)

@@ -27,6 +27,24 @@ STORE_HELP = ("SQLite file or database URL, e.g. postgresql://user@host/db (need
               f"{install_hint('postgres')}); observe and load record create a missing store")
 
 
+class ExamplesFormatter(argparse.HelpFormatter):
+    """argparse's help layout, but an epilog of examples (text that starts with ``examples:``) is kept
+    line for line as written: ``automodel --help`` and the commands a newcomer starts with show how they are
+    called, which wrapped as prose would run the command lines together."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def examples(*pairs: tuple[str, str]) -> dict[str, Any]:
+    """Keyword arguments of ``add_parser`` (or ``ArgumentParser``) for an epilog of examples, one
+    ``(command, what it does)`` pair a line, each within 80 columns (``tests/test_cli_width.py``)."""
+    lines = [f"  {command}" + (f"\n      {what}" if what else "") for command, what in pairs]
+    return {"epilog": "examples:\n" + "\n".join(lines), "formatter_class": ExamplesFormatter}
+
+
 def rows_count(text: str) -> int:
     """An ``argparse`` type: a number of rows to print, a whole number >= 0 (``--top -1`` printed every row
     but the last under the heading "top -1")."""

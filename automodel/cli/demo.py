@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     import automodel
     from automodel.cli.fit import print_result
+    from automodel.model.best_p import search_p_max
     from automodel.output.plot import plot_model
 
     check_output(args.plot, inputs=(args.data,))
@@ -67,11 +68,11 @@ def run(args: argparse.Namespace) -> int:
     keys = list(ds.params)
     train_runs = frame.merge(train[keys], on=keys)
     train_runs.attrs["source"] = f"{Path(args.data).name}, {text}"  # named in the fit's messages
-    print(f"demo data: {args.data} ({len(frame)} runs)\ntraining on {text}, "
-          f"{len(test)} larger configurations held out\n")
+    print("\n".join(wrap(f"demo data: {args.data} ({len(frame)} runs)", WIDTH)))  # a long path alone
+    print(f"training on {text}, {len(test)} larger configurations held out\n")
     with status("demo: searching"):
         result = automodel.fit(train_runs, progress=False)
-    print_result(result, args.top)
+    print_result(result, args.top, p_max=search_p_max(result.best, ds.frame))  # as the plot and the page
     if len(test):
         pred = result.best.predict(test)
         y = test["time"].to_numpy()
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"median relative error {np.median(err):.1%}, mean {np.mean(err):.1%}, worst {np.max(err):.1%}; "
               f"{np.mean((lower <= y) & (y <= upper)):.0%} inside the band")
     plot_model(result.best, args.plot, runs=train, held_out=test if len(test) else None)
-    print(f"\nplot written to {args.plot}")
+    print("\n" + "\n".join(wrap(f"plot written to {args.plot}", WIDTH, "", "  ")))
     page = result.report(report_path(args.plot), held_out=test if len(test) else None,
                          title="automodel demo: conjugate gradient under SimGrid SMPI" if args.data == str(DEMO_DATA)
                          else "")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (INPUT_HELP, ROLE_OPTIONS, STORE_HELP, add_input_options, add_jobs_option, check_app,
-                                  add_metric_option, add_pooling_options, add_role_options, print_json, read_input,
-                                  role_kwargs, rows_count, tell, warn, width)
+                                  add_metric_option, add_pooling_options, add_role_options, examples, print_json,
+                                  read_input, role_kwargs, rows_count, tell, warn, width)
 from automodel.terminal import WIDTH, fit_lines, interactive, status, wrap
 from automodel.files import check_output, write_text
 from automodel.errors import DataError, install_hint
@@ -17,7 +17,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fit", help="search for the model of timed runs (CSV, Extra-P files, CUBE profiles)",
                        description="Run the staged search on the runs in FILE (or on the runs of an "
                                    "application in a store) and print the ranked candidates. A file of several "
-                                   "kernels needs --kernel NAME (or automodel kernels).")
+                                   "kernels needs --kernel NAME (or automodel kernels).",
+                       **examples(("automodel fit runs.csv -o model.json", "columns time (in s), n and p"),
+                                  ("automodel fit runs.csv --time walltime_ms --n size --p procs",
+                                   "other column names (a time column ending in _ms is read in ms)"),
+                                  ("automodel fit runs.csv --param iters --ignore hostname date",
+                                   "a further parameter; runs differing only in hostname, date pooled"),
+                                  ("automodel fit runs.csv --where \"solver == 'cg'\" --unit ms",
+                                   "some rows only; times in ms"),
+                                  ("automodel fit runs.csv --json --quiet", "one JSON document, for scripts")))
     p.add_argument("data", metavar="FILE", nargs="?", default=None, help=INPUT_HELP)
     p.add_argument("--store", default=None, metavar="PATH|URL",
                    help="fit the runs an application of this store fits (with --app, in place of FILE): "
@@ -56,15 +64,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def print_result(result, top: int = 10, out=None, width: int | None = WIDTH) -> None:  # noqa: ANN001
+def print_result(result, top: int = 10, out=None, width: int | None = WIDTH,  # noqa: ANN001
+                 p_max: int | None = None) -> None:
     """Print a :class:`automodel.FitResult` the way ``automodel fit`` does (on ``out``, default stdout),
-    on lines of at most ``width`` columns (None: no limit)."""
+    on lines of at most ``width`` columns (None: no limit); the best p searched up to ``p_max`` (default:
+    the model's)."""
     print(result.summary(top, width), file=out)
     from automodel.model.best_p import best_p_at  # numpy: not at the parser's start-up
 
     best = result.best
     if "p" in best.params:
-        at, found = best_p_at(best)
+        at, found = best_p_at(best, p_max)
         where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
         if isinstance(found, str):
             print("\n".join(wrap(f"best process count{' at ' + where if where else ''}: none ({found})", width)),
@@ -143,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
                                template_options=parse_assignments(args.template_option),
                                drop_anomalies=args.drop_anomalies, jobs=args.jobs, scheduler=args.scheduler,
                                **roles)
+    if args.output and not to_stdout:  # before the report: 'fit ... -o m.json | head' ended when head went
+        write_text(args.output, result.best.to_json())  # away, in the report, and the model was never written
     if args.json:
         print_json(as_json(result, args.top))
     else:
@@ -150,6 +162,5 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout:
         print(result.best.to_json())
     elif args.output:
-        write_text(args.output, result.best.to_json())
         tell(f"model written to {args.output}", args, sys.stderr if args.json else None)
     return 0

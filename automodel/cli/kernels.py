@@ -80,20 +80,25 @@ def run(args: argparse.Namespace) -> int:
     data = _read(args)
     result = _fit(args, data)
     page = _report(args, result, data, at) if args.report else None  # a bad --report-at: before any output
+    written = []  # the files first: '| head' going away during the lines ended the command before them
+    if out is not None:
+        if out.suffix.lower() == ".json":
+            with status(f"writing {len(result.models)} models to {out}"):
+                save_models(result.models, out)
+            written.append(f"{len(result.models)} models written to {out}")
+        else:
+            write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
+            written.append(f"summary of {len(result.summary)} kernels written to {out}")
+    if page is not None:
+        write_text(args.report, page)
+        written.append(f"report of {len(result.summary)} kernels written to {args.report}")
     if args.json:
         print_json(result.summary)
         print("\n".join(_notes(result, width(args))), file=sys.stderr)
     else:
         print("\n".join(_lines(result, width(args))))
-    if out is not None:
-        if out.suffix.lower() == ".json":
-            with status(f"writing {len(result.models)} models to {out}"):
-                save_models(result.models, out)
-            tell(f"{len(result.models)} models written to {out}", args, sys.stderr if args.json else None)
-        else:
-            write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
-            tell(f"summary of {len(result.summary)} kernels written to {out}", args, sys.stderr if args.json else None)
-    _write_report(args, result, page, sys.stderr if args.json else None)
+    for line in written:
+        tell(line, args, sys.stderr if args.json else None)
     if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
         print("automodel: interrupted: kept the kernels whose tasks had finished", file=sys.stderr)
         return 130

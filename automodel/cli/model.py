@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from automodel.cli.common import (add_forecast_options, add_model_options, check_extras, load_chosen, load_values,
-                                  number, parse_param_values, print_json, warn, whole, width)
+from automodel.cli.common import (add_forecast_options, add_model_options, check_extras, examples, load_chosen,
+                                  load_values, number, parse_param_values, print_json, warn, whole, width)
 from automodel.data.numerals import WHOLE
 from automodel.output.export import FORMATS
 from automodel.terminal import fit_lines, shorten, wrap
@@ -19,13 +19,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true", help="the model file's JSON (as --format json)")
     s.set_defaults(handler=show)
 
-    b = sub.add_parser("best-p", help="the process count with the least predicted time")
+    b = sub.add_parser("best-p", help="the process count with the least predicted time",
+                       **examples(("automodel best-p model.json --n 800000",
+                                   "p of least predicted time at n = 800000, its range and band"),
+                                  ("automodel best-p model.json --n 800000 --p-max 1024",
+                                   "searching p up to 1024")))
     add_model_options(b)
     b.add_argument("--n", type=number, default=None, help="problem size")
     b.add_argument("--cpu", type=number, default=None, help="free CPU fraction (default 1: a dedicated machine)")
     b.add_argument("--bw", type=number, default=None, help="free bandwidth fraction (default 1: a dedicated machine)")
     b.add_argument("--p-max", type=count, default=None,
-                   help="largest p to consider, up to 2^53 (default 4x the largest trained p)")
+                   help="largest p to consider, up to 2^53 (default 4x the largest trained p, at least "
+                        "64)")
     b.add_argument("--p-min", type=count, default=1, help="smallest p to consider (default 1)")
     b.add_argument("--param", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="values of extra parameters")
@@ -65,8 +70,9 @@ def show(args: argparse.Namespace) -> int:
         model = next(iter(models.values()))
         print(export(model, fmt, cols))
         if fmt == "text":
-            print("\n".join(fit_lines(model.interval.describe(model.core) if model.interval is not None else
-                                      ["prediction band: none (this model file has no 'interval')"], cols)))
+            print("\n".join(fit_lines([model.described(), *(
+                model.interval.describe(model.core) if model.interval is not None else
+                ["prediction band: none (this model file has no 'interval')"])], cols)))
     elif fmt == "json":
         print_json({name: model.to_dict() for name, model in models.items()})
     else:
@@ -113,7 +119,9 @@ def best_p_of(model, n: float | None, cpu: float | None, bw: float | None, extra
     from automodel.errors import DataError
 
     if "n" in model.params and n is None:
-        raise DataError("this model depends on n: give --n N")
+        column = model.roles.get("n", "n")  # the size a newcomer knows by the column's name, 'size'
+        raise DataError(f"this model depends on n{'' if column == 'n' else f' (the column {column!r})'}: "
+                        "give --n N")
     check_extras(model, extras, "best-p")  # a role given twice to best_p was a TypeError traceback
     load, said = load_values(model.params, {"cpu": cpu, "bw": bw}, load_from, error, window)
     said += [f"--{q} {value:g} not used: the model does not depend on {q}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (STORE_HELP, add_forecast_options, check_extras, load_chosen, load_values,
-                                  number, parse_param_values, print_json, tell, warn, whole, width)
+                                  examples, number, parse_param_values, print_json, tell, warn, whole, width)
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
@@ -15,7 +15,13 @@ __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``predict`` subcommand to an argparse ``subparsers`` object."""
     p = sub.add_parser("predict", help="predict run times for the rows of a CSV",
-                       description="Print (or write) the input rows plus a column 'predicted'.")
+                       description="Print (or write) the input rows plus a column 'predicted'.",
+                       **examples(("automodel predict model.json rows.csv",
+                                   "rows of the model's columns; adds predicted, lower, upper"),
+                                  ("automodel predict model.json rows.csv --level 0.5 -o out.csv",
+                                   "a 50% band, written as CSV"),
+                                  ("automodel predict --store runs.db --app lu --n 9000 --p 16",
+                                   "with the leading model of an application of a store")))
     p.add_argument("model", metavar="MODEL.json", nargs="?",
                    help="a model file, or a models file of automodel kernels --out (with --kernel, or a "
                         "'kernel' column in DATA)")
@@ -88,14 +94,16 @@ def predict(args: argparse.Namespace) -> int:
                         f"{args.data} a 'kernel' column")
     names = list(frame["kernel"]) if len(models) > 1 else [None] * len(frame)
     added: dict[str, np.ndarray] = {}
+    beyond = np.zeros(len(frame), bool)
     for name in dict.fromkeys(names):
         if name is not None and name not in models:
             raise DataError(f"{args.data}, column 'kernel': no model for kernel {name!r} in {args.model}")
         at = [i for i, k in enumerate(names) if k == name]
         rows = frame if len(at) == len(frame) else subset(frame, at)
-        for column, values in predict_rows(args, models[name] if name is not None else next(iter(models.values())),
-                                           rows).items():
+        model = models[name] if name is not None else next(iter(models.values()))
+        for column, values in predict_rows(args, model, rows).items():
             added.setdefault(column, np.full(len(frame), np.nan))[at] = values
+        beyond[at] = beyond_ranges(model, rows)
     out = frame.copy()
     for column, values in added.items():
         out[column] = values
@@ -109,7 +117,41 @@ def predict(args: argparse.Namespace) -> int:
     else:
         # a column of the input the prediction replaced (the 'predicted' of an earlier output) is one it added
         print(shown(out, [c for c in frame.columns if c not in added], _inputs(models, frame), width(args)))
+        sys.stdout.flush()  # the table first, then its legend on standard error (a note, as warnings are)
+        tell(legend(models, args, "lower" in added, int(beyond.sum()), len(frame)), args, sys.stderr)
     return 0
+
+
+def beyond_ranges(model, rows) -> "np.ndarray":  # noqa: ANN001  (a Model; Rows or a DataFrame)
+    """Whether each of ``rows`` has a parameter outside the range the model was trained on (read from
+    the parameter's column, or its canonical name as :meth:`~automodel.model.core.Model.predict` reads it):
+    a prediction there is an extrapolation."""
+    import numpy as np
+
+    out = np.zeros(len(rows), bool)
+    for q, (low, high) in model.ranges.items():
+        column = model.roles.get(q, q) if model.roles.get(q, q) in rows.columns else q
+        if column in rows.columns:
+            with np.errstate(invalid="ignore"):
+                values = np.asarray(rows[column], dtype=float)
+                out |= (values < low) | (values > high)
+    return out
+
+
+def legend(models: dict, args: argparse.Namespace, band: bool, beyond: int, total: int) -> str:
+    """The line under the table of ``predict``: the unit of the times, what ``lower`` and ``upper`` are,
+    and how many rows are extrapolations (a newcomer read ``3672.97`` with no unit and no level).
+
+    >>> from types import SimpleNamespace
+    >>> legend({None: SimpleNamespace(unit="ms")}, SimpleNamespace(level=0.9, band="run"), True, 2, 3)
+    'times in ms; lower, upper: the 90% band of one run; 2 of 3 rows beyond the measured range (extrapolated)'
+    """
+    text = f"times in {', '.join(dict.fromkeys(m.unit for m in models.values()))}"
+    if band:
+        text += f"; lower, upper: the {args.level:.0%} band of {'one run' if args.band == 'run' else 'the mean'}"
+    if beyond:
+        text += f"; {beyond} of {total} rows beyond the measured range (extrapolated)"
+    return text
 
 
 def check_chosen_kernel(frame, chosen: str, source: str) -> None:  # noqa: ANN001  (Rows or a DataFrame)
@@ -152,9 +194,10 @@ def subset(frame, positions: list[int]):  # noqa: ANN001, ANN201  (Rows or a Dat
 
 
 def _inputs(models: dict, frame) -> list[str]:  # noqa: ANN001  (a DataFrame)
-    """The columns of ``frame`` a prediction reads (every model's parameters, by their columns), and
-    ``kernel`` and the measured time when present."""
-    used = {model.roles.get(q, q) for model in models.values() for q in model.params}
+    """The columns of ``frame`` a prediction reads (every model's parameters, by their columns or by their
+    canonical names, as :meth:`~automodel.model.core.Model.predict` reads them: rows of ``n, p`` for a model
+    of ``size, procs`` were printed without them), and ``kernel`` and the measured time when present."""
+    used = {name for model in models.values() for q in model.params for name in (q, model.roles.get(q, q))}
     used |= {"kernel", *(model.roles.get("time", "time") for model in models.values())}
     return [c for c in frame.columns if c in used]
 

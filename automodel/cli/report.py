@@ -90,6 +90,8 @@ def _model_report(args: argparse.Namespace) -> int:
         given = role_kwargs(args)
         extras = [model.roles.get(q, q) for q in model.params if q not in ROLE_NAMES]
         frame = read_input(argparse.Namespace(**{**vars(args), "data": args.runs}), sys.stderr)
+        if not given["ignore"]:  # the columns the fit pooled over (fit --ignore), as the model file keeps them
+            given["ignore"] = [c for c in model.options.get("ignore", []) if c in frame.columns]
         runs = load(frame, **{**columns, **given, "params": [*given["params"], *extras]}).frame
         model.predict(runs, source=args.runs)  # a column the model needs is missing: one line (the plot's KeyError)
     write_text(args.output, model_page(model, runs, source=args.data, runs_source=args.runs or "",

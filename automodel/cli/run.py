@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from automodel.cli.common import STORE_HELP, check_app, number, rows_count, whole, width
 from automodel.data.numerals import is_number, number_text
-from automodel.names import split_pairs
-from automodel.terminal import fit_lines, interactive, wrap
+from automodel.names import printable, split_pairs
+from automodel.terminal import fit_lines, interactive, shorten, wrap
 from automodel.errors import DataError
 
 if TYPE_CHECKING:  # the runner is imported when the command runs: building the parser stays cheap
@@ -309,9 +309,13 @@ def handle(args: argparse.Namespace) -> int:
     counts = run_campaign(campaign, args.output, progress=progress, retry_failed=args.retry_failed)
     print("\n".join(wrap(f"{counts['ran']} runs done ({counts['failed']} failed), {counts['skipped']} already in "
                          f"{args.output}", width(args))))
-    n_ok = sum(row.get("status") == "0" for row in iter_rows(args.output))  # the campaign's own reader
-    if n_ok == 0:
-        print(f"error: no successful run in {args.output}; see its 'error' column", file=sys.stderr)
+    rows = list(iter_rows(args.output))  # the campaign's own reader
+    if not any(row.get("status") == "0" for row in rows):
+        # the first failure said here: every run of a command that cannot start fails alike
+        first = next((row.get("error") for row in rows if row.get("error")), "")
+        said = f"; the first: {shorten(printable(first), 240)}" if first else ""
+        print("\n".join(wrap(f"error: no successful run in {args.output}{said} (each run's in its 'error' column)",
+                              width(args))), file=sys.stderr)
         return 1
     if args.store:
         _store(args.output, campaign, args.store, args.app, args.space, width(args))

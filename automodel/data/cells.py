@@ -38,7 +38,7 @@ MAX_HEADER_BYTES = 1 << 20
 #: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
 #: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
 RULES = {
-    "time": (lambda v: v > 0, "a positive time in seconds"),
+    "time": (lambda v: v > 0, "a positive time"),
     "n": (lambda v: v > 0, "a positive problem size"),
     "p": (lambda v: v > 0, "a positive process count"),
     "cpu": (lambda v: (v > 0) & (v <= 1), "a free-CPU fraction in (0, 1]"),
@@ -95,9 +95,10 @@ def check_table(src: str, sep: str, columns: list[str], n_rows: int, header: lis
     if len(columns) == 1:
         other = next((s for s in (";", "\t", "|", ",") if s != sep and s in columns[0]), None)
         if other is not None:
-            raise DataError(f"{src}, row 1: one column {shown(columns[0])}; automodel reads "
-                            f"{'tab' if sep == chr(9) else 'comma'}-separated values and this file seems to "
-                            f"use {other!r}")
+            kind = "tab" if sep == chr(9) else "comma"
+            raise DataError(f"{src}, row 1: one column {shown(columns[0])}; automodel reads {kind}-separated "
+                            f"values and this file seems to use {other!r}: save it {kind}-separated, decimals "
+                            "with a point (1.5)" + ("" if kind == "tab" else ", or tab-separated as a .tsv file"))
     empty = [i + 1 for i, name in enumerate(header) if name is None]
     if len(empty) > 1:  # one empty name is a column pandas names itself; two cannot be told apart
         raise DataError(f"{src}, row 1: columns {', '.join(map(str, empty))} have no name in the header, expected "
@@ -319,6 +320,9 @@ def numeric(frame: pd.DataFrame, column: str, role: str, source: str, row_offset
         got = "an empty cell" if missing(cell) else shown(cell)
         if _beyond_floats(cell):
             what += f" between {MAGNITUDE[0]:g} and {MAGNITUDE[1]:g} (the range automodel fits)"
+        elif role == column and role not in RULES and isinstance(cell, str) and column.isidentifier():
+            # a factor named as a parameter (--param hostname): what a parameter of text is is a selection
+            got += f"; a parameter is a number: model one value with --where \"{column} == {cell.strip()!r}\""
         raise DataError(f"{located(source, i, column, row_offset)}: expected {what}, got {got}")
     found = violation(values, role, measured)
     if found is not None:

@@ -30,7 +30,8 @@ from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE
                                unit_in_name, unit_name)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "BOOKKEEPING", "data_unit", "floor_zeros"]
+__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "column_names", "time_hint", "BOOKKEEPING",
+           "data_unit", "floor_zeros"]
 
 @dataclass(frozen=True)
 class Dataset:
@@ -52,6 +53,8 @@ class Dataset:
     unit : str
         The unit of the times (:func:`automodel.options.unit_name`: ``s``, ``ms``, ``us``, ``ns`` or
         a label for a value that is not a time).
+    pooled : tuple of str
+        The columns the user let differ between repetitions (``ignore``), pooled knowingly.
     """
 
     runs: pd.DataFrame
@@ -63,6 +66,25 @@ class Dataset:
     notes: tuple[str, ...] = field(default=())
     covariates: tuple[str, ...] = ()
     unit: str = DEFAULT_UNIT
+    pooled: tuple[str, ...] = ()
+
+    def described(self) -> str:
+        """Which column is which and the unit, as the first line of a fit's summary says it: ``parameters
+        n, p`` where the columns bear the roles' names, else ``parameters n (column size), p (column
+        procs); time: column walltime_ms, in ms`` (a newcomer's file says so in its own names); ``values
+        in ms`` for a time column named ``time`` in another unit than seconds, and for one in seconds the
+        way to say otherwise (times in ms in a column ``time`` were taken for seconds without a word); and
+        the columns the repetitions were pooled over (``ignore``)."""
+        quoted = {q: shlex.quote(printable(str(c))) for q, c in self.roles.items()}
+        params = [q if self.roles.get(q, q) == q else f"{q} (column {quoted[q]})" for q in self.params]
+        text = f"parameters {', '.join(params) or 'none'}"
+        if self.roles.get("time", "time") != "time":
+            text += f"; time: column {quoted['time']}, in {self.unit}"
+        else:
+            text += (f"; values in {self.unit}" if self.unit != DEFAULT_UNIT else
+                     f"; values in {DEFAULT_UNIT} (else --unit ms, us or ns)")
+        pooled = [printable(c) for c in self.pooled]
+        return text + (f"; repetitions pooled over {', '.join(pooled)}" if pooled else "")
 
     @property
     def n_points(self) -> int:
@@ -104,12 +126,12 @@ def load(
     p: str | None = "p",
     cpu: str | None = "cpu",
     bw: str | None = "bw",
-    params: Iterable[str] = (),
+    params: str | Iterable[str] = (),
     aggregate: Literal["median", "mean", "min", "robust"] = DEFAULT_AGGREGATE,
     explicit: Iterable[str] = (),
     source: str | None = None,
     covariates: Iterable[str] = (),
-    ignore: Iterable[str] = (),
+    ignore: str | Iterable[str] = (),
     unit: str | None = None,
 ) -> Dataset:
     """Read and validate measurements.
@@ -160,19 +182,44 @@ def load(
         covariates=covariates, ignore=ignore, counts=not is_time_unit(found))
     frame = _aggregate(runs, params_present, aggregate, carried)
     return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried,
-                   unit=found)
+                   unit=found, pooled=tuple(column_names(ignore)))
 
 
 def _role_hint(role: str, available: list[str]) -> str:
     """How to name the column a missing role probably is (the options ``fit`` and ``run`` share): for
-    the time, the one column whose name says time (``runtime_ms``, ``Time (us)``), with its unit."""
+    the time, the one column whose name says time (``runtime_ms``, ``Time (us)``), with its unit, and
+    the options of the roles whose column has another name (``procs``, ``size``:
+    :func:`automodel.options.guess_role`), so that a file of ``procs, size, walltime_ms`` learns all
+    three options from its first error rather than one per attempt.
+
+    >>> _role_hint("time", ["run_id", "procs", "size", "walltime_ms"])
+    ' (--time walltime_ms, read in ms; and perhaps --p procs --n size)'
+    """
     if role != "time":
         return ""
+    hints = [hint] if (hint := time_hint(available)) else []
+    guessed: dict[str, list[str]] = {}
+    for c in available:
+        if (r := guess_role(c)) is not None and r not in available:
+            guessed.setdefault(r, []).append(c)
+    roles = " ".join(f"--{r} {shlex.quote(cs[0])}" for r, cs in guessed.items() if len(cs) == 1)
+    if roles:
+        hints.append(f"and perhaps {roles}" if hints else f"perhaps {roles}")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def time_hint(available: Iterable[str]) -> str:
+    """``--time walltime_ms, read in ms``: the option naming the one column of ``available`` whose name
+    says time (``runtime_ms``, ``Time (us)``), with its unit; empty when there is none or several.
+
+    >>> time_hint(["region", "procs", "time_us"]), time_hint(["a", "b"])
+    ('--time time_us, read in us', '')
+    """
     likely = [c for c in available if "time" in c.lower() or unit_in_name(c) is not None]
     if len(likely) != 1:
         return ""
     unit = unit_in_name(likely[0])
-    return f" (--time {shlex.quote(likely[0])}{'' if unit is None else f', read in {unit}'})"
+    return f"--time {shlex.quote(likely[0])}{'' if unit is None else f', read in {unit}'}"
 
 
 def data_unit(raw: pd.DataFrame | None, src: str, unit: str | None = None, time: str | None = None) -> str:
@@ -246,6 +293,7 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
     fitted as half the smallest value (:func:`floor_zeros`, as ``automodel kernels`` does)."""
     raw = data if isinstance(data, pd.DataFrame) else read(Path(data))
     src = source or raw.attrs.get("source", "<DataFrame>")
+    params, ignore = column_names(params), column_names(ignore)
     if raw.empty:
         raise DataError(f"{src}: no rows, expected one row per run")
     raw = one_kernel(raw)
@@ -297,7 +345,7 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
     params_present = tuple(r for r in ROLE_NAMES if r in canon) + tuple(
         q for q in mapping if q not in ROLE_NAMES and q != "time")
     carried = tuple(c for c in dict.fromkeys(covariates) if c in available and c not in used)
-    check_pooling(raw, [c for r, c in mapping.items() if r != "time"], [mapping["time"], *carried, *ignore], src)
+    check_pooling(raw, [c for r, c in mapping.items() if r != "time"], ignore, src, skip=[mapping["time"], *carried])
     canon.update({c: numeric(raw, c, c, src, row_offset) for c in carried})
     runs = pd.DataFrame({q: canon[q] for q in params_present + carried + ("time",)})
     return (runs, params_present, {r: mapping[r] for r in params_present + ("time",)}, src, tuple(notes),
@@ -345,27 +393,52 @@ BOOKKEEPING = frozenset({"rep", "reps", "repetition", "repetitions", "series", "
                          "callpath", "metric", "status", "error", "started", "start", "end", "unit"})
 
 
-def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src: str) -> None:
+def column_names(names: str | Iterable[str] | None) -> list[str]:
+    """Column names given as one name or several: ``"theta"`` is one column, not five of one letter each
+    (``ignore="hostname"`` pooled over the columns ``h``, ``o``, ... that no file has).
+
+    >>> column_names("theta"), column_names(["theta", "k"]), column_names(None)
+    (['theta'], ['theta', 'k'], [])
+    """
+    if names is None:
+        return []
+    return [names] if isinstance(names, str) else [str(q) for q in names]
+
+
+def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src: str, *,
+                  skip: Iterable[str] = ()) -> None:
     """Refuse to pool as repetitions rows that differ in a column nobody declared.
 
-    Rows whose parameter columns ``keys`` are equal are repetitions of one configuration. A further column whose values differ within a configuration and recur across rows
-    (at most half as many distinct values as rows: a factor such as ``theta`` or ``collective``, not a
-    per-run value such as ``time_min`` or a job id) would be averaged away silently; so would every
-    column that varies with it. Columns in ``ignore`` and :data:`BOOKKEEPING` names are not checked.
+    Rows whose parameter columns ``keys`` are equal are repetitions of one configuration. A further column
+    whose values differ within a configuration and recur across rows (at most half as many distinct values
+    as rows: a factor such as ``theta`` or ``collective``, not a per-run value such as ``time_min`` or a
+    job id) would be averaged away silently; so would every column that varies with it. Columns in
+    ``ignore`` (the user's ``--ignore``: each must be a column of ``raw``), in ``skip`` (the time, the
+    covariates; present or not) and :data:`BOOKKEEPING` names are not checked.
 
     Raises
     ------
     DataError
-        One line naming each such column, its number of distinct values, and the options.
+        An ``ignore`` name that is no column of ``raw`` (``--ignore date,hostname``, one name with a comma,
+        or a misspelt one let the refusal stand with no clue why); or one line naming each such column, its
+        number of distinct values, and the options, among them the ``--ignore`` that pools them all.
     """
-    skip = set(ignore) | set(keys)
+    available = [str(c) for c in raw.columns]
+    for name in ignore:
+        if name not in available:
+            parts = [q.strip() for q in name.split(",")]
+            apart = (f"; name each column apart: --ignore {' '.join(shlex.quote(q) for q in parts)}"
+                     if len(parts) > 1 and all(q in available for q in parts) else "")
+            raise DataError(f"{where(src, column=printable(name))}: no such column to pool over (--ignore); "
+                            f"the file has {', '.join(printable(c) for c in available)}{apart}")
+    skip = set(ignore) | set(keys) | set(skip)
     others = [i for i, c in enumerate(raw.columns) if str(c) not in skip and str(c).lower() not in BOOKKEEPING]
     if not others or len(raw) < 2:
         return
     group = raw.groupby(keys, sort=False, dropna=False).ngroup().to_numpy() if keys else np.zeros(len(raw), int)
     if group.max() + 1 == len(raw):
         return  # no repetitions at all
-    found, roles = [], []
+    found, roles, pooled = [], [], []
     for i in others:  # by position: a frame may name two columns alike
         c, column = raw.columns[i], raw.iloc[:, i]
         distinct = column.nunique(dropna=True)
@@ -374,6 +447,7 @@ def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src
         pairs = pd.DataFrame({"g": group, "v": column}).dropna().drop_duplicates()
         if len(pairs) > pairs["g"].nunique():
             found.append(f"'{printable(str(c))}' ({distinct} values)")
+            pooled.append(shlex.quote(printable(str(c))))
             if (role := guess_role(str(c))) is not None:
                 roles.append(f"--{role} {shlex.quote(str(c))}")
     if found:
@@ -381,7 +455,8 @@ def check_pooling(raw: pd.DataFrame, keys: list[str], ignore: Iterable[str], src
         hint = f" or a role ({' '.join(roles)})" if roles else ""
         raise DataError(f"{src}: rows with the same {same} differ in undeclared column(s) {', '.join(found)}; "
                         "pooling them as repetitions would average them away: declare a parameter with "
-                        f"--param COL{hint}, select rows with --where EXPR, or pool knowingly with --ignore COL")
+                        f"--param COL{hint}, select rows with --where EXPR, or pool knowingly with --ignore "
+                        f"{' '.join(dict.fromkeys(pooled))}")
 
 
 def _without_failed_runs(raw: pd.DataFrame, src: str) -> tuple[pd.DataFrame, list[str]]:

@@ -43,6 +43,7 @@ Examples
 
 from __future__ import annotations
 
+import shlex
 import time as _time
 import warnings
 from contextlib import ExitStack
@@ -95,17 +96,21 @@ def _columns(frame: pd.DataFrame, kernel: str, time: str, params: Iterable[str] 
     columns named ``n``, ``p``, ``cpu``, ``bw``, as :func:`automodel.fit` takes them; any other column
     that differs between the repetitions of a kernel's point is an error, as in ``fit``
     (:func:`automodel.data.dataset.check_pooling`)."""
+    from automodel.data.dataset import check_pooling, column_names, time_hint
+
+    available = [str(c) for c in frame.columns]
     for col, role in ((kernel, "kernel"), (time, "time")):
-        if col not in frame.columns:
+        if col not in frame.columns:  # with the option that names the column a file of regions has (region)
+            text = [c for c in available if not pd.api.types.is_numeric_dtype(frame[c]) and c not in (kernel, time)]
+            hint = (time_hint(available) if role == "time" else
+                    f"--kernel {shlex.quote(text[0])}" if len(text) == 1 else "")
             raise DataError(f"{source}, column '{col}': missing (the {role} column); the table has "
-                            f"{', '.join(map(str, frame.columns))}")
+                            f"{', '.join(available)}{f' ({hint})' if hint else ''}")
     if params is None:
         params = frame.attrs.get("params") or [q for q in ROLE_NAMES if q in frame.columns]
-    params = [str(q) for q in params]
-    from automodel.data.dataset import check_pooling
-
-    check_pooling(frame, [kernel, *(q for q in params if q in frame.columns)], [time, *DESCRIPTIVE, *ignore],
-                  source)
+    params = column_names(params)
+    check_pooling(frame, [kernel, *(q for q in params if q in frame.columns)], column_names(ignore), source,
+                  skip=[time, *DESCRIPTIVE])
     for q in params:
         if q not in frame.columns:
             raise DataError(f"{source}, column '{q}': no such parameter column; the table has "

@@ -16,8 +16,8 @@ from automodel.data.cells import MAGNITUDE, RULES, shown, violation
 from automodel.data.numerals import as_float
 from automodel.errors import DataError
 
-__all__ = ["BestP", "best_integer", "best_p_at", "whole_number", "float_argument", "EXHAUSTIVE_P", "CHUNK_P", "MAX_P",
-           "BEYOND_FACTOR", "RANGE_GRID"]
+__all__ = ["BestP", "figure", "best_integer", "best_p_at", "search_p_max", "whole_number", "float_argument",
+           "EXHAUSTIVE_P", "CHUNK_P", "MAX_P", "BEYOND_FACTOR", "RANGE_GRID"]
 
 #: the widest range of process counts :meth:`automodel.model.core.Model.best_p` searches exhaustively (in chunks of
 #: :data:`CHUNK_P`); a term model takes about 25 ms for all of them
@@ -68,10 +68,21 @@ class BestP:
         its time in the model's unit, each well within 80 columns."""
         head = f"p = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
                                   if self.p_low != self.p_high else "")
-        time = f"predicted {self.time:.4g} {self.unit}"
+        time = f"predicted {figure(self.time, 4)} {self.unit}"
         if math.isfinite(self.lower):
-            time += f" ({self.level:.0%} band {self.lower:.3g} to {self.upper:.3g} {self.unit})"
+            time += f" ({self.level:.0%} band {figure(self.lower)} to {figure(self.upper)} {self.unit})"
         return [head, time]
+
+
+def figure(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, without an exponent from 1 to 10^6: a time in ms
+    beside its band read ``predicted 3131 ms (90% band 2.1e+03 to 4.66e+03 ms)``.
+
+    >>> figure(2104.49), figure(4658.45), figure(0.005682), figure(1234567.0), figure(3131.08, 4)
+    ('2104', '4658', '0.00568', '1.23e+06', '3131')
+    """
+    text = f"{value:.{digits}g}"
+    return f"{value:.0f}" if "e" in text and 1 <= abs(value) < 1e6 else text
 
 
 def best_integer(times: Callable[[np.ndarray], np.ndarray], low: int, high: int) -> tuple[int, float]:
@@ -134,9 +145,21 @@ def float_argument(name: str, value: Any) -> float:
     return number
 
 
-def best_p_at(model: Any) -> tuple[dict[str, float], BestP | str]:
+def search_p_max(model: Any, *frames: Any) -> int | None:
+    """The largest p to search for the best p of ``model`` drawn with the runs of ``frames`` (DataFrames
+    or None): the largest p among them where it is beyond the default range
+    (:meth:`~automodel.model.core.Model.default_p_max`), else None (the default). The demo's text said
+    ``p = 64``, at the edge of the default range, beside a plot of runs up to 256 that marked p = 70."""
+    drawn = [float(f["p"].max()) for f in frames if f is not None and "p" in f and len(f)]
+    if "p" not in model.params or not drawn or max(drawn) <= model.default_p_max():
+        return None
+    return min(MAX_P, int(max(drawn)))
+
+
+def best_p_at(model: Any, p_max: int | None = None) -> tuple[dict[str, float], BestP | str]:
     """The best process count of ``model`` (a :class:`~automodel.model.core.Model`) at the largest trained
-    value of its other parameters (cpu and bw at 1), as ``automodel fit`` prints it and reports show it.
+    value of its other parameters (cpu and bw at 1), as ``automodel fit`` prints it and reports show it;
+    searched up to ``p_max`` (default: the model's, :func:`search_p_max` for a model drawn with runs).
 
     Returns
     -------
@@ -153,6 +176,6 @@ def best_p_at(model: Any) -> tuple[dict[str, float], BestP | str]:
             return at, f"no trained range of {model.roles.get(q, q)!r} to choose the best p at"
         at[q] = float(model.ranges[q][1])
     try:
-        return at, model.best_p(**at)
+        return at, model.best_p(**at, p_max=p_max)
     except DataError as exc:  # the model is fitted and written all the same
         return at, str(exc)

@@ -322,6 +322,25 @@ class Model:
         mean = np.where(finite, logs, 0.0).sum(axis=1) / np.maximum(finite.sum(axis=1), 1)
         return np.where((t > 0) & finite.any(axis=1), np.exp(mean), t)
 
+    def described(self) -> str:
+        """``T in ms; n: column size, 1000 to 8000; p: column procs, 1 to 16``: what the formula's symbols
+        are and where they were measured, the line ``automodel show`` prints under the formula (it spoke of
+        ``n`` and ``p`` to one whose file said ``size`` and ``procs``, and of no unit)."""
+        parts = [f"T in {self.unit}"]
+        for q in self.params:
+            column = self.roles.get(q, q)
+            where = [f"column {column}"] if column != q else []
+            if q in self.ranges:
+                where.append(f"{self.ranges[q][0]:g} to {self.ranges[q][1]:g}")
+            parts.append(f"{q}: {', '.join(where)}" if where else q)
+        return "; ".join(parts)
+
+    def _parameter_names(self, params: Sequence[str] | None = None) -> str:
+        """``n (column 'size'), p (column 'procs'), iters``: the parameters by the names :meth:`best_p`
+        takes, with the column each was read from where it differs."""
+        return ", ".join(q if self.roles.get(q, q) == q else f"{q} (column {self.roles[q]!r})"
+                         for q in (self.params if params is None else params))
+
     def _training_ranges(self) -> str:
         """``n in [1000, 8000], p in [1, 8]``: where the model was fitted, for messages."""
         return ", ".join(f"{self.roles.get(q, q)} in [{lo:g}, {hi:g}]" for q, (lo, hi) in self.ranges.items()
@@ -372,11 +391,18 @@ class Model:
             yhat = np.asarray(self.core.predict(self._input(self.core, columns)), float)
         return self.interval.bounds(columns, self.core, yhat, level, kind)
 
+    def default_p_max(self) -> int:
+        """The largest process count :meth:`best_p` searches by default: 4x the largest trained p, at
+        least 64."""
+        return min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
+
     def best_p(self, n: float | None = None, cpu: float = 1.0, bw: float = 1.0, p_max: int | None = None,
                p_min: int = 1, level: float = 0.9, **extras: float) -> BestP:
         """The integer process count in ``[p_min, p_max]`` with the least predicted time, and its range.
 
-        ``p_max`` defaults to 4x the largest trained p (at least 64). Ranges of up to
+        ``p_max`` defaults to 4x the largest trained p (at least 64). ``n`` and the ``extras`` (the
+        other parameters, by name) may also be given by their columns' names, as :meth:`predict` reads
+        them (``size=16000`` for a model fitted with ``n="size"``). Ranges of up to
         :data:`EXHAUSTIVE_P` counts are searched exhaustively; wider ones coarse to fine
         (:func:`best_integer`), so the work is bounded for any ``p_max`` up to :data:`MAX_P`. The
         result (:class:`BestP`) carries the ``level`` band of the time there, the range of counts the
@@ -386,7 +412,8 @@ class Model:
         ------
         DataError
             A ``p_min`` or ``p_max`` that is not a whole number in ``[1, MAX_P]``, ``p_max < p_min``, a
-            missing or non-finite ``n`` or extra value, ``cpu`` or ``bw`` outside (0, 1], or a model that
+            missing or non-finite ``n`` or extra value, an extra the model does not have (it was ignored
+            without a word), ``n`` given twice, ``cpu`` or ``bw`` outside (0, 1], or a model that
             predicts no positive finite time at the best count.
         """
         if "p" not in self.params:
@@ -395,19 +422,28 @@ class Model:
             raise DataError(f"level must be between 0 and 1 (exclusive), got {shown(level)}")
         default = p_max is None
         if default:
-            p_max = min(MAX_P, int(max(64, 4 * self.ranges.get("p", [1, 16])[1])))
+            p_max = self.default_p_max()
         p_min, p_max = whole_number("p_min", p_min, 1), whole_number("p_max", p_max, 1)
         if p_max < p_min:
             raise DataError(f"p_max must be >= p_min ({p_min}), got {p_max}"
                             f"{' (the default: 4x the largest trained p, at least 64)' if default else ''}")
-        values: dict[str, Any] = {"n": n, "cpu": float_argument("cpu", cpu), "bw": float_argument("bw", bw), **extras}
+        values: dict[str, Any] = {"n": n, "cpu": float_argument("cpu", cpu), "bw": float_argument("bw", bw)}
+        columns = {self.roles.get(q, q): q for q in self.params}  # a parameter by its column too, as predict
+        for name, v in extras.items():  # reads it: best_p(size=16000) of a model fitted with n="size"
+            q = columns.get(name, name)
+            if q == "p" or q not in self.params:
+                raise DataError(f"best p: {'p is what it chooses' if q == 'p' else f'no parameter {name!r}'}; "
+                                f"the model's parameters: {self._parameter_names()}")
+            if q == "n" and n is not None:
+                raise DataError(f"best p: n given twice, as n and as its column {name!r}")
+            values[q] = v
         fixed = {}
         for q in self.params:
             if q == "p":
                 continue
             v = values.get(q)
             if v is None:
-                raise DataError(f"best p needs a value for '{self.roles.get(q, q)}'")
+                raise DataError(f"best p needs a value of {self._parameter_names([q])}")
             fixed[q] = float_argument(q, v)
 
         import pandas as pd
@@ -463,9 +499,10 @@ class Model:
             out.append(f"best p = {p} is below the smallest measured p ({lo:g}) by {lo / p:.3g}x: an extrapolation")
         if p == p_max and p_max > p_min:
             out.append(f"best p = {p} is the upper end of the searched range {p_min}-{p_max}: the time may "
-                       f"still fall beyond it (raise p_max)")
+                       f"still fall beyond it (raise p_max: automodel best-p MODEL --p-max N)")
         elif p == p_min and p_min > 1:
-            out.append(f"best p = {p} is the lower end of the searched range {p_min}-{p_max} (lower p_min)")
+            out.append(f"best p = {p} is the lower end of the searched range {p_min}-{p_max} (lower p_min: "
+                       "--p-min of automodel best-p)")
         noise = self.interval.noise_seconds if self.interval is not None else 0.0
         if t < noise:
             out.append(f"the predicted time {t:.3g} {self.unit} is below the noise of the fit "

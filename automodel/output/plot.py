@@ -22,6 +22,7 @@ from automodel.data.cells import MAGNITUDE
 from automodel.errors import AutomodelError, OutputError
 from automodel.files import write_atomic
 from automodel.options import TIME_UNITS
+from automodel.model.best_p import search_p_max
 
 __all__ = ["plot_model", "plot_candidates", "plot_campaign", "figure_format", "BAND_LEVEL", "MAX_CURVES", "FORMATS"]
 
@@ -223,7 +224,7 @@ def plot_model(model: Any, path: str | Path | None = None, runs: pd.DataFrame | 
             drawn.append(_model_curve(ax, model, x, other, value, grid, hi_train, fixed, color, level))
             _runs_at(ax, x, other, value, runs, held_out, color)
             if best_p and x == "p":
-                _best_p_mark(ax, model, other, value, fixed, int(grid[-1]), level, color)
+                _best_p_mark(ax, model, other, value, fixed, search_p_max(model, everything), level, color)
         _axes(ax, model, x, log_x, drawn, grid)
         _model_legend(plt, ax, model, x, runs, held_out, best_p, level, left_out)
         if left_out:
@@ -322,9 +323,10 @@ def _runs_at(ax: Any, x: str, other: str | None, value: float | None, runs: pd.D
 
 
 def _best_p_mark(ax: Any, model: Any, other: str | None, value: float | None, fixed: dict[str, float],
-                 p_max: int, level: float, color: str) -> None:
+                 p_max: int | None, level: float, color: str) -> None:
     """Mark the best process count of the curve at ``other = value`` (a star) and the counts it cannot
-    tell apart (a bar); nothing when :meth:`~automodel.Model.best_p` finds none."""
+    tell apart (a bar), searched up to ``p_max`` as the text of the fit and its report search it
+    (:func:`automodel.model.best_p.search_p_max`); nothing when :meth:`~automodel.Model.best_p` finds none."""
     try:
         found = model.best_p(**({other: value} if value is not None else {}), **{
             q: v for q, v in fixed.items()}, p_max=p_max, level=level)

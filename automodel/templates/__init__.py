@@ -15,7 +15,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from automodel.templates.base import Template
 
-__all__ = ["TEMPLATES", "MODULES", "MODULE_OF", "template", "describe", "by_cost"]
+__all__ = ["TEMPLATES", "MODULES", "MODULE_OF", "PAPERS", "template", "describe", "by_cost", "cited"]
+
+#: the papers the templates' ``source`` names by the file of the project's notes on them, as a reader who
+#: has not those files finds them
+PAPERS: dict[str, str] = {
+    "bayesian-kohashi-2022.txt": "Kohashi et al. 2022, Performance prediction of massively parallel "
+                                 "computation by Bayesian inference",
+    "rational-polynomial-yagnik-icpp2006.txt": "Yagnik, Sanjay and Vadhiyar, ICPP 2006, Performance "
+                                               "Modeling based on Multidimensional Surface Learning",
+    "fim-bhimani-2019.txt": "Bhimani et al. 2019, New Performance Modeling Methods for Parallel Data "
+                            "Processing Applications",
+    "contention-hockney-singh.txt": "Singh (IIT Kanpur), Contention-Aware Performance Prediction of "
+                                    "Parallel Programs",
+}
 
 #: the template modules, in leaderboard order
 MODULES: tuple[str, ...] = ("baselines", "kohashi", "rational", "hockney", "fim_cal", "fim_com")
@@ -64,9 +77,22 @@ def by_cost(cost: str) -> tuple[str, ...]:
     return tuple(name for name, t in TEMPLATES.items() if t.cost == cost)
 
 
+def cited(source: str) -> str:
+    """``source`` with each file of notes on a paper replaced by the paper (:data:`PAPERS`): ``automodel
+    templates`` sent a newcomer to ``bayesian-kohashi-2022.txt``, a file no installation has.
+
+    >>> cited("bayesian-kohashi-2022.txt, sec. 2.1")
+    'Kohashi et al. 2022, Performance prediction of massively parallel computation by Bayesian inference, sec. 2.1'
+    """
+    for name, paper in PAPERS.items():
+        source = source.replace(name, paper)
+    return source
+
+
 def describe() -> list[dict[str, str]]:
-    """Name, title, required columns, source and cost class of every template."""
+    """Name, title, required columns, source (the papers cited, :func:`cited`) and cost class of every
+    template."""
     from automodel.templates import TEMPLATES
 
-    return [{"name": t.name, "title": t.title, "requires": ", ".join(t.requires), "source": t.source,
+    return [{"name": t.name, "title": t.title, "requires": ", ".join(t.requires), "source": cited(t.source),
              "cost": t.cost} for t in TEMPLATES.values()]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from automodel.model.best_p import best_p_at
+from automodel.model.best_p import best_p_at, search_p_max
 from automodel.output.plot import BAND_LEVEL, plot_candidates, plot_model
 from automodel.text.printing import to_latex
 from automodel.output.report.figures import inline_svg
@@ -53,11 +53,12 @@ def _formula_section(model: Any) -> str:
     return section("Chosen model", body, "model")
 
 
-def _best_p_section(model: Any) -> str:
-    """The best process count and the range the model cannot tell from it, with its warnings."""
+def _best_p_section(model: Any, p_max: int | None = None) -> str:
+    """The best process count (searched up to ``p_max``, default the model's) and the range the model
+    cannot tell from it, with its warnings."""
     if "p" not in model.params:
         return ""
-    at, found = best_p_at(model)
+    at, found = best_p_at(model, p_max)
     names = _names(model)
     where = ", ".join(f"{names.get(q, q)} = {v:g}" for q, v in at.items())
     head = f"at {where}: " if where else ""
@@ -89,7 +90,8 @@ def _plot_section(model: Any, runs: pd.DataFrame | None, held_out: pd.DataFrame 
 
 def model_sections(model: Any, runs: pd.DataFrame | None = None, held_out: pd.DataFrame | None = None) -> str:
     """The sections every report of a model has: formula, best process count, plot."""
-    return _formula_section(model) + _best_p_section(model) + _plot_section(model, runs, held_out)
+    return (_formula_section(model) + _best_p_section(model, search_p_max(model, runs, held_out))
+            + _plot_section(model, runs, held_out))
 
 
 def _why_section(result: Any) -> str:
