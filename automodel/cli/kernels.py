@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
                                   print_json, read_input, tell, width)
@@ -14,6 +15,9 @@ from automodel.terminal import Status, interactive, status, wrap
 from automodel.files import check_output, write_atomic, write_text
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OUT_SUFFIXES = (".json", ".csv")
 
@@ -91,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
                 save_models(result.models, out)
             tell(f"{len(result.models)} models written to {out}", args, sys.stderr if args.json else None)
         else:
-            write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
+            write_atomic(out, lambda tmp: _text_cells(result.summary).to_csv(tmp, index=False))
             tell(f"summary of {len(result.summary)} kernels written to {out}", args, sys.stderr if args.json else None)
     _write_report(args, result, page, sys.stderr if args.json else None)
     if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
@@ -156,3 +160,13 @@ def _report(args: argparse.Namespace, result, data, at: dict[str, float]) -> str
                         f"{', '.join(known)}")
     return profile_page(result, data, {known.get(q, q): v for q, v in at.items()}, kernel=args.kernel,
                         time=args.time, source=args.data)
+
+
+def _text_cells(summary: "pd.DataFrame") -> "pd.DataFrame":
+    """The summary with each text cell (a kernel's name from the profile, a formula, a note) as
+    :func:`automodel.names.text_cell` writes it: a formula with a negative first coefficient
+    (``-0.5*log2(p) + 3``) or a kernel named ``=1+1`` was a formula in a spreadsheet (#NAME?)."""
+    from automodel.names import text_cell
+
+    texts = summary.select_dtypes(include=["object", "string"]).columns
+    return summary.assign(**{c: summary[c].map(text_cell, na_action="ignore") for c in texts})
