@@ -141,6 +141,17 @@ def test_two_names_mapped_to_one_column_are_one_line(tmp_path: Path, capsys: pyt
     assert message in err
 
 
+def test_a_curve_the_model_cannot_draw_everywhere_is_drawn_where_it_can(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """sqrt(n - 400) has no value below n = 400: plot refused the whole figure with an error at
+    '<DataFrame>, row 0', a point of its own curve that no file holds."""
+    d = json.loads(json.dumps(VALID))
+    d["model"]["terms"][0][0] = {"kind": "power", "param": "n", "exponent": "1/2", "offset": -400}
+    out = tmp_path / "fig.png"
+    assert main(["plot", str(_file(tmp_path, d)), "-o", str(out)]) == 0
+    assert out.stat().st_size > 0 and "<DataFrame>" not in capsys.readouterr().err
+
+
 def test_a_fim_com_model_without_rms_is_saved_as_valid_json_and_loads_again(tmp_path: Path) -> None:
     body = _fim_com()
     del body["rms"]
