@@ -56,8 +56,9 @@ def run(args: argparse.Namespace) -> int:
 
     import automodel
     from automodel.cli.fit import print_result
-    from automodel.output.plot import plot_model
+    from automodel.output.plot import figure_format, plot_model
 
+    figure_format(args.plot)  # before the search: --plot report.html cost a fit and then was refused
     check_output(args.plot, inputs=(args.data,))
     check_output(report_path(args.plot), inputs=(args.data,))
     ds = automodel.load(args.data)
