@@ -373,8 +373,8 @@ def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--port", "99999", "--port: expected a port number from 0 to 65535"),  # was an OverflowError traceback
-    ("--timeout", "nan", "--timeout: expected a finite number of seconds > 0, got nan"),  # a traceback a request
-    ("--timeout", "0", "--timeout: expected a finite number of seconds > 0, got 0"),
+    ("--timeout", "nan", "--timeout: expected a finite number of seconds > 0, at most 9223372036"),  # a traceback a request
+    ("--timeout", "0", "--timeout: expected a finite number of seconds > 0, at most 9223372036"),
     ("--max-bytes", "-1", "--max-bytes: expected a number of bytes >= 1, got -1"),  # every body refused
     ("--token-file", "/dev/zero", "/dev/zero: is a character device, expected a bearer token"),  # read forever
     ("--token-file", "{fifo}", "is a FIFO (named pipe), expected a bearer token"),  # waited for a writer
@@ -392,6 +392,13 @@ def test_what_serve_cannot_listen_with_is_one_line_before_it_binds(tmp_path, cap
     assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1, utf8=utf8)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_a_timeout_no_socket_can_wait_is_refused_before_the_server_binds(tmp_path):
+    """--timeout 1e300 started a server whose every request was an OverflowError traceback of the socket's
+    settimeout in its thread, and a connection closed without an answer."""
+    with pytest.raises(DataError, match="^--timeout: expected a finite number of seconds > 0, at most 9223372036"):
+        make_server(Service(None, tmp_path), "127.0.0.1", 0, timeout=1e300)
 
 
 def test_sigterm_loses_no_accepted_observe(tmp_path):
