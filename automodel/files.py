@@ -51,7 +51,8 @@ def input_limit() -> int:
         return MAX_INPUT_BYTES
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
     digits = text[:-1] if scale > 1 else text
-    if not digits.isdigit() or len(digits) > 15 or int(digits) == 0:
+    # ASCII digits: str.isdigit takes '²' (then int's ValueError, a traceback) and '٣' (read as 3)
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 15 or int(digits) == 0:
         raise AutomodelError(f"{LIMIT_VARIABLE}={text[:40]!r}: expected a number of bytes > 0, optionally with "
                              "K, M or G")
     return int(digits) * scale
