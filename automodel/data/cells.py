@@ -153,6 +153,9 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
             end = 0
             for row in reader:
                 start, end = end + 1, reader.line_num
+                if row and row[-1].endswith(("\n", "\r")) and _unclosed(path, sep):
+                    raise DataError(f"{src}, row {start}: a quote opened in this row is never closed, so every "
+                                    f"line after it would be one cell; expected a quoted cell to end with a quote")
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 if header is None:
@@ -167,6 +170,18 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
     except (csv.Error, UnicodeDecodeError, OSError) as exc:
         raise DataError(f"{src}: not a readable {kind} file ({str(exc).splitlines()[0][:120]})") from None
     return header, rows
+
+
+def _unclosed(path: Path, sep: str) -> bool:
+    """Whether the file ends inside a quoted cell (the csv module, not strict, reads the rest of the file
+    as that cell: predict's reader took the rows before it and dropped the others without a word)."""
+    try:
+        with open(path, newline="", encoding=TEXT_ENCODING) as handle:
+            for _ in csv.reader(handle, delimiter=sep, skipinitialspace=True, strict=True):
+                pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
 
 
 def shown(cell: object) -> str:
