@@ -458,6 +458,32 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
         service.handle("POST", "/predict", body)
 
 
+def test_the_models_listed_while_a_file_is_read_again_are_a_whole_set(model_json, tmp_path, monkeypatch):
+    """GET /models iterated the models while a request read a changed file again and changed that very
+    dictionary: 'dictionary changed size during iteration', answered 500."""
+    from automodel.model.core import Model, TermModel
+    from automodel.model_file import save_models
+    from automodel.space.terms import ONE
+
+    (tmp_path / "a.json").write_bytes(Path(model_json).read_bytes())
+    (tmp_path / "m.json").write_bytes(Path(model_json).read_bytes())
+    service = Service(None, tmp_path)
+    model = Model(TermModel((ONE,), (1.0,)), ("n", "p"), {"n": "n", "p": "p", "time": "time"})
+    formula = Model.formula
+
+    def rewritten(self: Model) -> str:  # the first model listed: m.json is refitted, and read by a request
+        if not (tmp_path / "done").exists():
+            (tmp_path / "done").touch()
+            save_models({"m": model, "m2": model}, tmp_path / "m.json")
+            os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
+            service.files.fresh("m")
+        return formula.fget(self)
+
+    monkeypatch.setattr(Model, "formula", property(rewritten))
+    assert [m["name"] for m in service.handle("GET", "/models", None)[1]["models"]] == ["a", "m"]
+    assert [m["name"] for m in service.handle("GET", "/models", None)[1]["models"]] == ["a", "m", "m2"]
+
+
 @pytest.mark.parametrize("target, message", [("gone.json", "m.json: no such file, expected a model JSON file"),
                                              ("m.json", "m.json: cannot be read (too many levels of symbolic links)")])
 def test_a_dangling_or_looping_link_in_the_models_folder_is_one_line(tmp_path, target, message):

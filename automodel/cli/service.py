@@ -71,7 +71,11 @@ class Service:
             self.store = open_store(store)
         self.batches = _Batches()
         self.files = ModelFiles(models)
-        self.models = self.files.models
+
+    @property
+    def models(self) -> dict[str, Any]:
+        """The models of ``--models`` by name, as the files held them when last read."""
+        return self.files.models
 
     # -- the routes ------------------------------------------------------------------------------
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
