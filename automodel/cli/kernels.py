@@ -153,13 +153,20 @@ def _report(args: argparse.Namespace, result, data, at: dict[str, float]) -> str
     user's parameter names)."""
     from automodel.output.report.profile import profile_page
 
+    from automodel.model.best_p import float_argument
+
     known = {m.roles.get(q, q): q for m in list(result.models.values())[:1] for q in m.params}
     unknown = [q for q in at if q not in known]
     if unknown and known:
         raise DataError(f"--report-at {unknown[0]}: not a parameter of the models; they have "
                         f"{', '.join(known)}")
-    return profile_page(result, data, {known.get(q, q): v for q, v in at.items()}, kernel=args.kernel,
-                        time=args.time, source=args.data)
+    target = {known.get(q, q): v for q, v in at.items()}
+    for q, v in target.items():  # as best-p checks its values: p=0, p=-4 and p=nan drew a page at them
+        try:
+            float_argument(q, v)
+        except DataError as exc:
+            raise DataError(f"--report-at {exc}") from None
+    return profile_page(result, data, target, kernel=args.kernel, time=args.time, source=args.data)
 
 
 def _text_cells(summary: "pd.DataFrame") -> "pd.DataFrame":
