@@ -147,10 +147,10 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
     separated = "tab" if sep == "\t" else "comma"
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
+    end = 0
     try:
         with open(path, newline="", encoding=TEXT_ENCODING) as handle:
             reader = csv.reader(handle, delimiter=sep, skipinitialspace=True)
-            end = 0
             for row in reader:
                 start, end = end + 1, reader.line_num
                 if row and row[-1].endswith(("\n", "\r")) and _unclosed(path, sep):
@@ -167,7 +167,10 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
                         f"expected a name in the header for every column, and no {separated} inside a value "
                         f"(write 1000, not 1,000, or quote the cell)")
                 rows.append((start, row if keep else []))
-    except (csv.Error, UnicodeDecodeError, OSError) as exc:
+    except csv.Error as exc:  # a cell beyond the csv module's limit: the row it starts on
+        raise DataError(f"{src}, row {end + 1}: not a readable {kind} file ({str(exc).splitlines()[0][:120]})"
+                        ) from None
+    except (UnicodeDecodeError, OSError) as exc:
         raise DataError(f"{src}: not a readable {kind} file ({str(exc).splitlines()[0][:120]})") from None
     return header, rows
 
