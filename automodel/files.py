@@ -51,7 +51,8 @@ def input_limit() -> int:
         return MAX_INPUT_BYTES
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
     digits = text[:-1] if scale > 1 else text
-    if not digits.isdigit() or len(digits) > 15 or int(digits) == 0:
+    # ASCII digits: str.isdigit takes '²' (then int's ValueError, a traceback) and '٣' (read as 3)
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 15 or int(digits) == 0:
         raise AutomodelError(f"{LIMIT_VARIABLE}={text[:40]!r}: expected a number of bytes > 0, optionally with "
                              "K, M or G")
     return int(digits) * scale
@@ -216,6 +217,16 @@ def _umask() -> int:
     return mask
 
 
+def _plain_mode(path: Path) -> int:
+    """The permission bits a plain ``open(path, "w")`` leaves ``path`` with (not mkstemp's 0600): those of
+    the file it replaces, else ``0666`` under the umask. A model or predictions kept private with
+    ``chmod 600`` came out ``0644``, readable by every user, when a command wrote them again."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode) & 0o777
+    except OSError:  # none yet (check_output refused a directory, a FIFO, a device)
+        return 0o666 & ~_umask()
+
+
 def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path`` and rename it into place on success.
 
@@ -234,7 +245,7 @@ def write_atomic(path: str | Path, write: Callable[[Path], None]) -> Path:
     os.close(fd)
     try:
         write(Path(tmp))
-        os.chmod(tmp, 0o666 & ~_umask())  # the mode a plain open() would give, not mkstemp's 0600
+        os.chmod(tmp, _plain_mode(path))
         os.replace(tmp, path)
     except OSError as exc:
         raise OutputError(f"{path}: cannot be written ({os_reason(exc)})") from None

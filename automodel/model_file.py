@@ -89,6 +89,9 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
         problem = label_problem(v)
         if problem is not None:
             raise bad(f"'roles', {k!r}: the column name must be printable text: {problem}")
+    problem = _roles_problem(params, roles)
+    if problem is not None:
+        raise bad(f"'roles': {problem}")
     ranges = d.get("ranges", {})
     problem = ranges_problem(ranges, params)
     if problem is not None:
@@ -118,6 +121,20 @@ def model_from_dict(d: Any, source: str = "<dict>") -> Model:
     return Model(core, tuple(params), dict(roles), {k: list(map(float, v)) for k, v in ranges.items()},
                  {k: (float("nan") if v is None else float(v)) for k, v in metrics.items()},
                  space, options, interval)
+
+
+def _roles_problem(params: list[str], roles: dict[str, str]) -> str | None:
+    """Why a model file's ``roles`` cannot be read (None when they can): each parameter and the time read
+    from a column of their own (a name a role does not map is its own column), as ``fit`` requires of
+    the runs. Two read from one column (``{"n": "x", "p": "x"}``) were a pandas ValueError traceback in
+    ``evaluate`` and ``report``, and one parameter's values taken for the other's in ``predict``."""
+    column_of = [(q, roles.get(q, q)) for q in ("time", *params)]  # a parameter 'time' is the time's column
+    for i, (name, column) in enumerate(column_of):
+        other = next((q for q, c in column_of[i + 1:] if c == column), None)
+        if other is not None:
+            return (f"the column {printable(repr(column))[:80]} is mapped to {name!r} and {other!r}; "
+                    "expected one column for each parameter and the time")
+    return None
 
 
 def _options_problem(options: Any) -> str | None:

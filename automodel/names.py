@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
 __all__ = ["parameter_problem", "label_problem", "normal_label", "space_problem", "printable", "shortened",
-           "code_names", "split_pairs", "kernel_name", "kernel_label", "listing", "LISTED", "PYTHON_RESERVED",
+           "code_names", "split_pairs", "text_cell", "kernel_name", "kernel_label", "listing", "LISTED", "PYTHON_RESERVED",
            "C_RESERVED", "MAX_LABEL_CHARS", "MAX_NAME_CHARS", "MAX_PARAMETERS", "SHOWN_CHARACTERS"]
 
 #: longest parameter name
@@ -121,6 +121,24 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+#: the first characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV injection")
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+
+def text_cell(text: str) -> str:
+    """``text`` (the output of another program) as a CSV cell of free text: one line, its non-printable
+    characters escaped (:func:`printable`), and an apostrophe before it when it starts as a formula
+    (:data:`FORMULA_STARTS`), which a spreadsheet then shows as text rather than evaluates.
+
+    Examples
+    --------
+    >>> text_cell('=HYPERLINK("http://x")\\x1b[31m')
+    '\\'=HYPERLINK("http://x")\\\\x1b[31m'
+    """
+    text = printable(text)
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
 def shortened(text: str) -> str:

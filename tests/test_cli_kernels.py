@@ -11,6 +11,19 @@ from automodel.errors import ModelFileError
 from automodel.model_file import load_models
 
 
+def test_the_summary_csv_holds_no_spreadsheet_formula(tmp_path, capsys):
+    """A kernel of the profile named '=1+1' or '@SUM(A1)', or a formula with a negative first coefficient,
+    was a formula in a spreadsheet that opened the summary: each text cell that starts as one is quoted."""
+    p = np.array([1.0, 2, 4, 8, 16])
+    csv = tmp_path / "runs.csv"
+    pd.DataFrame({"kernel": ["=1+1"] * 5 + ["@SUM(A1)"] * 5 + ["solve"] * 5, "p": np.tile(p, 3),
+                  "time": np.tile(8 / p + 0.1, 3)}).to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--out", str(tmp_path / "s.csv")]) == 0
+    summary = pd.read_csv(tmp_path / "s.csv")
+    assert summary["kernel"].tolist() == ["'=1+1", "'@SUM(A1)", "solve"]
+    assert not summary["formula"].str.match("[-=+@]").any()
+
+
 def test_kernels_command(tmp_path, capsys):
     from benchmarks.extrap_text import format_text
 

@@ -373,8 +373,8 @@ def test_a_token_is_required_where_set_and_beyond_loopback(tmp_path):
 
 @pytest.mark.parametrize("flag, value, message", [
     ("--port", "99999", "--port: expected a port number from 0 to 65535"),  # was an OverflowError traceback
-    ("--timeout", "nan", "--timeout: expected a finite number of seconds > 0, got nan"),  # a traceback a request
-    ("--timeout", "0", "--timeout: expected a finite number of seconds > 0, got 0"),
+    ("--timeout", "nan", "--timeout: expected a finite number of seconds > 0, at most 9223372036"),  # a traceback a request
+    ("--timeout", "0", "--timeout: expected a finite number of seconds > 0, at most 9223372036"),
     ("--max-bytes", "-1", "--max-bytes: expected a number of bytes >= 1, got -1"),  # every body refused
     ("--token-file", "/dev/zero", "/dev/zero: is a character device, expected a bearer token"),  # read forever
     ("--token-file", "{fifo}", "is a FIFO (named pipe), expected a bearer token"),  # waited for a writer
@@ -392,6 +392,13 @@ def test_what_serve_cannot_listen_with_is_one_line_before_it_binds(tmp_path, cap
     assert main(["serve", "--port", "0", flag, value.format(fifo=fifo, latin1=latin1, utf8=utf8)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_a_timeout_no_socket_can_wait_is_refused_before_the_server_binds(tmp_path):
+    """--timeout 1e300 started a server whose every request was an OverflowError traceback of the socket's
+    settimeout in its thread, and a connection closed without an answer."""
+    with pytest.raises(DataError, match="^--timeout: expected a finite number of seconds > 0, at most 9223372036"):
+        make_server(Service(None, tmp_path), "127.0.0.1", 0, timeout=1e300)
 
 
 def test_sigterm_loses_no_accepted_observe(tmp_path):
@@ -449,6 +456,32 @@ def test_a_model_file_changed_in_place_is_read_again(model_json, tmp_path):
     os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 2 * 10 ** 9))
     with pytest.raises(DataError, match=r"^no model 'm': .*m\.json no longer holds it$"):
         service.handle("POST", "/predict", body)
+
+
+def test_the_models_listed_while_a_file_is_read_again_are_a_whole_set(model_json, tmp_path, monkeypatch):
+    """GET /models iterated the models while a request read a changed file again and changed that very
+    dictionary: 'dictionary changed size during iteration', answered 500."""
+    from automodel.model.core import Model, TermModel
+    from automodel.model_file import save_models
+    from automodel.space.terms import ONE
+
+    (tmp_path / "a.json").write_bytes(Path(model_json).read_bytes())
+    (tmp_path / "m.json").write_bytes(Path(model_json).read_bytes())
+    service = Service(None, tmp_path)
+    model = Model(TermModel((ONE,), (1.0,)), ("n", "p"), {"n": "n", "p": "p", "time": "time"})
+    formula = Model.formula
+
+    def rewritten(self: Model) -> str:  # the first model listed: m.json is refitted, and read by a request
+        if not (tmp_path / "done").exists():
+            (tmp_path / "done").touch()
+            save_models({"m": model, "m2": model}, tmp_path / "m.json")
+            os.utime(tmp_path / "m.json", ns=(0, service.files.stamps[tmp_path / "m.json"][0] + 10 ** 9))
+            service.files.fresh("m")
+        return formula.fget(self)
+
+    monkeypatch.setattr(Model, "formula", property(rewritten))
+    assert [m["name"] for m in service.handle("GET", "/models", None)[1]["models"]] == ["a", "m"]
+    assert [m["name"] for m in service.handle("GET", "/models", None)[1]["models"]] == ["a", "m", "m2"]
 
 
 @pytest.mark.parametrize("target, message", [("gone.json", "m.json: no such file, expected a model JSON file"),

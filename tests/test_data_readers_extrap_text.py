@@ -97,6 +97,9 @@ def test_single_parameter_tuples(tmp_path):
     ("PARAMETER p\nPOINTS 1\nREGION r\nDATA 1\nREGION r\nDATA 2\n", "line 6: region 'r' is given again"),
     ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nPOINTS 3\n", "line 5: POINTS after DATA"),
     ("PARAMETER p\nPOINTS 1\nREGION r\nDATA\n", "line 4: DATA needs at least one value"),
+    # float() read these: Arabic-Indic 3 as the point 3, '1_0' as the value 10
+    ("PARAMETER p\nPOINTS 1 2 \u0663\n", "line 2: expected a number, got '\u0663'"),
+    ("PARAMETER p\nPOINTS 1 2\nREGION r\nDATA 1\nDATA 1_0\n", "line 5: expected a finite number, got '1_0'"),
 ])
 def test_bad_input_is_one_line_naming_the_line(tmp_path, text, fragment):
     path = _write(tmp_path, text)

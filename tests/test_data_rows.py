@@ -41,6 +41,11 @@ FILES = {
     "arabic-indic digits": "n,p\n1,\u0661\u0660\u0660\n",
     "full-width digits": "n,p\n1,\uff16\uff14\n",
     "full-width float": "n,p\n1,\uff16.5\n",
+    # a quote never closed: read_rows took the rows before it and made the rest of the file one cell
+    "unclosed quote": 'n,p,note\n1,2,ok\n3,4,"oops\n5,6,ok\n7,8,ok\n',
+    "quoted line break": 'n,p,note\n1,2,"two\nlines"\n3,4,"ends with one\n"\n',
+    # a cell beyond the csv module's limit (131,072 characters): the message named no row
+    "long cell": "n,p,note\n1,2,ok\n3,4," + "x" * 200_000 + "\n",
 }
 
 
@@ -63,7 +68,13 @@ def test_read_rows_reads_and_refuses_as_read_csv_does(tmp_path, name):
     path.write_text(FILES[name])
     plain, pandas = _outcome(read_rows, path), _outcome(read_csv, path)
     assert plain == pandas
-    assert (plain[0] == "refused") == (name in ("empty", "header only", "semicolons", "twice", "wide row"))
+    assert (plain[0] == "refused") == (name in ("empty", "header only", "semicolons", "twice", "wide row",
+                                                "unclosed quote", "long cell"))
+    if name == "long cell":
+        assert plain[1].endswith("runs.csv, row 3: not a readable CSV file (field larger than field limit (131072))")
+    if name == "unclosed quote":
+        assert plain[1].endswith("runs.csv, row 3: a quote opened in this row is never closed, so every line "
+                                 "after it would be one cell; expected a quoted cell to end with a quote")
 
 
 def test_a_message_names_the_line_of_a_row_after_blank_lines(tmp_path):

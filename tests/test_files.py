@@ -94,6 +94,16 @@ def test_written_files_get_the_mode_of_a_plain_open(tmp_path):
     assert path.stat().st_mode & 0o777 == 0o644
 
 
+def test_a_file_written_again_keeps_its_mode(tmp_path):
+    """A file made private (0600) came out 0644, readable by every user, when a command wrote it again:
+    a plain open() keeps the mode of the file it truncates, the rename of a new file did not."""
+    path = tmp_path / "model.json"
+    path.write_text("old")
+    path.chmod(0o600)
+    write_text(path, "new")
+    assert path.read_text() == "new" and path.stat().st_mode & 0o777 == 0o600
+
+
 @pytest.mark.parametrize("command", [["fit", "{runs}", "-o", "{runs}", "--quiet", "--templates", "none"],
                                      ["predict", "{model}", "{runs}", "-o", "{runs}"],
                                      ["predict", "{model}", "{runs}", "-o", "{model}"],

@@ -67,7 +67,8 @@ def test_the_limit_is_set_by_the_environment(monkeypatch: pytest.MonkeyPatch, tm
     path.write_text("n,p,time\n" + "".join(f"{n},1,{n / 1000}\n" for n in (1000, 2000, 4000, 8000)))
     with pytest.raises(DataError, match=rf"runs\.csv: 53 bytes, more than the 40 bytes"):
         read(path)
-    for bad in ("-1", "1e9", "lots", "0"):
+    for bad in ("-1", "1e9", "lots", "0", "\u00b2", "\u0663M", "\uff15"):  # '²': a ValueError traceback;
+        # Arabic-Indic 3 and full-width 5 were read as numbers, which no other number of automodel is
         monkeypatch.setenv(LIMIT_VARIABLE, bad)
         with pytest.raises(AutomodelError, match=f"{LIMIT_VARIABLE}=.*expected a number of bytes > 0"):
             read(path)

@@ -128,6 +128,32 @@ def test_a_unit_the_commands_print_is_printable(tmp_path: Path, capsys: pytest.C
     assert message in err and "\x1b" not in err
 
 
+@pytest.mark.parametrize("roles, message", [
+    ({"n": "x", "p": "x"}, "'roles': the column 'x' is mapped to 'n' and 'p'"),
+    ({"n": "p"}, "'roles': the column 'p' is mapped to 'n' and 'p'"),
+    ({"time": "n"}, "'roles': the column 'n' is mapped to 'time' and 'n'"),
+])
+def test_two_names_mapped_to_one_column_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], roles,
+                                                     message: str) -> None:
+    """A model file whose roles read two parameters (or one and the time) from one column: evaluate was a
+    pandas ValueError traceback ('Grouper for 'x' not 1-dimensional') and predict read one column for both."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n,p,x,time\n100,1,1,0.1\n200,2,2,0.1\n")
+    err = _one_line_error(capsys, "evaluate", str(_file(tmp_path, {**VALID, "roles": roles})), str(runs))
+    assert message in err
+
+
+def test_a_curve_the_model_cannot_draw_everywhere_is_drawn_where_it_can(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """sqrt(n - 400) has no value below n = 400: plot refused the whole figure with an error at
+    '<DataFrame>, row 0', a point of its own curve that no file holds."""
+    d = json.loads(json.dumps(VALID))
+    d["model"]["terms"][0][0] = {"kind": "power", "param": "n", "exponent": "1/2", "offset": -400}
+    out = tmp_path / "fig.png"
+    assert main(["plot", str(_file(tmp_path, d)), "-o", str(out)]) == 0
+    assert out.stat().st_size > 0 and "<DataFrame>" not in capsys.readouterr().err
+
+
 def test_a_fim_com_model_without_rms_is_saved_as_valid_json_and_loads_again(tmp_path: Path) -> None:
     body = _fim_com()
     del body["rms"]

@@ -134,6 +134,11 @@ def test_kernels_report_options(tmp_path, profile, capsys):
     assert "--report-at q: not a parameter" in capsys.readouterr().err and not out.exists()
     assert main(["kernels", str(csv), "--report", str(out), "--report-at", "p"]) == 2
     assert "--report-at 'p': expected NAME=NUMBER" in capsys.readouterr().err
+    for value, message in (("0", "p must be a positive process count, got 0"),  # a page drawn at p = 0,
+                           ("-4", "p must be a positive process count, got -4"),  # -4 and nan
+                           ("nan", "p must be a finite number, got nan")):
+        assert main(["kernels", str(csv), "--report", str(out), "--report-at", f"p={value}"]) == 2
+        assert f"--report-at {message}" in capsys.readouterr().err and not out.exists()
     assert main(["kernels", str(csv), "--report", str(out), "--report-at", "p=1024"]) == 0
     assert f"report of 13 kernels written to {out}" in " ".join(capsys.readouterr().out.split())  # (wrapped)
     assert _data(out.read_text(encoding="utf-8"))["at"] == [1024.0]

@@ -85,6 +85,20 @@ def test_failure_and_timeout_are_recorded(app: str, tmp_path: Path) -> None:
     assert rows["10"]["status"] == "0" and rows["20"]["status"] == "0"
 
 
+def test_a_failed_runs_error_text_is_no_formula_nor_escape_in_the_csv(tmp_path: Path) -> None:
+    """What a failed run printed last on stderr is its 'error' cell: a line that starts as a formula
+    (Open MPI's banner of dashes, ``=HYPERLINK(...)``) was a formula in a spreadsheet, and an escape
+    sequence reached the terminal of whoever printed the file."""
+    loud = tmp_path / "loud.py"
+    loud.write_text("import sys\nsys.stderr.write(sys.argv[1] + '\\x1b[31m\\n')\nsys.exit(1)\n")
+    out = tmp_path / "runs.csv"
+    campaign = Campaign(command=f"{sys.executable} {loud} {{word}}", axes={"word": ["=HYPERLINK(1)", "-----", "ok"]},
+                        sample_cpu=False)
+    run_campaign(campaign, out, progress=False)
+    errors = {r["word"]: r["error"] for r in iter_rows(out)}
+    assert errors == {"=HYPERLINK(1)": "'=HYPERLINK(1)\\x1b[31m", "-----": "'-----\\x1b[31m", "ok": "ok\\x1b[31m"}
+
+
 def test_resume_after_interruption(app: str, tmp_path: Path) -> None:
     out = tmp_path / "runs.csv"
     campaign = Campaign(command=f"{app} {{n}} {{p}} print", axes={"n": [1, 2, 3], "p": [1, 2]},

@@ -114,7 +114,7 @@ def test_the_retry_budget_is_an_option(monkeypatch):
     assert retry_budget() == RETRY_S == 30.0
     monkeypatch.setenv(RETRY_VARIABLE, "120")
     assert retry_budget() == 120.0
-    for bad in ("-1", "soon", "1e9"):
+    for bad in ("-1", "soon", "1e9", "nan", "\u0663", "1_0"):  # float() read Arabic-Indic 3 and 1_0 (10)
         monkeypatch.setenv(RETRY_VARIABLE, bad)
         with pytest.raises(StoreError, match=f"{RETRY_VARIABLE}=.*expected a number of seconds from 0 to 86400"):
             retry_budget()

@@ -57,10 +57,11 @@ def run(args: argparse.Namespace) -> int:
     import automodel
     from automodel.cli.fit import print_result
     from automodel.model.best_p import search_p_max
-    from automodel.output.plot import plot_model
+    from automodel.output.plot import figure_format, plot_model
 
     check_output(args.plot, inputs=(args.data,))
     check_output(report_path(args.plot), inputs=(args.data,))
+    figure_format(args.plot)  # before the search: --plot report.html cost a fit and then was refused
     ds = automodel.load(args.data)
     frame = ds.runs
     mask, text = split(ds.frame, ds.params)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from automodel.cli.common import (INPUT_HELP, add_input_options, add_jobs_option, add_metric_option, add_pooling_options,
                                   print_json, read_input, tell, width)
@@ -14,6 +15,9 @@ from automodel.terminal import Status, interactive, status, wrap
 from automodel.files import check_output, write_atomic, write_text
 from automodel.errors import DataError, install_hint
 from automodel.options import AGGREGATES, DEFAULT_AGGREGATE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OUT_SUFFIXES = (".json", ".csv")
 
@@ -87,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 save_models(result.models, out)
             written.append(f"{len(result.models)} models written to {out}")
         else:
-            write_atomic(out, lambda tmp: result.summary.to_csv(tmp, index=False))
+            write_atomic(out, lambda tmp: _text_cells(result.summary).to_csv(tmp, index=False))
             written.append(f"summary of {len(result.summary)} kernels written to {out}")
     if page is not None:
         write_text(args.report, page)
@@ -154,10 +158,27 @@ def _report(args: argparse.Namespace, result, data, at: dict[str, float]) -> str
     user's parameter names)."""
     from automodel.output.report.profile import profile_page
 
+    from automodel.model.best_p import float_argument
+
     known = {m.roles.get(q, q): q for m in list(result.models.values())[:1] for q in m.params}
     unknown = [q for q in at if q not in known]
     if unknown and known:
         raise DataError(f"--report-at {unknown[0]}: not a parameter of the models; they have "
                         f"{', '.join(known)}")
-    return profile_page(result, data, {known.get(q, q): v for q, v in at.items()}, kernel=args.kernel,
-                        time=args.time, source=args.data)
+    target = {known.get(q, q): v for q, v in at.items()}
+    for q, v in target.items():  # as best-p checks its values: p=0, p=-4 and p=nan drew a page at them
+        try:
+            float_argument(q, v)
+        except DataError as exc:
+            raise DataError(f"--report-at {exc}") from None
+    return profile_page(result, data, target, kernel=args.kernel, time=args.time, source=args.data)
+
+
+def _text_cells(summary: "pd.DataFrame") -> "pd.DataFrame":
+    """The summary with each text cell (a kernel's name from the profile, a formula, a note) as
+    :func:`automodel.names.text_cell` writes it: a formula with a negative first coefficient
+    (``-0.5*log2(p) + 3``) or a kernel named ``=1+1`` was a formula in a spreadsheet (#NAME?)."""
+    from automodel.names import text_cell
+
+    texts = summary.select_dtypes(include=["object", "string"]).columns
+    return summary.assign(**{c: summary[c].map(text_cell, na_action="ignore") for c in texts})

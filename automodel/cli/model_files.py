@@ -44,10 +44,13 @@ class ModelFiles:
         except OSError:  # a dangling link, a loop of links: load_models says so in one line
             stamp = 0
         found = load_models(path)
-        for name in self.stamps.get(path, (0, []))[1]:
-            self.models.pop(name, None)
+        gone = set(self.stamps.get(path, (0, []))[1])
+        for name in gone:
             self.formulas.pop(name, None)
-        self.models.update(found)
+        # a new dictionary in place of the old, never the old one changed: a request thread that iterates
+        # it (GET /models) or reads a model of it meanwhile sees the models before or after, whole (a
+        # RuntimeError 'dictionary changed size during iteration' answered 500, or no model for a moment)
+        self.models = {**{k: m for k, m in self.models.items() if k not in gone}, **found}
         self.sources.update({name: path for name in found})
         self.stamps[path] = (stamp, list(found))
 

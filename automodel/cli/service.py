@@ -71,7 +71,11 @@ class Service:
             self.store = open_store(store)
         self.batches = _Batches()
         self.files = ModelFiles(models)
-        self.models = self.files.models
+
+    @property
+    def models(self) -> dict[str, Any]:
+        """The models of ``--models`` by name, as the files held them when last read."""
+        return self.files.models
 
     # -- the routes ------------------------------------------------------------------------------
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
@@ -549,8 +553,9 @@ def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, token:
     ------
     DataError
         A ``port`` outside 0-65535, a ``max_bytes`` below 1 or a ``timeout`` that is not a finite number
-        of seconds > 0 (a NaN timeout was a traceback in every request's thread), or a ``host`` beyond
-        loopback without a ``token``; one line each, before anything is bound.
+        of seconds > 0 and at most :data:`threading.TIMEOUT_MAX` (a NaN timeout was a traceback in every
+        request's thread), or a ``host`` beyond loopback without a ``token``; one line each, before
+        anything is bound.
     """
     _check_listening(port, max_bytes, timeout)
     if not token and not _loopback(host):
@@ -561,8 +566,11 @@ def make_server(service: Service, host: str = "127.0.0.1", port: int = 0, token:
 
 
 def _check_listening(port: Any, max_bytes: Any, timeout: Any) -> None:
-    """Refuse, in one line, what the server cannot listen or wait with (:func:`make_server`)."""
+    """Refuse, in one line, what the server cannot listen or wait with (:func:`make_server`): a timeout
+    beyond :data:`threading.TIMEOUT_MAX` (about 292 years) started a server whose every request was an
+    OverflowError traceback in the log and a connection closed unanswered (``settimeout``)."""
     import math
+    from threading import TIMEOUT_MAX
 
     from automodel.data.cells import shown
 
@@ -571,8 +579,9 @@ def _check_listening(port: Any, max_bytes: Any, timeout: Any) -> None:
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
         raise DataError(f"--max-bytes: expected a number of bytes >= 1, got {shown(max_bytes)}")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (math.isfinite(timeout)
-                                                                                  and timeout > 0):
-        raise DataError(f"--timeout: expected a finite number of seconds > 0, got {shown(timeout)}")
+                                                                                  and 0 < timeout <= TIMEOUT_MAX):
+        raise DataError(f"--timeout: expected a finite number of seconds > 0, at most {TIMEOUT_MAX:.0f} (what a "
+                        f"socket waits), got {shown(timeout)}")
 
 
 class _Server(ThreadingHTTPServer):

@@ -148,12 +148,15 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
     separated = "tab" if sep == "\t" else "comma"
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
+    end = 0
     try:
         with open(path, newline="", encoding=TEXT_ENCODING) as handle:
             reader = csv.reader(handle, delimiter=sep, skipinitialspace=True)
-            end = 0
             for row in reader:
                 start, end = end + 1, reader.line_num
+                if row and row[-1].endswith(("\n", "\r")) and _unclosed(path, sep):
+                    raise DataError(f"{src}, row {start}: a quote opened in this row is never closed, so every "
+                                    f"line after it would be one cell; expected a quoted cell to end with a quote")
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 if header is None:
@@ -165,9 +168,24 @@ def records(path: Path, sep: str, src: str, kind: str, keep: bool = False
                         f"expected a name in the header for every column, and no {separated} inside a value "
                         f"(write 1000, not 1,000, or quote the cell)")
                 rows.append((start, row if keep else []))
-    except (csv.Error, UnicodeDecodeError, OSError) as exc:
+    except csv.Error as exc:  # a cell beyond the csv module's limit: the row it starts on
+        raise DataError(f"{src}, row {end + 1}: not a readable {kind} file ({str(exc).splitlines()[0][:120]})"
+                        ) from None
+    except (UnicodeDecodeError, OSError) as exc:
         raise DataError(f"{src}: not a readable {kind} file ({str(exc).splitlines()[0][:120]})") from None
     return header, rows
+
+
+def _unclosed(path: Path, sep: str) -> bool:
+    """Whether the file ends inside a quoted cell (the csv module, not strict, reads the rest of the file
+    as that cell: predict's reader took the rows before it and dropped the others without a word)."""
+    try:
+        with open(path, newline="", encoding=TEXT_ENCODING) as handle:
+            for _ in csv.reader(handle, delimiter=sep, skipinitialspace=True, strict=True):
+                pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
 
 
 def shown(cell: object) -> str:

@@ -1,5 +1,5 @@
 """How a number is written as text: the one reading of a number in a cell of a table read without pandas,
-in a value given on a command line, in a step of a run grid.
+in a value given on a command line or in the environment, in a step of a run grid, in an Extra-P text file.
 
 Python's ``float`` and ``int`` read more than a table means by a number: Unicode digits (``'١٠٠'``,
 full-width ``'６４'``) and underscores (``'1_0'``), which pandas' CSV parser does not take. Here only ASCII

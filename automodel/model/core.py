@@ -283,10 +283,13 @@ class Model:
         """What ``core`` reads: the columns themselves for a term model, a DataFrame for a template."""
         return columns if isinstance(core, TermModel) else columns.frame()
 
-    def predict(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>") -> np.ndarray:
+    def predict(self, data: pd.DataFrame | Mapping[str, Any], source: str = "<DataFrame>",
+                checked: bool = True) -> np.ndarray:
         """Predicted time for every row of ``data`` (columns named as in training, or canonically).
 
-        Missing ``cpu``/``bw`` columns mean a dedicated machine (1.0).
+        Missing ``cpu``/``bw`` columns mean a dedicated machine (1.0). ``checked=False``: NaN or an
+        infinity where the model gives no finite time, for rows the engine makes rather than reads (the
+        points of a plot's curve), where an error would name a row no file has.
 
         Raises
         ------
@@ -298,7 +301,7 @@ class Model:
         with np.errstate(all="ignore"):
             t = np.asarray(self.core.predict(self._input(self.core, columns)), float)
         bad = ~np.isfinite(t)
-        if bad.any():
+        if checked and bad.any():
             i = int(np.argmax(bad))
             at = ", ".join(f"{self.roles.get(q, q)} = {columns[q][i]:g}" for q in self.params)
             row = i + (2 if source != "<DataFrame>" else 0)

@@ -301,7 +301,7 @@ def _model_curve(ax: Any, model: Any, x: str, other: str | None, value: float | 
     """
     label = f"{_name(model, other)} = {value:g}" if value is not None else None
     frame = _frame(model, fixed, x, grid, other, value)
-    pred = _drawable(model.predict(frame))
+    pred = _drawable(model.predict(frame, checked=False))
     band = [_drawable(b) for b in model.predict_interval(frame, level)] if model.interval is not None else None
     if band is not None:
         ax.fill_between(grid, band[0], band[1], color=color, alpha=0.12, lw=0)
@@ -391,7 +391,7 @@ def plot_candidates(models: Sequence[Any], path: str | Path, labels: Sequence[st
         frame = _frame(first, fixed, x, grid, other, at)
         drawn = []
         for i, (model, label, color) in enumerate(zip(models, labels, colors * 2)):
-            pred = _drawable(model.predict(frame))
+            pred = _drawable(model.predict(frame, checked=False))
             if i == 0 and model.interval is not None:
                 lo, hi = (_drawable(b) for b in model.predict_interval(frame, level))
                 ax.fill_between(grid, lo, hi, color=color, alpha=0.15, lw=0, label=f"{level:.0%} band")

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from automodel.errors import DataError, OutputError
 from automodel.files import TEXT_ENCODING, check_output, os_reason, write_atomic
+from automodel.names import text_cell
 from automodel.options import ROLE_NAMES
 from automodel.runner.grid import BUILTIN_PLACEHOLDERS, expand_grid, format_value, placeholders, substitute
 from automodel.runner.measure import (
@@ -299,7 +300,7 @@ def _measure(campaign: Campaign, run: Mapping[str, object], clk_tck: float) -> d
         row["cpu"] = free_cpu_fraction(before, after, own, clk_tck) if before and after else free_cpu_from_load()
     row.update(result.captured)
     row.update(time=result.time, status=result.status, started=started,
-               error=" | ".join(([result.error] if result.error else []) + notes))
+               error=text_cell(" | ".join(([result.error] if result.error else []) + notes)))
     return row
 
 

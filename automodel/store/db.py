@@ -38,6 +38,7 @@ from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SAWarning, SQLAlchemyError
 
+from automodel.data.numerals import number_text
 from automodel.errors import StoreError, install_hint
 from automodel.names import printable
 from automodel.store import schema
@@ -204,10 +205,7 @@ def retry_budget() -> float:
     text_ = os.environ.get(RETRY_VARIABLE, "").strip()
     if not text_:
         return RETRY_S
-    try:
-        value = float(text_)
-    except ValueError:
-        value = -1.0
+    value = number_text(text_)  # ASCII digits: float() also took '٣' and '1_0'; NaN fails the bounds
     if not 0 <= value <= 86400:
         raise StoreError(f"{RETRY_VARIABLE}={text_[:40]!r}: expected a number of seconds from 0 to 86400")
     return value

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from automodel.data.cells import shown
+from automodel.data.numerals import number_text
 from automodel.data.readers import KEYWORDS, starts_with_keyword
 from automodel.data.tidy import check_params, kernel_name, tidy
 from automodel.errors import DataError
@@ -74,10 +75,7 @@ class _Reader:
     def numbers(self, text: str, what: str) -> list[float]:
         out = []
         for word in text.split():
-            try:
-                v = float(word)
-            except ValueError:
-                raise self.fail(f"expected {what}, got {shown(word)}") from None
+            v = number_text(word)  # ASCII digits: float() read Arabic-Indic '١' as 1 and '1_0' as 10
             if not np.isfinite(v):
                 raise self.fail(f"expected {what}, got {shown(word)}")
             out.append(v)
