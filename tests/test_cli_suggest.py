@@ -76,3 +76,16 @@ def test_times_and_costs_in_the_models_unit(tmp_path, capsys):
     assert main(["suggest", str(path), "--target", "p=64", "--count", "1", "--max-p", "64", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["suggestions"][0]
     assert row["core_hours"] == pytest.approx(row["procs"] * (1 + 8 / row["procs"]) * 1e-3 / 3600)
+
+
+def test_runs_of_other_column_names_are_sent_to_fit_first(tmp_path, capsys):
+    """suggest reads runs by the names time, p and n; a file of procs, size, walltime_ms was told
+    '--time walltime_ms', an option suggest does not have. It now names the fit that reads it."""
+    path = tmp_path / "runs.csv"
+    path.write_text("size,procs,walltime_ms\n" + "".join(f"{n},{p},{1 + n / p:g}\n" for n in (1000, 2000, 4000)
+                                                         for p in (1, 2, 4, 8)))
+    assert main(["suggest", str(path), "--target", "size=8000,procs=32"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fit it first" in err
+    assert "(--time walltime_ms, read in ms; and perhaps --n size --p procs)" in err
+    assert err.rstrip().endswith("then give suggest model.json")

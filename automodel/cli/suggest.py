@@ -103,6 +103,27 @@ def _source(path: str) -> Any:
     return path
 
 
+def _check_named_columns(path: str) -> None:
+    """Refuse runs whose time or process count is not in a column of that name, with the ``fit`` that
+    names them: ``suggest`` reads the runs by the names ``time``, ``p`` and ``n`` (its ``--p`` lists the
+    process counts that can be run, not a column), and a file of ``procs, size, walltime_ms`` was told
+    ``--time walltime_ms``, an option ``suggest`` does not have."""
+    from pathlib import Path
+
+    from automodel.data import read
+    from automodel.data.dataset import role_hint
+    from automodel.errors import DataError
+    from automodel.names import listing, printable
+
+    columns = [str(c) for c in read(Path(path)).columns]
+    if "time" in columns and "p" in columns:
+        return
+    named = role_hint("time", columns).strip() or "(--time COL --p COL --n COL)"
+    raise DataError(f"{path}: suggest reads the runs' columns named time, p and n, and the file has "
+                    f"{listing([printable(c) for c in columns])}; fit it first with the options that name them "
+                    f"{named} and -o model.json, then give suggest model.json")
+
+
 def handle(args: argparse.Namespace) -> int:
     from automodel.cli.common import check_app, print_json
     from automodel.errors import DataError
@@ -128,6 +149,8 @@ def handle(args: argparse.Namespace) -> int:
         source = leader_model(args.store, args.app)
     elif args.data:
         source = _source(args.data)
+        if isinstance(source, str):
+            _check_named_columns(source)
     else:
         raise DataError("suggest needs RUNS (or a model file), or --store S --app NAME")
     with status("suggest: fitting and weighing the candidate runs"):

@@ -30,7 +30,7 @@ from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE
                                unit_in_name, unit_name)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
-__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "column_names", "time_hint", "BOOKKEEPING",
+__all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "column_names", "role_hint", "time_hint", "BOOKKEEPING",
            "data_unit", "floor_zeros"]
 
 @dataclass(frozen=True)
@@ -185,14 +185,14 @@ def load(
                    unit=found, pooled=tuple(column_names(ignore)))
 
 
-def _role_hint(role: str, available: list[str]) -> str:
+def role_hint(role: str, available: list[str]) -> str:
     """How to name the column a missing role probably is (the options ``fit`` and ``run`` share): for
     the time, the one column whose name says time (``runtime_ms``, ``Time (us)``), with its unit, and
     the options of the roles whose column has another name (``procs``, ``size``:
     :func:`automodel.options.guess_role`), so that a file of ``procs, size, walltime_ms`` learns all
     three options from its first error rather than one per attempt.
 
-    >>> _role_hint("time", ["run_id", "procs", "size", "walltime_ms"])
+    >>> role_hint("time", ["run_id", "procs", "size", "walltime_ms"])
     ' (--time walltime_ms, read in ms; and perhaps --p procs --n size)'
     """
     if role != "time":
@@ -312,7 +312,7 @@ def _runs(data: str | Path | pd.DataFrame, *, time: str, n: str | None, p: str |
             mapping[role] = col
         elif role in explicit:
             raise DataError(f"{where(src, column=col)}: no such column for the {role!r} role; "
-                            f"the file has {', '.join(available)}{_role_hint(role, available)}")
+                            f"the file has {', '.join(available)}{role_hint(role, available)}")
     if not params:  # an Extra-P file's parameters that no role takes
         params = [q for q in given if q not in mapping.values() and q not in ROLE_NAMES]
     for extra in params:
