@@ -133,3 +133,17 @@ def test_a_fit_whose_report_reader_goes_away_still_writes_its_model(tmp_path):
     proc.stderr.read()
     assert proc.wait(timeout=300) in (0, 141) and model.exists()
     assert main(["show", str(model)]) == 0
+
+
+def test_fit_and_best_p_name_the_process_count_and_size_by_the_files_columns(tmp_path, capsys):
+    """'best process count at n = 400000: p = 64' spoke of n and p to one whose file said size and procs."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("size,procs,secs\n" + "".join(f"{n},{p},{1e-6 * n / p + 1e-3 * p:g}\n"
+                                                  for n in (1000, 2000, 4000, 8000) for p in (1, 2, 4, 8)))
+    model = tmp_path / "model.json"
+    assert main(["fit", str(runs), "--time", "secs", "--n", "size", "--p", "procs", "--templates", "none",
+                 "-o", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "best process count at size = 8000: procs = " in out and "at n = " not in out
+    assert main(["best-p", str(model), "--n", "8000"]) == 0
+    assert capsys.readouterr().out.startswith("best procs = ")

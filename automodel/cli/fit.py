@@ -75,12 +75,12 @@ def print_result(result, top: int = 10, out=None, width: int | None = WIDTH,  # 
     best = result.best
     if "p" in best.params:
         at, found = best_p_at(best, p_max)
-        where = ", ".join(f"{q} = {v:g}" for q, v in at.items())
+        where = ", ".join(f"{best.roles.get(q, q)} = {v:g}" for q, v in at.items())  # the file's own names
         if isinstance(found, str):
             print("\n".join(wrap(f"best process count{' at ' + where if where else ''}: none ({found})", width)),
                   file=out)
         else:
-            head, time = found.lines()
+            head, time = found.lines(best.roles.get("p", "p"))
             print("\n".join(fit_lines([f"best process count{' at ' + where if where else ''}: {head}", f"  {time}"],
                                       width)), file=out)
             warn(found.warnings, width)

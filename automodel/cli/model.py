@@ -96,7 +96,7 @@ def best_p(args: argparse.Namespace) -> int:
     if args.json:
         print_json(asdict(found))
     else:
-        head, time = found.lines()
+        head, time = found.lines(model.roles.get("p", "p"))
         print("\n".join(fit_lines([f"best {head}", f"  {time}"], width(args))))
     warn(found.warnings, width(args))
     return 0

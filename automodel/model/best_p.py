@@ -63,10 +63,11 @@ class BestP:
     warnings: tuple[str, ...] = ()
     unit: str = "s"
 
-    def lines(self) -> list[str]:
-        """``["p = 44 (36 to 58 at 90%)", "predicted 0.52 s (90% band 0.41 to 0.66 s)"]``: the answer and
-        its time in the model's unit, each well within 80 columns."""
-        head = f"p = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
+    def lines(self, name: str = "p") -> list[str]:
+        """``["p = 44 (36 to 58 at 90%)", "predicted 0.52 s (90% band 0.41 to 0.66 s)"]``: the answer (the
+        process count by ``name``, its column's: ``procs = 44``) and its time in the model's unit, each
+        well within 80 columns."""
+        head = f"{name} = {self.p}" + (f" ({self.p_low} to {self.p_high} at {self.level:.0%})"
                                   if self.p_low != self.p_high else "")
         time = f"predicted {figure(self.time, 4)} {self.unit}"
         if math.isfinite(self.lower):

@@ -64,7 +64,7 @@ def _best_p_section(model: Any, p_max: int | None = None) -> str:
     head = f"at {where}: " if where else ""
     if isinstance(found, str):
         return section("Best process count", f"<p>{escape(head)}none: {escape(found)}</p>", "best-p")
-    lines = found.lines()
+    lines = found.lines(names["p"])
     cards = _card(str(found.p), f"best {names['p']}") + _card(
         f"{found.p_low} to {found.p_high}", f"{found.level:.0%} range") + _card(
         f"{found.time:.4g} {found.unit}", "predicted time")
