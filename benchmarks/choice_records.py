@@ -106,7 +106,7 @@ def record(task: SelectionTask) -> TaskCandidates:
         at = predict_many(cores, probes)
         logs = np.log(np.where(at > 0, at, np.nan))
         predictions = predict_many(cores, held_out[list(ds.params)])
-    errors = np.array([relative_error(row, configs[TARGET]) for row in predictions])
+    errors = relative_error(predictions, configs[TARGET])  # every candidate at once
     metric = result.space.fit.metric
     holdout = board["holdout"].to_numpy(float) if "holdout" in board else np.full(len(board), np.nan)
     held = holdout_rows(ds)
@@ -151,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     records = [r for r in Parallel(n_jobs=args.jobs)(delayed(_record_or_none)(t) for t in tasks) if r is not None]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     joblib.dump([asdict(r) for r in records], args.out)
-    same = sum(replay(r) == r.chosen or r.errors[replay(r)] == r.errors[r.chosen] for r in records)
+    picks = [replay(r) for r in records]
+    same = sum(pick == r.chosen or r.errors[pick] == r.errors[r.chosen] for pick, r in zip(picks, records))
     chosen = [r.errors[r.chosen] for r in records]
     oracle = [float(np.min(r.errors)) for r in records]
     print(f"{len(records)} of {len(tasks)} tasks recorded in {time.perf_counter() - start:.0f} s to {args.out}; "

@@ -64,16 +64,18 @@ def configurations(task: SelectionTask) -> pd.DataFrame:
     return task.test.groupby(task.columns, sort=True, as_index=False)[TARGET].median()
 
 
-def relative_error(predictions: Sequence[float], truth: Sequence[float]) -> float:
-    """Median over configurations of ``|prediction - truth| / truth``; a non-finite prediction is infinitely wrong.
+def relative_error(predictions: Sequence[float] | np.ndarray, truth: Sequence[float]) -> float | np.ndarray:
+    """Median over configurations (the last axis) of ``|prediction - truth| / truth``; a non-finite
+    prediction is infinitely wrong. ``predictions`` (..., m): one error per row of many models at once.
 
-    >>> relative_error([1.1, 2.0, np.nan], [1.0, 1.0, 1.0])
-    1.0
+    >>> relative_error([1.1, 2.0, np.nan], [1.0, 1.0, 1.0]), relative_error([[1.1, 2.0], [1.0, 1.0]], [1.0, 1.0]).tolist()
+    (1.0, [0.55, 0.0])
     """
     pred, true = np.asarray(predictions, float), np.asarray(truth, float)
     with np.errstate(all="ignore"):
         errors = np.where(np.isfinite(pred), np.abs(pred - true) / true, math.inf)
-    return float(np.median(errors))
+    median = np.median(errors, axis=-1)
+    return float(median) if median.ndim == 0 else median
 
 
 def model_error(model: automodel.Model, configs: pd.DataFrame) -> float:
