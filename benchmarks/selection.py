@@ -16,7 +16,12 @@ wrong). Per task:
 - the chosen model's 90 % band (``predict_interval``, one new run): the share of test configurations
   whose truth it holds and its median relative width ``(hi - lo) / prediction``;
 - the fit's seconds; Extra-P 4 on the same rows (:mod:`benchmarks.extrap_tool`): default, negative
-  exponents allowed, refining.
+  exponents allowed, refining;
+- with ``--space-gap``, what the space can express at all: a second fit on the training *and* the test
+  rows, its chosen model's error on the test configurations and the least error of its ranked
+  candidates there (:func:`space_gap`). A task whose held-out runs no candidate fits well even when
+  they are part of the fit cannot be predicted well by any choice: its error is the space's, not the
+  chooser's.
 
 A task whose fit raises is recorded as failed with its one-line error and counts as infinitely wrong.
 Records go to ``<out>/<part>.json``; the Markdown report (:func:`section_lines`) is printed.
@@ -161,10 +166,28 @@ def evaluate(task: SelectionTask) -> dict[str, Any]:
     return record
 
 
-def run_task(task: SelectionTask) -> dict[str, Any]:
-    """:func:`evaluate`, or a failed record with the one-line error when it raises."""
+def space_gap(task: SelectionTask) -> dict[str, Any]:
+    """The errors on ``task``'s test configurations of a fit that saw them: its chosen model's
+    (``space_chosen_error``) and the least of its ranked candidates' (``space_best_error``).
+
+    The test rows join the training rows, so these are in-sample errors: the part of a task's error
+    that no choice and no search within the space can remove (how far the space's formulas are from
+    the truth), beside the regret (how far the choice is from the best ranked candidate).
+    """
+    configs = configurations(task)
+    both = pd.concat([task.train, task.test], ignore_index=True)
+    result = automodel.fit(both, time=TARGET, **task.fit_kwargs(), progress=False, max_rows=100000,
+                           intervals=False)
+    errors = np.array([model_error(m, configs) for m in result.models])
+    return {"space_chosen_error": _finite(model_error(result.best, configs)),
+            "space_best_error": _finite(float(errors.min()))}
+
+
+def run_task(task: SelectionTask, gap: bool = False) -> dict[str, Any]:
+    """:func:`evaluate` (and with ``gap`` :func:`space_gap`), or a failed record with the one-line error
+    when it raises."""
     try:
-        return evaluate(task)
+        return evaluate(task) | (space_gap(task) if gap else {})
     except Exception as error:  # any failure of the fit is a result: infinitely wrong, not a crash
         return {**_base_record(task), "status": f"failed: {_one_line(error)}"}
 
@@ -195,10 +218,10 @@ def _extrap_error(task: SelectionTask, predictions: np.ndarray) -> float | None:
 
 # -- the run -----------------------------------------------------------------------------------------
 def collect(tasks: Sequence[SelectionTask], extrap: bool = True, jobs: int = 2,
-            variants: Iterable[str] = EXTRAP_ALWAYS) -> list[dict[str, Any]]:
-    """One record per task (:func:`run_task`, ``jobs`` tasks at once), with Extra-P's (``variants``) under
-    ``"extrap"``."""
-    records = Parallel(n_jobs=jobs)(delayed(run_task)(t) for t in tasks)
+            variants: Iterable[str] = EXTRAP_ALWAYS, gap: bool = False) -> list[dict[str, Any]]:
+    """One record per task (:func:`run_task`, ``jobs`` tasks at once, with ``gap`` the space's own
+    error too), with Extra-P's (``variants``) under ``"extrap"``."""
+    records = Parallel(n_jobs=jobs)(delayed(run_task)(t, gap) for t in tasks)
     contenders = extrap_records(tasks, variants) if extrap and tasks else {}
     return [{**r, "extrap": contenders.get(r["name"], {})} for r in records]
 
@@ -248,6 +271,9 @@ def summary(records: Sequence[Mapping]) -> dict[str, Any]:
            "interval_score": _median([math.inf if r.get("interval_score") is None else r["interval_score"]
                                       for r in banded]),
            "extrap": {}, "worse_than_extrap": None}
+    for key in ("oracle_error", "space_chosen_error", "space_best_error"):
+        if ok and all(key in r for r in ok):
+            out[f"median_{key}"] = _median([_error(r, key) for r in records])
     for variant in EXTRAP:
         values = [_extrap_error_of(r, variant) for r in records]
         if all(v is not None for v in values) and values:
@@ -370,6 +396,17 @@ def section_lines(records: Sequence[Mapping]) -> list[str]:
               "chosen on):", "",
               table(["suite", "part", "tasks", "oracle tied", "median regret (pp)", "in the tie (pp)",
                      "untied oracle's fit / best fit"], sources), ""]
+    gaps = [[suite, part, str(s["tasks"]), pct(s["median_error"]), pct(s["median_oracle_error"]),
+             pct(s["median_space_chosen_error"]), pct(s["median_space_best_error"])]
+            for (suite, part), members in grouped.items() for s in [summary(members)]
+            if "median_space_best_error" in s]
+    if gaps:
+        lines += ["What the space can express (`--space-gap`): the median error on the test configurations of "
+                  "the chosen model, of the best ranked candidate (the oracle), and of a second fit that had the "
+                  "test runs among its rows: its chosen model and the best of its ranked candidates. The last is "
+                  "the error no choice or search within the space removes:", "",
+                  table(["suite", "part", "tasks", "chosen", "oracle", "fitted with the test runs: chosen",
+                         "fitted with the test runs: best"], gaps), ""]
     paired = []
     for (suite, part), members in grouped.items():
         for variant in EXTRAP:
@@ -422,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-extrap", action="store_true", help="leave Extra-P out")
     ap.add_argument("--extrap-adaptive", action="store_true",
                     help="run Extra-P's adaptive modeler too (needs its extension in Extra-P's venv)")
+    ap.add_argument("--space-gap", action="store_true",
+                    help="fit each task once more with its test runs, to measure what the space can express")
     ap.add_argument("--out", type=Path, default=OUT_DIR, help="folder of <part>.json")
     args = ap.parse_args(argv)
     tasks, notes = selected_tasks(args)
@@ -429,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {note}")
     start = time.perf_counter()
     records = collect(tasks, extrap=not args.no_extrap, jobs=args.jobs,
-                      variants=EXTRAP if args.extrap_adaptive else EXTRAP_ALWAYS)
+                      variants=EXTRAP if args.extrap_adaptive else EXTRAP_ALWAYS, gap=args.space_gap)
     code = write(records, args.out / f"{args.part}.json")
     print("\n".join(section_lines(records)))
     print(f"{len(records)} tasks in {time.perf_counter() - start:.0f} s on {code}; "

@@ -160,3 +160,17 @@ def test_collect_keeps_the_task_order_and_writes_json(tmp_path):
     selection.write(records, tmp_path / "dev.json")
     document = json.loads((tmp_path / "dev.json").read_text())
     assert [r["name"] for r in document["records"]] == ["synthetic/x", "synthetic/y"] and "revision" in document
+
+
+def test_the_space_gap_fits_the_test_runs_too_and_tells_a_law_the_space_has_from_one_it_lacks():
+    inside = selection.run_task(_task(), gap=True)  # 2 + 100/p: in the space, in sample the error vanishes
+    assert inside["status"] == "ok", inside["status"]
+    assert inside["space_best_error"] <= inside["space_chosen_error"] < 0.03
+    step = _runs([1, 2, 3, 4, 6, 8, 16, 32, 64])  # a time that doubles past p = 8: no formula of the space
+    step["time"] = np.where(step["p"] > 8, 2.0, 1.0) * step["time"]
+    task = SelectionTask("synthetic/step", "real", "dev", step[step["p"] <= 8], step[step["p"] > 8], roles={"p": "p"})
+    outside = selection.run_task(task, gap=True)
+    assert outside["space_best_error"] > 5 * inside["space_best_error"]
+    assert selection.run_task(_task())["status"] == "ok" and "space_best_error" not in selection.run_task(_task())
+    text = "\n".join(selection.section_lines([{**inside, "extrap": {}}]))
+    assert "What the space can express" in text and "| real | dev | 1 |" in text
