@@ -94,8 +94,9 @@ def part_stage(S: Search, ks: np.ndarray, name: str, rows: np.ndarray, rows_text
         all_terms = len(base) + sum(len(g.members) for g in groups)
         full = int(np.count_nonzero(seeds >= 0)) * len(loads) * len(multipliers) * len(intercepts) * sum(
             comb(all_terms, k) for k in range(min_terms, max_terms + 1))
-        S.notes.append(f"{name}: overhead reduction fitted {fitted} candidates instead of {full} "
-                       f"(saved {full - fitted}, {100 * (full - fitted) / max(full, 1):.0f}%)")
+        report = S.reports[-1]  # a figure of the search, in the stage log, not a note to the user
+        saving = f"overhead reduction: {fitted} of {full} candidates fitted"
+        report.note = "; ".join(filter(None, [report.note, saving]))
     if part == "comm" and none.any():
         survivors = put(survivors, np.flatnonzero(none), seeds[none])
     return survivors
