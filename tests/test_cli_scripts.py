@@ -38,6 +38,9 @@ def test_fit_json(runs_csv, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["chosen"]["formula"] and out["chosen"]["model"]["format"] == "automodel-model"
     assert 3 <= len(out["leaderboard"]) <= 4 and out["best_p"]["p"] >= 1
+    stages = {s["name"]: s for s in out["stages"]}  # the stage log, as numbers
+    assert "computation" in stages and all(s["n_kept"] <= s["n_candidates"] for s in stages.values())
+    assert any("overhead reduction" in s["note"] for s in out["stages"])
     assert main(["fit", str(runs_csv), "--json", "-o", "-"]) == 2
     assert "choose one" in capsys.readouterr().err
 

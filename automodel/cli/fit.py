@@ -88,7 +88,8 @@ def print_result(result, top: int = 10, out=None, width: int | None = WIDTH,  # 
 
 def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
     """What ``automodel fit --json`` prints: the chosen model, the top of the leaderboard (and every
-    template without a model), the best p, the notes and the anomalous runs."""
+    template without a model), the best p, the notes, the anomalous runs and the stages of the search
+    (each one's rows and how many candidates it fitted, deleted and kept, as the stage log prints them)."""
     from dataclasses import asdict
 
     from automodel.model.best_p import best_p_at
@@ -99,7 +100,7 @@ def as_json(result, top: int = 10) -> dict:  # noqa: ANN001
     out = {"source": result.dataset.source, "runs": len(result.dataset.runs),
            "chosen": {"formula": result.best.formula, "model": result.best.to_dict()},
            "leaderboard": shown, "notes": list(result.notes),
-           "anomalies": result.anomalies, "best_p": None}
+           "anomalies": result.anomalies, "best_p": None, "stages": [asdict(r) for r in result.reports]}
     if "p" in result.best.params:
         _, found = best_p_at(result.best)
         out["best_p"] = {"none": found} if isinstance(found, str) else asdict(found)
