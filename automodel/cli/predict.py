@@ -310,11 +310,13 @@ def ranked_model(store, app: str, rank: int | None):  # noqa: ANN001, ANN201 (a 
 
 
 def store_predictions(store, app: str, rank: int | None, rows: list[dict], level: float = 0.9,  # noqa: ANN001
-                      band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = ()
-                      ) -> dict:
+                      band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = (),
+                      source: str | None = None) -> dict:
     """:func:`store_prediction` at every row of ``rows`` at once: the model is read from the store once
     and ``cpu`` and ``bw`` forecast once (the service read and refitted the leader once a row: 0.1 s a
-    row, minutes for a request of a thousand rows, and a shutdown waited for it).
+    row, minutes for a request of a thousand rows, and a shutdown waited for it). ``source``: the name
+    of ``rows`` for messages (the service's ``rows``: ``rows, row 2`` for the second,
+    :func:`~automodel.data.cells.record_attrs`); None for the values of the command's options.
 
     Returns
     -------
@@ -325,10 +327,13 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
     Raises
     ------
     DataError
-        A parameter of the model without a value (with the row's index when there are several).
+        A parameter of the model without a value, or a value it cannot predict at (with the row's
+        number when ``source`` is given).
     """
     import numpy as np
 
+    from automodel.data.cells import FIRST_RECORD, located, record_attrs
+    from automodel.data.rows import Rows
     from automodel.errors import DataError
     from automodel.store import forecast_load
 
@@ -346,13 +351,14 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
                     lines.append(f"{q} forecast: {f.line()}; history: {src}")
                 value = forecast[q]
             if value is None:
-                where = f"rows[{i}]: " if len(rows) > 1 else ""
+                where = "" if source is None else f"{located(source, i, None, FIRST_RECORD)}: "
                 flag = q if q in ("n", "p") else "param"
                 raise DataError(f"{where}the model of {app!r} depends on {q}: give --{flag}")
             columns[q].append(float(value))
-    point = {q: np.asarray(v, dtype=float) for q, v in columns.items()}
-    predicted = model.predict(point)
-    found = model.predict_interval(point, level=level, kind=band)
+    point = Rows({q: np.asarray(v, dtype=float) for q, v in columns.items()}, len(rows),
+                 None if source is None else record_attrs(source))
+    predicted = model.predict(point, source=source or "<DataFrame>")
+    found = model.predict_interval(point, level=level, kind=band, source=source or "<DataFrame>")
     lower, upper = (None, None) if found is None else ([float(v) for v in found[0]], [float(v) for v in found[1]])
     return {"formula": model.formula, "values": [{q: columns[q][i] for q in model.params} for i in range(len(rows))],
             "forecasts": lines, "predicted": [float(v) for v in predicted], "lower": lower, "upper": upper,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_chec
 
 import numpy as np
 
-from automodel.data.cells import finite_number, numeric, shown
+from automodel.data.cells import finite_number, located, numeric, rows_of, shown
 from automodel.data.rows import Columns
 from automodel.errors import DataError, ModelFileError
 from automodel.options import ROW_BUDGET
@@ -276,7 +276,7 @@ class Model:
                 else:
                     raise DataError(f"{source}, column '{col}': missing; the model needs "
                                     f"{', '.join(self.roles.get(x, x) for x in self.params)}")
-            out[q] = numeric(frame, col, q, source, 2 if source != "<DataFrame>" else 0)
+            out[q] = numeric(frame, col, q, source, rows_of(data))
         return Columns(out, n_rows)
 
     def _input(self, core: Any, columns: Columns) -> Any:
@@ -304,8 +304,7 @@ class Model:
         if checked and bad.any():
             i = int(np.argmax(bad))
             at = ", ".join(f"{self.roles.get(q, q)} = {columns[q][i]:g}" for q in self.params)
-            row = i + (2 if source != "<DataFrame>" else 0)
-            raise DataError(f"{source}, row {row}: the model predicts no finite time at {at or 'this row'} "
+            raise DataError(f"{located(source, i, None, rows_of(data))}: the model predicts no finite time at {at or 'this row'} "
                             f"(got {t[i]:g}; trained on {self._training_ranges()})")
         return t
 
