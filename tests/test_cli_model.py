@@ -95,7 +95,7 @@ def test_predict_and_best_p_say_when_they_assume_a_dedicated_machine(tmp_path, r
     forecast = capsys.readouterr()
     assert all(f"{q} forecast 0.5 from {store}" in " ".join(forecast.err.split()) for q in loads)
     at_half = model.predict({"n": [4000.0], "p": [8.0], "cpu": [0.5], "bw": [0.5]})[0]
-    assert float(forecast.out.splitlines()[1].split()[2]) == pytest.approx(at_half, rel=1e-5)
+    assert float(forecast.out.splitlines()[1].split()[2]) == pytest.approx(at_half, rel=1e-3)  # 4 digits shown
 
 
 def test_best_p_says_what_the_model_does_not_use(model_json, capsys):
