@@ -27,7 +27,7 @@ from automodel.data.repetitions import aggregate_groups, aggregate_se
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
 from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES, guess_role, is_time_unit,
-                               unit_in_name, unit_name)
+                               unit_in_name, unit_name, values_in)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
 __all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "column_names", "role_hint", "time_hint", "BOOKKEEPING",
@@ -81,8 +81,7 @@ class Dataset:
         if self.roles.get("time", "time") != "time":
             text += f"; time: column {quoted['time']}, in {self.unit}"
         else:
-            text += (f"; values in {self.unit}" if self.unit != DEFAULT_UNIT else
-                     f"; values in {DEFAULT_UNIT} (else --unit ms, us or ns)")
+            text += f"; {values_in(self.unit)}"
         pooled = [printable(c) for c in self.pooled]
         return text + (f"; repetitions pooled over {', '.join(pooled)}" if pooled else "")
 

@@ -202,7 +202,8 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
     _finish(work, names, found, floors, unit)
     summary = pd.DataFrame([work.rows[j] for j in range(len(names))], columns=SUMMARY_COLUMNS)
     notes = [*frame.attrs.get("notes", ()), *_notes(work, len(names), len(found), scheduler, interrupted)]
-    return ManyResult({names[j]: work.models[j] for j in sorted(work.models)}, summary, sp, notes, interrupted)
+    return ManyResult({names[j]: work.models[j] for j in sorted(work.models)}, summary, sp, notes, interrupted,
+                      unit)
 
 
 @dataclass
