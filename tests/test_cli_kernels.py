@@ -133,3 +133,13 @@ def test_the_kernels_lines_say_the_unit_of_their_times_as_fit_does(tmp_path, cap
     assert " ".join(run.err.split()).startswith(f"data: {csv}: 2 kernels; values in ms note: ") and json.loads(run.out)
     assert main(["fit", str(csv), "--kernel", "solve", "--quiet", "--templates", "none"]) == 0
     assert "values in s (else --unit ms, us or ns)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_kernels_where_is_recorded_in_each_model_as_fit_records_it(tmp_path):
+    csv = tmp_path / "runs.csv"
+    p = np.array([1.0, 2, 4, 8, 16])
+    pd.DataFrame({"kernel": ["solve"] * 5 + ["halo"] * 5, "p": np.r_[p, p],
+                  "time": np.r_[8 / p + 0.1, 0.1 * np.log2(p) + 0.2]}).to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--where", "p >= 2", "--unit", "ms", "--out", str(tmp_path / "m.json")]) == 0
+    models = load_models(tmp_path / "m.json")
+    assert {(m.where, m.unit) for m in models.values()} == {("p >= 2", "ms")}

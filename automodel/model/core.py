@@ -222,6 +222,14 @@ class Model:
         """The unit of the times it predicts (``options["unit"]``; seconds when the data did not say)."""
         return str(self.options.get("unit", "s"))
 
+    @property
+    def where(self) -> str:
+        """The condition that selected the rows it was fitted on (``options["where"]``, ``fit --where``),
+        printable; empty when it was fitted on every row of its source (and for files of before)."""
+        from automodel.names import printable
+
+        return printable(str(self.options.get("where") or ""))
+
     # -- what a notebook shows ----------------------------------------------------------------
     def __repr__(self) -> str:
         ranges = ", ".join(f"{self.roles.get(q, q)} {r[0]:g}..{r[1]:g}" for q, r in self.ranges.items())
@@ -327,7 +335,8 @@ class Model:
     def described(self) -> str:
         """``T in ms; n: column size, 1000 to 8000; p: column procs, 1 to 16``: what the formula's symbols
         are and where they were measured, the line ``automodel show`` prints under the formula (it spoke of
-        ``n`` and ``p`` to one whose file said ``size`` and ``procs``, and of no unit)."""
+        ``n`` and ``p`` to one whose file said ``size`` and ``procs``, and of no unit); then ``fitted on
+        the rows where solver == 'cg'`` for a model of a subset of its runs (:attr:`where`)."""
         parts = [f"T in {self.unit}"]
         for q in self.params:
             column = self.roles.get(q, q)
@@ -335,6 +344,8 @@ class Model:
             if q in self.ranges:
                 where.append(f"{self.ranges[q][0]:g} to {self.ranges[q][1]:g}")
             parts.append(f"{q}: {', '.join(where)}" if where else q)
+        if self.where:  # a subset of the runs: the fit --where that chose them
+            parts.append(f"fitted on the rows where {self.where}")
         return "; ".join(parts)
 
     def _parameter_names(self, params: Sequence[str] | None = None) -> str:
