@@ -118,6 +118,9 @@ def test_predict_from_the_store_uses_the_leader_that_observe_reports(tmp_path, c
                                     f"90% band (one run): {figure(low)} to {figure(high)} s"]
     assert main(["predict", "--store", path, "--app", "cg", "--n", "400000", "--p", "512", "--rank", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[0] != out.splitlines()[0]  # rank 1 by score differs here
+    # a value of an option refused as best-p refuses it, not as '<DataFrame>, row 0, column 'n''
+    assert main(["predict", "--store", path, "--app", "cg", "--n", "-5", "--p", "2"]) == 2
+    assert capsys.readouterr().err == "automodel: error: n must be a positive problem size, got -5\n"
 
 
 BAD_TEMPLATE_OPTIONS = [  # (the table, what the one-line error says after the file name)

@@ -353,6 +353,7 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
     from automodel.data.cells import FIRST_RECORD, located, record_attrs
     from automodel.data.rows import Rows
     from automodel.errors import DataError
+    from automodel.model.best_p import float_argument
     from automodel.store import forecast_load
 
     model = ranked_model(store, app, rank)
@@ -372,7 +373,8 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
                 where = "" if source is None else f"{located(source, i, None, FIRST_RECORD)}: "
                 flag = q if q in ("n", "p") else "param"
                 raise DataError(f"{where}the model of {app!r} depends on {q}: give --{flag}")
-            columns[q].append(float(value))
+            # the values of the options, checked as best-p checks them ('<DataFrame>, row 0' named no option)
+            columns[q].append(float(value) if source is not None else float_argument(q, value))
     point = Rows({q: np.asarray(v, dtype=float) for q, v in columns.items()}, len(rows),
                  None if source is None else record_attrs(source))
     predicted = model.predict(point, source=source or "<DataFrame>")
