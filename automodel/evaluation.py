@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from automodel.data.cells import located, numeric
+from automodel.data.cells import located, numeric, rows_of
 from automodel.errors import DataError
 
 __all__ = ["Evaluation", "evaluate", "evaluate_kernels", "rank_correlation"]
@@ -129,10 +129,18 @@ def _check_kernel_cells(runs: pd.DataFrame, source: str) -> None:
     empty = runs["kernel"].isna().to_numpy()
     if empty.any():
         i = int(np.argmax(empty))
-        first = 0 if source == "<DataFrame>" else 2
-        lines = runs.index.to_numpy() + first if pd.api.types.is_integer_dtype(runs.index) else first
+        lines = _lines(runs)
         raise DataError(f"{located(source, i, 'kernel', lines)}: expected the name of a kernel of the models file, "
                         "got an empty cell")
+
+
+def _lines(runs: pd.DataFrame) -> int | np.ndarray:
+    """Where the rows of ``runs`` are in their file (:func:`~automodel.data.cells.rows_of`), also when
+    ``runs`` are one kernel's rows of it (their index: their positions in the file's rows)."""
+    rows = rows_of(runs)
+    if isinstance(rows, np.ndarray) or not pd.api.types.is_integer_dtype(runs.index):
+        return rows
+    return runs.index.to_numpy() + rows
 
 
 def _scores(model: Any, runs: pd.DataFrame, level: float, source: str) -> dict[str, np.ndarray]:
@@ -144,8 +152,7 @@ def _scores(model: Any, runs: pd.DataFrame, level: float, source: str) -> dict[s
         raise DataError(f"{source}, column '{time_col}': missing; expected the measured times")
     if not len(runs):
         raise DataError(f"{source}: no runs to evaluate the model on")
-    first = 0 if source == "<DataFrame>" else 2
-    lines = runs.index.to_numpy() + first if pd.api.types.is_integer_dtype(runs.index) else first  # a kernel's rows
+    lines = _lines(runs)
     y = numeric(runs, time_col, "value", source, lines)  # a time, or a count that may be 0
     if (y < 0).any():
         i = int(np.argmax(y < 0))

@@ -427,7 +427,8 @@ def model_context(ds: data_mod.Dataset, sp: SearchSpace) -> dict[str, Any]:
             "options": {"weighting": sp.fit.weighting, "nonnegative": sp.fit.nonnegative,
                         "metric": sp.fit.metric, "aggregate": ds.aggregate,
                         **({"unit": ds.unit} if ds.unit != DEFAULT_UNIT else {}),
-                        **({"ignore": list(ds.pooled)} if ds.pooled else {})}}
+                        **({"ignore": list(ds.pooled)} if ds.pooled else {}),
+                        **({"where": ds.where} if ds.where else {})}}
 
 
 def _searched_rows(outcome: SearchOutcome, ds: data_mod.Dataset, sp: SearchSpace, shown: list[int]

@@ -140,7 +140,9 @@ def _roles_problem(params: list[str], roles: dict[str, str]) -> str | None:
 def _options_problem(options: Any) -> str | None:
     """Why a model file's ``options`` cannot be read (None when they can): an object, its ``unit`` one
     :func:`~automodel.options.unit_name` takes (the commands print it: an escape sequence in it reached
-    the terminal), its ``ignore`` (the columns the fit pooled over) a list of column names."""
+    the terminal), its ``ignore`` (the columns the fit pooled over) a list of column names, its
+    ``where`` (the condition that selected the rows fitted, ``fit --where``; absent in files written
+    before it was recorded, and when every row was fitted) a string."""
     from automodel.names import label_problem
     from automodel.options import unit_name
 
@@ -149,6 +151,8 @@ def _options_problem(options: Any) -> str | None:
     ignore = options.get("ignore", [])
     if not isinstance(ignore, list) or not all(isinstance(c, str) and label_problem(c) is None for c in ignore):
         return "'ignore': expected a list of column names"
+    if not isinstance(options.get("where", ""), str):
+        return f"'where': expected the condition of fit --where (a string), got {type(options['where']).__name__}"
     if "unit" in options:
         if not isinstance(options["unit"], str):
             return f"'unit': expected a string such as 's' or 'misses', got {type(options['unit']).__name__}"

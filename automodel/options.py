@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # numpy is imported by the weightings when they run: the CLI'
 
 from automodel.errors import SpaceError
 
-__all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "unit_in_name", "is_time_unit", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
+__all__ = ["TIME_UNITS", "DEFAULT_UNIT", "unit_name", "unit_in_name", "is_time_unit", "values_in", "ROLE_NAMES", "RELATIVE_RESOLUTION", "AGGREGATES", "DEFAULT_AGGREGATE", "MAD_TO_SIGMA", "SELECTIONS", "Weighting", "WEIGHTINGS", "weights",
            "FitOptions", "check_choice", "ROLE_GUESSES", "guess_role"]
 
 #: canonical names of the parameter roles the engine knows; extra parameters keep their column name
@@ -201,6 +201,17 @@ def unit_name(unit: str) -> str:
     if problem is not None:
         raise ValueError(f"a unit must be s, ms, us, ns or a short printable label: {problem}")
     return text
+
+
+def values_in(unit: str) -> str:
+    """How a command says the unit of the values it read: ``values in ms``; for seconds, the unit taken
+    when nothing says otherwise, also the way to say otherwise (times in ms taken for seconds were
+    fitted without a word). The words of ``fit``'s summary and of ``kernels``.
+
+    >>> values_in("ms"), values_in("s")
+    ('values in ms', 'values in s (else --unit ms, us or ns)')
+    """
+    return f"values in {unit}" if unit != DEFAULT_UNIT else f"values in {DEFAULT_UNIT} (else --unit ms, us or ns)"
 
 
 def is_time_unit(unit: str) -> bool:

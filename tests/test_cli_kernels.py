@@ -33,6 +33,7 @@ def test_kernels_command(tmp_path, capsys):
     src.write_text(text)
     assert main(["kernels", str(src), "--out", str(tmp_path / "m.json")]) == 0
     out = capsys.readouterr().out.splitlines()
+    out = out[next(i for i, line in enumerate(out) if not line.startswith(("data:", " "))):]  # after the unit's line
     assert out[0].startswith("a [time]") and "T = " in out[0] and out[1].startswith("b [time]")
     assert set(load_models(tmp_path / "m.json")) == {"a [time]", "b [time]"}
     body = json.loads((tmp_path / "m.json").read_text())
@@ -113,3 +114,32 @@ def test_kernels_whose_reader_goes_away_still_write_their_models(tmp_path):
     proc.stdout.close()  # the reader goes away after the first line
     proc.stderr.read()
     assert proc.wait(timeout=300) in (0, 141) and len(json.loads(out.read_text())["models"]) == 1500
+
+
+def test_the_kernels_lines_say_the_unit_of_their_times_as_fit_does(tmp_path, capsys):
+    """The lines gave each kernel's formula, a time, with no unit anywhere ('solve  rel_s 0.012  T = ...');
+    fit's first line says 'values in s (else --unit ms, us or ns)'. kernels now says it in the same
+    words above the kernels (and on standard error with --json), in the unit --unit gives."""
+    csv = tmp_path / "runs.csv"
+    p = np.array([1.0, 2, 4, 8, 16])
+    pd.DataFrame({"kernel": ["solve"] * 5 + ["halo"] * 5, "p": np.r_[p, p],
+                  "time": np.r_[8 / p + 0.1, 0.1 * np.log2(p) + 0.2]}).to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--wide"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"data: {csv}: 2 kernels; values in s (else --unit ms, us or ns)"
+    assert out[1].startswith("solve ") and out[2].startswith("halo ")
+    assert main(["kernels", str(csv), "--unit", "ms", "--json"]) == 0
+    run = capsys.readouterr()  # within 80 columns: the path on a line of its own where it is long
+    assert " ".join(run.err.split()).startswith(f"data: {csv}: 2 kernels; values in ms note: ") and json.loads(run.out)
+    assert main(["fit", str(csv), "--kernel", "solve", "--quiet", "--templates", "none"]) == 0
+    assert "values in s (else --unit ms, us or ns)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_kernels_where_is_recorded_in_each_model_as_fit_records_it(tmp_path):
+    csv = tmp_path / "runs.csv"
+    p = np.array([1.0, 2, 4, 8, 16])
+    pd.DataFrame({"kernel": ["solve"] * 5 + ["halo"] * 5, "p": np.r_[p, p],
+                  "time": np.r_[8 / p + 0.1, 0.1 * np.log2(p) + 0.2]}).to_csv(csv, index=False)
+    assert main(["kernels", str(csv), "--where", "p >= 2", "--unit", "ms", "--out", str(tmp_path / "m.json")]) == 0
+    models = load_models(tmp_path / "m.json")
+    assert {(m.where, m.unit) for m in models.values()} == {("p >= 2", "ms")}

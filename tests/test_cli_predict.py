@@ -83,3 +83,27 @@ def test_the_table_says_its_unit_its_band_and_which_rows_are_extrapolated(tmp_pa
                                      "the measured range (extrapolated)")
     assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "q.csv"), "--json"]) == 0
     assert capsys.readouterr().err == ""  # a script's JSON comes alone
+
+
+def test_the_table_prints_times_with_significant_digits_as_fit_does(tmp_path, capsys):
+    """Times were printed with six decimals: ``0.000000`` for a time of microseconds, ``348269.872415``
+    for a large one. The table now reads as fit's 'predicted 0.005884 s (90% band 0.00568 to 0.0061 s)'
+    (4 significant digits, 3 for the band's ends); --json and -o keep every digit."""
+    from automodel import Model
+    from automodel.model.best_p import figure
+    from automodel.model.core import TermModel
+    from automodel.space.parse import parse_term
+
+    model = Model(TermModel((parse_term("n"),), (1.234567e-12,)), params=("n",), roles={}, ranges={"n": [1.0, 1e6]})
+    model.save(tmp_path / "m.json")
+    (tmp_path / "q.csv").write_text("n\n1000\n3e17\n")
+    exact = model.predict({"n": [1000.0, 3e17]})
+    for wide in ([], ["--wide"]):
+        assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "q.csv"), *wide]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert [line.split()[1] for line in lines[1:]] == [figure(t, 4) for t in exact] == ["1.235e-09", "370370"]
+        assert "0.000000" not in lines[1] and "370370.1" not in lines[2]
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "q.csv"), "--json"]) == 0
+    assert [r["predicted"] for r in json.loads(capsys.readouterr().out)] == exact.tolist()
+    assert main(["predict", str(tmp_path / "m.json"), str(tmp_path / "q.csv"), "-o", str(tmp_path / "o.csv")]) == 0
+    assert pd.read_csv(tmp_path / "o.csv")["predicted"].tolist() == exact.tolist()

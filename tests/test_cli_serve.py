@@ -116,7 +116,7 @@ def test_a_prediction_of_many_rows_of_an_app_reads_its_leader_once(served, monke
     np.testing.assert_allclose([r["lower"] for r in answer["rows"]], lower, rtol=1e-12)
     np.testing.assert_allclose([r["upper"] for r in answer["rows"]], upper, rtol=1e-12)
     status, answer = _call(url, "/predict", {"app": "cg", "rows": [{"n": 1.0, "p": 1.0}, {"n": 1.0}]})
-    assert status == 400 and answer["error"] == "rows[1]: the model of 'cg' depends on p: give --p"
+    assert status == 400 and answer["error"] == "rows, row 2: the model of 'cg' depends on p: give --p"
 
 
 def test_best_p_and_predict_take_the_candidate_at_the_same_rank(served):
@@ -188,9 +188,9 @@ def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
      "aggregate must be one of"),
     # a boolean was read as 1: p = true predicted the time on one process, time = true stored a run of 1 s
     ("/predict", {"model": "m", "rows": [{"n": 1000, "p": True}]}, 400,
-     "rows, row 2, column 'p': expected a positive process count, got True"),
+     "rows, row 1, column 'p': expected a positive process count, got True"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": True}]}, 400,
-     "<DataFrame>, row 0, column 'time': expected a positive time, got True"),
+     "runs, row 1, column 'time': expected a positive time, got True"),
     # a field the schema says is an integer is a JSON integer: "8" and full-width "８" were read as 8
     ("/best-p", {"model": "m", "n": 3000, "p_max": "8"}, 400,
      "'p_max' must be a whole number >= 1 (a JSON integer), got \"8\""),
@@ -211,6 +211,32 @@ def test_bad_input_is_a_one_line_json_error(served, path, body, status, text):
     url, _, _ = served
     got, answer = _call(url, path, body)
     assert got == status and set(answer) == {"error"} and text in answer["error"] and "\n" not in answer["error"]
+
+
+GOOD = {"n": 1000, "p": 2, "time": 1.0}
+
+
+@pytest.mark.parametrize("path, body, error", [
+    # /observe counted from 0 ('<DataFrame>, row 1' was the second run), /predict of a model from 2 (a CSV
+    # file's line: 'rows, row 3'), /predict of an app from 0 ('rows[1]')
+    ("/observe", {"app": "cg", "runs": [GOOD, {**GOOD, "time": -1}]},
+     "runs, row 2, column 'time': expected a positive time, got -1"),
+    ("/observe", {"app": "cg", "runs": [GOOD, {**GOOD, "p": "x"}]},
+     "runs, row 2, column 'p': expected a positive process count, got 'x'"),
+    ("/predict", {"model": "m", "rows": [{"n": 1000, "p": 2}, {"n": -1000, "p": 4}]},
+     "rows, row 2, column 'n': expected a positive problem size, got -1000"),
+    ("/predict", {"app": "cg", "rows": [{"n": 1000, "p": 2}, {"n": -1000, "p": 4}]},
+     "rows, row 2, column 'n': expected a positive problem size, got -1000"),
+    ("/predict", {"app": "cg", "rows": [{"n": 1000, "p": 2}, {"n": 1000}]},
+     "rows, row 2: the model of 'cg' depends on p: give --p"),
+    ("/predict", {"app": "cg", "rows": [{"n": 1000, "p": 2}, {"n": "x", "p": 4}]},
+     "rows, row 2: 'n' must be a number, got \"x\""),
+])
+def test_every_row_the_service_names_is_counted_from_1(served, path, body, error):
+    """The rows of a request are numbered as a person counts them, 1 for the first, whatever the
+    endpoint, and the message reads as the CLI's of a file ('FILE, row N, column C: expected ...')."""
+    url, _, _ = served
+    assert _call(url, path, body) == (400, {"error": error})
 
 
 def test_bounds_and_unreadable_bodies(served):

@@ -107,8 +107,20 @@ def test_predict_from_the_store_uses_the_leader_that_observe_reports(tmp_path, c
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "model: T = " + leader.split("leader: T = ")[1].split("   (was")[0]
     assert "90% band (one run): " in out
+    # the time as fit prints one (4 significant digits, 3 for the band's ends), not '.6g' beside '.4g'
+    from automodel.model.best_p import figure
+    from automodel.store import leader_model
+
+    at = {"n": [400000.0], "p": [512.0]}
+    model = leader_model(path, "cg")
+    (low,), (high,) = model.predict_interval(at, level=0.9)
+    assert out.splitlines()[1:] == [f"predicted time at n = 400000, p = 512: {figure(model.predict(at)[0], 4)} s",
+                                    f"90% band (one run): {figure(low)} to {figure(high)} s"]
     assert main(["predict", "--store", path, "--app", "cg", "--n", "400000", "--p", "512", "--rank", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[0] != out.splitlines()[0]  # rank 1 by score differs here
+    # a value of an option refused as best-p refuses it, not as '<DataFrame>, row 0, column 'n''
+    assert main(["predict", "--store", path, "--app", "cg", "--n", "-5", "--p", "2"]) == 2
+    assert capsys.readouterr().err == "automodel: error: n must be a positive problem size, got -5\n"
 
 
 BAD_TEMPLATE_OPTIONS = [  # (the table, what the one-line error says after the file name)

@@ -419,7 +419,8 @@ def test_fit_and_kernels_on_json_lines(tmp_path, capsys):
     shown = " ".join(out.split())  # the data line is wrapped at 80 columns
     assert f"data: {path}: 125 runs, 25 distinct configurations; parameters x, y" in shown and "chosen model: T = " in out
     assert main(["kernels", str(path), "--format", "jsonl", "--jobs", "1"]) == 0
-    assert capsys.readouterr().out.startswith("<root> [metr]")
+    out = capsys.readouterr().out
+    assert f"data: {path}: 1 kernel; values in metr <root> [metr]" in " ".join(out.split())  # the unit first
     assert main(["fit", str(path), "--format", "talpas", "--quiet"]) == 2
     assert "line 1: no \"parameters\" field" in capsys.readouterr().err
 

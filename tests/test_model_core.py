@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import automodel
+from automodel.data.rows import table_rows
 from automodel.model.core import Core, TermModel
 
 
@@ -38,7 +39,11 @@ def test_cause9_predict_never_returns_a_non_finite_time_silently():
     assert model.predict({"n": [1.5]}).tolist() == [1.5 ** 1000]
     with pytest.raises(automodel.DataError, match=r"^runs.csv, row 3: the model predicts no finite time at "
                                                   r"size = 1e\+06 \(got inf; trained on size in \[1, 2\]\)$"):
-        model.predict(pd.DataFrame({"size": [1.5, 1e6]}), source="runs.csv")
+        read = pd.DataFrame({"size": [1.5, 1e6]})
+        read.attrs.update(source="runs.csv", first_row=2)  # as automodel.data.read reads a CSV file
+        model.predict(read, source="runs.csv")
+    with pytest.raises(automodel.DataError, match=r"^rows, row 2: .*got inf"):  # the service's JSON rows
+        model.predict(table_rows([{"size": 1.5}, {"size": 1e6}]), source="rows")
     with pytest.raises(automodel.DataError, match=r"<DataFrame>, row 1: .*got inf"):
         model.predict(pd.DataFrame({"n": [1.5, 1e6]}))
 

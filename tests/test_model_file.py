@@ -49,6 +49,8 @@ def test_template_models_load_through_the_registry(fitted, tmp_path):
     (lambda d: d.update(roles={"n": 3}), "'roles' must map"),
     (lambda d: d.update(ranges={"n": [1]}), "'ranges': 'n': expected [min, max], two finite numbers"),
     (lambda d: d.update(metrics={"s": "low"}), "'metrics' must map"),
+    (lambda d: d.update(options={**d["options"], "where": ["n > 1"]}),
+     "'options': 'where': expected the condition of fit --where"),
     # issue 17, cause 10: a template name that is an object or a list was a TypeError (unhashable)
     (lambda d: d.update(model={"kind": "template", "template": {"a": 1}}), "unknown template {'a': 1}"),
     (lambda d: d.update(model={"kind": "template", "template": ["x"]}), "unknown template ['x']"),

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         data = _read(args)
         result = _fit(args, data)
         page = _report(args, result, data, at) if args.report else None
-        print("\n".join(_lines(result, width(args))), file=sys.stderr)
+        print("\n".join(_lines(result, args)), file=sys.stderr)
         print(json.dumps(models_body(result.models), indent=1, allow_nan=False))
         _write_report(args, result, page, sys.stderr)
         return 0
@@ -98,9 +98,9 @@ def run(args: argparse.Namespace) -> int:
         written.append(f"report of {len(result.summary)} kernels written to {args.report}")
     if args.json:
         print_json(result.summary)
-        print("\n".join(_notes(result, width(args))), file=sys.stderr)
+        print("\n".join([*_described(result, args), *_notes(result, args)]), file=sys.stderr)
     else:
-        print("\n".join(_lines(result, width(args))))
+        print("\n".join(_lines(result, args)))
     for line in written:
         tell(line, args, sys.stderr if args.json else None)
     if result.interrupted:  # what finished is printed and written; the exit status of an interrupted command
@@ -109,15 +109,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _notes(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyResult)
-    """The notes of ``result`` as ``note: ...`` lines within ``width``."""
-    return [line for note in result.notes for line in wrap(f"note: {note}", width, "", "  ")]
+def _described(result, args: argparse.Namespace) -> list[str]:  # noqa: ANN001  (a ManyResult)
+    """The line that says the unit of the values (:meth:`ManyResult.described
+    <automodel.kernels.result.ManyResult.described>`) within the command's width."""
+    return wrap(result.described(args.data), width(args), "", "    ")
 
 
-def _lines(result, width: int | None) -> list[str]:  # noqa: ANN001  (a ManyResult)
-    """One line per kernel (:meth:`ManyResult.lines <automodel.kernels.fit_many.ManyResult.lines>`), then
-    the notes."""
-    return [*result.lines(width), *_notes(result, width)]
+def _notes(result, args: argparse.Namespace) -> list[str]:  # noqa: ANN001  (a ManyResult)
+    """The notes of ``result`` as ``note: ...`` lines within the command's width."""
+    return [line for note in result.notes for line in wrap(f"note: {note}", width(args), "", "  ")]
+
+
+def _lines(result, args: argparse.Namespace) -> list[str]:  # noqa: ANN001  (a ManyResult)
+    """The unit (:func:`_described`), one line per kernel (:meth:`ManyResult.lines
+    <automodel.kernels.result.ManyResult.lines>`), then the notes."""
+    return [*_described(result, args), *result.lines(width(args)), *_notes(result, args)]
 
 
 def _read(args: argparse.Namespace):  # noqa: ANN202  (a DataFrame, or the path for fit_many to read)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from automodel.cli.common import (add_forecast_options, add_model_options, check_extras, examples, load_chosen,
-                                  load_values, number, parse_param_values, print_json, warn, whole, width)
+                                  load_values, number, parse_param_values, print_json, tell, warn, whole,
+                                  width)
 from automodel.data.numerals import WHOLE
 from automodel.output.export import FORMATS
 from automodel.terminal import fit_lines, shorten, wrap
@@ -136,6 +137,7 @@ def evaluate(args: argparse.Namespace) -> int:
     """Score a model on measured runs; a models file scores each row with its kernel's model (the
     rows' ``kernel`` column, as ``predict`` does), ``--kernel K`` only K's rows."""
     import json
+    import sys
 
     from automodel.data import read
     from automodel.errors import DataError
@@ -151,8 +153,12 @@ def evaluate(args: argparse.Namespace) -> int:
         if not len(runs):
             raise DataError(f"{args.runs}, column 'kernel': no row of kernel {printable(args.kernel)!r}")
     if len(models) == 1:
-        result = score(next(iter(models.values())), runs, args.level, source=str(args.runs))
+        model = next(iter(models.values()))
+        result = score(model, runs, args.level, source=str(args.runs))
         print(json.dumps(result.to_dict()) if args.json else "\n".join(result.lines()))
+        if model.where:  # its runs were a subset of theirs: scored here on every row of args.runs
+            tell(f"note: {printable(args.model)} was fitted on the rows where {model.where} (fit --where); "
+                 f"scored here on every row of {printable(str(args.runs))}", args, sys.stderr)
         return 0
     by_kernel, overall = evaluate_kernels(models, runs, args.level, source=str(args.runs))
     if args.json:

@@ -9,7 +9,7 @@ from automodel.cli.common import (STORE_HELP, add_forecast_options, check_extras
 from automodel.files import check_output, write_atomic
 
 __all__ = ["register", "predict", "add_predict_options", "predict_from_store", "predict_rows", "store_prediction",
-           "store_predictions", "ranked_model"]
+           "store_predictions", "ranked_model", "readable"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -205,9 +205,11 @@ def _inputs(models: dict, frame) -> list[str]:  # noqa: ANN001  (a DataFrame)
 def shown(out, given: list, inputs: list[str], width: int | None) -> str:  # noqa: ANN001  (a DataFrame)
     """The predictions ``out`` as text: within ``width`` columns the ``inputs`` and the columns added to
     the ``given`` ones (a line names the columns left out), blocks of columns where even those are
-    wider; every column with ``width`` None."""
+    wider; every column with ``width`` None. The added columns (times) read as ``fit`` prints a time
+    (:func:`readable`)."""
     from automodel.terminal import table, wrap
 
+    out = readable(out, [c for c in out.columns if c not in given])
     if width is None:
         return table(out, None)
     kept = [c for c in out.columns if c in inputs or c not in given]
@@ -215,6 +217,21 @@ def shown(out, given: list, inputs: list[str], width: int | None) -> str:  # noq
     note = wrap(f"(not shown: {', '.join(left)}; --wide shows every column, -o FILE writes them)", width)
     return "\n".join([table(out.select(kept) if hasattr(out, "select") else out[kept], width),
                       *(note if left else [])])
+
+
+def readable(out, columns: list[str]):  # noqa: ANN001, ANN201  (Rows or a DataFrame)
+    """A copy of ``out`` whose ``columns`` (times) are text of significant digits, as ``fit`` prints the
+    time at the best p (:func:`automodel.model.best_p.figure`: 4 digits, 3 for a band's ends ``lower``
+    and ``upper``), not six decimals (``0.000000`` for a time in microseconds, ``348269.872415``)."""
+    import numpy as np
+
+    from automodel.model.best_p import figure
+
+    text = out.copy()
+    for column in columns:
+        digits = 3 if column in ("lower", "upper") else 4
+        text[column] = ["NaN" if v != v else figure(v, digits) for v in np.asarray(out[column], float).tolist()]
+    return text
 
 
 def predict_rows(args: argparse.Namespace, model, frame) -> dict:  # noqa: ANN001  (Model; Rows or a DataFrame)
@@ -246,6 +263,7 @@ def predict_from_store(args: argparse.Namespace) -> int:
     import math
 
     from automodel.errors import DataError
+    from automodel.model.best_p import figure
     from automodel.terminal import fit_lines
 
     if not args.app:
@@ -263,10 +281,10 @@ def predict_from_store(args: argparse.Namespace) -> int:
                              extras=list(values))
     lines = [f"model: T = {found['formula']}", *found["forecasts"]]
     at = ", ".join(f"{q} = {v:g}" for q, v in found["values"].items())
-    lines.append(f"predicted time at {at}: {found['predicted']:.6g} {found['unit']}")
+    lines.append(f"predicted time at {at}: {figure(found['predicted'], 4)} {found['unit']}")
     if found["lower"] is not None and math.isfinite(found["lower"]):
         lines.append(f"{args.level:.0%} band ({'one run' if args.band == 'run' else 'expected time'}): "
-                     f"{found['lower']:.4g} to {found['upper']:.4g} {found['unit']}")
+                     f"{figure(found['lower'])} to {figure(found['upper'])} {found['unit']}")
     print("\n".join(fit_lines(lines, width(args))))
     return 0
 
@@ -310,11 +328,13 @@ def ranked_model(store, app: str, rank: int | None):  # noqa: ANN001, ANN201 (a 
 
 
 def store_predictions(store, app: str, rank: int | None, rows: list[dict], level: float = 0.9,  # noqa: ANN001
-                      band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = ()
-                      ) -> dict:
+                      band: str = "run", error: str = "mse", window: int | None = None, extras: list[str] = (),
+                      source: str | None = None) -> dict:
     """:func:`store_prediction` at every row of ``rows`` at once: the model is read from the store once
     and ``cpu`` and ``bw`` forecast once (the service read and refitted the leader once a row: 0.1 s a
-    row, minutes for a request of a thousand rows, and a shutdown waited for it).
+    row, minutes for a request of a thousand rows, and a shutdown waited for it). ``source``: the name
+    of ``rows`` for messages (the service's ``rows``: ``rows, row 2`` for the second,
+    :func:`~automodel.data.cells.record_attrs`); None for the values of the command's options.
 
     Returns
     -------
@@ -325,11 +345,15 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
     Raises
     ------
     DataError
-        A parameter of the model without a value (with the row's index when there are several).
+        A parameter of the model without a value, or a value it cannot predict at (with the row's
+        number when ``source`` is given).
     """
     import numpy as np
 
+    from automodel.data.cells import FIRST_RECORD, located, record_attrs
+    from automodel.data.rows import Rows
     from automodel.errors import DataError
+    from automodel.model.best_p import float_argument
     from automodel.store import forecast_load
 
     model = ranked_model(store, app, rank)
@@ -346,13 +370,15 @@ def store_predictions(store, app: str, rank: int | None, rows: list[dict], level
                     lines.append(f"{q} forecast: {f.line()}; history: {src}")
                 value = forecast[q]
             if value is None:
-                where = f"rows[{i}]: " if len(rows) > 1 else ""
+                where = "" if source is None else f"{located(source, i, None, FIRST_RECORD)}: "
                 flag = q if q in ("n", "p") else "param"
                 raise DataError(f"{where}the model of {app!r} depends on {q}: give --{flag}")
-            columns[q].append(float(value))
-    point = {q: np.asarray(v, dtype=float) for q, v in columns.items()}
-    predicted = model.predict(point)
-    found = model.predict_interval(point, level=level, kind=band)
+            # the values of the options, checked as best-p checks them ('<DataFrame>, row 0' named no option)
+            columns[q].append(float(value) if source is not None else float_argument(q, value))
+    point = Rows({q: np.asarray(v, dtype=float) for q, v in columns.items()}, len(rows),
+                 None if source is None else record_attrs(source))
+    predicted = model.predict(point, source=source or "<DataFrame>")
+    found = model.predict_interval(point, level=level, kind=band, source=source or "<DataFrame>")
     lower, upper = (None, None) if found is None else ([float(v) for v in found[0]], [float(v) for v in found[1]])
     return {"formula": model.formula, "values": [{q: columns[q][i] for q in model.params} for i in range(len(rows))],
             "forecasts": lines, "predicted": [float(v) for v in predicted], "lower": lower, "upper": upper,

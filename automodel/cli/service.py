@@ -135,8 +135,8 @@ class Service:
             raise DataError(f"'band' must be 'run' or 'mean', got {shortened(repr(str(band)))}")
         if "app" in body and "model" not in body:
             self._store()
-            found = store_predictions(self.store, str(body["app"]), _rank(body), [_numbers(r) for r in rows],
-                                      level, band)
+            found = store_predictions(self.store, str(body["app"]), _rank(body), _row_values(rows), level, band,
+                                      source="rows")
             bands = found["lower"] or [None] * len(rows), found["upper"] or [None] * len(rows)
             return jsonable({"formula": found["formula"], "rows": [
                 {**values, "predicted": predicted, "lower": lower, "upper": upper}
@@ -147,7 +147,7 @@ class Service:
         model = self._model(body)
         args = argparse.Namespace(data="rows", load_from=self.store, error="mse", window=None, level=level,
                                   band=band, parts=_flag(body, "parts"))
-        out = table_rows(rows)  # no pandas: the rows as arrays, the model evaluated with numpy
+        out = table_rows(rows, "rows")  # no pandas: the rows as arrays, the model evaluated with numpy
         for column, values in predict_rows(args, model, out).items():
             out[column] = values
         formula = self.files.formula(body["model"], model) if "model" in body else model.formula
@@ -178,6 +178,7 @@ class Service:
         import pandas as pd
 
         from automodel.cli.common import jsonable
+        from automodel.data.cells import record_attrs
         from automodel.store import observe
 
         app, runs = body.get("app"), body.get("runs")
@@ -198,7 +199,9 @@ class Service:
         def work(parts: list[list[dict]]) -> list[dict]:
             """One observe of the runs of ``parts`` (requests), each answered with its own run ids."""
             rows = [row for part in parts for row in part]
-            report = observe(store, app, pd.DataFrame(rows), aggregate=aggregate, allow_duplicates=duplicates,
+            frame = pd.DataFrame(rows)
+            frame.attrs.update(record_attrs("runs"))  # messages name 'runs, row 1' for the first run
+            report = observe(store, app, frame, aggregate=aggregate, allow_duplicates=duplicates,
                              parts=None if aggregate is not None else [len(part) for part in parts], **roles)
             answer = {**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()}
             answer.pop("part_run_ids")
@@ -318,6 +321,21 @@ def _number(body: dict, key: str) -> float | None:
 
 def _numbers(values: dict) -> dict:
     return {str(k): _number(values, k) for k in values}
+
+
+def _row_values(rows: list[dict]) -> list[dict]:
+    """The numbers of each of ``rows`` (:func:`_numbers`); a value that is none refused with its row,
+    ``rows, row 2`` for the second (:data:`~automodel.data.cells.FIRST_RECORD`), as the rows' other
+    messages name it."""
+    from automodel.data.cells import FIRST_RECORD, located
+
+    out = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(_numbers(row))
+        except DataError as exc:
+            raise DataError(f"{located('rows', i, None, FIRST_RECORD)}: {exc}") from None
+    return out
 
 
 def _flag(body: dict, key: str) -> bool:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pandas (0.3 s) is imported by the readers and checks of its
     import pandas as pd
 
 __all__ = ["finite_number", "ranges_problem", "read_csv", "numeric", "records", "check_table", "missing", "empty_file",
-           "check_header_line", "located", "place", "rows_of", "violation", "magnitude_note", "floats", "RULES", "MAGNITUDE", "shown"]
+           "check_header_line", "located", "place", "rows_of", "FIRST_RECORD", "record_attrs", "violation", "magnitude_note", "floats", "RULES", "MAGNITUDE", "shown"]
 
 #: the magnitudes of numbers the engine fits: every cell is 0 (where its role allows it) or of an
 #: absolute value in this range. It keeps weights ``1 / time^2`` and the products and norms of the
@@ -34,6 +34,10 @@ MAGNITUDE = (1e-100, 1e100)
 #: columns a table of runs may have, and bytes its header line may take
 MAX_COLUMNS = 10_000
 MAX_HEADER_BYTES = 1 << 20
+#: the number a message gives the first of rows that have no header line before them (JSON objects of
+#: a request, records of a Parquet file): 1, as a person counts them; a CSV file's first data row is
+#: its line 2, after the header
+FIRST_RECORD = 1
 
 #: what each role must hold wherever it is read (measurements, points to predict at): (predicate,
 #: description used in error messages); measured runs also have whole process counts (:data:`MEASURED`)
@@ -300,21 +304,30 @@ def place(at: object) -> str:
     return f"line {int(at)}" if isinstance(at, (int, np.integer)) else str(at)
 
 
-def rows_of(frame: pd.DataFrame) -> int | np.ndarray:
+def rows_of(frame: Any) -> int | np.ndarray:
     """Where the rows of ``frame`` are in its file, for messages: ``frame.attrs["lines"]`` (the line or
     record of every row) when it has one entry per row, else ``frame.attrs["first_row"]`` (the line of
-    the first data row of a CSV file), else 0."""
-    lines = frame.attrs.get("lines")
+    the first data row of a CSV file, :data:`FIRST_RECORD` of records), else 0 (a DataFrame or a
+    mapping of columns built in Python, numbered as pandas numbers its positions). The one rule of
+    every message that names a row."""
+    attrs = getattr(frame, "attrs", None) or {}
+    lines = attrs.get("lines")
     if lines is not None and len(lines) == len(frame):
         return np.asarray(lines)
-    return int(frame.attrs.get("first_row", 0))
+    return int(attrs.get("first_row", 0))
 
 
-def located(source: str, i: int, column: str, rows: int | np.ndarray) -> str:
+def record_attrs(source: str) -> dict[str, Any]:
+    """The ``attrs`` of a table made of records (the objects of a JSON list named ``source``), so that
+    its messages name ``source, row 1`` for the first (:func:`rows_of`)."""
+    return {"source": source, "first_row": FIRST_RECORD}
+
+
+def located(source: str, i: int, column: str | None, rows: int | np.ndarray) -> str:
     """Where row ``i`` is: ``row i + rows`` of a CSV file, or ``rows[i]`` (:func:`place`) of a file whose
-    rows come from given lines or records (an Extra-P file)."""
+    rows come from given lines or records (an Extra-P file); then the ``column`` when given."""
     if isinstance(rows, np.ndarray):
-        return f"{source}, {place(rows[i])}, column '{column}'"
+        return f"{source}, {place(rows[i])}" + ("" if column is None else f", column '{column}'")
     return where(source, i + rows, column)
 
 

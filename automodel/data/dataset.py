@@ -27,7 +27,7 @@ from automodel.data.repetitions import aggregate_groups, aggregate_se
 from automodel.data.tidy import one_kernel
 from automodel.errors import DataError, where
 from automodel.options import (AGGREGATES, DEFAULT_AGGREGATE, DEFAULT_UNIT, ROLE_NAMES, guess_role, is_time_unit,
-                               unit_in_name, unit_name)
+                               unit_in_name, unit_name, values_in)
 from automodel.names import MAX_NAME_CHARS, label_problem, parameter_problem, printable
 
 __all__ = ["Dataset", "Runs", "load", "load_runs", "check_pooling", "column_names", "role_hint", "time_hint", "BOOKKEEPING",
@@ -55,6 +55,9 @@ class Dataset:
         a label for a value that is not a time).
     pooled : tuple of str
         The columns the user let differ between repetitions (``ignore``), pooled knowingly.
+    where : str
+        The condition the rows were selected by (``--where``, :func:`~automodel.data.tidy.select_rows`),
+        empty when they are every row of the source.
     """
 
     runs: pd.DataFrame
@@ -67,6 +70,7 @@ class Dataset:
     covariates: tuple[str, ...] = ()
     unit: str = DEFAULT_UNIT
     pooled: tuple[str, ...] = ()
+    where: str = ""
 
     def described(self) -> str:
         """Which column is which and the unit, as the first line of a fit's summary says it: ``parameters
@@ -74,17 +78,18 @@ class Dataset:
         procs); time: column walltime_ms, in ms`` (a newcomer's file says so in its own names); ``values
         in ms`` for a time column named ``time`` in another unit than seconds, and for one in seconds the
         way to say otherwise (times in ms in a column ``time`` were taken for seconds without a word); and
-        the columns the repetitions were pooled over (``ignore``)."""
+        the columns the repetitions were pooled over (``ignore``); the condition that selected the rows
+        (``--where``)."""
         quoted = {q: shlex.quote(printable(str(c))) for q, c in self.roles.items()}
         params = [q if self.roles.get(q, q) == q else f"{q} (column {quoted[q]})" for q in self.params]
         text = f"parameters {', '.join(params) or 'none'}"
         if self.roles.get("time", "time") != "time":
             text += f"; time: column {quoted['time']}, in {self.unit}"
         else:
-            text += (f"; values in {self.unit}" if self.unit != DEFAULT_UNIT else
-                     f"; values in {DEFAULT_UNIT} (else --unit ms, us or ns)")
+            text += f"; {values_in(self.unit)}"
         pooled = [printable(c) for c in self.pooled]
-        return text + (f"; repetitions pooled over {', '.join(pooled)}" if pooled else "")
+        text += f"; repetitions pooled over {', '.join(pooled)}" if pooled else ""
+        return text + (f"; the rows where {printable(self.where)}" if self.where else "")
 
     @property
     def n_points(self) -> int:
@@ -182,7 +187,7 @@ def load(
         covariates=covariates, ignore=ignore, counts=not is_time_unit(found))
     frame = _aggregate(runs, params_present, aggregate, carried)
     return Dataset(runs, frame, params_present, roles, src, aggregate, notes=notes, covariates=carried,
-                   unit=found, pooled=tuple(column_names(ignore)))
+                   unit=found, pooled=tuple(column_names(ignore)), where=str(data.attrs.get("where") or ""))
 
 
 def role_hint(role: str, available: list[str]) -> str:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from automodel.data.cells import check_header_line, check_table, empty_file, records
+from automodel.data.cells import check_header_line, check_table, empty_file, record_attrs, records
 from automodel.data.numerals import NUMBER, WHOLE
 from automodel.errors import DataError
 from automodel.files import check_input
@@ -122,9 +122,10 @@ def read_rows(path: str | Path, sep: str = ",") -> Rows:
     return Rows({name: typed(column) for name, column in zip(names, cells)}, len(found), attrs)
 
 
-def table_rows(records_: Sequence[Mapping[str, Any]]) -> Rows:
+def table_rows(records_: Sequence[Mapping[str, Any]], source: str = "rows") -> Rows:
     """JSON records (one object a row, as the service receives them) as :class:`Rows`: a column of
-    numbers as a float array, any other as a list (None where a record lacks the column: NaN)."""
+    numbers as a float array, any other as a list (None where a record lacks the column: NaN); messages
+    name ``source, row 1`` for the first record (:func:`~automodel.data.cells.record_attrs`)."""
     names = list(dict.fromkeys(k for r in records_ for k in r))
     data: dict[str, Any] = {}
     for name in names:
@@ -132,7 +133,7 @@ def table_rows(records_: Sequence[Mapping[str, Any]]) -> Rows:
         numbers = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cells)
         data[name] = (np.array(cells, float) if numbers and all(abs(c) < 1e300 for c in cells) else
                       [math.nan if c is None else c for c in cells])
-    return Rows(data, len(records_), {"first_row": 0})
+    return Rows(data, len(records_), record_attrs(source))
 
 
 class Columns(dict):

@@ -327,7 +327,9 @@ def _arithmetic_problem(node: ast.BinOp, named: bool, text_columns: Collection[s
 
 def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
     """The rows of ``frame`` for which the pandas expression ``expr`` holds (``--where``), e.g.
-    ``"collective == 'MPI_Bcast' and mpi == 'IntelMPI'"`` or ``"theta == 0.3"``.
+    ``"collective == 'MPI_Bcast' and mpi == 'IntelMPI'"`` or ``"theta == 0.3"``; ``attrs["where"]``
+    says the condition (with one the rows were already cut by: both), which
+    :class:`~automodel.data.dataset.Dataset` and a fitted model's options keep.
 
     Raises
     ------
@@ -357,4 +359,7 @@ def select_rows(frame: pd.DataFrame, expr: str) -> pd.DataFrame:
         raise DataError(f"{src}: --where {shown(expr)}: expected a condition (true or false for each row)")
     if not keep.any():
         raise DataError(f"{src}: --where {shown(expr)}: no row of the {len(frame)} satisfies it")
-    return keep_rows(frame, keep.to_numpy())
+    out = keep_rows(frame, keep.to_numpy())
+    before = frame.attrs.get("where")  # the condition travels with the rows (a model file records it)
+    out.attrs["where"] = f"({before}) and ({expr})" if before else expr
+    return out

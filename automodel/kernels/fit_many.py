@@ -199,10 +199,11 @@ def fit_many(data: str | Path | pd.DataFrame, *, kernel: str = "kernel", time: s
               leave=False) as bar:
         interrupted = _run_tasks(work, [(g, sp, source, gid) for gid, g in enumerate(found)], bar.update, jobs,
                                  scheduler, parallel_after)
-    _finish(work, names, found, floors, unit)
+    _finish(work, names, found, floors, unit, str(frame.attrs.get("where") or ""))
     summary = pd.DataFrame([work.rows[j] for j in range(len(names))], columns=SUMMARY_COLUMNS)
     notes = [*frame.attrs.get("notes", ()), *_notes(work, len(names), len(found), scheduler, interrupted)]
-    return ManyResult({names[j]: work.models[j] for j in sorted(work.models)}, summary, sp, notes, interrupted)
+    return ManyResult({names[j]: work.models[j] for j in sorted(work.models)}, summary, sp, notes, interrupted,
+                      unit)
 
 
 @dataclass
@@ -337,8 +338,9 @@ def _workers(jobs: int | None, scheduler: Any) -> tuple[int, int]:
 
 
 def _finish(work: _Work, names: list[str], found: list[Group], floors: dict[int, tuple[int, float]],
-            unit: str) -> None:
-    """Complete the models and rows of ``work``: the unit of the values, the counters of 0
+            unit: str, where: str = "") -> None:
+    """Complete the models and rows of ``work``: the unit of the values, the condition that selected
+    the rows (``--where``, as :func:`automodel.fitting.model_context` records it), the counters of 0
     (:func:`automodel.kernels.groups.groups` raised them), and the note :data:`INTERRUPTED` of the kernels
     whose tasks had not finished (after Ctrl-C).
 
@@ -353,11 +355,14 @@ def _finish(work: _Work, names: list[str], found: list[Group], floors: dict[int,
         Input index -> (number of values of 0, the value fitted in their place).
     unit : str
         The unit of the values.
+    where : str
+        The condition the rows were selected by (empty: every row).
     """
     models, rows = work.models, work.rows
-    if unit != DEFAULT_UNIT:
+    recorded = {**({"unit": unit} if unit != DEFAULT_UNIT else {}), **({"where": where} if where else {})}
+    if recorded:
         for model in models.values():
-            model.options = {**model.options, "unit": unit}
+            model.options = {**model.options, **recorded}
     for j, (zeros, value) in floors.items():  # counters of 0 (groups.floor_zeros)
         if j not in models:
             continue

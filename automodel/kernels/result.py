@@ -10,6 +10,7 @@ import pandas as pd
 
 from automodel.model.core import Model
 from automodel.names import printable
+from automodel.options import DEFAULT_UNIT, values_in
 from automodel.solve import metrics as metrics_mod
 from automodel.space.config import SearchSpace
 from automodel.terminal import WIDTH, shorten, wrap
@@ -38,6 +39,8 @@ class ManyResult:
     interrupted : bool
         The work was stopped (Ctrl-C): the kernels whose tasks had finished have their models, the
         others the note :data:`automodel.kernels.fit_many.INTERRUPTED`.
+    unit : str
+        The unit of the values (of every formula, and of the metric ``s``).
     """
 
     models: dict[str, Model]
@@ -45,6 +48,13 @@ class ManyResult:
     space: SearchSpace
     notes: list[str] = field(default_factory=list)
     interrupted: bool = False
+    unit: str = DEFAULT_UNIT
+
+    def described(self, source: str) -> str:
+        """``data: profile.jsonl: 2 kernels; values in s (else --unit ms, us or ns)``: the line above the
+        kernels' lines, in the words of the first line of ``fit`` (the formulas' times had no unit)."""
+        count = len(self.summary)
+        return f"data: {printable(source)}: {count} kernel{'' if count == 1 else 's'}; {values_in(self.unit)}"
 
     def lines(self, width: int | None = WIDTH) -> list[str]:
         """One line per kernel: its formula and fit error (the ranking metric), or why it has no model;

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_chec
 
 import numpy as np
 
-from automodel.data.cells import finite_number, numeric, shown
+from automodel.data.cells import finite_number, located, numeric, rows_of, shown
 from automodel.data.rows import Columns
 from automodel.errors import DataError, ModelFileError
 from automodel.options import ROW_BUDGET
@@ -222,6 +222,14 @@ class Model:
         """The unit of the times it predicts (``options["unit"]``; seconds when the data did not say)."""
         return str(self.options.get("unit", "s"))
 
+    @property
+    def where(self) -> str:
+        """The condition that selected the rows it was fitted on (``options["where"]``, ``fit --where``),
+        printable; empty when it was fitted on every row of its source (and for files of before)."""
+        from automodel.names import printable
+
+        return printable(str(self.options.get("where") or ""))
+
     # -- what a notebook shows ----------------------------------------------------------------
     def __repr__(self) -> str:
         ranges = ", ".join(f"{self.roles.get(q, q)} {r[0]:g}..{r[1]:g}" for q, r in self.ranges.items())
@@ -276,7 +284,7 @@ class Model:
                 else:
                     raise DataError(f"{source}, column '{col}': missing; the model needs "
                                     f"{', '.join(self.roles.get(x, x) for x in self.params)}")
-            out[q] = numeric(frame, col, q, source, 2 if source != "<DataFrame>" else 0)
+            out[q] = numeric(frame, col, q, source, rows_of(data))
         return Columns(out, n_rows)
 
     def _input(self, core: Any, columns: Columns) -> Any:
@@ -304,8 +312,7 @@ class Model:
         if checked and bad.any():
             i = int(np.argmax(bad))
             at = ", ".join(f"{self.roles.get(q, q)} = {columns[q][i]:g}" for q in self.params)
-            row = i + (2 if source != "<DataFrame>" else 0)
-            raise DataError(f"{source}, row {row}: the model predicts no finite time at {at or 'this row'} "
+            raise DataError(f"{located(source, i, None, rows_of(data))}: the model predicts no finite time at {at or 'this row'} "
                             f"(got {t[i]:g}; trained on {self._training_ranges()})")
         return t
 
@@ -328,7 +335,8 @@ class Model:
     def described(self) -> str:
         """``T in ms; n: column size, 1000 to 8000; p: column procs, 1 to 16``: what the formula's symbols
         are and where they were measured, the line ``automodel show`` prints under the formula (it spoke of
-        ``n`` and ``p`` to one whose file said ``size`` and ``procs``, and of no unit)."""
+        ``n`` and ``p`` to one whose file said ``size`` and ``procs``, and of no unit); then ``fitted on
+        the rows where solver == 'cg'`` for a model of a subset of its runs (:attr:`where`)."""
         parts = [f"T in {self.unit}"]
         for q in self.params:
             column = self.roles.get(q, q)
@@ -336,6 +344,8 @@ class Model:
             if q in self.ranges:
                 where.append(f"{self.ranges[q][0]:g} to {self.ranges[q][1]:g}")
             parts.append(f"{q}: {', '.join(where)}" if where else q)
+        if self.where:  # a subset of the runs: the fit --where that chose them
+            parts.append(f"fitted on the rows where {self.where}")
         return "; ".join(parts)
 
     def _parameter_names(self, params: Sequence[str] | None = None) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from automodel.data.cells import read_csv
+from automodel.data.cells import FIRST_RECORD, read_csv
 from automodel.errors import DataError, install_hint
 from automodel.files import check_input
 
@@ -56,4 +56,4 @@ def read_parquet_table(path: str | Path) -> pd.DataFrame:
         raise DataError(f"{src}: not a readable Parquet file ({reason})") from None
     if frame.empty:
         raise DataError(f"{src}: the table has no rows, expected one row per run")
-    return _table(frame.reset_index(drop=True), src, 1)
+    return _table(frame.reset_index(drop=True), src, FIRST_RECORD)

@@ -45,9 +45,10 @@ def _formula_section(model: Any) -> str:
     cards += [_card(number(metrics[m]), label) for m, label in (
         ("s", "standard error s"), ("rel_s", "relative standard error"), ("holdout", "held-out error"))
         if m in metrics and np.isfinite(metrics[m])]
+    subset = f'; fitted on the rows where <code>{escape(model.where)}</code>' if model.where else ''  # fit --where
     body = (f'<div class="formula">{formula_mathml(model.expr, names)}</div>'
             f'<p>text: <code>T = {escape(model.formula)}</code>; time in {escape(model.unit)}; trained on '
-            f'{escape(ranges or "no ranges")}</p>'
+            f'{escape(ranges or "no ranges")}{subset}</p>'
             f'<details><summary>LaTeX</summary><pre class="mono">T = {escape(to_latex(model.expr))}</pre></details>'
             f'<div class="cards">{"".join(cards)}</div>')
     return section("Chosen model", body, "model")
