@@ -22,7 +22,7 @@ from automodel.names import kernel_label, label_problem, parameter_problem, prin
 from automodel.model.core import FORMAT, VERSION, Core, Model, TermModel
 from automodel.templates import MODULE_OF, template as find_template
 
-__all__ = ["load_model", "load_models", "save_models", "models_body", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES",
+__all__ = ["load_model", "load_models", "read_models", "save_models", "models_body", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES",
            "MODELS_FORMAT"]
 
 #: larger files are refused before they are parsed
@@ -225,12 +225,18 @@ def load_models(path: str | Path, kernel: str | None = None) -> dict[str, Model]
     DataError
         No kernel ``kernel`` in the file, in one line listing the first it has.
     """
+    return read_models(path, kernel)[0]
+
+
+def read_models(path: str | Path, kernel: str | None = None) -> tuple[dict[str, Model], bool]:
+    """The models of :func:`load_models`, and whether the file is a models file (of ``automodel
+    kernels``, which reads values of 0 as counters) rather than a model file (of ``automodel fit``)."""
     src, body = _json_document(path, "model", MAX_FILE_BYTES * 64)
     if isinstance(body, dict) and body.get("format") != MODELS_FORMAT and "models" not in body:
         stem = Path(src).stem
         if kernel is not None:
             kernel_label(kernel, [stem], DataError, src)
-        return {stem: model_from_dict(body, src)}
+        return {stem: model_from_dict(body, src)}, False
     if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or not _is_version(body.get("version")):
         raise ModelFileError(f"{src}: not an automodel models file (expected \"format\": \"{MODELS_FORMAT}\", "
                              "\"version\": 1)")
@@ -244,7 +250,7 @@ def load_models(path: str | Path, kernel: str | None = None) -> dict[str, Model]
     if kernel is not None:
         name = kernel_label(kernel, map(str, models), DataError, src)
         models = {name: models[name]}
-    return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
+    return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}, True
 
 
 def _is_version(value: object) -> bool:
