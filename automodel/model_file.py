@@ -47,8 +47,35 @@ def core_from_dict(body: Any, params: frozenset[str]) -> Core:
         template = find_template(name) if isinstance(name, str) else None
         if template is None:
             raise ModelFileError(f"unknown template {shown(name)}; known: {', '.join(MODULE_OF)}")
-        return template.from_dict(body)
+        core = template.from_dict(body)
+        absent = _absent_parameter(core, params)
+        if absent is not None:
+            have = ", ".join(sorted(params)) or "none"
+            raise ModelFileError(f"'model': template {name!r} reads parameter {printable(repr(absent))[:80]}, which "
+                                 f"is not in the file's 'params' ({have}); expected the parameters it was fitted on")
+        return core
     raise ModelFileError(f"unknown model kind {shown(kind)} (expected terms or template)")
+
+
+def _absent_parameter(core: Core, params: frozenset[str]) -> str | None:
+    """The column a template's ``core`` reads that is none of ``params`` (None: it reads only those), as
+    :meth:`TermModel.from_dict` checks each term's: found by predicting one row of every parameter, so
+    that the error names the model file, not each file of rows it is given later ('data: missing
+    column 'p'')."""
+    import pandas as pd
+
+    from automodel.templates.base import MissingColumn
+
+    probe = pd.DataFrame({q: [1.0] for q in sorted(params)}, index=[0])
+    try:
+        core.predict(probe)
+    except MissingColumn as exc:
+        return exc.name
+    except KeyError as exc:  # a template that indexes the frame itself
+        return str(exc.args[0]) if exc.args and str(exc.args[0]) not in params else None
+    except Exception:  # noqa: BLE001  (values of 1 a template may refuse: only a missing column is the file's)
+        return None
+    return None
 
 
 def model_from_dict(d: Any, source: str = "<dict>") -> Model:
