@@ -145,7 +145,7 @@ class Service:
         from automodel.data.rows import table_rows
 
         model = self._model(body)
-        args = argparse.Namespace(data="rows", load_from=self.store, error="mse", window=None, level=level,
+        args = argparse.Namespace(data="the request", load_from=self.store, error="mse", window=None, level=level,
                                   band=band, parts=_flag(body, "parts"))
         out = table_rows(rows)  # no pandas: the rows as arrays, the model evaluated with numpy
         for column, values in predict_rows(args, model, out).items():
@@ -198,7 +198,9 @@ class Service:
         def work(parts: list[list[dict]]) -> list[dict]:
             """One observe of the runs of ``parts`` (requests), each answered with its own run ids."""
             rows = [row for part in parts for row in part]
-            report = observe(store, app, pd.DataFrame(rows), aggregate=aggregate, allow_duplicates=duplicates,
+            frame = pd.DataFrame(rows)  # an error names a row as its request does: runs[0] for the first
+            frame.attrs = {"source": "the request", "lines": [f"runs[{i}]" for part in parts for i in range(len(part))]}
+            report = observe(store, app, frame, aggregate=aggregate, allow_duplicates=duplicates,
                              parts=None if aggregate is not None else [len(part) for part in parts], **roles)
             answer = {**asdict(report), "leader_changed": report.leader_changed, "lines": report.lines()}
             answer.pop("part_run_ids")

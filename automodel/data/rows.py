@@ -122,9 +122,10 @@ def read_rows(path: str | Path, sep: str = ",") -> Rows:
     return Rows({name: typed(column) for name, column in zip(names, cells)}, len(found), attrs)
 
 
-def table_rows(records_: Sequence[Mapping[str, Any]]) -> Rows:
-    """JSON records (one object a row, as the service receives them) as :class:`Rows`: a column of
-    numbers as a float array, any other as a list (None where a record lacks the column: NaN)."""
+def table_rows(records_: Sequence[Mapping[str, Any]], listed: str = "rows") -> Rows:
+    """JSON records (one object a row, as the service receives them, the list ``listed`` of its body) as
+    :class:`Rows`: a column of numbers as a float array, any other as a list (None where a record lacks
+    the column: NaN); an error names a row as the body does, ``rows[0]`` for the first."""
     names = list(dict.fromkeys(k for r in records_ for k in r))
     data: dict[str, Any] = {}
     for name in names:
@@ -132,7 +133,7 @@ def table_rows(records_: Sequence[Mapping[str, Any]]) -> Rows:
         numbers = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cells)
         data[name] = (np.array(cells, float) if numbers and all(abs(c) < 1e300 for c in cells) else
                       [math.nan if c is None else c for c in cells])
-    return Rows(data, len(records_), {"first_row": 0})
+    return Rows(data, len(records_), {"lines": [f"{listed}[{i}]" for i in range(len(records_))]})
 
 
 class Columns(dict):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_chec
 
 import numpy as np
 
-from automodel.data.cells import finite_number, numeric, shown
+from automodel.data.cells import finite_number, numeric, rows_of, shown
 from automodel.data.rows import Columns
 from automodel.errors import DataError, ModelFileError
 from automodel.options import ROW_BUDGET
@@ -276,7 +276,10 @@ class Model:
                 else:
                     raise DataError(f"{source}, column '{col}': missing; the model needs "
                                     f"{', '.join(self.roles.get(x, x) for x in self.params)}")
-            out[q] = numeric(frame, col, q, source, 2 if source != "<DataFrame>" else 0)
+            # where each row is: the lines or records the rows carry (a file's, a request's), else a CSV's
+            where = rows_of(frame) if {"lines", "first_row"} & set(getattr(frame, "attrs", {})) else (
+                2 if source != "<DataFrame>" else 0)
+            out[q] = numeric(frame, col, q, source, where)
         return Columns(out, n_rows)
 
     def _input(self, core: Any, columns: Columns) -> Any:
