@@ -21,6 +21,7 @@ from scipy.stats import spearmanr
 
 from automodel.data.cells import located, numeric, rows_of
 from automodel.errors import DataError
+from automodel.options import is_time_unit
 
 __all__ = ["Evaluation", "evaluate", "evaluate_kernels", "rank_correlation"]
 
@@ -89,16 +90,24 @@ class Evaluation:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(self).items()}
 
 
-def evaluate(model: Any, runs: pd.DataFrame, level: float = 0.9, source: str = "<DataFrame>") -> Evaluation:
+def evaluate(model: Any, runs: pd.DataFrame, level: float = 0.9, source: str = "<DataFrame>",
+             counts: bool | None = None) -> Evaluation:
     """Score ``model`` (:class:`automodel.Model`) on ``runs`` (its own column names, one row per run;
     ``source`` names a file the rows come from, line 2 onwards, for the errors).
+
+    The measured values are read as the fit that made the model read them: times are positive (the
+    rule of ``automodel fit``, :data:`automodel.data.cells.RULES`; a relative error against 0 means
+    nothing), counts (``counts``: a model of ``automodel kernels``, or one whose unit is no unit of
+    time, as ``fit`` reads it) may be 0. ``counts=None``: decided by the model's unit.
 
     Raises
     ------
     DataError
         A missing column, no runs, or a time that is not a positive number (naming the row).
     """
-    return _combine([_scores(model, runs, level, source)], level)
+    if counts is None:
+        counts = not is_time_unit(model.unit)
+    return _combine([_scores(model, runs, level, source, counts)], level)
 
 
 def evaluate_kernels(models: dict[str, Any], runs: pd.DataFrame, level: float = 0.9,
@@ -119,7 +128,7 @@ def evaluate_kernels(models: dict[str, Any], runs: pd.DataFrame, level: float = 
     for name, rows in runs.groupby("kernel", sort=False):
         if name not in models:
             raise DataError(f"{source}, column 'kernel': no model for kernel {str(name)!r}")
-        parts[name] = _scores(models[name], rows, level, source)
+        parts[name] = _scores(models[name], rows, level, source, counts=True)  # kernels reads counters
     return {k: _combine([v], level) for k, v in parts.items()}, _combine(list(parts.values()), level)
 
 
@@ -143,17 +152,18 @@ def _lines(runs: pd.DataFrame) -> int | np.ndarray:
     return runs.index.to_numpy() + rows
 
 
-def _scores(model: Any, runs: pd.DataFrame, level: float, source: str) -> dict[str, np.ndarray]:
+def _scores(model: Any, runs: pd.DataFrame, level: float, source: str, counts: bool) -> dict[str, np.ndarray]:
     """The per-configuration and per-run arrays :func:`_combine` scores: ``actual``, ``predicted``,
     ``inside`` (each run in the band of one run), ``inside_mean`` (each configuration in the band of
-    the expected time; empty without a band)."""
+    the expected time; empty without a band). The values are positive times (the rule of ``fit``), or
+    with ``counts`` values of 0 or more."""
     time_col = model.roles.get("time", "time")
     if time_col not in runs.columns:
         raise DataError(f"{source}, column '{time_col}': missing; expected the measured times")
     if not len(runs):
         raise DataError(f"{source}: no runs to evaluate the model on")
     lines = _lines(runs)
-    y = numeric(runs, time_col, "value", source, lines)  # a time, or a count that may be 0
+    y = numeric(runs, time_col, "value" if counts else "time", source, lines)  # a count may be 0, a time not
     if (y < 0).any():
         i = int(np.argmax(y < 0))
         raise DataError(f"{located(source, i, time_col, lines)}: expected a time or count of 0 or more, got {y[i]:g}")

@@ -22,7 +22,7 @@ from automodel.names import kernel_label, label_problem, parameter_problem, prin
 from automodel.model.core import FORMAT, VERSION, Core, Model, TermModel
 from automodel.templates import MODULE_OF, template as find_template
 
-__all__ = ["load_model", "load_models", "save_models", "models_body", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES",
+__all__ = ["load_model", "load_models", "read_models", "save_models", "models_body", "model_from_dict", "core_from_dict", "MAX_FILE_BYTES",
            "MODELS_FORMAT"]
 
 #: larger files are refused before they are parsed
@@ -47,8 +47,35 @@ def core_from_dict(body: Any, params: frozenset[str]) -> Core:
         template = find_template(name) if isinstance(name, str) else None
         if template is None:
             raise ModelFileError(f"unknown template {shown(name)}; known: {', '.join(MODULE_OF)}")
-        return template.from_dict(body)
+        core = template.from_dict(body)
+        absent = _absent_parameter(core, params)
+        if absent is not None:
+            have = ", ".join(sorted(params)) or "none"
+            raise ModelFileError(f"'model': template {name!r} reads parameter {printable(repr(absent))[:80]}, which "
+                                 f"is not in the file's 'params' ({have}); expected the parameters it was fitted on")
+        return core
     raise ModelFileError(f"unknown model kind {shown(kind)} (expected terms or template)")
+
+
+def _absent_parameter(core: Core, params: frozenset[str]) -> str | None:
+    """The column a template's ``core`` reads that is none of ``params`` (None: it reads only those), as
+    :meth:`TermModel.from_dict` checks each term's: found by predicting one row of every parameter, so
+    that the error names the model file, not each file of rows it is given later ('data: missing
+    column 'p'')."""
+    import pandas as pd
+
+    from automodel.templates.base import MissingColumn
+
+    probe = pd.DataFrame({q: [1.0] for q in sorted(params)}, index=[0])
+    try:
+        core.predict(probe)
+    except MissingColumn as exc:
+        return exc.name
+    except KeyError as exc:  # a template that indexes the frame itself
+        return str(exc.args[0]) if exc.args and str(exc.args[0]) not in params else None
+    except Exception:  # noqa: BLE001  (values of 1 a template may refuse: only a missing column is the file's)
+        return None
+    return None
 
 
 def model_from_dict(d: Any, source: str = "<dict>") -> Model:
@@ -229,12 +256,18 @@ def load_models(path: str | Path, kernel: str | None = None) -> dict[str, Model]
     DataError
         No kernel ``kernel`` in the file, in one line listing the first it has.
     """
+    return read_models(path, kernel)[0]
+
+
+def read_models(path: str | Path, kernel: str | None = None) -> tuple[dict[str, Model], bool]:
+    """The models of :func:`load_models`, and whether the file is a models file (of ``automodel
+    kernels``, which reads values of 0 as counters) rather than a model file (of ``automodel fit``)."""
     src, body = _json_document(path, "model", MAX_FILE_BYTES * 64)
     if isinstance(body, dict) and body.get("format") != MODELS_FORMAT and "models" not in body:
         stem = Path(src).stem
         if kernel is not None:
             kernel_label(kernel, [stem], DataError, src)
-        return {stem: model_from_dict(body, src)}
+        return {stem: model_from_dict(body, src)}, False
     if not isinstance(body, dict) or body.get("format") != MODELS_FORMAT or not _is_version(body.get("version")):
         raise ModelFileError(f"{src}: not an automodel models file (expected \"format\": \"{MODELS_FORMAT}\", "
                              "\"version\": 1)")
@@ -248,7 +281,7 @@ def load_models(path: str | Path, kernel: str | None = None) -> dict[str, Model]
     if kernel is not None:
         name = kernel_label(kernel, map(str, models), DataError, src)
         models = {name: models[name]}
-    return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}
+    return {str(k): model_from_dict(d, f"{src}, kernel {k!r}") for k, d in models.items()}, True
 
 
 def _is_version(value: object) -> bool:

@@ -191,6 +191,11 @@ def test_a_run_sent_by_several_clients_at_once_is_stored_once(served):
      "rows, row 1, column 'p': expected a positive process count, got True"),
     ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": True}]}, 400,
      "runs, row 1, column 'time': expected a positive time, got True"),
+    # a second row was named as a CSV's line, 'rows, row 3' for rows[1], or '<DataFrame>, row 1' for runs[1]
+    ("/predict", {"model": "m", "rows": [{"n": 1000, "p": 2}, {"n": 1000, "p": 0}]}, 400,
+     "rows, row 2, column 'p': expected a positive process count, got 0"),
+    ("/observe", {"app": "cg", "runs": [{"n": 1, "p": 1, "time": 1}, {"n": 1, "p": 1, "time": -1}]}, 400,
+     "runs, row 2, column 'time': expected a positive time, got -1"),
     # a field the schema says is an integer is a JSON integer: "8" and full-width "８" were read as 8
     ("/best-p", {"model": "m", "n": 3000, "p_max": "8"}, 400,
      "'p_max' must be a whole number >= 1 (a JSON integer), got \"8\""),

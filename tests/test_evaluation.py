@@ -1,5 +1,6 @@
 """``automodel evaluate`` and :func:`automodel.evaluation.evaluate`: errors, rank order, coverage."""
 
+import copy
 import json
 import math
 
@@ -142,3 +143,36 @@ def test_kernel_chooses_the_rows_of_the_kernel_it_means(tmp_path, capsys):
     capsys.readouterr()
     assert main(["evaluate", str(models), str(rows), "--kernel", "main", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["runs"] == 4
+
+
+@pytest.mark.parametrize("time", [0.0, -3.0])
+def test_a_time_that_is_not_positive_is_refused_as_fit_refuses_it(model, tmp_path, capsys, time):
+    """Before: a measured time of 0 was scored (a relative error against 0: 'worst 400.2%', exit 0);
+    now the rule of ``fit`` (:data:`automodel.data.cells.RULES`, 'a positive time') refuses it."""
+    path, runs = tmp_path / "model.json", tmp_path / "runs.csv"
+    model.save(path)
+    pd.DataFrame({"n": [400.0, 800.0], "p": [2.0, 4.0], "time": [0.2, time]}).to_csv(runs, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(path), str(runs)]) == 2
+    assert capsys.readouterr().err == (f"automodel: error: {runs}, line 3, column 'time': expected a positive time, "
+                                       f"got {time:g}\n")
+
+
+def test_counts_and_a_kernels_values_of_zero_are_still_scored(model, tmp_path, capsys):
+    """A model of counters (a unit that is no time) and a one-kernel models file of ``kernels`` read a
+    value of 0 as their fits did: scored, not refused."""
+    rows = pd.DataFrame({"n": [400.0, 800.0], "p": [2.0, 4.0], "time": [0.0, 2.0]})
+    counter = copy.copy(model)
+    counter.options = {**model.options, "unit": "misses"}
+    assert evaluate(counter, rows).runs == evaluate(model, rows, counts=True).runs == 2
+    with pytest.raises(automodel.DataError, match="expected a positive time, got 0"):
+        evaluate(model, rows)
+    profile, models, csv = tmp_path / "one.jsonl", tmp_path / "models.json", tmp_path / "rows.csv"
+    profile.write_text("\n".join(line for line in PROFILE.splitlines() if '"solve"' in line) + "\n")
+    assert main(["kernels", str(profile), "--out", str(models)]) == 0
+    frame = automodel.read(profile)
+    frame.loc[1, "time"] = 0.0
+    frame.to_csv(csv, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(models), str(csv)]) == 0
+    assert capsys.readouterr().out.startswith("4 runs, 4 configurations")

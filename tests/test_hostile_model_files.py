@@ -254,3 +254,23 @@ def test_a_key_given_twice_in_a_model_file_is_one_line(tmp_path: Path, capsys: p
     err = _one_line_error(capsys, "show", str(path))
     assert err == (f'automodel: error: {path}: not a valid model JSON file (the key "format" is given twice in one '
                    'object)')
+
+
+@pytest.mark.parametrize("body, params, absent", [
+    ({"kind": "template", "template": "amdahl", "version": 1, "c1": 1.0, "c2": 0.5, "notes": []}, ["n"], "p"),
+    ({"kind": "template", "template": "prophesy", "version": 1, "coefficients": [1.0, 2.0], "notes": []}, ["p"], "n"),
+    (_fim_com(), ["n"], "p"),
+])
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_template_reading_a_parameter_the_file_lacks_names_the_model_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], body: dict, params: list, absent: str, command: str) -> None:
+    """Before: 'automodel: error: data: missing column 'p'', blaming the rows (which have p); now the model
+    file is refused when read, naming it and the parameter its template reads."""
+    d = {**VALID, "model": body, "params": params, "roles": {q: q for q in params},
+         "ranges": {q: [1.0, 8.0] for q in params}}
+    d.pop("interval", None)
+    model, runs = _file(tmp_path, d), tmp_path / "runs.csv"
+    runs.write_text("n,p,time\n100,1,0.1\n200,2,0.1\n")
+    err = _one_line_error(capsys, command, str(model), str(runs))
+    assert err == (f"automodel: error: {model}: 'model': template {body['template']!r} reads parameter {absent!r}, which "
+                   f"is not in the file's 'params' ({', '.join(params)}); expected the parameters it was fitted on")

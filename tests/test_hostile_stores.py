@@ -102,12 +102,20 @@ def test_a_damaged_value_sqlite_let_in_is_one_line(tmp_path: Path, capsys: pytes
                                                    message: str) -> None:
     """SQLite keeps text in an INTEGER column and a JSON record may hold the wrong types: each was a
     TypeError, ValueError or AttributeError traceback."""
+    assert message in _damaged_error(tmp_path, capsys, observed_once, table, column, value, command)
+
+
+def _damaged_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], observed_once: Path, table: str, column: str,
+                   value: str, command: list[str]) -> str:
+    """The one-line error of ``command`` on a copy of the store whose first row of ``table`` holds
+    ``value`` in ``column``."""
     db = _copy(observed_once, tmp_path)
     with sqlite3.connect(db) as conn:
         conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = (SELECT min(rowid) FROM {table})", (value,))
     assert main([command[0], "--store", str(db), "--app", "lu", *command[1:]]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and message in err
+    assert err.count("\n") == 1
+    return err
 
 
 def test_a_stored_formula_is_printed_without_its_escapes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -342,3 +350,45 @@ def test_an_app_without_a_store_is_refused(tmp_path: Path, capsys: pytest.Captur
     err = capsys.readouterr().err
     assert err == "automodel: error: --app 'lu': an application of a store; give --store S too, or drop --app\n"
     assert not (tmp_path / "runs.csv").exists()
+
+
+def test_damaged_params_of_neighbouring_runs_are_not_read_as_others(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     observed_once: Path) -> None:
+    """Before: the runs' params were parsed in one document joined by commas, so damaged rows paired
+    up: '{"n": 100, "p": "' and '", "p": 2}' read as one record, '{"n": 200, "p": 1}, {"n": 1, "p": 1}'
+    as two; runs, fit and predict --store went on with shifted parameters, exit 0. Now each row is
+    its own record and the first damaged one is named."""
+    db = _copy(observed_once, tmp_path)
+    with sqlite3.connect(db) as conn:
+        for row, text in ((3, '{"n": 100.0, "p": "'), (4, '", "p": 2}'), (5, '{"n": 200.0, "p": 1.0}, {"n": 1, "p": 1}')):
+            conn.execute("UPDATE runs SET params = ? WHERE id = ?", (text, row))
+    for command in (["runs"], ["fit", "--quiet"], ["predict", "--n", "400", "--p", "4"]):
+        assert main([command[0], "--store", str(db), "--app", "lu", *command[1:]]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "table 'runs', row 3, column 'params': damaged record, not JSON" in err
+
+
+@pytest.mark.parametrize("table, column, value, message", [
+    ("terms", "term", "[" * 50_000 + "]" * 50_000, "table 'terms', row (app_id 1, idx 0), column 'term': damaged "
+                                                   "record, not JSON (maximum recursion depth exceeded"),
+    ("terms", "term", '{"a": 1}', "table 'terms', row (app_id 1, idx 0), column 'term': damaged record, expected a "
+                                  "list, got dict"),
+    ("applications", "options", '{"online": 5}', "table 'applications', row 1, column 'options': damaged record, "
+                                                 "expected {\"online\": {...}, \"space\": NAME}"),
+    ("applications", "options", '{"online": {"weighting": "bogus"}}',
+     "table 'applications', row 1, column 'options': damaged record, online: unknown weighting 'bogus'"),
+    ("applications", "options", '{"online": {"prune_percentile": "x"}}',
+     "table 'applications', row 1, column 'options': damaged record, online prune_percentile must be a number"),
+    ("applications", "options", '{"online": {"anomaly_mad": "x"}}',
+     "table 'applications', row 1, column 'options': damaged record, online anomaly_mad must be a finite number "
+     "above 0, got 'x'"),
+], ids=["deep term", "term object", "online 5", "weighting", "percentile", "anomaly_mad"])
+@pytest.mark.parametrize("command", [["ranking"], ["predict", "--n", "400", "--p", "4"]], ids=["ranking", "predict"])
+def test_a_damaged_term_or_options_record_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      observed_once: Path, table: str, column: str, value: str,
+                                                      message: str, command: list[str]) -> None:
+    """Before: a term nested too deep was a RecursionError traceback, stored options {"online": 5} an
+    AttributeError, a weighting the store does not know a KeyError, a percentile or threshold of text a
+    numpy TypeError (observe), each exit 1; now the record is named in one line, exit 2."""
+    assert message in _damaged_error(tmp_path, capsys, observed_once, table, column, value, command)

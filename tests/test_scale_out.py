@@ -268,3 +268,21 @@ def test_fit_jobs_on_the_command_line(runs, serial_fit, parallel_path, tmp_path,
     assert main(["fit", str(csv), "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "pip install 'automodel-hpc[dask]'" in err
+
+
+@pytest.mark.parametrize("jobs", ["100000", "-5", "5"])
+@pytest.mark.parametrize("command", ["fit", "kernels"])
+def test_jobs_beyond_the_machines_cores_are_refused_in_one_line(tmp_path, capsys, monkeypatch, command, jobs):
+    """Before: ``--jobs 100000`` was taken (as many worker processes once the work was large) and
+    ``--jobs -5`` read by joblib as one worker, exit 0; now one rule (workers.default_jobs) for every
+    command that takes --jobs: exit 2, one line."""
+    monkeypatch.setattr(workers_mod.os, "cpu_count", lambda: 4)
+    path = tmp_path / "runs.csv"
+    frame = _kernels("p", 2.0 ** np.arange(1, 6), 2)
+    (frame if command == "kernels" else frame[frame["kernel"] == "k0"].drop(columns="kernel")).to_csv(path, index=False)
+    assert main([command, str(path), "--jobs", jobs, "--quiet"] if command == "fit" else
+                [command, str(path), "--jobs", jobs]) == 2
+    assert capsys.readouterr().err == ("automodel: error: jobs: expected a whole number of workers from 1 to 4 (this "
+                                       "machine's cores) or from -4 to -1 (-1: every core, -2: every core but one), "
+                                       f"got {jobs}\n")
+    assert workers_mod.default_jobs(4, 1) == 4 and workers_mod.default_jobs(-4, 1) == -4

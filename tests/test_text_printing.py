@@ -196,3 +196,55 @@ def test_terms_first_printed_after_the_cache_was_filled_are_kept_too(tmp_path):
     assert later[1] == "True"  # sqrt(n) is new to the cache
     assert run("sqrt(n);n^2/p;1") == (later[0], "False")
     assert run("log2(p);sqrt(n)")[1] == "False"  # any sum of known terms
+
+
+def _cache_of(folder, monkeypatch, text="*EVIL"):
+    """A cache file in ``folder`` whose text for n^2/p is ``text``, and this process made to read it afresh."""
+    import json
+
+    term = parse_term("n^2/p")
+    folder.mkdir(exist_ok=True)
+    body = {"version": printing.CACHE_VERSION, "sympy": sympy.__version__,
+            "terms": [[term.key, term.to_dict(), text, True, "n^2/p", 0]]}
+    path = folder / f"printing-{printing.CACHE_VERSION}.json"
+    path.write_text(json.dumps(body))
+    monkeypatch.setenv(printing.CACHE_ENV, str(folder))
+    monkeypatch.setattr(printing, "_STATE", {"read": False, "new": False, "reordered": False})
+    monkeypatch.setattr(printing, "_FILE", {})
+    return path, term
+
+
+def test_a_cache_that_someone_else_could_write_is_not_read(tmp_path, monkeypatch):
+    """Before: the texts of a cache in a folder anyone may write, or a link to a file elsewhere, became
+    the formulas printed and written to model files ('0.01*n+__import__(...)'); now such a cache is
+    not read (the command runs as with AUTOMODEL_CACHE_DIR=off); one of this user's own folder is."""
+    path, term = _cache_of(tmp_path / "mine", monkeypatch)
+    (tmp_path / "mine").chmod(0o700)
+    printing._read_cache()
+    assert printing._FILE[term.key][1] == "*EVIL"  # the control: this file is read where it may be
+    shared = tmp_path / "shared"
+    _cache_of(shared, monkeypatch)
+    shared.chmod(0o777)
+    assert printing.cache_file() is None
+    printing._read_cache()
+    assert printing._FILE == {}
+    linked = tmp_path / "linked"
+    linked.mkdir(mode=0o700)
+    (linked / path.name).symlink_to(path)
+    _cache_of(tmp_path / "other", monkeypatch)
+    monkeypatch.setenv(printing.CACHE_ENV, str(linked))
+    printing._read_cache()
+    assert printing._FILE == {}
+    for value in (str(path), "relative/cache", str(tmp_path / "missing")):  # a file, a relative path, no folder
+        monkeypatch.setenv(printing.CACHE_ENV, value)
+        assert printing.cache_file() is None
+
+
+def test_a_cache_nested_too_deep_is_ignored_not_a_traceback(tmp_path, monkeypatch):
+    """Before: a cache file of 100,000 nested brackets was a RecursionError traceback of every command."""
+    path, _ = _cache_of(tmp_path / "deep", monkeypatch)
+    (tmp_path / "deep").chmod(0o700)
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    printing._read_cache()
+    assert printing._FILE == {}
+    assert formula((parse_term("n^2/p"),), (1.5,)) == "1.5*n^2/p"

@@ -142,19 +142,20 @@ def evaluate(args: argparse.Namespace) -> int:
     from automodel.data import read
     from automodel.errors import DataError
     from automodel.evaluation import evaluate as score, evaluate_kernels
+    from automodel.model_file import read_models
     from automodel.names import printable
 
     if not 0 < args.level < 1:
         raise DataError(f"--level must be between 0 and 1 (exclusive), got {args.level:g}")
-    models = load_chosen(args)
+    models, of_kernels = read_models(args.model, kernel=args.kernel)
     runs = read(args.runs)
     if args.kernel is not None and "kernel" in runs.columns:
         runs = runs[runs["kernel"].isin([args.kernel, *models])]  # as written, or the kernel it means
         if not len(runs):
             raise DataError(f"{args.runs}, column 'kernel': no row of kernel {printable(args.kernel)!r}")
     if len(models) == 1:
-        model = next(iter(models.values()))
-        result = score(model, runs, args.level, source=str(args.runs))
+        model = next(iter(models.values()))  # a kernel's values of 0 are counters, as kernels reads them
+        result = score(model, runs, args.level, source=str(args.runs), counts=True if of_kernels else None)
         print(json.dumps(result.to_dict()) if args.json else "\n".join(result.lines()))
         if model.where:  # its runs were a subset of theirs: scored here on every row of args.runs
             tell(f"note: {printable(args.model)} was fitted on the rows where {model.where} (fit --where); "

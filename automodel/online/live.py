@@ -76,6 +76,23 @@ class OnlineOptions:
         return {**{k: getattr(self, k) for k in _SHARED},
                 **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "fit"}}
 
+    def check(self, where: str) -> "OnlineOptions":
+        """These options, once each is a value the online stage takes (the fit's as a space file's
+        ``[fit]``: :func:`automodel.space.config.check_fit`; the anomaly rule's thresholds positive
+        finite numbers, the leaders a count); else a one-line :class:`SpaceError` starting with ``where``."""
+        from automodel.data.cells import finite_number, shown
+        from automodel.errors import SpaceError
+        from automodel.space.config import check_fit
+
+        fit = check_fit(self.fit, where)
+        for name in ("anomaly_mad", "anomaly_floor"):
+            value = getattr(self, name)
+            if not finite_number(value) or not value > 0:
+                raise SpaceError(f"{where} {name} must be a finite number above 0, got {shown(value)}")
+        if isinstance(self.n_leaders, bool) or not isinstance(self.n_leaders, int) or not 1 <= self.n_leaders <= 1000:
+            raise SpaceError(f"{where} n_leaders must be a whole number from 1 to 1000, got {shown(self.n_leaders)}")
+        return replace(self, fit=fit)
+
     @classmethod
     def from_dict(cls, d: dict) -> "OnlineOptions":
         """Options from flat keys (:meth:`to_dict`, or a dict stored by an older version); unknown keys

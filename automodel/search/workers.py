@@ -110,11 +110,15 @@ def default_jobs(jobs: int | None, otherwise: int) -> int:
     Raises
     ------
     DataError
-        ``jobs`` 0 or not a whole number (joblib's ValueError, a traceback, once the work was large).
+        ``jobs`` 0 or not a whole number (joblib's ValueError, a traceback, once the work was large), or
+        more workers than this machine has cores either way (``--jobs 100000`` started as many processes
+        once the work was large; joblib read ``-5`` on two cores as one worker).
     """
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs == 0):
-        raise DataError(f"jobs: expected a whole number of workers other than 0 (1: none in parallel, -1: "
-                        f"every core), got {jobs!r}")
+    cores = os.cpu_count() or 1
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs == 0
+                             or abs(jobs) > cores):
+        raise DataError(f"jobs: expected a whole number of workers from 1 to {cores} (this machine's cores) or "
+                        f"from -{cores} to -1 (-1: every core, -2: every core but one), got {jobs!r}")
     parallel = sys.modules.get("joblib.parallel")
     if jobs is not None or parallel is None:
         return otherwise if jobs is None else jobs

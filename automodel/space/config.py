@@ -30,7 +30,7 @@ from automodel.space.parse import parse_term
 from automodel.space.stages import STAGE_CONFIGS, Group, StageConfig, kind_of, lowest_of
 from automodel.space.terms import Term
 
-__all__ = ["SearchSpace", "Group", "load_space", "space_path", "SPACES_DIR", "MAX_SETTING", "MAX_SUBSETS",
+__all__ = ["SearchSpace", "Group", "load_space", "check_fit", "space_path", "SPACES_DIR", "MAX_SETTING", "MAX_SUBSETS",
            "MAX_PMNF_PARAMETERS"]
 
 #: the largest whole-number setting of a stage (top, budget, exhaustive, ...)
@@ -160,22 +160,14 @@ def _read_space(path: Path) -> SearchSpace:
     if set(fit_raw) - _FIT_KEYS:
         raise SpaceError(f"{src}: [fit] has unknown key(s) {sorted(set(fit_raw) - _FIT_KEYS)}; "
                          f"expected {sorted(_FIT_KEYS)}")
-    fit = FitOptions(**fit_raw)
-    if not isinstance(fit.nonnegative, bool):
-        raise SpaceError(f"{src}: [fit] nonnegative must be true or false")
-    fit.check(f"{src}: [fit]")
-    check_metric(fit.metric, f"{src}: [fit]")
-    pct = fit.prune_percentile
-    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 100:
-        raise SpaceError(f"{src}: [fit] prune_percentile must be a number in (0, 100], got {pct!r}")
-    _int(fit.min_survivors, f"{src}: [fit] min_survivors", 1)
+    fit = check_fit(FitOptions(**fit_raw), f"{src}: [fit]")
     if not isinstance(fit.templates, (list, tuple)) or not all(isinstance(t, str) for t in fit.templates):
         raise SpaceError(f"{src}: [fit] templates must be a list of template names")
     opts = fit.template_options
     if not isinstance(opts, dict) or not all(isinstance(v, dict) for v in opts.values()):
         raise SpaceError(f"{src}: [fit.template_options] must hold one table per template, e.g. "
                          f"[fit.template_options.kohashi] n_terms = 6")
-    fit = replace(fit, prune_percentile=float(pct), templates=tuple(fit.templates),
+    fit = replace(fit, templates=tuple(fit.templates),
                   template_options={name: dict(values) for name, values in opts.items()})
 
     stages_raw = raw.get("stages", {})
@@ -184,6 +176,21 @@ def _read_space(path: Path) -> SearchSpace:
     stages = {sname: _stage(sname, body, f"{src}: [stages.{sname}]") for sname, body in stages_raw.items()}
     description = raw.get("description", "")
     return SearchSpace(name, str(description), fit, stages, src)
+
+
+def check_fit(fit: FitOptions, where: str) -> FitOptions:
+    """``fit`` with its percentile a float, once its sign constraint, weighting, selection rule, metric,
+    pruning percentile and survivors are values the search takes; else a one-line :class:`SpaceError`
+    starting with ``where`` (a space file's ``[fit]``, a store's stored options)."""
+    if not isinstance(fit.nonnegative, bool):
+        raise SpaceError(f"{where} nonnegative must be true or false")
+    fit.check(where)
+    check_metric(fit.metric, where)
+    pct = fit.prune_percentile
+    if isinstance(pct, bool) or not isinstance(pct, (int, float)) or not 0 < pct <= 100:
+        raise SpaceError(f"{where} prune_percentile must be a number in (0, 100], got {pct!r}")
+    _int(fit.min_survivors, f"{where} min_survivors", 1)
+    return replace(fit, prune_percentile=float(pct))
 
 
 def _stage(sname: str, body: Any, where: str) -> StageConfig:

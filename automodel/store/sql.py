@@ -16,7 +16,8 @@ import numpy as np
 from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
-from automodel.errors import ModelFileError, StoreError
+from automodel.data.cells import shown
+from automodel.errors import ModelFileError, SpaceError, StoreError
 from automodel.online.live import LivePool, OnlineOptions
 from automodel.space.structure import Structure
 from automodel.space.terms import Term, term_from_dict
@@ -76,8 +77,14 @@ def _app(row) -> App:
                                 ("roles", list(roles.values()), "an object of column names")):
         if not all(isinstance(q, str) for q in names):
             raise StoreError(f"table 'applications', row {row.id}, column '{column}': damaged record, expected {what}")
-    return App(row.id, row.name, tuple(params), roles,
-               OnlineOptions.from_dict(opts.get("online", {})), opts.get("space", ""),
+    online, space = opts.get("online", {}), opts.get("space", "")
+    try:
+        if not isinstance(online, dict) or not isinstance(space, str):
+            raise SpaceError(f"expected {{\"online\": {{...}}, \"space\": NAME}}, got {shown(opts)}")
+        options = OnlineOptions.from_dict(online).check("online")
+    except (SpaceError, TypeError) as exc:  # TypeError: a key of the fit's options given twice
+        raise StoreError(f"table 'applications', row {row.id}, column 'options': damaged record, {exc}") from None
+    return App(row.id, row.name, tuple(params), roles, options, space,
                stored_number(row.n_updates, "applications", row.id, "n_updates", int), row.created_at)
 
 
@@ -100,10 +107,13 @@ def _read_layout(conn: Connection, app: App) -> Layout:
     """The application's :class:`Layout` from its term and candidate rows."""
     rows = conn.execute(select(schema.terms.c.term).where(schema.terms.c.app_id == app.id)
                         .order_by(schema.terms.c.idx)).scalars().all()
-    try:
-        terms = tuple(term_from_dict(json.loads(r), frozenset(app.params), f"term {i}") for i, r in enumerate(rows))
-    except (ModelFileError, ValueError) as exc:
-        raise StoreError(f"application {app.name!r}: damaged term pool ({exc})") from None
+    terms = []
+    for i, text in enumerate(rows):
+        record = f"(app_id {app.id}, idx {i})"
+        try:
+            terms.append(term_from_dict(stored_json(text, "terms", record, "term", list), frozenset(app.params)))
+        except ModelFileError as exc:
+            raise StoreError(f"table 'terms', row {record}, column 'term': damaged record, {exc}") from None
     c = schema.candidates
     rows = conn.execute(select(c.c.id, c.c.term_index).where(c.c.app_id == app.id).order_by(c.c.idx)).all()
     lists = stored_json_rows([r.term_index for r in rows], [r.id for r in rows], "candidates", "term_index", list)
@@ -111,7 +121,7 @@ def _read_layout(conn: Connection, app: App) -> Layout:
         if not all(type(i) is int for i in x):
             raise StoreError(f"table 'candidates', row {r.id}, column 'term_index': damaged record, expected a "
                              "list of term indices")
-    return layout_of(terms, lists, [r.id for r in rows])
+    return layout_of(tuple(terms), lists, [r.id for r in rows])
 
 
 class SqlSession:

@@ -22,7 +22,7 @@ from automodel.solve import metrics
 from automodel.solve.design import design
 from automodel.solve.lstsq import solve_one
 
-__all__ = ["Template", "COSTS", "ColumnTemplate", "MODEL_VERSION", "frame_source", "column", "json_float", "times",
+__all__ = ["Template", "COSTS", "ColumnTemplate", "MODEL_VERSION", "MissingColumn", "frame_source", "column", "json_float", "times",
            "missing_reason", "standard_error", "solve_weighted", "read_floats", "read_float", "read_str", "read_header",
            "read_notes", "option_error", "check_option", "whole", "positive"]
 
@@ -84,16 +84,26 @@ def frame_source(frame: pd.DataFrame) -> str:
     return str(frame.attrs.get("source", "data"))
 
 
+class MissingColumn(DataError):
+    """A column a template reads that its frame lacks (:func:`column`); ``name`` is the column."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 def column(frame: pd.DataFrame, name: str, positive: bool = True) -> np.ndarray:
     """Column ``name`` of ``frame`` as a float array, checked to be finite (and positive).
 
     Raises
     ------
+    MissingColumn
+        No column ``name``.
     DataError
         Naming the column and the first offending row (as a file line: header is line 1).
     """
     if name not in frame.columns:
-        raise DataError(f"{frame_source(frame)}: missing column '{name}'")
+        raise MissingColumn(f"{frame_source(frame)}: missing column '{name}'", name)
     try:
         values = np.asarray(frame[name], dtype=float)
     except (TypeError, ValueError):

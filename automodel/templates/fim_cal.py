@@ -18,7 +18,7 @@ import pandas as pd
 from automodel.data.cells import finite_number, floats, shown
 from automodel.errors import DataError, ModelFileError
 from automodel.templates._fim_markov import chain_time, check_stages, first_step_time
-from automodel.templates.base import ColumnTemplate, check_option, json_float, positive, read_float, whole
+from automodel.templates.base import ColumnTemplate, MissingColumn, check_option, json_float, positive, read_float, whole
 
 if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
     import sympy
@@ -147,7 +147,7 @@ def _parameter_matrix(frame: pd.DataFrame, parameters: Sequence[str]) -> np.ndar
     columns = []
     for name in parameters:
         if name not in frame.columns:
-            raise DataError(f"FiM-Cal: column '{name}' (an application parameter of eq. 11) is missing")
+            raise MissingColumn(f"FiM-Cal: column '{name}' (an application parameter of eq. 11) is missing", name)
         values = floats(frame[name])
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:

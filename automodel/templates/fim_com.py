@@ -21,7 +21,7 @@ from automodel.errors import DataError, ModelFileError
 from automodel.templates import _fim_queue
 from automodel.templates._fim_queue import (PATTERNS, QueueParams, batches, config_rng, draw, run, stack, variates,
                                             zeta_ratio_ok)
-from automodel.templates.base import ColumnTemplate, check_option, json_float, positive, read_float, whole
+from automodel.templates.base import ColumnTemplate, MissingColumn, check_option, json_float, positive, read_float, whole
 
 if TYPE_CHECKING:  # sympy (0.3 s) is imported by the expressions only: fitting and predicting need none of it
     import sympy
@@ -52,7 +52,7 @@ def _configs(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Columns ``n`` and ``p`` as floats and integers, with a one-line error on bad values."""
     for name in ("n", "p"):
         if name not in frame.columns:
-            raise DataError(f"FiM-Com: column '{name}' is missing")
+            raise MissingColumn(f"FiM-Com: column '{name}' is missing", name)
     n = floats(frame["n"])
     p = floats(frame["p"])
     bad = np.flatnonzero(~(np.isfinite(n) & (n > 0)))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -93,6 +94,8 @@ def to_c(expr: sympy.Expr, names: dict[str, str] | None = None) -> str:
 # -- term models --------------------------------------------------------------------------------
 #: the environment variable naming the folder of :func:`cache_file` ("off": no file)
 CACHE_ENV = "AUTOMODEL_CACHE_DIR"
+#: bytes the cache file may have (a file of 2,300 terms has 0.3 MB); a larger one is not read
+CACHE_MAX_BYTES = 32 << 20
 #: the version of the cache file's layout and texts (2: each term listed with its
 #: :attr:`~automodel.space.terms.Term.key`; 3: ``min(1, p - 1)``, no longer ``Min(1, p - 1)``): a change of
 #: either makes the entries of an older file stale, so the version is in the file's name and body
@@ -116,13 +119,49 @@ _STATE = {"read": False, "new": False, "reordered": False}
 def cache_file() -> Path | None:
     """The file that keeps what sympy found about each term between processes: under the folder named
     by ``AUTOMODEL_CACHE_DIR`` (``off``: none), else ``$XDG_CACHE_HOME/automodel``, else
-    ``~/.cache/automodel``."""
+    ``~/.cache/automodel``; None (no cache, as ``off``) when that folder is not one this process may
+    trust (:func:`_private_folder`)."""
     folder = os.environ.get(CACHE_ENV)
     if folder == "off":
         return None
     if not folder:
         folder = str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "automodel")
-    return Path(folder) / f"printing-{CACHE_VERSION}.json"
+    return Path(folder) / f"printing-{CACHE_VERSION}.json" if _private_folder(folder) else None
+
+
+def _private_folder(folder: str) -> bool:
+    """Whether ``folder`` can hold the cache: an absolute path (a relative one would read a file of the
+    working directory) to a folder (after its links) of this user that no one else may write in.
+
+    The cache's texts become the formulas every command prints and writes to model files, so a file
+    someone else could write (a shared folder, a folder of another user, a name that is a file) is not
+    read: the commands run as with ``off``, a little slower, never failing for a cache (a bad value of
+    ``AUTOMODEL_CACHE_DIR`` is not worth refusing a fit for; its results are the same)."""
+    if not os.path.isabs(folder):
+        return False
+    try:
+        info = os.stat(folder)
+    except (OSError, ValueError):  # missing, not reachable, or a NUL byte
+        return False
+    mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return stat.S_ISDIR(info.st_mode) and mine and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _cache_text(path: Path) -> str | None:
+    """The text of the cache file ``path``: a regular file of this user (not followed when it is a link:
+    a link to elsewhere is not the cache) of at most :data:`CACHE_MAX_BYTES`; None otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+        if not stat.S_ISREG(info.st_mode) or not mine or info.st_size > CACHE_MAX_BYTES:
+            return None
+        data = handle.read(CACHE_MAX_BYTES + 1)
+    return data.decode("utf-8") if len(data) <= CACHE_MAX_BYTES else None
 
 
 def _read_cache() -> None:
@@ -134,7 +173,8 @@ def _read_cache() -> None:
     _STATE["read"] = True
     path = cache_file()
     try:
-        body = json.loads(path.read_text(encoding="utf-8")) if path is not None and path.is_file() else None
+        text = None if path is None else _cache_text(path)
+        body = None if text is None else json.loads(text)
         if not isinstance(body, dict) or body.get("version") != CACHE_VERSION:
             return
         if "sympy" in sys.modules and body.get("sympy") != sys.modules["sympy"].__version__:
@@ -142,10 +182,11 @@ def _read_cache() -> None:
         entries = {}
         for key, data, text, lone, expression, rank in body["terms"]:
             if not isinstance(key, str) or not (text is None or isinstance(text, str)) or not isinstance(
-                    expression, str) or not (rank is None or isinstance(rank, int)):
+                    expression, str) or not (rank is None or isinstance(rank, int)) or not isinstance(
+                    data, list) or not all(isinstance(f, dict) for f in data):
                 return
             entries[key] = [data, text, bool(lone), expression, rank]
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):  # nested too deep
         return
     _FILE = entries
 
@@ -175,8 +216,12 @@ def _ranked() -> list[Term]:
         for entry in _FILE.values():
             if entry[4] is not None:
                 data = entry[0]
-                names = {f.get("param") for f in data} | {f.get("center_param") for f in data if f.get("center_param")}
-                places.setdefault(term_from_dict(data, names), entry[4])
+                try:
+                    names = {f.get("param") for f in data} | {f.get("center_param") for f in data
+                                                              if f.get("center_param")}
+                    places.setdefault(term_from_dict(data, names), entry[4])
+                except (ValueError, TypeError):  # a damaged entry (unhashable names, a bad factor): no place
+                    continue
     return sorted(places, key=places.__getitem__)
 
 
