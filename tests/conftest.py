@@ -113,3 +113,34 @@ def model_json(runs_csv):
 
 #: the store tests' PostgreSQL server and ``store_url``, a store on every backend (tests/postgres_server.py)
 pytest_plugins = ["postgres_server"]
+
+#: the files of few but long tests, longest first (seconds of a two-worker run on a loaded machine: 190,
+#: 140, 130, 100, 60, 55, 50, 50, 45, 40, 38, 35, 34, 33, 19). pytest-xdist's ``--dist loadfile`` sends
+#: the files with the most tests first, which put these last: one worker ran the README's blocks and the
+#: property tests alone for the last minutes while the other stood idle. Sent first, they leave the many
+#: short files to even out the end.
+LONGEST_FILES = ("test_properties.py", "test_readme.py", "test_store_conformance.py", "test_kernels_fit_many.py",
+                 "test_benchmarks_runner.py", "test_sklearn.py", "test_scale_out.py", "test_hostile_inputs.py",
+                 "test_hostile_names.py", "test_text_printing.py", "test_output_report.py",
+                 "test_templates_kohashi.py", "test_store_observe.py", "test_cli_width.py",
+                 "test_output_report_browser.py")
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the order of the items below
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items):
+    """The files of :data:`LONGEST_FILES` first, in that order, then the others by number of tests (most
+    first, as pytest-xdist orders them); each file's tests stay together and in their order."""
+    first, count = {}, {}
+    for at, item in enumerate(items):
+        first.setdefault(item.path, at)
+        count[item.path] = count.get(item.path, 0) + 1
+    rank = {name: at for at, name in enumerate(LONGEST_FILES)}
+
+    def key(item):
+        return rank.get(item.path.name, len(rank)), -count[item.path], first[item.path]
+
+    items.sort(key=key)

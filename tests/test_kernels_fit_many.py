@@ -105,9 +105,10 @@ def _one_by_one(frame: pd.DataFrame, params: list[str]) -> dict:
         n_terms = np.maximum((np.nan_to_num(sc.coefficients[order]) != 0.0).sum(axis=1), 1)
         se = ds.aggregate_se()
         terms = list(dict.fromkeys(t for s in sc.structures for t in s.terms))
+        index = {t: i for i, t in enumerate(terms)}  # terms.index compared terms one by one: 12 s
         columns = np.full((len(sc.structures), sc.coefficients.shape[1]), -1)
         for i, s in enumerate(sc.structures):
-            columns[i, :len(s.terms)] = [terms.index(t) for t in s.terms]
+            columns[i, :len(s.terms)] = [index[t] for t in s.terms]
         probes = probe_values(terms, ds.frame, ds.params)
         beyond = _beyond(probes, columns, order[None], sc.coefficients[order][None])
         length = _lengths(terms, columns, order[None], sc.coefficients[order][None])
