@@ -256,3 +256,25 @@ def test_a_small_fit_does_not_connect_to_the_scheduler():
     started = time.perf_counter()
     result = automodel.fit(runs, templates="none", progress=False, scheduler="tcp://127.0.0.1:1")
     assert result.best.formula and time.perf_counter() - started < 30
+
+
+def test_one_configuration_run_twice_with_a_burst_sets_no_noise_floor(tmp_path):
+    """A user ran one configuration of the demo twice and one run was 5x off: the pooled noise of that
+    one pair (84 %) tied 353 candidates with the best and chose the constant ``T = 0.005808``, and no
+    run was flagged. One degree of freedom gives no noise estimate (``MIN_NOISE_DOF``): the fit keeps
+    the law of the runs and flags the run by its line in the file."""
+    from importlib.resources import files
+
+    from automodel.data.repetitions import aggregate_se
+
+    frame = pd.read_csv(files("automodel") / "demo/cg_fast.csv")
+    frame = pd.concat([frame, frame.iloc[[5]]], ignore_index=True)
+    frame.loc[len(frame) - 1, "time"] *= 5
+    path = tmp_path / "runs.csv"
+    frame.to_csv(path, index=False)
+    result = automodel.fit(path, progress=False)
+    assert result.dataset.aggregate_se() == (0.0, 0.0)
+    assert "n" in result.best.params and {"n", "p"} <= {str(s) for s in result.best.expr.free_symbols}
+    assert result.anomalies["row"].tolist() == [len(frame) + 1]  # the file's line (its header is line 1)
+    two = aggregate_se(np.array([1.0, 1.0]), np.array([0.1, 0.1]), np.array([2, 2]), "mean")  # 2 dof: measured
+    assert two[0] > 0

@@ -15,7 +15,7 @@ import pandas as pd
 
 from automodel.options import MAD_TO_SIGMA
 
-__all__ = ["configuration_se", "aggregate_se", "aggregate_groups", "median_spread", "robust_means", "BURST_FACTOR",
+__all__ = ["configuration_se", "aggregate_se", "aggregate_groups", "median_spread", "robust_means", "BURST_FACTOR", "MIN_NOISE_DOF",
            "HEAVY_TAILS", "WIDE_NOISE", "OUTLIER_SCALES"]
 
 
@@ -36,8 +36,11 @@ def aggregate_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggreg
     The root mean square of :func:`configuration_se` over the repeated configurations (``count > 1``),
     0 when none is repeated, each variance clipped at :data:`BURST_FACTOR` times their median: one
     burst (a run 5x off among three repetitions, which the median aggregate resists) does not set the
-    noise floor of every configuration, while data noisy everywhere keep their mean. Columns (axis 1,
-    if any) are pooled separately: one dataset per column.
+    noise floor of every configuration, while data noisy everywhere keep their mean. 0 too when the
+    repetitions give fewer than :data:`MIN_NOISE_DOF` degrees of freedom in all (one configuration run
+    twice): there is no median to clip a burst at, and one pair a run 5x off in it set a noise of 84 %
+    that tied 353 candidates and chose a constant; the fit's misfit then holds the noise. Columns (axis
+    1, if any) are pooled separately: one dataset per column.
 
     Examples
     --------
@@ -56,9 +59,14 @@ def aggregate_se(time: np.ndarray, spread: np.ndarray, count: np.ndarray, aggreg
         cap = BURST_FACTOR * np.nan_to_num(np.nanmedian(held, axis=0))
         return np.sqrt(np.where(repeated, np.minimum(variance, cap), 0.0).sum(axis=0) / n)
 
-    return pooled((se / time) ** 2), pooled(se ** 2)
+    measured = np.where(repeated, count - 1, 0).sum(axis=0) >= MIN_NOISE_DOF
+    return np.where(measured, pooled((se / time) ** 2), 0.0), np.where(measured, pooled(se ** 2), 0.0)
 
 
+#: the repetitions' degrees of freedom (runs less one, summed over the repeated configurations) below
+#: which they give no noise estimate: a standard deviation from one degree of freedom is uncertain by
+#: 70 % (the candidates' rule, :data:`automodel.search.select.MIN_DOF`), and no burst can be told from it
+MIN_NOISE_DOF = 2
 #: a configuration's variance counts at most this many times the median of the repeated ones in
 #: :func:`aggregate_se`: about the 99.9th percentile of a variance estimated from 3 repetitions
 #: relative to its median (chi-square on 2 degrees of freedom: 13.8 / 1.39)
