@@ -276,5 +276,7 @@ def test_one_configuration_run_twice_with_a_burst_sets_no_noise_floor(tmp_path):
     assert result.dataset.aggregate_se() == (0.0, 0.0)
     assert "n" in result.best.params and {"n", "p"} <= {str(s) for s in result.best.expr.free_symbols}
     assert result.anomalies["row"].tolist() == [len(frame) + 1]  # the file's line (its header is line 1)
+    lo, hi = result.best.predict_interval({"n": [400000.0], "p": [64.0]}, level=0.9)
+    assert result.best.interval.run == 0.0 and hi[0] / lo[0] < 3  # was 1.8e-7 to 195 s (a run noise on 1 dof)
     two = aggregate_se(np.array([1.0, 1.0]), np.array([0.1, 0.1]), np.array([2, 2]), "mean")  # 2 dof: measured
     assert two[0] > 0
