@@ -6,7 +6,7 @@ each task of :mod:`benchmarks.corpus`, every ranked leaderboard row of one :func
 candidates and templates) with every input of :func:`automodel.search.choice.choose`: the ranking score,
 the coefficients left nonzero, the description length, the forward-split (``holdout``) error, the log
 predictions at the chooser's probe points, whether the candidate was set aside, the repetitions' noise;
-and each candidate's error on the task's held-out configurations (:func:`benchmarks.selection.model_error`'s
+and each candidate's error on the task's held-out configurations (:func:`benchmarks.selection.ranked_errors`'s
 median relative error). :func:`replay` runs the chooser again on a record: on the recorded inputs it
 picks the candidate ``fit`` chose, which :func:`main` checks on every task, so a variant of the rule
 replayed on the records (:func:`load`) is measured as ``python -m benchmarks.selection`` would measure it.
@@ -36,7 +36,7 @@ from automodel.data.splits import holdout_rows
 from automodel.model.core import predict_many
 from automodel.search.choice import choose, core_length, probe_points
 from benchmarks.corpus import TARGET, SelectionTask
-from benchmarks.selection import configurations, relative_error, selected_tasks, task_arguments
+from benchmarks.selection import configurations, ranked_errors, selected_tasks, task_arguments
 
 __all__ = ["TaskCandidates", "record", "replay", "load", "main"]
 
@@ -100,13 +100,11 @@ def record(task: SelectionTask) -> TaskCandidates:
     board = result.leaderboard[result.leaderboard["rank"].notna()].reset_index(drop=True)
     cores = [m.core for m in result.models]
     configs = configurations(task)
-    held_out = configs[task.columns].astype(float).rename(columns={c: r for r, c in task.roles.items()})
     probes = probe_points(ds.frame, ds.params)
     with np.errstate(all="ignore"):  # one batched product per width (a core that cannot predict: NaN)
         at = predict_many(cores, probes)
         logs = np.log(np.where(at > 0, at, np.nan))
-        predictions = predict_many(cores, held_out[list(ds.params)])
-    errors = relative_error(predictions, configs[TARGET])  # every candidate at once
+    errors = ranked_errors(task, result, configs)  # every candidate at once
     metric = result.space.fit.metric
     holdout = board["holdout"].to_numpy(float) if "holdout" in board else np.full(len(board), np.nan)
     held = holdout_rows(ds)
